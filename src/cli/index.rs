@@ -1,0 +1,54 @@
+//! `teammem index`
+
+use clap::Args;
+
+use super::ScopeArg;
+use crate::ops::{self, EXIT_FINDINGS, EXIT_OK, OpError, Project};
+
+/// Regenerate MEMORY.md from the memories (written only when its bytes change).
+///
+/// With --check nothing is written: exit status 1 and a diff when MEMORY.md is stale.
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Only this scope (default: every scope in use).
+    #[arg(long, value_enum)]
+    scope: Option<ScopeArg>,
+    /// Report a stale index instead of rewriting it.
+    #[arg(long)]
+    check: bool,
+    /// Print JSON: [{scope, path, stale, written, diff, invalid}].
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(project: &Project, args: IndexArgs) -> Result<u8, OpError> {
+    let mut states = Vec::new();
+    for scope in super::scopes(project, args.scope) {
+        states.push(ops::index::index(project, scope, !args.check)?);
+    }
+    if args.json {
+        super::print_json(&states)?;
+    } else {
+        for state in &states {
+            for problem in &state.invalid {
+                eprintln!("left out of the index: {problem}");
+            }
+            match (state.stale, args.check) {
+                (true, true) => {
+                    println!(
+                        "{} is stale — run `teammem index --scope {}`",
+                        state.path.display(),
+                        state.scope
+                    );
+                    if let Some(diff) = &state.diff {
+                        print!("{diff}");
+                    }
+                }
+                (true, false) => println!("Wrote {}", state.path.display()),
+                (false, _) => println!("{} is up to date", state.path.display()),
+            }
+        }
+    }
+    let stale = args.check && states.iter().any(|s| s.stale);
+    Ok(if stale { EXIT_FINDINGS } else { EXIT_OK })
+}

@@ -1,0 +1,150 @@
+//! The command line: one file per command. Each command's clap `Args` doc comments are its
+//! `--help` text; its `run` function only orchestrates an operation and prints the result.
+
+mod add;
+mod index;
+mod init;
+mod list;
+mod show;
+mod validate;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::domain::memory::MemoryType;
+use crate::domain::scope::ScopeKind;
+use crate::ops::{EXIT_ERROR, OpError, Project};
+
+const EXIT_STATUS_HELP: &str = "\
+Exit status:
+  0  success, nothing to report
+  1  findings: invalid memories, a stale index, a secret, or a refused write
+  2  usage error, or an I/O or git error";
+
+/// A memory for coding agents that the whole team shares through git.
+///
+/// Memories are small markdown files with YAML frontmatter. Private memories stay on this
+/// machine; team memories live in the repository at .qwen/team-memory/ and are reviewed in pull
+/// requests like code.
+#[derive(Debug, Parser)]
+#[command(name = "teammem", version, after_help = EXIT_STATUS_HELP)]
+pub struct Cli {
+    /// Run as if started in DIR (like `git -C`).
+    #[arg(short = 'C', value_name = "DIR", global = true)]
+    pub dir: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Init(init::InitArgs),
+    Add(add::AddArgs),
+    List(list::ListArgs),
+    Show(show::ShowArgs),
+    Index(index::IndexArgs),
+    Validate(validate::ValidateArgs),
+}
+
+/// A scope as named on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScopeArg {
+    /// Shared with the team through the repository (.qwen/team-memory/).
+    Team,
+    /// This project, this machine only.
+    Private,
+    /// Across all projects, this machine only.
+    User,
+}
+
+impl From<ScopeArg> for ScopeKind {
+    fn from(arg: ScopeArg) -> Self {
+        match arg {
+            ScopeArg::Team => ScopeKind::Team,
+            ScopeArg::Private => ScopeKind::Private,
+            ScopeArg::User => ScopeKind::User,
+        }
+    }
+}
+
+/// A memory type as named on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TypeArg {
+    /// Who the user is and how they like to work.
+    User,
+    /// Corrections and confirmations: what to do and not do.
+    Feedback,
+    /// Facts about the project that the code does not show.
+    Project,
+    /// Where information lives outside the repository.
+    Reference,
+}
+
+impl From<TypeArg> for MemoryType {
+    fn from(arg: TypeArg) -> Self {
+        match arg {
+            TypeArg::User => MemoryType::User,
+            TypeArg::Feedback => MemoryType::Feedback,
+            TypeArg::Project => MemoryType::Project,
+            TypeArg::Reference => MemoryType::Reference,
+        }
+    }
+}
+
+/// The scopes a command works on: the one named, or the project's default set.
+fn scopes(project: &Project, scope: Option<ScopeArg>) -> Vec<ScopeKind> {
+    match scope {
+        Some(s) => vec![s.into()],
+        None => project.default_scopes(),
+    }
+}
+
+/// Parses the command line, runs the command, and maps the outcome to the documented status.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let cwd = match &cli.dir {
+        Some(dir) => dir.clone(),
+        None => match std::env::current_dir() {
+            Ok(dir) => dir,
+            Err(e) => {
+                eprintln!("teammem: cannot read the current folder: {e}");
+                return ExitCode::from(EXIT_ERROR);
+            }
+        },
+    };
+    match run(cli.command, &cwd) {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            let _ = std::io::stdout().flush();
+            eprintln!("teammem: {err}");
+            ExitCode::from(err.exit_code())
+        }
+    }
+}
+
+fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
+    let project = Project::open(cwd)?;
+    for warning in &project.warnings {
+        eprintln!("teammem: warning: {warning}");
+    }
+    match command {
+        Command::Init(args) => init::run(&project, args),
+        Command::Add(args) => add::run(&project, args),
+        Command::List(args) => list::run(&project, args),
+        Command::Show(args) => show::run(&project, args),
+        Command::Index(args) => index::run(&project, args),
+        Command::Validate(args) => validate::run(&project, args),
+    }
+}
+
+/// Prints a value as pretty JSON on stdout.
+fn print_json<T: serde::Serialize>(value: &T) -> Result<(), OpError> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| OpError::Usage(format!("cannot write JSON: {e}")))?;
+    println!("{text}");
+    Ok(())
+}

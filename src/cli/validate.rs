@@ -1,0 +1,60 @@
+//! `teammem validate`
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::domain::scope::ScopeKind;
+use crate::ops::{self, EXIT_FINDINGS, EXIT_OK, OpError, Project};
+
+/// Check memory files and report every problem as path:line:col: what — fix.
+///
+/// Without PATH: every scope folder in use. A folder is read as a scope is: every .md file
+/// below it except the top-level MEMORY.md and hidden files.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Files or folders to check.
+    paths: Vec<PathBuf>,
+    /// Print JSON: {"files_checked": N, "problems": [{path, line, column, message, fix}]}.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(project: &Project, args: ValidateArgs) -> Result<u8, OpError> {
+    let paths: Vec<PathBuf> = if args.paths.is_empty() {
+        project
+            .default_scopes()
+            .into_iter()
+            .filter_map(|s| project.layout.memory_dir(s))
+            .filter(|d| d.is_dir())
+            .collect()
+    } else {
+        args.paths
+    };
+    for scope in ScopeKind::ALL {
+        if let Some(dir) = project.layout.memory_dir(scope) {
+            if paths.iter().any(|p| p.starts_with(&dir)) {
+                project.check_scope_safe(scope)?;
+            }
+        }
+    }
+    let refs: Vec<&std::path::Path> = paths.iter().map(PathBuf::as_path).collect();
+    let result = ops::validate::validate(&refs)?;
+    if args.json {
+        super::print_json(&result)?;
+    } else {
+        for problem in &result.problems {
+            println!("{problem}");
+        }
+        println!(
+            "{} file(s) checked, {} problem(s)",
+            result.files_checked,
+            result.problems.len()
+        );
+    }
+    Ok(if result.problems.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_FINDINGS
+    })
+}

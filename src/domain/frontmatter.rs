@@ -1,0 +1,245 @@
+//! The frontmatter codec: the only place that touches `serde_yaml`.
+//!
+//! `serde_yaml` is archived upstream; keeping it behind this one small module means a maintained
+//! drop-in fork can replace it by editing this file alone. Nothing here knows what a memory is:
+//! it reads a YAML mapping, answers questions about its top-level keys, and writes it back with
+//! unknown keys kept in their original order.
+
+use serde_yaml::{Mapping, Value};
+
+/// A YAML syntax problem, located relative to the first line of the YAML text (1-based).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyntaxError {
+    /// Line within the YAML text, 1-based.
+    pub line: usize,
+    /// Column within that line, 1-based.
+    pub column: usize,
+    /// What the parser said.
+    pub message: String,
+}
+
+/// What a top-level key holds, as far as a reader of plain text fields cares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Field<T> {
+    /// The key is absent (or explicitly `null`).
+    Missing,
+    /// The key holds a value of the expected kind.
+    Present(T),
+    /// The key holds another kind of value; the string names that kind for an error message.
+    WrongKind(&'static str),
+}
+
+/// A parsed frontmatter mapping. Opaque so that `serde_yaml` types never leave this module.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frontmatter {
+    map: Mapping,
+    /// The YAML source, kept to recover the exact text of scalars such as `name: 10183`.
+    source: String,
+}
+
+impl Frontmatter {
+    /// An empty mapping.
+    pub fn new() -> Self {
+        Frontmatter {
+            map: Mapping::new(),
+            source: String::new(),
+        }
+    }
+
+    /// Parses YAML text that must be a mapping (an empty text is an empty mapping).
+    pub fn parse(yaml: &str) -> Result<Self, SyntaxError> {
+        if yaml.trim().is_empty() {
+            return Ok(Frontmatter::new());
+        }
+        let value: Value = serde_yaml::from_str(yaml).map_err(|err| {
+            let (line, column) = err
+                .location()
+                .map(|loc| (loc.line().max(1), loc.column().max(1)))
+                .unwrap_or((1, 1));
+            SyntaxError {
+                line,
+                column,
+                message: err.to_string(),
+            }
+        })?;
+        match value {
+            Value::Mapping(map) => Ok(Frontmatter {
+                map,
+                source: yaml.to_string(),
+            }),
+            Value::Null => Ok(Frontmatter::new()),
+            other => Err(SyntaxError {
+                line: 1,
+                column: 1,
+                message: format!(
+                    "frontmatter is a {}, not a mapping of keys",
+                    kind_name(&other)
+                ),
+            }),
+        }
+    }
+
+    /// The top-level keys in their order. Non-string keys are shown as YAML would print them.
+    pub fn keys(&self) -> Vec<String> {
+        self.map.keys().map(key_text).collect()
+    }
+
+    /// A text field. Numbers and booleans count as text, spelled exactly as written, so that
+    /// `name: 10183` is the string "10183" and `name: 1.50` keeps its trailing zero.
+    pub fn text(&self, key: &str) -> Field<String> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Field::Missing,
+            Some(Value::String(s)) => Field::Present(s.clone()),
+            Some(Value::Number(n)) => Field::Present(self.raw_scalar(key).unwrap_or(n.to_string())),
+            Some(Value::Bool(b)) => Field::Present(self.raw_scalar(key).unwrap_or(b.to_string())),
+            Some(other) => Field::WrongKind(kind_name(other)),
+        }
+    }
+
+    /// A text field that must be written as a YAML string: `type: 1` is a number, not text.
+    pub fn strict_text(&self, key: &str) -> Field<String> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Field::Missing,
+            Some(Value::String(s)) => Field::Present(s.clone()),
+            Some(other) => Field::WrongKind(kind_name(other)),
+        }
+    }
+
+    /// A list of text items; a single text value also counts as a one-item list.
+    pub fn text_list(&self, key: &str) -> Field<Vec<String>> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Field::Missing,
+            Some(Value::Sequence(items)) => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    match item {
+                        Value::String(s) => out.push(s.clone()),
+                        Value::Number(n) => out.push(n.to_string()),
+                        Value::Bool(b) => out.push(b.to_string()),
+                        other => return Field::WrongKind(kind_name(other)),
+                    }
+                }
+                Field::Present(out)
+            }
+            Some(Value::String(s)) => Field::Present(vec![s.clone()]),
+            Some(other) => Field::WrongKind(kind_name(other)),
+        }
+    }
+
+    /// Sets a text field, keeping the key's position when it already exists.
+    pub fn set_text(&mut self, key: &str, value: &str) {
+        self.map
+            .insert(Value::String(key.into()), Value::String(value.into()));
+    }
+
+    /// Sets a list field, keeping the key's position when it already exists.
+    pub fn set_text_list(&mut self, key: &str, values: &[String]) {
+        let seq = values.iter().cloned().map(Value::String).collect();
+        self.map
+            .insert(Value::String(key.into()), Value::Sequence(seq));
+    }
+
+    /// Removes a key.
+    pub fn remove(&mut self, key: &str) {
+        self.map.remove(key);
+    }
+
+    /// The 1-based line and column (within the YAML text) where a top-level key's value starts.
+    pub fn locate(&self, key: &str) -> Option<(usize, usize)> {
+        self.source.lines().enumerate().find_map(|(i, line)| {
+            let rest = line.strip_prefix(key)?.strip_prefix(':')?;
+            let indent = rest.len() - rest.trim_start().len();
+            Some((i + 1, key.len() + 2 + indent))
+        })
+    }
+
+    /// Writes the mapping as YAML, one key per line, ending with a newline (empty for no keys).
+    pub fn render(&self) -> String {
+        if self.map.is_empty() {
+            return String::new();
+        }
+        // Serialising a mapping of plain values cannot fail; fall back to an empty text rather
+        // than panic if a future serde_yaml disagrees.
+        serde_yaml::to_string(&self.map).unwrap_or_default()
+    }
+
+    fn raw_scalar(&self, key: &str) -> Option<String> {
+        let line = self
+            .source
+            .lines()
+            .find_map(|line| line.strip_prefix(key)?.strip_prefix(':'))?;
+        let value = match line.find(" #") {
+            Some(at) => &line[..at],
+            None => line,
+        };
+        let value = value.trim();
+        (!value.is_empty()).then(|| value.to_string())
+    }
+}
+
+impl Default for Frontmatter {
+    fn default() -> Self {
+        Frontmatter::new()
+    }
+}
+
+fn key_text(key: &Value) -> String {
+    match key {
+        Value::String(s) => s.clone(),
+        other => serde_yaml::to_string(other)
+            .map(|s| s.trim_end().to_string())
+            .unwrap_or_default(),
+    }
+}
+
+fn kind_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Sequence(_) => "list",
+        Value::Mapping(_) => "mapping",
+        Value::Tagged(_) => "tagged value",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_keep_their_spelling_as_text() {
+        let fm = Frontmatter::parse("name: 10183\ndescription: 1.50 # note\n").unwrap();
+        assert_eq!(fm.text("name"), Field::Present("10183".into()));
+        assert_eq!(fm.text("description"), Field::Present("1.50".into()));
+    }
+
+    #[test]
+    fn unknown_keys_survive_a_rewrite_in_order() {
+        let mut fm = Frontmatter::parse("zeta: [1, 2]\nname: a\nalpha: {x: y}\n").unwrap();
+        fm.set_text("name", "b");
+        fm.set_text("type", "user");
+        assert_eq!(
+            fm.render(),
+            "zeta:\n- 1\n- 2\nname: b\nalpha:\n  x: y\ntype: user\n"
+        );
+    }
+
+    #[test]
+    fn syntax_errors_are_located() {
+        let err = Frontmatter::parse("name: a\ndescription: [unclosed\n").unwrap_err();
+        assert!(err.line >= 2, "{err:?}");
+    }
+
+    #[test]
+    fn alias_bombs_are_refused_quickly() {
+        let mut yaml = String::from("a: &a [x,x,x,x,x,x,x,x,x,x]\n");
+        for (i, prev) in ('b'..='j').zip('a'..='i') {
+            yaml.push_str(&format!(
+                "{i}: &{i} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]\n"
+            ));
+        }
+        assert!(Frontmatter::parse(&yaml).is_err());
+    }
+}

@@ -1,0 +1,280 @@
+//! The generated index `MEMORY.md`: one line per memory, deterministic to the byte.
+//!
+//! The same memory set gives the same bytes on every machine, whatever order the files were
+//! read in, so the index is never merged: it is regenerated.
+
+use super::memory::MemoryType;
+
+/// Characters per field (title, description) before it is cut with `…`.
+pub const MAX_FIELD_CHARS: usize = 120;
+/// Characters per line before the line is cut with `…` (the link target is never cut).
+pub const MAX_LINE_CHARS: usize = 150;
+/// Lines in the whole index, the warning line included.
+pub const MAX_LINES: usize = 200;
+/// Bytes in the whole index, the warning line included.
+pub const MAX_BYTES: usize = 25_000;
+
+/// What the index needs to know of one memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexEntry {
+    /// Path relative to the scope folder, with `/` separators.
+    pub path: String,
+    /// The memory's `name`.
+    pub title: String,
+    /// The memory's `description` (may be empty; the type stands in).
+    pub description: String,
+    /// The memory's type.
+    pub kind: MemoryType,
+}
+
+/// Renders the index for a set of memories. Order of `entries` does not matter.
+pub fn render(entries: &[IndexEntry]) -> String {
+    let mut sorted: Vec<&IndexEntry> = entries.iter().collect();
+    sorted.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    sorted.dedup_by(|a, b| a.path == b.path);
+
+    // Group equal normalised descriptions under the first path that carries them.
+    let mut lines: Vec<Line> = Vec::new();
+    let mut group_of: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for entry in sorted {
+        let title = sanitize_field(&entry.title);
+        let description = sanitize_field(&entry.description);
+        let key = normalize(&description);
+        if !key.is_empty() {
+            if let Some(&at) = group_of.get(&key) {
+                lines[at].siblings.push(percent_encode(&entry.path));
+                continue;
+            }
+            group_of.insert(key, lines.len());
+        }
+        let description = if description.is_empty() {
+            entry.kind.as_str().to_string()
+        } else {
+            description
+        };
+        lines.push(Line {
+            title,
+            target: percent_encode(&entry.path),
+            description,
+            siblings: Vec::new(),
+        });
+    }
+
+    let total = lines.len();
+    let rendered: Vec<String> = lines.iter().map(Line::render).collect();
+    let mut out = String::new();
+    let mut kept = 0;
+    for line in &rendered {
+        let room_for_warning = kept + 1 < total;
+        let lines_left = if room_for_warning {
+            MAX_LINES - 1
+        } else {
+            MAX_LINES
+        };
+        let bytes_left = if room_for_warning {
+            MAX_BYTES - warning(kept + 1, total).len()
+        } else {
+            MAX_BYTES
+        };
+        if kept >= lines_left || out.len() + line.len() + 1 > bytes_left {
+            break;
+        }
+        out.push_str(line);
+        out.push('\n');
+        kept += 1;
+    }
+    if kept < total {
+        // Drop lines until the warning itself fits.
+        while out.len() + warning(kept, total).len() > MAX_BYTES || kept + 1 > MAX_LINES {
+            let cut = out[..out.len() - 1].rfind('\n').map_or(0, |p| p + 1);
+            out.truncate(cut);
+            kept -= 1;
+        }
+        out.push_str(&warning(kept, total));
+    }
+    out
+}
+
+fn warning(kept: usize, total: usize) -> String {
+    format!(
+        "> WARNING: index cut to {kept} of {total} lines to stay within {MAX_LINES} lines and {MAX_BYTES} bytes; run `teammem list` to see every memory.\n"
+    )
+}
+
+struct Line {
+    title: String,
+    target: String,
+    description: String,
+    siblings: Vec<String>,
+}
+
+impl Line {
+    fn render(&self) -> String {
+        let head_len =
+            |title: &str| 4 + title.chars().count() + 2 + self.target.chars().count() + 4;
+        // The title gives way only when the description alone cannot make room.
+        let mut title = self.title.clone();
+        let min_description = 1;
+        if head_len(&title) + min_description > MAX_LINE_CHARS {
+            let room = MAX_LINE_CHARS.saturating_sub(head_len("") + min_description);
+            title = cut(&title, room.max(1));
+        }
+        let head = format!("- [{title}]({}) — ", self.target);
+        let head_chars = head.chars().count();
+        let room = MAX_LINE_CHARS.saturating_sub(head_chars);
+        let description = cut(&self.description, room.max(1));
+
+        let mut line = head + &description;
+        let mut used = line.chars().count();
+        if !self.siblings.is_empty() && description == self.description {
+            let mut also = String::new();
+            let mut listed = 0;
+            for sibling in &self.siblings {
+                let sep = if listed == 0 { " (also: " } else { ", " };
+                let extra = sep.chars().count() + sibling.chars().count();
+                let dropped_after = self.siblings.len() - listed - 1;
+                let tail = if dropped_after > 0 {
+                    format!(", +{dropped_after} more)").chars().count()
+                } else {
+                    1
+                };
+                if used + also.chars().count() + extra + tail > MAX_LINE_CHARS {
+                    break;
+                }
+                also.push_str(sep);
+                also.push_str(sibling);
+                listed += 1;
+            }
+            let dropped = self.siblings.len() - listed;
+            if listed > 0 {
+                if dropped > 0 {
+                    also.push_str(&format!(", +{dropped} more"));
+                }
+                also.push(')');
+                line.push_str(&also);
+            } else {
+                let marker = format!(" (+{dropped} more)");
+                if used + marker.chars().count() <= MAX_LINE_CHARS {
+                    line.push_str(&marker);
+                }
+            }
+            used = line.chars().count();
+        }
+        debug_assert!(used <= MAX_LINE_CHARS || head_chars > MAX_LINE_CHARS);
+        line
+    }
+}
+
+/// Cuts `text` to at most `max` characters, ending with `…` when cut.
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// Strips control, zero-width, bidi and tag characters, folds white space, replaces backticks
+/// and `](` so a field cannot break out of its link, and cuts to [`MAX_FIELD_CHARS`].
+pub fn sanitize_field(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut space = false;
+    for c in text.chars() {
+        if c.is_whitespace() || c.is_control() {
+            space = !out.is_empty();
+            continue;
+        }
+        if is_hidden(c) {
+            continue;
+        }
+        if space {
+            out.push(' ');
+            space = false;
+        }
+        out.push(if c == '`' { '\'' } else { c });
+    }
+    let out = out.replace("](", "] (");
+    cut(&out, MAX_FIELD_CHARS)
+}
+
+/// Zero-width, bidi-control and tag characters: invisible text that can hide instructions.
+pub fn is_hidden(c: char) -> bool {
+    matches!(c,
+        '\u{200B}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{061C}'
+        | '\u{FEFF}'
+        | '\u{00AD}'
+        | '\u{E0000}'..='\u{E007F}')
+}
+
+fn normalize(description: &str) -> String {
+    description
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+        .trim_end_matches(['.', '!', '…'])
+        .to_string()
+}
+
+/// Percent-encodes a relative path for a markdown link: everything but unreserved characters
+/// and `/` is encoded, so `a(b).md` becomes `a%28b%29.md` and a newline cannot start a new line.
+pub fn percent_encode(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(path: &str, title: &str, description: &str) -> IndexEntry {
+        IndexEntry {
+            path: path.into(),
+            title: title.into(),
+            description: description.into(),
+            kind: MemoryType::Project,
+        }
+    }
+
+    #[test]
+    fn line_format_and_sort() {
+        let out = render(&[entry("b.md", "B", "second"), entry("a.md", "A", "first")]);
+        assert_eq!(out, "- [A](a.md) — first\n- [B](b.md) — second\n");
+    }
+
+    #[test]
+    fn empty_description_falls_back_to_type() {
+        assert_eq!(render(&[entry("a.md", "A", "")]), "- [A](a.md) — project\n");
+    }
+
+    #[test]
+    fn equal_descriptions_group() {
+        let out = render(&[
+            entry("c.md", "C", "Same thing."),
+            entry("a.md", "A", "same   thing"),
+            entry("b.md", "B", "SAME THING"),
+        ]);
+        assert_eq!(
+            out,
+            "- [A](a.md) — same   thing (also: b.md, c.md)\n".replace("same   thing", "same thing")
+        );
+    }
+
+    #[test]
+    fn fields_are_sanitised() {
+        let out = render(&[entry("a(b).md", "x`y](evil)", "one\u{202E}two\nthree")]);
+        assert_eq!(out, "- [x'y] (evil)](a%28b%29.md) — onetwo three\n");
+    }
+}

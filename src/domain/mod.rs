@@ -1,0 +1,7 @@
+//! The domain: memory files, the index, scopes and their folders. No git, no command line.
+
+pub mod frontmatter;
+pub mod index;
+pub mod memory;
+pub mod scope;
+pub mod store;

@@ -1,0 +1,250 @@
+//! Reading a scope folder's memories from disk and writing its index, refusing any path that
+//! would lead outside the scope (a symlinked folder, or a memory symlink pointing elsewhere).
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use super::index::{self, IndexEntry};
+use super::memory::{self, Invalid, MemoryFile};
+use super::scope::INDEX_FILE;
+
+/// Errors from reading or writing a scope folder.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: io::Error,
+    },
+    /// A path leads outside its scope through a symlink.
+    #[error("unsafe path {}: {why} — replace the symlink with a real folder or file inside the scope", path.display())]
+    UnsafePath {
+        /// The offending path.
+        path: PathBuf,
+        /// Why it is refused.
+        why: String,
+    },
+}
+
+impl StoreError {
+    pub(crate) fn io(path: &Path, source: io::Error) -> Self {
+        StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// A valid memory read from a scope folder.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredMemory {
+    /// Path relative to the scope folder, with `/` separators.
+    pub rel: String,
+    /// The parsed file.
+    pub file: MemoryFile,
+}
+
+impl StoredMemory {
+    /// What the index needs of this memory.
+    pub fn index_entry(&self) -> IndexEntry {
+        IndexEntry {
+            path: self.rel.clone(),
+            title: self.file.name.clone(),
+            description: self.file.description.clone(),
+            kind: self.file.kind,
+        }
+    }
+}
+
+/// Everything found in a scope folder.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Valid memories, sorted by path.
+    pub memories: Vec<StoredMemory>,
+    /// Problems in files that are not valid memories (they stay out of the index).
+    pub invalid: Vec<Invalid>,
+}
+
+/// Refuses a scope folder that is, or sits below, a symlink between `anchor` and `dir`
+/// (for team memory: `.qwen` and `.qwen/team-memory` below the git root).
+pub fn check_no_symlinked_parents(anchor: &Path, dir: &Path) -> Result<(), StoreError> {
+    let Ok(rel) = dir.strip_prefix(anchor) else {
+        return check_not_symlink(dir);
+    };
+    let mut at = anchor.to_path_buf();
+    for part in rel.components() {
+        at.push(part);
+        check_not_symlink(&at)?;
+    }
+    Ok(())
+}
+
+fn check_not_symlink(path: &Path) -> Result<(), StoreError> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(StoreError::UnsafePath {
+            path: path.to_path_buf(),
+            why: "is a symlink; memory folders must be real folders".into(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Lists the memory files below `dir` (relative paths, sorted bytewise): every `*.md` except the
+/// top-level `MEMORY.md`, skipping hidden files and folders. A symlink that resolves outside
+/// `dir` is refused; one inside is followed for files and skipped for folders.
+pub fn memory_paths(dir: &Path) -> Result<Vec<String>, StoreError> {
+    let mut out = Vec::new();
+    if !dir.exists() {
+        return Ok(out);
+    }
+    let root = fs::canonicalize(dir).map_err(|e| StoreError::io(dir, e))?;
+    walk(dir, &root, "", &mut out)?;
+    out.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    Ok(out)
+}
+
+fn walk(dir: &Path, root: &Path, prefix: &str, out: &mut Vec<String>) -> Result<(), StoreError> {
+    let entries = fs::read_dir(dir).map_err(|e| StoreError::io(dir, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| StoreError::io(dir, e))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else {
+            out.push(format!("{prefix}{}", name.to_string_lossy()));
+            continue;
+        };
+        if name.starts_with('.') {
+            continue;
+        }
+        let path = entry.path();
+        let rel = format!("{prefix}{name}");
+        let file_type = entry.file_type().map_err(|e| StoreError::io(&path, e))?;
+        if file_type.is_symlink() {
+            let target = fs::canonicalize(&path).map_err(|_| StoreError::UnsafePath {
+                path: path.clone(),
+                why: "is a symlink that points nowhere".into(),
+            })?;
+            if !target.starts_with(root) {
+                return Err(StoreError::UnsafePath {
+                    path,
+                    why: format!(
+                        "is a symlink that points outside the scope, to {}",
+                        target.display()
+                    ),
+                });
+            }
+            if target.is_file() && name.ends_with(".md") {
+                out.push(rel);
+            }
+        } else if file_type.is_dir() {
+            walk(&path, root, &format!("{rel}/"), out)?;
+        } else if name.ends_with(".md") && !(prefix.is_empty() && name == INDEX_FILE) {
+            out.push(rel);
+        }
+    }
+    Ok(())
+}
+
+/// Reads and validates every memory below `dir`. `shown_as` prefixes paths in error messages
+/// (for example `.qwen/team-memory/`).
+pub fn load(dir: &Path, shown_as: &str) -> Result<Loaded, StoreError> {
+    let mut loaded = Loaded::default();
+    for rel in memory_paths(dir)? {
+        let path = dir.join(&rel);
+        let shown = format!("{shown_as}{rel}");
+        if let Some(bad_name) = memory::check_file_name(&shown) {
+            loaded.invalid.push(bad_name);
+            continue;
+        }
+        let bytes = read_capped(&path)?;
+        match MemoryFile::parse(&shown, &bytes) {
+            Ok(file) => loaded.memories.push(StoredMemory { rel, file }),
+            Err(problems) => loaded.invalid.extend(problems),
+        }
+    }
+    Ok(loaded)
+}
+
+/// Reads a file, but never more than one byte past the memory size limit, so a huge file costs
+/// no more than a small one before it is refused.
+pub fn read_capped(path: &Path) -> Result<Vec<u8>, StoreError> {
+    use std::io::Read;
+    let file = fs::File::open(path).map_err(|e| StoreError::io(path, e))?;
+    let mut bytes = Vec::new();
+    file.take(memory::MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| StoreError::io(path, e))?;
+    Ok(bytes)
+}
+
+/// The index text for a set of memories.
+pub fn render_index(memories: &[StoredMemory]) -> String {
+    let entries: Vec<IndexEntry> = memories.iter().map(StoredMemory::index_entry).collect();
+    index::render(&entries)
+}
+
+/// Writes `MEMORY.md` in `dir` when its bytes differ. Returns whether it wrote.
+pub fn write_index(dir: &Path, text: &str) -> Result<bool, StoreError> {
+    write_if_changed(&dir.join(INDEX_FILE), text.as_bytes())
+}
+
+/// Writes `bytes` to `path` atomically (temp file in the same folder, then rename), and only
+/// when they differ from what is there. A symlink at `path` is replaced by a regular file,
+/// never written through.
+pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, StoreError> {
+    let meta = fs::symlink_metadata(path).ok();
+    if let Some(meta) = &meta {
+        if meta.is_file() && fs::read(path).map(|old| old == bytes).unwrap_or(false) {
+            return Ok(false);
+        }
+    }
+    write_atomic(path, bytes)?;
+    Ok(true)
+}
+
+/// Writes through a temp file and a rename, so readers see the old bytes or the new, never half.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = fs::remove_file(&tmp);
+        return Err(StoreError::io(path, e));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unchanged_index_is_not_rewritten() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(write_index(dir.path(), "- a\n").unwrap());
+        assert!(!write_index(dir.path(), "- a\n").unwrap());
+        assert!(write_index(dir.path(), "- b\n").unwrap());
+        assert_eq!(
+            fs::read_to_string(dir.path().join(INDEX_FILE)).unwrap(),
+            "- b\n"
+        );
+    }
+}

@@ -1,0 +1,111 @@
+//! Adding a memory: a new `<type>/<slug>.md` file in a scope, then a fresh index.
+
+use std::fs;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::domain::memory::{self, MemoryFile, MemoryType};
+use crate::domain::scope::ScopeKind;
+
+use super::{OpError, Project};
+
+/// What to add.
+#[derive(Debug, Clone)]
+pub struct NewMemory {
+    /// Where it goes.
+    pub scope: ScopeKind,
+    /// Its type.
+    pub kind: MemoryType,
+    /// Its title; the file name is made from it.
+    pub name: String,
+    /// One line for the index.
+    pub description: String,
+    /// Optional keywords.
+    pub keywords: Option<Vec<String>>,
+    /// The markdown body.
+    pub body: String,
+}
+
+/// What `add` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Added {
+    /// The scope written to.
+    pub scope: ScopeKind,
+    /// The new memory's id.
+    pub id: String,
+    /// The file written.
+    pub path: PathBuf,
+    /// Whether the scope's MEMORY.md changed.
+    pub index_written: bool,
+}
+
+/// Writes a new memory file and rebuilds the scope's index. Refuses a name that the scope
+/// already has (compared without case), naming the file that has it.
+pub fn add(project: &Project, new: &NewMemory) -> Result<Added, OpError> {
+    for (field, value) in [("name", &new.name), ("description", &new.description)] {
+        if value.trim().is_empty() {
+            return Err(OpError::Usage(format!(
+                "--{field} is empty — give a one-line {field}"
+            )));
+        }
+        if value.contains(['\n', '\r']) {
+            return Err(OpError::Usage(format!(
+                "--{field} spans several lines — keep it on one line and put detail in the body"
+            )));
+        }
+    }
+    let dir = project.check_scope_safe(new.scope)?;
+    let loaded = project.load(new.scope)?;
+    let wanted = new.name.trim().to_lowercase();
+    if let Some(existing) = loaded
+        .memories
+        .iter()
+        .find(|m| m.file.name.trim().to_lowercase() == wanted)
+    {
+        return Err(OpError::Refused(format!(
+            "the {} scope already has a memory named `{}`: {} — edit that file, or choose another name",
+            new.scope, existing.file.name, existing.rel
+        )));
+    }
+
+    let slug = memory::slugify(&new.name);
+    let rel = format!("{}/{slug}.md", new.kind);
+    let path = dir.join(&rel);
+    if fs::symlink_metadata(&path).is_ok() {
+        return Err(OpError::Refused(format!(
+            "{} already exists (a file with the same slug) — choose another name",
+            path.display()
+        )));
+    }
+    let mut body = new.body.clone();
+    if !body.is_empty() && !body.ends_with('\n') {
+        body.push('\n');
+    }
+    let file = MemoryFile::new(
+        new.name.trim(),
+        new.description.trim(),
+        new.kind,
+        new.keywords.clone(),
+        &body,
+    );
+    let text = file.render();
+    // What we write must read back as a valid memory; anything else is our bug, not the user's.
+    if let Err(problems) = MemoryFile::parse(&rel, text.as_bytes()) {
+        let first = problems
+            .first()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        return Err(OpError::Usage(format!(
+            "the memory would not be valid: {first}"
+        )));
+    }
+    crate::domain::store::write_atomic(&path, text.as_bytes())?;
+    let (index_written, _) = project.rebuild_index(new.scope)?;
+    Ok(Added {
+        scope: new.scope,
+        id: rel,
+        path,
+        index_written,
+    })
+}

@@ -1,0 +1,145 @@
+//! The project a command runs in: its repository (if any), its scopes and their switches.
+
+use std::path::{Path, PathBuf};
+
+use crate::domain::scope::{Environment, Layout, ScopeKind, TEAM_DIR, TeamSettings, TeamSwitches};
+use crate::domain::store::{self, Loaded};
+use crate::git::repo::{self, RepoPaths};
+
+use super::OpError;
+
+/// Everything a command needs to know about where memories live.
+#[derive(Debug, Clone)]
+pub struct Project {
+    /// The process environment that shaped the layout.
+    pub env: Environment,
+    /// The repository, when the command runs inside one.
+    pub repo: Option<RepoPaths>,
+    /// Each scope's folders.
+    pub layout: Layout,
+    /// Whether team memory and its sync are on.
+    pub switches: TeamSwitches,
+    /// Problems worth a warning (an unreadable settings file).
+    pub warnings: Vec<String>,
+}
+
+impl Project {
+    /// Resolves the project around `cwd` with the process environment.
+    pub fn open(cwd: &Path) -> Result<Project, OpError> {
+        Project::open_with(cwd, Environment::from_process())
+    }
+
+    /// Resolves the project around `cwd` with a given environment.
+    pub fn open_with(cwd: &Path, env: Environment) -> Result<Project, OpError> {
+        let repo = repo::discover(cwd)?;
+        let layout = Layout::new(&env, repo.as_ref().map(|r| r.workdir.clone()));
+        let mut warnings = Vec::new();
+        let mut settings = TeamSettings::default();
+        let mut files = vec![layout.base.join("settings.json")];
+        if let Some(r) = &repo {
+            files.push(r.workdir.join(".qwen/settings.json"));
+        }
+        for file in files {
+            match std::fs::read_to_string(&file) {
+                Ok(text) => match TeamSettings::from_json(&text) {
+                    Ok(read) => settings = settings.overlay(read),
+                    Err(e) => warnings.push(format!(
+                        "{}: not valid JSON ({e}); its memory settings are ignored",
+                        file.display()
+                    )),
+                },
+                Err(_) => continue,
+            }
+        }
+        let team_exists = layout
+            .memory_dir(ScopeKind::Team)
+            .is_some_and(|d| d.is_dir());
+        let switches = settings.resolve(&env, team_exists);
+        Ok(Project {
+            env,
+            repo,
+            layout,
+            switches,
+            warnings,
+        })
+    }
+
+    /// The repository's work-tree root, or a usage error naming the command's need for one.
+    pub fn git_root(&self) -> Result<&Path, OpError> {
+        self.repo
+            .as_ref()
+            .map(|r| r.workdir.as_path())
+            .ok_or_else(|| OpError::Usage("not inside a git repository — run this in your project's work tree (or pass -C DIR)".into()))
+    }
+
+    /// A scope's memory folder (which may not exist yet).
+    pub fn scope_dir(&self, scope: ScopeKind) -> Result<PathBuf, OpError> {
+        match self.layout.memory_dir(scope) {
+            Some(dir) => Ok(dir),
+            None => Err(OpError::Usage(format!(
+                "the {scope} scope lives in a git repository — run this inside your project's work tree (or pass -C DIR)"
+            ))),
+        }
+    }
+
+    /// The scopes a command works on when none is named: user and private always (private only
+    /// inside a repository), team when it is switched on.
+    pub fn default_scopes(&self) -> Vec<ScopeKind> {
+        ScopeKind::ALL
+            .into_iter()
+            .filter(|s| match s {
+                ScopeKind::User => true,
+                ScopeKind::Private => self.repo.is_some(),
+                ScopeKind::Team => self.repo.is_some() && self.switches.team,
+            })
+            .collect()
+    }
+
+    /// How a scope's files are named in messages: relative to the repository for team memory,
+    /// the full path otherwise.
+    pub fn shown_prefix(&self, scope: ScopeKind) -> String {
+        match scope {
+            ScopeKind::Team => format!("{TEAM_DIR}/"),
+            _ => self
+                .layout
+                .memory_dir(scope)
+                .map(|d| format!("{}/", d.display()))
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Refuses a scope folder reached through a symlink (team: `.qwen` or `.qwen/team-memory`
+    /// below the git root; private with `QWEN_CODE_MEMORY_LOCAL=1` likewise).
+    pub fn check_scope_safe(&self, scope: ScopeKind) -> Result<PathBuf, OpError> {
+        let dir = self.scope_dir(scope)?;
+        let anchor = match (scope, &self.repo) {
+            (ScopeKind::Team, Some(r)) => r.workdir.clone(),
+            (ScopeKind::Private, Some(r)) if self.layout.local_private => r.workdir.clone(),
+            _ => dir
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| dir.clone()),
+        };
+        store::check_no_symlinked_parents(&anchor, &dir)?;
+        Ok(dir)
+    }
+
+    /// Reads and validates a scope's memories after the safety check.
+    pub fn load(&self, scope: ScopeKind) -> Result<Loaded, OpError> {
+        let dir = self.check_scope_safe(scope)?;
+        Ok(store::load(&dir, &self.shown_prefix(scope))?)
+    }
+
+    /// Regenerates a scope's `MEMORY.md` from its valid memories. Returns whether it wrote and
+    /// what was loaded (invalid files are left out of the index).
+    pub fn rebuild_index(&self, scope: ScopeKind) -> Result<(bool, Loaded), OpError> {
+        let loaded = self.load(scope)?;
+        let dir = self.scope_dir(scope)?;
+        let text = store::render_index(&loaded.memories);
+        if !dir.exists() && text.is_empty() {
+            return Ok((false, loaded));
+        }
+        let wrote = store::write_index(&dir, &text)?;
+        Ok((wrote, loaded))
+    }
+}
