@@ -463,9 +463,7 @@ fn split_frontmatter<'a>(path: &str, text: &'a str) -> Result<Split<'a>, Invalid
     let mut offset = 0;
     for line in first.split_inclusive('\n') {
         let bare = line.trim_end_matches(['\n', '\r']);
-        if bare == "---" && line.ends_with('\n')
-            || bare == "---" && offset + line.len() == first.len()
-        {
+        if bare == "---" {
             let yaml = &first[..offset];
             let body = &first[offset + line.len()..];
             return Ok(Split { yaml, body, crlf });

@@ -288,11 +288,11 @@ mod tests {
             team: Some("0".into()),
             ..Default::default()
         };
-        assert_eq!(settings.resolve(&env, true).team, false);
+        assert!(!settings.resolve(&env, true).team);
         let env = Environment {
             team: Some("yes".into()),
             ..Default::default()
         };
-        assert_eq!(TeamSettings::default().resolve(&env, true).team, true);
+        assert!(TeamSettings::default().resolve(&env, true).team);
     }
 }
