@@ -6,6 +6,7 @@ mod index;
 mod init;
 mod list;
 mod show;
+mod sync;
 mod validate;
 
 use std::io::Write;
@@ -48,6 +49,7 @@ enum Command {
     Show(show::ShowArgs),
     Index(index::IndexArgs),
     Validate(validate::ValidateArgs),
+    Sync(sync::SyncArgs),
 }
 
 /// A scope as named on the command line.
@@ -138,6 +140,7 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Show(args) => show::run(&project, args),
         Command::Index(args) => index::run(&project, args),
         Command::Validate(args) => validate::run(&project, args),
+        Command::Sync(args) => sync::run(&project, args),
     }
 }
 

@@ -3,7 +3,13 @@
 //! libgit2 runs no hooks, no fsmonitor and no credential or signing programs of its own accord;
 //! where it differs from the git CLI in a way that matters here, the code says so at the spot.
 
+pub mod commit;
+pub mod index;
+pub mod lock;
+pub mod preflight;
 pub mod repo;
+pub mod sign;
+pub mod status;
 
 /// Errors from the git engine, with the operation and the repository they concern.
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +33,15 @@ pub enum GitError {
         /// What the user can do.
         fix: String,
     },
+    /// A file in the git folder or the work tree could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl GitError {
@@ -34,6 +49,14 @@ impl GitError {
     pub fn git(context: impl Into<String>, source: git2::Error) -> Self {
         GitError::Git {
             context: context.into(),
+            source,
+        }
+    }
+
+    /// Wraps an I/O error with the file it concerns.
+    pub fn io(path: impl Into<std::path::PathBuf>, source: std::io::Error) -> Self {
+        GitError::Io {
+            path: path.into(),
             source,
         }
     }

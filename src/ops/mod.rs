@@ -8,6 +8,8 @@ pub mod catalog;
 pub mod index;
 pub mod init;
 pub mod project;
+pub mod quarantine;
+pub mod sync;
 pub mod validate;
 
 pub use project::Project;

@@ -1,0 +1,304 @@
+//! Committing the team folder alone: one commit whose tree is HEAD's tree with the team folder's
+//! changed files replaced, the branch moved by compare-and-swap, then the index's team entries
+//! brought in line.
+//!
+//! Unlike `git commit`, this runs no hooks (libgit2 has none) and never looks at the index to
+//! build the tree, so whatever the user staged outside the team folder is neither committed nor
+//! disturbed. The order (objects, then the branch, then the index) means a kill at any moment
+//! leaves a repository `git fsck` accepts; a marker file covers the one gap (branch moved, index
+//! not yet updated) so the next sync finishes the job.
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::Path;
+use std::time::Duration;
+
+use git2::build::TreeUpdateBuilder;
+use git2::{Commit, ErrorCode, ObjectType, Oid, Repository, Signature, Tree};
+
+use super::GitError;
+use super::index::{self, IndexUpdate};
+use super::preflight::Branch;
+use super::sign::{self, Signing};
+use super::status::TreeFile;
+
+/// The subject line of every sync commit.
+pub const SYNC_SUBJECT: &str = "chore(memory): sync team memory";
+
+/// The trailer that marks a commit as made by sync.
+pub const SYNC_TRAILER: &str = "Teammem-Sync: 1";
+
+/// The marker left while the branch has moved but the index is not yet updated.
+const INDEX_PENDING: &str = "teammem-index-pending";
+
+/// The full message of a sync commit.
+pub fn sync_message() -> String {
+    format!("{SYNC_SUBJECT}\n\n{SYNC_TRAILER}\n")
+}
+
+/// Whether a commit was made by sync (its message carries [`SYNC_TRAILER`] as a trailer line).
+pub fn is_sync_commit(commit: &Commit<'_>) -> bool {
+    let message = String::from_utf8_lossy(commit.message_bytes());
+    message.lines().any(|line| line.trim_end() == SYNC_TRAILER)
+}
+
+/// One path of the team folder in the new commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamUpdate {
+    /// Path relative to the work tree, `/`-separated.
+    pub path: String,
+    /// The new blob and mode, or `None` to delete the path.
+    pub file: Option<TreeFile>,
+}
+
+/// A name and an email, as in `Name <email>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Person {
+    /// The name.
+    pub name: String,
+    /// The email.
+    pub email: String,
+}
+
+impl std::fmt::Display for Person {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} <{}>", self.name, self.email)
+    }
+}
+
+/// Who a sync commit is by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// The author.
+    pub author: Person,
+    /// The committer.
+    pub committer: Person,
+}
+
+/// How a sync commit is made.
+#[derive(Debug, Clone)]
+pub struct CommitSettings {
+    /// Author and committer.
+    pub identity: Identity,
+    /// Whether and how to sign.
+    pub signing: Signing,
+    /// How long to wait for another process's `index.lock`.
+    pub index_patience: Duration,
+    /// How long the signing program may run.
+    pub sign_budget: Duration,
+}
+
+/// What [`commit_team_dir`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommitResult {
+    /// The team folder's content already matched HEAD: no commit.
+    NothingToCommit,
+    /// A commit was made and the branch moved to it.
+    Committed(Oid),
+    /// The branch (or HEAD) moved while the commit was prepared: nothing was changed.
+    HeadMoved,
+    /// `commit.gpgsign` is on and the commit could not be signed (why): nothing was changed.
+    NotSigned(String),
+}
+
+/// The outcome of [`commit_team_dir`]: the commit, and whether the index followed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamCommit {
+    /// The commit.
+    pub result: CommitResult,
+    /// The index's team entries.
+    pub index: IndexUpdate,
+}
+
+/// Stores a work-tree file as a blob, through git's filters (`.gitattributes`, `core.autocrlf`),
+/// as `git add` would; a symlink is stored as its target.
+pub fn store_blob(repo: &Repository, path: &str) -> Result<Oid, GitError> {
+    let workdir = repo.workdir().unwrap_or(repo.path());
+    repo.blob_path(&workdir.join(path))
+        .map_err(|e| GitError::git(format!("storing {path}"), e))
+}
+
+/// Whether an earlier sync moved the branch but was stopped before it updated the index.
+pub fn index_pending(repo: &Repository) -> bool {
+    repo.path().join(INDEX_PENDING).exists()
+}
+
+/// Commits `updates` under the team folder `dir` on `branch`: the new tree is the tip's tree
+/// with exactly these paths replaced; the branch moves only if it still points at `branch.tip`
+/// and HEAD still names it. Then the index's entries under `dir` are made to match the new tree
+/// (or the tip's, when nothing was committed); `fresh` lists files just hashed from disk. An
+/// `index.lock` held by someone else is waited for up to `settings.index_patience`, then left
+/// alone.
+pub fn commit_team_dir(
+    repo: &Repository,
+    branch: &Branch,
+    dir: &str,
+    updates: &[TeamUpdate],
+    fresh: &HashMap<String, Oid>,
+    settings: &CommitSettings,
+) -> Result<TeamCommit, GitError> {
+    let identity = &settings.identity;
+    let patience = settings.index_patience;
+    let parent = match branch.tip {
+        Some(tip) => Some(
+            repo.find_commit(tip)
+                .map_err(|e| GitError::git(format!("reading {}", branch.refname), e))?,
+        ),
+        None => None,
+    };
+    let baseline = match &parent {
+        Some(commit) => commit
+            .tree()
+            .map_err(|e| GitError::git("reading HEAD's tree", e))?,
+        None => empty_tree(repo)?,
+    };
+    let tree = updated_tree(repo, &baseline, updates)?;
+    if tree.id() == baseline.id() {
+        let index = finish_index(repo, dir, &baseline, fresh, patience)?;
+        return Ok(TeamCommit {
+            result: CommitResult::NothingToCommit,
+            index,
+        });
+    }
+    let parents: Vec<&Commit<'_>> = parent.iter().collect();
+    let message = sync_message();
+    let author = Signature::now(&identity.author.name, &identity.author.email)
+        .map_err(|e| GitError::git(format!("the author {}", identity.author), e))?;
+    let committer = Signature::now(&identity.committer.name, &identity.committer.email)
+        .map_err(|e| GitError::git(format!("the committer {}", identity.committer), e))?;
+    let buffer = repo
+        .commit_create_buffer(&author, &committer, &message, &tree, &parents)
+        .map_err(|e| GitError::git("preparing the sync commit", e))?;
+    let payload = String::from_utf8_lossy(&buffer).into_owned();
+    let committer = identity.committer.to_string();
+    let scratch = repo.path().join("teammem-sign");
+    let signature = match sign::sign(
+        &settings.signing,
+        &payload,
+        &committer,
+        &scratch,
+        settings.sign_budget,
+    ) {
+        Ok(signature) => signature,
+        Err(why) => {
+            return Ok(TeamCommit {
+                result: CommitResult::NotSigned(why.to_string()),
+                index: IndexUpdate::Unchanged,
+            });
+        }
+    };
+    let commit = match signature {
+        Some(signature) => repo
+            .commit_signed(&payload, &signature, None)
+            .map_err(|e| GitError::git("writing the signed sync commit", e))?,
+        None => repo
+            .odb()
+            .and_then(|odb| odb.write(ObjectType::Commit, payload.as_bytes()))
+            .map_err(|e| GitError::git("writing the sync commit", e))?,
+    };
+    if !head_names(repo, &branch.refname) {
+        return Ok(TeamCommit {
+            result: CommitResult::HeadMoved,
+            index: IndexUpdate::Unchanged,
+        });
+    }
+    let pending = repo.path().join(INDEX_PENDING);
+    fs::write(&pending, commit.to_string()).map_err(|e| GitError::io(&pending, e))?;
+    let reflog = format!(
+        "commit{}: {SYNC_SUBJECT}",
+        if parent.is_none() { " (initial)" } else { "" }
+    );
+    let moved = match branch.tip {
+        Some(tip) => repo.reference_matching(&branch.refname, commit, true, tip, &reflog),
+        None => repo.reference(&branch.refname, commit, false, &reflog),
+    };
+    match moved {
+        Ok(_) => {}
+        Err(e) if matches!(e.code(), ErrorCode::Modified | ErrorCode::Exists) => {
+            let _ = fs::remove_file(&pending);
+            return Ok(TeamCommit {
+                result: CommitResult::HeadMoved,
+                index: IndexUpdate::Unchanged,
+            });
+        }
+        Err(e) => {
+            let _ = fs::remove_file(&pending);
+            return Err(GitError::git(format!("moving {}", branch.refname), e));
+        }
+    }
+    let index = finish_index(repo, dir, &tree, fresh, patience)?;
+    Ok(TeamCommit {
+        result: CommitResult::Committed(commit),
+        index,
+    })
+}
+
+/// Updates the index, then clears the pending marker unless the index was busy.
+fn finish_index(
+    repo: &Repository,
+    dir: &str,
+    tree: &Tree<'_>,
+    fresh: &HashMap<String, Oid>,
+    patience: Duration,
+) -> Result<IndexUpdate, GitError> {
+    let pending = repo.path().join(INDEX_PENDING);
+    let update = index::update_team_entries(repo, dir, tree, fresh, patience)?;
+    if update != IndexUpdate::Locked {
+        match fs::remove_file(&pending) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(GitError::io(&pending, e)),
+        }
+    }
+    Ok(update)
+}
+
+fn head_names(repo: &Repository, refname: &str) -> bool {
+    repo.find_reference("HEAD")
+        .ok()
+        .and_then(|head| head.symbolic_target().ok().flatten().map(|t| t == refname))
+        .unwrap_or(false)
+}
+
+fn empty_tree(repo: &Repository) -> Result<Tree<'_>, GitError> {
+    let id = repo
+        .treebuilder(None)
+        .and_then(|b| b.write())
+        .map_err(|e| GitError::git("writing the empty tree", e))?;
+    repo.find_tree(id)
+        .map_err(|e| GitError::git("reading the empty tree", e))
+}
+
+/// The baseline tree with `updates` applied. A path to delete that the baseline lacks is
+/// skipped: libgit2 refuses to remove what is not there.
+fn updated_tree<'r>(
+    repo: &'r Repository,
+    baseline: &Tree<'_>,
+    updates: &[TeamUpdate],
+) -> Result<Tree<'r>, GitError> {
+    let mut builder = TreeUpdateBuilder::new();
+    let mut any = false;
+    for update in updates {
+        match &update.file {
+            Some(file) => {
+                builder.upsert(update.path.as_str(), file.id, file.mode);
+                any = true;
+            }
+            None => {
+                if baseline.get_path(Path::new(&update.path)).is_ok() {
+                    builder.remove(update.path.as_str());
+                    any = true;
+                }
+            }
+        }
+    }
+    let id = if any {
+        builder
+            .create_updated(repo, baseline)
+            .map_err(|e| GitError::git("building the new tree", e))?
+    } else {
+        baseline.id()
+    };
+    repo.find_tree(id)
+        .map_err(|e| GitError::git("reading the new tree", e))
+}

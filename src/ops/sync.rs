@@ -1,0 +1,583 @@
+//! Sync: share the team memory through the repository's own git history.
+//!
+//! The steps, in order: preflight (is the repository in a state to sync?) → the sync lock →
+//! fetch and fast-forward → guard and commit the team folder → push. Each step that cannot go on
+//! stops the sync with a `skipped_reason`; nothing already done is undone, and nothing half-done
+//! is left. This file holds the local half (preflight, lock, guard, commit); fetch,
+//! fast-forward and push plug in where marked.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use git2::Repository;
+use serde::Serialize;
+
+use crate::domain::scope::{INDEX_FILE, ScopeKind, TEAM_DIR};
+use crate::domain::store::{self, StoreError};
+use crate::git::commit::{self, CommitResult, CommitSettings, Identity, Person, TeamUpdate};
+use crate::git::index::IndexUpdate;
+use crate::git::lock::SyncLock;
+use crate::git::preflight::{self, Blocker, Branch, Preflight};
+use crate::git::sign;
+use crate::git::status::{self, ChangeKind, TreeFile};
+
+use super::quarantine::{self, Quarantined};
+use super::{OpError, Project};
+
+/// The whole sync's default time budget.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// How long to wait for another git process's `.git/index.lock` before skipping.
+const INDEX_PATIENCE: Duration = Duration::from_secs(1);
+
+/// The identity used when git has none configured and `--author` is not given.
+pub const FALLBACK_AUTHOR: &str = "teammem <teammem@localhost>";
+
+/// What a sync is asked to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncOptions {
+    /// Fetch the upstream and fast-forward to it.
+    pub pull: bool,
+    /// Push sync commits to the upstream.
+    pub push: bool,
+    /// The time budget for the whole sync, network included.
+    pub timeout: Duration,
+    /// `Name <email>` for the sync commit, instead of git's configured identity.
+    pub author: Option<String>,
+}
+
+impl Default for SyncOptions {
+    fn default() -> Self {
+        SyncOptions {
+            pull: true,
+            push: true,
+            timeout: DEFAULT_TIMEOUT,
+            author: None,
+        }
+    }
+}
+
+/// Why a sync stopped early. The JSON names are the contract (DESIGN.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkipReason {
+    /// Not inside a git work tree.
+    NotAGitRepo,
+    /// HEAD is not on a branch.
+    DetachedHead,
+    /// A merge, rebase, cherry-pick, revert or bisect is under way.
+    OperationInProgress,
+    /// Team files are left out of the work tree by a sparse checkout.
+    SparseCheckout,
+    /// The team folder, a parent or a memory is a symlink leading elsewhere.
+    UnsafePath,
+    /// Another sync, or another git process holding the index, is running.
+    Locked,
+    /// The branch has no upstream.
+    NoUpstream,
+    /// Fetching the upstream failed.
+    FetchFailed,
+    /// The user's own commits and the upstream's both moved.
+    Diverged,
+    /// A fast-forward would overwrite a local change.
+    PullBlocked,
+    /// The user's own commits are ahead of the upstream.
+    LocalAhead,
+    /// The remote refused the push.
+    PushRejected,
+    /// The push failed.
+    PushFailed,
+    /// The time budget ran out.
+    Timeout,
+}
+
+impl SkipReason {
+    /// The name used in JSON and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::NotAGitRepo => "not-a-git-repo",
+            SkipReason::DetachedHead => "detached-head",
+            SkipReason::OperationInProgress => "operation-in-progress",
+            SkipReason::SparseCheckout => "sparse-checkout",
+            SkipReason::UnsafePath => "unsafe-path",
+            SkipReason::Locked => "locked",
+            SkipReason::NoUpstream => "no-upstream",
+            SkipReason::FetchFailed => "fetch-failed",
+            SkipReason::Diverged => "diverged",
+            SkipReason::PullBlocked => "pull-blocked",
+            SkipReason::LocalAhead => "local-ahead",
+            SkipReason::PushRejected => "push-rejected",
+            SkipReason::PushFailed => "push-failed",
+            SkipReason::Timeout => "timeout",
+        }
+    }
+}
+
+/// What a sync did: the `--json` report.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SyncOutcome {
+    /// A sync commit was made.
+    pub committed: bool,
+    /// The branch was fast-forwarded to its upstream.
+    pub pulled: bool,
+    /// Sync commits were pushed.
+    pub pushed: bool,
+    /// Why the sync stopped early, if it did.
+    pub skipped_reason: Option<SkipReason>,
+    /// Changed team files kept out of the commit, and why.
+    pub quarantined: Vec<Quarantined>,
+    /// The sync commit's id.
+    pub commit: Option<String>,
+    /// How long the sync took.
+    pub duration_ms: u64,
+    /// What the user should know (the reason behind a skip comes first).
+    pub warnings: Vec<String>,
+    /// How many team files the sync commit changed.
+    #[serde(skip)]
+    pub files_committed: usize,
+}
+
+impl SyncOutcome {
+    /// Stops the sync with a reason and the message explaining it.
+    pub fn skip(&mut self, reason: SkipReason, why: impl Into<String>) {
+        self.skipped_reason = Some(reason);
+        self.warnings.insert(0, why.into());
+    }
+
+    /// One line saying what happened.
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        if self.pulled {
+            parts.push("pulled team memory".to_string());
+        }
+        match (&self.commit, self.committed) {
+            (Some(sha), true) => parts.push(format!(
+                "committed {} team memory file{} as {}",
+                self.files_committed,
+                if self.files_committed == 1 { "" } else { "s" },
+                &sha[..sha.len().min(7)]
+            )),
+            _ if self.skipped_reason.is_none() => {
+                parts.push("no team memory changes to commit".to_string())
+            }
+            _ => {}
+        }
+        if self.pushed {
+            parts.push("pushed".to_string());
+        }
+        if !self.quarantined.is_empty() {
+            parts.push(format!("{} file(s) quarantined", self.quarantined.len()));
+        }
+        if let Some(reason) = self.skipped_reason {
+            let why = self.warnings.first().map(String::as_str).unwrap_or("");
+            parts.push(format!("skipped ({}): {why}", reason.as_str()));
+        }
+        let mut line = parts.join("; ");
+        if let Some(first) = line.get(..1) {
+            line = first.to_uppercase() + &line[1..];
+        }
+        line
+    }
+}
+
+/// Runs a sync in the project's repository. Errors are I/O and git failures; every expected
+/// reason not to sync is a `skipped_reason` in the outcome instead.
+pub fn sync(project: &Project, options: &SyncOptions) -> Result<SyncOutcome, OpError> {
+    let started = Instant::now();
+    let deadline = started + options.timeout;
+    let mut outcome = SyncOutcome::default();
+    run(project, options, deadline, &mut outcome)?;
+    outcome.duration_ms = started.elapsed().as_millis() as u64;
+    Ok(outcome)
+}
+
+fn run(
+    project: &Project,
+    options: &SyncOptions,
+    deadline: Instant,
+    outcome: &mut SyncOutcome,
+) -> Result<(), OpError> {
+    let Some(paths) = &project.repo else {
+        outcome.skip(
+            SkipReason::NotAGitRepo,
+            "not inside a git work tree; team memory lives in a repository",
+        );
+        return Ok(());
+    };
+    let repo = crate::git::repo::open(&paths.workdir)?;
+    let Some(branch) = check_repository(project, &repo, outcome)? else {
+        return Ok(());
+    };
+    let _lock = match SyncLock::acquire(&repo)? {
+        Ok(lock) => lock,
+        Err(owner) => {
+            let who = owner.map_or(String::new(), |o| format!(" (pid {})", o.pid));
+            outcome.skip(
+                SkipReason::Locked,
+                format!("another sync is running in this repository{who}"),
+            );
+            return Ok(());
+        }
+    };
+    if !preflight::wait_for_index_lock(&repo, INDEX_PATIENCE) {
+        outcome.skip(
+            SkipReason::Locked,
+            "another git process holds .git/index.lock; nothing was changed (it is not removed: \
+             if no git command is running, delete it yourself)",
+        );
+        return Ok(());
+    }
+    // Part 2 plugs in here: fetch the upstream and fast-forward (when `options.pull`), then
+    // re-read the branch tip with `preflight::preflight` before committing.
+    commit_team_changes(project, &repo, &branch, options, deadline, outcome)?;
+    // Part 2 plugs in here: push the sync commits (when `options.push`).
+    Ok(())
+}
+
+/// Preflight and path safety, each refusal recorded in `outcome`. Returns the branch to commit
+/// on when the sync may go on.
+pub fn check_repository(
+    project: &Project,
+    repo: &Repository,
+    outcome: &mut SyncOutcome,
+) -> Result<Option<Branch>, OpError> {
+    let branch = match preflight::preflight(repo, TEAM_DIR)? {
+        Preflight::Ready(branch) => branch,
+        Preflight::Blocked(blocker) => {
+            let reason = match blocker {
+                Blocker::DetachedHead => SkipReason::DetachedHead,
+                Blocker::OperationInProgress(_) => SkipReason::OperationInProgress,
+                Blocker::SparseCheckout(_) => SkipReason::SparseCheckout,
+            };
+            outcome.skip(reason, blocker.to_string());
+            return Ok(None);
+        }
+    };
+    let safe = project
+        .check_scope_safe(ScopeKind::Team)
+        .and_then(|dir| store::memory_paths(&dir).map_err(OpError::from));
+    match safe {
+        Ok(_) => {}
+        Err(OpError::Store(err @ StoreError::UnsafePath { .. })) => {
+            outcome.skip(SkipReason::UnsafePath, err.to_string());
+            return Ok(None);
+        }
+        Err(err) => return Err(err),
+    }
+    let probe = format!("{TEAM_DIR}/{INDEX_FILE}");
+    if repo.is_path_ignored(&probe).unwrap_or(false) {
+        outcome.warnings.push(format!(
+            "{TEAM_DIR}/ is ignored by git, so new team memories are not committed; find the rule \
+             with `git check-ignore -v {probe}` and add `!/{TEAM_DIR}/` after it"
+        ));
+    }
+    Ok(Some(branch))
+}
+
+/// The local half: finds the team folder's changes against the branch tip, quarantines what
+/// must not be committed, regenerates `MEMORY.md` from the clean memories, and commits the rest
+/// with [`commit::commit_team_dir`]. Call it with the sync lock held.
+pub fn commit_team_changes(
+    project: &Project,
+    repo: &Repository,
+    branch: &Branch,
+    options: &SyncOptions,
+    deadline: Instant,
+    outcome: &mut SyncOutcome,
+) -> Result<(), OpError> {
+    let workdir = project.git_root()?;
+    let head_commit = match branch.tip {
+        Some(tip) => Some(
+            repo.find_commit(tip)
+                .map_err(|e| crate::git::GitError::git("reading HEAD", e))?,
+        ),
+        None => None,
+    };
+    let head_tree = match &head_commit {
+        Some(c) => Some(
+            c.tree()
+                .map_err(|e| crate::git::GitError::git("reading HEAD's tree", e))?,
+        ),
+        None => None,
+    };
+    let changes = status::team_changes(repo, head_tree.as_ref(), TEAM_DIR)?;
+    if changes.is_empty() && !commit::index_pending(repo) {
+        return Ok(());
+    }
+    if Instant::now() >= deadline {
+        outcome.skip(
+            SkipReason::Timeout,
+            "the time budget ran out before the commit",
+        );
+        return Ok(());
+    }
+    let index_path = format!("{TEAM_DIR}/{INDEX_FILE}");
+    let team_prefix = format!("{TEAM_DIR}/");
+    let mut held_back: HashSet<String> = HashSet::new();
+    for change in &changes {
+        if change.kind == ChangeKind::Deleted || change.path == index_path {
+            continue;
+        }
+        let rel = change
+            .path
+            .strip_prefix(&team_prefix)
+            .unwrap_or(&change.path);
+        let reasons = if change.unreadable_name {
+            vec!["invalid: the file name is not valid UTF-8 — rename it".to_string()]
+        } else {
+            quarantine::check_team_file(&change.path, rel, &workdir.join(&change.path))?
+        };
+        if !reasons.is_empty() {
+            held_back.insert(change.path.clone());
+            outcome.quarantined.push(Quarantined {
+                path: change.path.clone(),
+                reasons,
+            });
+        }
+    }
+
+    let team_dir = workdir.join(TEAM_DIR);
+    regenerate_index(project, &team_dir, &held_back, &team_prefix)?;
+
+    let mut updates = Vec::new();
+    let mut fresh = HashMap::new();
+    for change in &changes {
+        if held_back.contains(&change.path) || change.path == index_path {
+            continue;
+        }
+        updates.push(team_update(repo, &change.path, change.mode, &mut fresh)?);
+    }
+    let index_mode = workdir
+        .join(&index_path)
+        .is_file()
+        .then_some(git2::FileMode::Blob);
+    updates.push(team_update(repo, &index_path, index_mode, &mut fresh)?);
+
+    let settings = commit_settings(repo, options, deadline, outcome)?;
+    let done = commit::commit_team_dir(repo, branch, TEAM_DIR, &updates, &fresh, &settings)?;
+    match done.result {
+        CommitResult::Committed(oid) => {
+            outcome.committed = true;
+            outcome.commit = Some(oid.to_string());
+            outcome.files_committed = count_changed(repo, branch, oid)?;
+        }
+        CommitResult::NothingToCommit => {}
+        CommitResult::HeadMoved => outcome.warnings.push(
+            "the branch moved while sync was committing; nothing was committed — sync again".into(),
+        ),
+        CommitResult::NotSigned(why) => outcome.warnings.push(format!(
+            "commit.gpgsign is on but the sync commit could not be signed ({why}); nothing was \
+             committed"
+        )),
+    }
+    if done.index == IndexUpdate::Locked {
+        outcome.warnings.push(
+            "another git process held .git/index.lock, so the index's team entries were not \
+             updated; the next sync updates them"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// Rewrites `MEMORY.md` from the valid memories on disk, leaving quarantined files out. A
+/// missing team folder stays missing.
+fn regenerate_index(
+    project: &Project,
+    team_dir: &Path,
+    held_back: &HashSet<String>,
+    team_prefix: &str,
+) -> Result<(), OpError> {
+    let loaded = store::load(team_dir, &project.shown_prefix(ScopeKind::Team))?;
+    let clean: Vec<_> = loaded
+        .memories
+        .into_iter()
+        .filter(|m| !held_back.contains(&format!("{team_prefix}{}", m.rel)))
+        .collect();
+    let text = store::render_index(&clean);
+    if team_dir.is_dir() {
+        store::write_index(team_dir, &text)?;
+    }
+    Ok(())
+}
+
+/// The tree update for one path: its blob as `git add` would store it, or a deletion.
+fn team_update(
+    repo: &Repository,
+    path: &str,
+    mode: Option<git2::FileMode>,
+    fresh: &mut HashMap<String, git2::Oid>,
+) -> Result<TeamUpdate, OpError> {
+    let file = match mode {
+        Some(mode) => {
+            let id = commit::store_blob(repo, path)?;
+            fresh.insert(path.to_string(), id);
+            Some(TreeFile { id, mode })
+        }
+        None => None,
+    };
+    Ok(TeamUpdate {
+        path: path.to_string(),
+        file,
+    })
+}
+
+fn count_changed(repo: &Repository, branch: &Branch, commit: git2::Oid) -> Result<usize, OpError> {
+    let git = |e| crate::git::GitError::git("comparing the sync commit with its parent", e);
+    let new_tree = repo
+        .find_commit(commit)
+        .and_then(|c| c.tree())
+        .map_err(git)?;
+    let old_tree = match branch.tip {
+        Some(tip) => Some(repo.find_commit(tip).and_then(|c| c.tree()).map_err(git)?),
+        None => None,
+    };
+    let diff = repo
+        .diff_tree_to_tree(old_tree.as_ref(), Some(&new_tree), None)
+        .map_err(git)?;
+    Ok(diff.deltas().len())
+}
+
+/// Who the commit is by and how it is signed, with warnings for a fallback identity and for a
+/// signing program named by the repository's own config (ignored).
+fn commit_settings(
+    repo: &Repository,
+    options: &SyncOptions,
+    deadline: Instant,
+    outcome: &mut SyncOutcome,
+) -> Result<CommitSettings, OpError> {
+    let configured = repo.signature().ok().and_then(|s| {
+        Some(Person {
+            name: s.name().ok()?.to_string(),
+            email: s.email().ok()?.to_string(),
+        })
+    });
+    let author = match &options.author {
+        Some(text) => Some(parse_person(text)?),
+        None => None,
+    };
+    let fallback = || {
+        parse_person(FALLBACK_AUTHOR).unwrap_or(Person {
+            name: "teammem".into(),
+            email: "teammem@localhost".into(),
+        })
+    };
+    let identity = match (author, configured) {
+        (Some(author), Some(committer)) => Identity { author, committer },
+        (Some(author), None) => Identity {
+            committer: author.clone(),
+            author,
+        },
+        (None, Some(person)) => Identity {
+            author: person.clone(),
+            committer: person,
+        },
+        (None, None) => {
+            outcome.warnings.push(format!(
+                "git has no user.name/user.email configured, so the sync commit is by \
+                 {FALLBACK_AUTHOR}; set them with `git config --global user.name …` and \
+                 `git config --global user.email …`, or pass --author"
+            ));
+            let person = fallback();
+            Identity {
+                author: person.clone(),
+                committer: person,
+            }
+        }
+    };
+    let plan = sign::signing_plan(repo)?;
+    if let Some(program) = &plan.ignored_program {
+        outcome.warnings.push(format!(
+            "the repository's own config names the signing program `{program}`; teammem never \
+             runs programs named there, and uses the one from your global git config instead"
+        ));
+    }
+    Ok(CommitSettings {
+        identity,
+        signing: plan.signing,
+        index_patience: INDEX_PATIENCE,
+        sign_budget: deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_secs(1)),
+    })
+}
+
+/// Parses `Name <email>`.
+pub fn parse_person(text: &str) -> Result<Person, OpError> {
+    let bad = || {
+        OpError::Usage(format!(
+            "--author {text:?} is not of the form `Name <email>`"
+        ))
+    };
+    let (name, rest) = text.split_once('<').ok_or_else(bad)?;
+    let email = rest.strip_suffix('>').ok_or_else(bad)?;
+    let name = name.trim();
+    if name.is_empty() || email.is_empty() || email.contains(['<', '>']) {
+        return Err(bad());
+    }
+    Ok(Person {
+        name: name.to_string(),
+        email: email.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skip_reasons_serialize_as_in_the_design() {
+        let all = [
+            SkipReason::NotAGitRepo,
+            SkipReason::DetachedHead,
+            SkipReason::OperationInProgress,
+            SkipReason::SparseCheckout,
+            SkipReason::UnsafePath,
+            SkipReason::Locked,
+            SkipReason::NoUpstream,
+            SkipReason::FetchFailed,
+            SkipReason::Diverged,
+            SkipReason::PullBlocked,
+            SkipReason::LocalAhead,
+            SkipReason::PushRejected,
+            SkipReason::PushFailed,
+            SkipReason::Timeout,
+        ];
+        for reason in all {
+            assert_eq!(
+                serde_json::to_string(&reason).unwrap(),
+                format!("\"{}\"", reason.as_str())
+            );
+        }
+    }
+
+    #[test]
+    fn outcome_has_the_design_field_names() {
+        let value = serde_json::to_value(SyncOutcome::default()).unwrap();
+        let mut keys: Vec<_> = value.as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        assert_eq!(
+            keys,
+            [
+                "commit",
+                "committed",
+                "duration_ms",
+                "pulled",
+                "pushed",
+                "quarantined",
+                "skipped_reason",
+                "warnings"
+            ]
+        );
+    }
+
+    #[test]
+    fn authors() {
+        let p = parse_person("Ada Lovelace <ada@example.com>").unwrap();
+        assert_eq!(p.name, "Ada Lovelace");
+        assert_eq!(p.email, "ada@example.com");
+        assert!(parse_person("nobody").is_err());
+        assert!(parse_person("<a@b>").is_err());
+    }
+}
