@@ -74,6 +74,10 @@ pub enum Preflight {
 /// Checks HEAD, any operation in progress and sparse checkouts covering `team_dir` (relative to
 /// the work tree, `/`-separated).
 pub fn preflight(repo: &Repository, team_dir: &str) -> Result<Preflight, GitError> {
+    // A rebase detaches HEAD: name the rebase, not the detached HEAD.
+    if let Some(what) = operation_in_progress(repo.state()) {
+        return Ok(Preflight::Blocked(Blocker::OperationInProgress(what)));
+    }
     let head = repo
         .find_reference("HEAD")
         .map_err(|e| GitError::git("reading HEAD", e))?;
@@ -87,9 +91,6 @@ pub fn preflight(repo: &Repository, team_dir: &str) -> Result<Preflight, GitErro
         return Ok(Preflight::Blocked(Blocker::DetachedHead));
     }
     let refname = target.to_string();
-    if let Some(what) = operation_in_progress(repo.state()) {
-        return Ok(Preflight::Blocked(Blocker::OperationInProgress(what)));
-    }
     if let Some(path) = sparse_entry(repo, team_dir)? {
         return Ok(Preflight::Blocked(Blocker::SparseCheckout(path)));
     }
