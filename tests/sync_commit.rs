@@ -528,3 +528,117 @@ fn two_syncs_started_together_commit_once() {
     assert_eq!(commit_count(&sb, &repo), 2);
     assert_eq!(team_status(&sb, &repo), "");
 }
+
+/// Config for git CLI checks that must not run the planted programs themselves.
+const SAFE: [&str; 4] = [
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+];
+
+#[test]
+fn planted_fsmonitor_hooks_and_signing_programs_never_run() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    let marker = sb.path().join("pwned");
+    let evil = repo.join("tools/evil.sh");
+    write(
+        &evil,
+        &format!("#!/bin/sh\necho \"$0\" >> '{}'\nexit 0\n", marker.display()),
+    );
+    let make_executable = |path: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    make_executable(&evil);
+    for dir in [repo.join(".git/hooks"), repo.join(".githooks")] {
+        for hook in [
+            "pre-commit",
+            "prepare-commit-msg",
+            "commit-msg",
+            "post-commit",
+            "reference-transaction",
+            "post-index-change",
+            "pre-auto-gc",
+        ] {
+            let path = dir.join(hook);
+            write(&path, &fs::read_to_string(&evil).unwrap());
+            make_executable(&path);
+        }
+    }
+    let key = sb.home().join(".ssh/id_ed25519");
+    fs::create_dir_all(key.parent().unwrap()).unwrap();
+    let keygen = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "test", "-f"])
+        .arg(&key)
+        .output()
+        .unwrap();
+    assert!(keygen.status.success());
+    let evil_path = evil.display().to_string();
+    let key_path = key.display().to_string();
+    for (name, value) in [
+        ("core.fsmonitor", evil_path.as_str()),
+        ("core.hooksPath", ".githooks"),
+        ("gpg.program", evil_path.as_str()),
+        ("gpg.ssh.program", evil_path.as_str()),
+        ("commit.gpgsign", "true"),
+        ("gpg.format", "ssh"),
+        ("user.signingkey", key_path.as_str()),
+    ] {
+        sb.git(&repo, ["config", name, value]);
+    }
+    add_memory(&repo, "feedback/signed.md", "Signed");
+
+    let report = sync_json(&sb, &repo);
+    assert_eq!(report["committed"], true, "{report}");
+    assert!(
+        report["warnings"].to_string().contains("evil.sh"),
+        "the ignored program is named: {report}"
+    );
+    assert!(!marker.exists(), "a planted program ran");
+
+    // Signed with the user's own key, the way git signs: git verifies it.
+    let pubkey = fs::read_to_string(key.with_extension("pub")).unwrap();
+    let allowed = sb.path().join("allowed_signers");
+    fs::write(&allowed, format!("test@example.com {pubkey}")).unwrap();
+    let allowed_config = format!("gpg.ssh.allowedSignersFile={}", allowed.display());
+    let mut verify: Vec<&str> = SAFE.to_vec();
+    verify.extend([
+        "-c",
+        "gpg.ssh.program=ssh-keygen",
+        "-c",
+        allowed_config.as_str(),
+        "verify-commit",
+        "HEAD",
+    ]);
+    let out = sb.git_output(&repo, verify);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut status: Vec<&str> = SAFE.to_vec();
+    status.extend(["status", "--porcelain", "--", TEAM]);
+    assert_eq!(sb.git(&repo, status), "");
+    assert!(!marker.exists(), "a planted program ran");
+}
+
+#[test]
+fn a_commit_that_cannot_be_signed_is_not_made() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    sb.git(&repo, ["config", "commit.gpgsign", "true"]);
+    sb.git(&repo, ["config", "gpg.format", "ssh"]);
+    sb.git(&repo, ["config", "user.signingkey", "/nonexistent/key"]);
+    add_memory(&repo, "feedback/unsigned.md", "Unsigned");
+    let report = sync_json(&sb, &repo);
+    assert_eq!(report["committed"], false, "{report}");
+    assert!(
+        report["warnings"]
+            .to_string()
+            .contains("could not be signed"),
+        "{report}"
+    );
+    assert_eq!(commit_count(&sb, &repo), 1);
+}

@@ -17,7 +17,7 @@ use git2::build::TreeUpdateBuilder;
 use git2::{Commit, ErrorCode, ObjectType, Oid, Repository, Signature, Tree};
 
 use super::GitError;
-use super::index::{self, IndexUpdate};
+use super::index::{self, FreshFile, IndexUpdate};
 use super::preflight::Branch;
 use super::sign::{self, Signing};
 use super::status::TreeFile;
@@ -110,12 +110,37 @@ pub struct TeamCommit {
     pub index: IndexUpdate,
 }
 
-/// Stores a work-tree file as a blob, through git's filters (`.gitattributes`, `core.autocrlf`),
-/// as `git add` would; a symlink is stored as its target.
-pub fn store_blob(repo: &Repository, path: &str) -> Result<Oid, GitError> {
+/// Stores a work-tree file as a blob as `git add` would: through git's filters
+/// (`.gitattributes`, `core.autocrlf`); a symlink is stored as its target. `bytes`, when given,
+/// are the file's bytes as already read (and checked) by the caller: they are stored directly
+/// when no built-in filter can change them (no carriage return, and no `$Id` with the `ident`
+/// attribute), so what is committed is exactly what was checked, even if the file changes
+/// meanwhile. Unlike git, libgit2 runs no external filter drivers (`filter=lfs`): such files
+/// are stored as they are on disk.
+pub fn store_blob(repo: &Repository, path: &str, bytes: Option<&[u8]>) -> Result<Oid, GitError> {
+    if let Some(bytes) = bytes {
+        let crlf = bytes.contains(&b'\r');
+        let ident = bytes.windows(3).any(|w| w == b"$Id") && has_attr(repo, path, "ident");
+        if !crlf && !ident {
+            return repo
+                .blob(bytes)
+                .map_err(|e| GitError::git(format!("storing {path}"), e));
+        }
+    }
     let workdir = repo.workdir().unwrap_or(repo.path());
     repo.blob_path(&workdir.join(path))
         .map_err(|e| GitError::git(format!("storing {path}"), e))
+}
+
+fn has_attr(repo: &Repository, path: &str, name: &str) -> bool {
+    let value = repo
+        .get_attr(Path::new(path), name, git2::AttrCheckFlags::FILE_THEN_INDEX)
+        .ok()
+        .flatten();
+    !matches!(
+        git2::AttrValue::from_string(value),
+        git2::AttrValue::Unspecified | git2::AttrValue::False
+    )
 }
 
 /// Whether an earlier sync moved the branch but was stopped before it updated the index.
@@ -134,7 +159,7 @@ pub fn commit_team_dir(
     branch: &Branch,
     dir: &str,
     updates: &[TeamUpdate],
-    fresh: &HashMap<String, Oid>,
+    fresh: &HashMap<String, FreshFile>,
     settings: &CommitSettings,
 ) -> Result<TeamCommit, GitError> {
     let identity = &settings.identity;
@@ -238,7 +263,7 @@ fn finish_index(
     repo: &Repository,
     dir: &str,
     tree: &Tree<'_>,
-    fresh: &HashMap<String, Oid>,
+    fresh: &HashMap<String, FreshFile>,
     patience: Duration,
 ) -> Result<IndexUpdate, GitError> {
     let pending = repo.path().join(INDEX_PENDING);

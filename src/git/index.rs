@@ -31,20 +31,50 @@ pub enum IndexUpdate {
     Locked,
 }
 
+/// The stat data that tells whether a file changed since it was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    size: u64,
+    ino: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl FileStamp {
+    /// The stamp of a file's (not followed) metadata.
+    pub fn of(meta: &fs::Metadata) -> FileStamp {
+        FileStamp {
+            size: meta.size(),
+            ino: meta.ino(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+}
+
+/// A work-tree file just stored as a blob: its id, and its stamp from before it was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FreshFile {
+    /// The blob the file's content was stored as.
+    pub id: Oid,
+    /// The file's stamp taken before reading it.
+    pub stamp: FileStamp,
+}
+
 /// The side file the new index is built in (in the worktree's git folder). Only the holder of
 /// the sync lock writes it.
 const SIDE_INDEX: &str = "teammem-index.next";
 
 /// Makes the index entries under `dir` match `tree`, touching no other entry. `fresh` names the
-/// files whose content on disk is known to have the given blob id (just hashed through git's
-/// filters); their entries get the file's stat data so `git status` sees them clean at once.
-/// Other entries get the file's stat data only when its raw bytes hash to the blob, and
-/// otherwise a zero size, which makes git compare contents instead of trusting the stat data.
+/// files just stored as blobs; their entries get the file's stat data, so `git status` sees them
+/// clean at once, if the file has not changed since it was read. Other entries get the file's
+/// stat data only when its raw bytes hash to the blob, and otherwise a zero size, which makes git
+/// compare contents instead of trusting the stat data.
 pub fn update_team_entries(
     repo: &Repository,
     dir: &str,
     tree: &Tree<'_>,
-    fresh: &HashMap<String, Oid>,
+    fresh: &HashMap<String, FreshFile>,
     patience: Duration,
 ) -> Result<IndexUpdate, GitError> {
     let git_dir = repo.path();
@@ -137,7 +167,7 @@ fn reconcile(
     workdir: &Path,
     dir: &str,
     desired: &BTreeMap<String, TreeFile>,
-    fresh: &HashMap<String, Oid>,
+    fresh: &HashMap<String, FreshFile>,
 ) -> Result<bool, GitError> {
     let prefix = format!("{dir}/");
     let mut current: Vec<IndexEntry> = Vec::new();
@@ -172,7 +202,7 @@ fn reconcile(
         if kept.contains_key(path) {
             continue;
         }
-        let entry = entry_for(workdir, path, file, fresh.get(path) == Some(&file.id))?;
+        let entry = entry_for(workdir, path, file, fresh.get(path))?;
         index
             .add(&entry)
             .map_err(|e| GitError::git(format!("updating the index entry of {path}"), e))?;
@@ -187,11 +217,15 @@ fn entry_for(
     workdir: &Path,
     path: &str,
     file: &TreeFile,
-    known_fresh: bool,
+    fresh: Option<&FreshFile>,
 ) -> Result<IndexEntry, GitError> {
     let abs: PathBuf = workdir.join(path);
     let meta = fs::symlink_metadata(&abs).ok();
-    let same = known_fresh || meta.as_ref().is_some_and(|m| raw_matches(&abs, m, file.id));
+    let same = match (fresh, &meta) {
+        (Some(fresh), Some(meta)) if fresh.id == file.id => FileStamp::of(meta) == fresh.stamp,
+        (_, Some(meta)) => raw_matches(&abs, meta, file.id),
+        (_, None) => false,
+    };
     let mut entry = IndexEntry {
         ctime: IndexTime::new(0, 0),
         mtime: IndexTime::new(0, 0),

@@ -117,7 +117,7 @@ fn file_age(path: &Path) -> Option<Duration> {
 
 /// Whether a process with this id runs. Where `/proc` is missing (macOS), a process is assumed
 /// to run and only the age rule frees its lock.
-fn process_alive(pid: u32) -> bool {
+pub fn process_alive(pid: u32) -> bool {
     let proc = Path::new("/proc");
     if !proc.join("self").exists() {
         return true;

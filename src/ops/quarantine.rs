@@ -21,28 +21,47 @@ pub struct Quarantined {
     pub reasons: Vec<String>,
 }
 
+/// A changed file of the team folder after the guard looked at it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedFile {
+    /// Why it must stay out of the commit; empty when it may be committed.
+    pub reasons: Vec<String>,
+    /// The bytes that were checked (`None` for a symlink): commit these, not a later read.
+    pub bytes: Option<Vec<u8>>,
+}
+
 /// Checks one changed file of the team folder. `path` is relative to the work tree (shown in
-/// messages), `rel` relative to the team folder, `abs` where it is on disk. Returns the reasons
-/// to keep it out of the commit; empty when it may be committed.
-pub fn check_team_file(path: &str, rel: &str, abs: &Path) -> Result<Vec<String>, OpError> {
+/// messages), `rel` relative to the team folder, `abs` where it is on disk.
+pub fn check_team_file(path: &str, rel: &str, abs: &Path) -> Result<CheckedFile, OpError> {
     let meta = std::fs::symlink_metadata(abs).map_err(|e| OpError::io(abs, e))?;
     if meta.file_type().is_symlink() {
         // A symlink is committed as its target's path; the file it points at (inside the team
         // folder, or sync refuses to run) is checked on its own.
-        return Ok(Vec::new());
+        return Ok(CheckedFile {
+            reasons: Vec::new(),
+            bytes: None,
+        });
     }
     let bytes = store::read_capped(abs)?;
-    let mut reasons = secret_reasons(&bytes);
+    let reasons = reasons_for(path, rel, &bytes);
+    Ok(CheckedFile {
+        reasons,
+        bytes: Some(bytes),
+    })
+}
+
+fn reasons_for(path: &str, rel: &str, bytes: &[u8]) -> Vec<String> {
+    let mut reasons = secret_reasons(bytes);
     if !reasons.is_empty() {
         // Parse errors could quote the text around a secret: report the secret alone.
-        return Ok(reasons);
+        return reasons;
     }
     let is_memory = rel.ends_with(".md") && rel != INDEX_FILE;
     if is_memory {
         if let Some(bad) = memory::check_file_name(path) {
             reasons.push(invalid_reason(&bad));
         }
-        if let Err(problems) = MemoryFile::parse(path, &bytes) {
+        if let Err(problems) = MemoryFile::parse(path, bytes) {
             reasons.extend(problems.iter().map(invalid_reason));
         }
     } else if bytes.len() > MAX_FILE_BYTES {
@@ -50,7 +69,7 @@ pub fn check_team_file(path: &str, rel: &str, abs: &Path) -> Result<Vec<String>,
             "invalid: file is over the {MAX_FILE_BYTES} byte limit for team memory"
         ));
     }
-    Ok(reasons)
+    reasons
 }
 
 fn invalid_reason(problem: &memory::Invalid) -> String {

@@ -16,8 +16,8 @@ use serde::Serialize;
 use crate::domain::scope::{INDEX_FILE, ScopeKind, TEAM_DIR};
 use crate::domain::store::{self, StoreError};
 use crate::git::commit::{self, CommitResult, CommitSettings, Identity, Person, TeamUpdate};
-use crate::git::index::IndexUpdate;
-use crate::git::lock::SyncLock;
+use crate::git::index::{FileStamp, FreshFile, IndexUpdate};
+use crate::git::lock::{self, SyncLock};
 use crate::git::preflight::{self, Blocker, Branch, Preflight};
 use crate::git::sign;
 use crate::git::status::{self, ChangeKind, TreeFile};
@@ -301,6 +301,7 @@ pub fn commit_team_changes(
         ),
         None => None,
     };
+    remove_stale_temp_files(&workdir.join(TEAM_DIR));
     let changes = status::team_changes(repo, head_tree.as_ref(), TEAM_DIR)?;
     if changes.is_empty() && !commit::index_pending(repo) {
         return Ok(());
@@ -315,6 +316,7 @@ pub fn commit_team_changes(
     let index_path = format!("{TEAM_DIR}/{INDEX_FILE}");
     let team_prefix = format!("{TEAM_DIR}/");
     let mut held_back: HashSet<String> = HashSet::new();
+    let mut checked: HashMap<String, (FileStamp, Option<Vec<u8>>)> = HashMap::new();
     for change in &changes {
         if change.kind == ChangeKind::Deleted || change.path == index_path {
             continue;
@@ -323,10 +325,14 @@ pub fn commit_team_changes(
             .path
             .strip_prefix(&team_prefix)
             .unwrap_or(&change.path);
+        let abs = workdir.join(&change.path);
         let reasons = if change.unreadable_name {
             vec!["invalid: the file name is not valid UTF-8 — rename it".to_string()]
         } else {
-            quarantine::check_team_file(&change.path, rel, &workdir.join(&change.path))?
+            let stamp = stamp_of(&abs)?;
+            let file = quarantine::check_team_file(&change.path, rel, &abs)?;
+            checked.insert(change.path.clone(), (stamp, file.bytes));
+            file.reasons
         };
         if !reasons.is_empty() {
             held_back.insert(change.path.clone());
@@ -339,20 +345,49 @@ pub fn commit_team_changes(
 
     let team_dir = workdir.join(TEAM_DIR);
     regenerate_index(project, &team_dir, &held_back, &team_prefix)?;
+    let index_abs = workdir.join(&index_path);
+    if index_abs.is_file() {
+        let stamp = stamp_of(&index_abs)?;
+        let bytes = std::fs::read(&index_abs).map_err(|e| OpError::io(&index_abs, e))?;
+        checked.insert(index_path.clone(), (stamp, Some(bytes)));
+    }
 
     let mut updates = Vec::new();
     let mut fresh = HashMap::new();
-    for change in &changes {
-        if held_back.contains(&change.path) || change.path == index_path {
+    let paths = changes
+        .iter()
+        .filter(|c| !held_back.contains(&c.path) && c.path != index_path)
+        .map(|c| (c.path.as_str(), c.mode))
+        .chain([(
+            index_path.as_str(),
+            index_abs.is_file().then_some(git2::FileMode::Blob),
+        )]);
+    for (path, mode) in paths {
+        let Some(mode) = mode else {
+            updates.push(TeamUpdate {
+                path: path.to_string(),
+                file: None,
+            });
+            continue;
+        };
+        let (stamp, bytes) = match checked.get(path) {
+            Some((stamp, bytes)) => (*stamp, bytes.as_deref()),
+            None => (stamp_of(&workdir.join(path))?, None),
+        };
+        let id = commit::store_blob(repo, path, bytes)?;
+        if changed_since_checked(&workdir.join(path), bytes)? {
+            outcome.quarantined.push(Quarantined {
+                path: path.to_string(),
+                reasons: vec!["changed while sync ran — sync again".into()],
+            });
             continue;
         }
-        updates.push(team_update(repo, &change.path, change.mode, &mut fresh)?);
+        fresh.insert(path.to_string(), FreshFile { id, stamp });
+        updates.push(TeamUpdate {
+            path: path.to_string(),
+            file: Some(TreeFile { id, mode }),
+        });
     }
-    let index_mode = workdir
-        .join(&index_path)
-        .is_file()
-        .then_some(git2::FileMode::Blob);
-    updates.push(team_update(repo, &index_path, index_mode, &mut fresh)?);
 
     let settings = commit_settings(repo, options, deadline, outcome)?;
     let done = commit::commit_team_dir(repo, branch, TEAM_DIR, &updates, &fresh, &settings)?;
@@ -402,25 +437,51 @@ fn regenerate_index(
     Ok(())
 }
 
-/// The tree update for one path: its blob as `git add` would store it, or a deletion.
-fn team_update(
-    repo: &Repository,
-    path: &str,
-    mode: Option<git2::FileMode>,
-    fresh: &mut HashMap<String, git2::Oid>,
-) -> Result<TeamUpdate, OpError> {
-    let file = match mode {
-        Some(mode) => {
-            let id = commit::store_blob(repo, path)?;
-            fresh.insert(path.to_string(), id);
-            Some(TreeFile { id, mode })
+/// Removes the temp files (`.<name>.<pid>.tmp`) that an atomic write leaves when its process is
+/// killed, in the team folder and its type folders, once their process is gone. They are never
+/// committed (hidden), but `git status` would show them.
+fn remove_stale_temp_files(team_dir: &Path) {
+    let mut folders = vec![team_dir.to_path_buf()];
+    folders.extend(
+        crate::domain::memory::MemoryType::ALL
+            .iter()
+            .map(|t| team_dir.join(t.as_str())),
+    );
+    for folder in folders {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let pid = name
+                .strip_prefix('.')
+                .and_then(|n| n.strip_suffix(".tmp"))
+                .and_then(|n| n.rsplit_once('.'))
+                .and_then(|(_, pid)| pid.parse::<u32>().ok());
+            if pid.is_some_and(|pid| !lock::process_alive(pid)) {
+                let _ = std::fs::remove_file(entry.path());
+            }
         }
-        None => None,
-    };
-    Ok(TeamUpdate {
-        path: path.to_string(),
-        file,
-    })
+    }
+}
+
+fn stamp_of(abs: &Path) -> Result<FileStamp, OpError> {
+    std::fs::symlink_metadata(abs)
+        .map(|m| FileStamp::of(&m))
+        .map_err(|e| OpError::io(abs, e))
+}
+
+/// When filters made libgit2 read the file itself (carriage returns, `$Id`), checks that it
+/// still holds the bytes the guard checked.
+fn changed_since_checked(abs: &Path, checked: Option<&[u8]>) -> Result<bool, OpError> {
+    match checked {
+        Some(bytes) if bytes.contains(&b'\r') || bytes.windows(3).any(|w| w == b"$Id") => {
+            let now = std::fs::read(abs).map_err(|e| OpError::io(abs, e))?;
+            Ok(now != bytes)
+        }
+        _ => Ok(false),
+    }
 }
 
 fn count_changed(repo: &Repository, branch: &Branch, commit: git2::Oid) -> Result<usize, OpError> {
