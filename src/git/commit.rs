@@ -327,3 +327,103 @@ fn updated_tree<'r>(
     repo.find_tree(id)
         .map_err(|e| GitError::git("reading the new tree", e))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::sign::Signing;
+
+    fn settings() -> CommitSettings {
+        let person = Person {
+            name: "Test".into(),
+            email: "test@example.com".into(),
+        };
+        CommitSettings {
+            identity: Identity {
+                author: person.clone(),
+                committer: person,
+            },
+            signing: Signing::Off,
+            index_patience: Duration::from_millis(10),
+            sign_budget: Duration::from_secs(1),
+        }
+    }
+
+    fn commit_file(repo: &Repository, parent: Option<Oid>, path: &str, text: &str) -> Oid {
+        let blob = repo.blob(text.as_bytes()).unwrap();
+        let base = match parent {
+            Some(p) => repo.find_commit(p).unwrap().tree().unwrap(),
+            None => empty_tree(repo).unwrap(),
+        };
+        let mut builder = TreeUpdateBuilder::new();
+        builder.upsert(path, blob, git2::FileMode::Blob);
+        let tree = repo
+            .find_tree(builder.create_updated(repo, &base).unwrap())
+            .unwrap();
+        let sig = Signature::now("T", "t@example.com").unwrap();
+        let parents: Vec<Commit<'_>> = parent
+            .map(|p| repo.find_commit(p).unwrap())
+            .into_iter()
+            .collect();
+        let parents: Vec<&Commit<'_>> = parents.iter().collect();
+        repo.commit(Some("refs/heads/main"), &sig, &sig, "c", &tree, &parents)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_branch_that_moved_meanwhile_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        repo.set_head("refs/heads/main").unwrap();
+        let first = commit_file(&repo, None, "a.txt", "a\n");
+        let stale = Branch {
+            refname: "refs/heads/main".into(),
+            tip: Some(first),
+        };
+        let second = commit_file(&repo, Some(first), "b.txt", "b\n");
+        let blob = repo.blob(b"memory\n").unwrap();
+        let updates = [TeamUpdate {
+            path: ".qwen/team-memory/x.md".into(),
+            file: Some(TreeFile {
+                id: blob,
+                mode: git2::FileMode::Blob,
+            }),
+        }];
+        let done = commit_team_dir(
+            &repo,
+            &stale,
+            ".qwen/team-memory",
+            &updates,
+            &HashMap::new(),
+            &settings(),
+        )
+        .unwrap();
+        assert_eq!(done.result, CommitResult::HeadMoved);
+        assert_eq!(repo.refname_to_id("refs/heads/main").unwrap(), second);
+        assert!(!index_pending(&repo));
+
+        let fresh = Branch {
+            refname: "refs/heads/main".into(),
+            tip: Some(second),
+        };
+        let done = commit_team_dir(
+            &repo,
+            &fresh,
+            ".qwen/team-memory",
+            &updates,
+            &HashMap::new(),
+            &settings(),
+        )
+        .unwrap();
+        let CommitResult::Committed(id) = done.result else {
+            panic!("{done:?}");
+        };
+        let commit = repo.find_commit(id).unwrap();
+        assert!(is_sync_commit(&commit));
+        assert_eq!(commit.parent_id(0).unwrap(), second);
+        let tree = commit.tree().unwrap();
+        assert!(tree.get_path(Path::new("b.txt")).is_ok());
+        assert!(tree.get_path(Path::new(".qwen/team-memory/x.md")).is_ok());
+        assert_eq!(done.index, IndexUpdate::Written);
+    }
+}
