@@ -40,6 +40,13 @@ pub fn run(project: &Project, args: AddArgs) -> Result<u8, OpError> {
     let body = match args.body {
         Some(body) => body,
         None => {
+            use std::io::IsTerminal;
+            // Waiting silently on a terminal would look like a hang.
+            if std::io::stdin().is_terminal() {
+                return Err(OpError::Usage(
+                    "no body: give --body TEXT or pipe the body on standard input".into(),
+                ));
+            }
             let mut body = String::new();
             std::io::stdin().read_to_string(&mut body).map_err(|e| {
                 OpError::Usage(format!("cannot read the body from standard input: {e}"))

@@ -153,6 +153,28 @@ impl Frontmatter {
         })
     }
 
+    /// Whether a top-level key's value is written over several lines: a block scalar (`|`, `>`)
+    /// or a value continued on indented lines below its key. YAML folds the latter into one
+    /// line, but other readers of the file (and people) see several.
+    pub fn spans_lines(&self, key: &str) -> bool {
+        let mut lines = self.source.lines();
+        let Some(value) = lines.find_map(|line| line.strip_prefix(key)?.strip_prefix(':')) else {
+            return false;
+        };
+        let value = match value.find(" #") {
+            Some(at) => &value[..at],
+            None => value,
+        };
+        let value = value.trim();
+        if value.starts_with(['|', '>']) {
+            return true;
+        }
+        lines.next().is_some_and(|next| {
+            let text = next.trim();
+            next.starts_with([' ', '\t']) && !text.is_empty() && !text.starts_with('#')
+        })
+    }
+
     /// Writes the mapping as YAML, one key per line, ending with a newline (empty for no keys).
     pub fn render(&self) -> String {
         if self.map.is_empty() {
