@@ -121,7 +121,8 @@ fn walk(dir: &Path, root: &Path, prefix: &str, out: &mut Vec<String>) -> Result<
             }
             continue;
         };
-        if name.starts_with('.') {
+        // Hidden files, and the index itself: a symlinked MEMORY.md is not read, only replaced.
+        if name.starts_with('.') || (prefix.is_empty() && name == INDEX_FILE) {
             continue;
         }
         let path = entry.path();
@@ -146,7 +147,7 @@ fn walk(dir: &Path, root: &Path, prefix: &str, out: &mut Vec<String>) -> Result<
             }
         } else if file_type.is_dir() {
             walk(&path, root, &format!("{rel}/"), out)?;
-        } else if name.ends_with(".md") && !(prefix.is_empty() && name == INDEX_FILE) {
+        } else if name.ends_with(".md") {
             out.push(rel);
         }
     }
