@@ -5,6 +5,7 @@
 
 pub mod add;
 pub mod catalog;
+pub mod guard;
 pub mod index;
 pub mod init;
 pub mod project;
