@@ -9,6 +9,7 @@ pub mod guard;
 pub mod index;
 pub mod init;
 pub mod project;
+pub mod scan;
 pub mod validate;
 
 pub use project::Project;
