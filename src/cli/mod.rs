@@ -5,6 +5,8 @@ mod add;
 mod index;
 mod init;
 mod list;
+mod redact;
+mod scan;
 mod show;
 mod validate;
 
@@ -48,6 +50,8 @@ enum Command {
     Show(show::ShowArgs),
     Index(index::IndexArgs),
     Validate(validate::ValidateArgs),
+    Scan(scan::ScanArgs),
+    Redact(redact::RedactArgs),
 }
 
 /// A scope as named on the command line.
@@ -138,6 +142,8 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Show(args) => show::run(&project, args),
         Command::Index(args) => index::run(&project, args),
         Command::Validate(args) => validate::run(&project, args),
+        Command::Scan(args) => scan::run(&project, cwd, args),
+        Command::Redact(args) => redact::run(&project, args),
     }
 }
 

@@ -5,9 +5,11 @@
 
 pub mod add;
 pub mod catalog;
+pub mod guard;
 pub mod index;
 pub mod init;
 pub mod project;
+pub mod scan;
 pub mod validate;
 
 pub use project::Project;
