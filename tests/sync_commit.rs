@@ -642,3 +642,71 @@ fn a_commit_that_cannot_be_signed_is_not_made() {
     );
     assert_eq!(commit_count(&sb, &repo), 1);
 }
+
+#[test]
+fn a_secret_typed_in_by_an_editor_is_quarantined_and_never_reaches_git() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    add_memory(&repo, "reference/deploy.md", "Deploy");
+    sync(&sb, &repo).expect_code(0);
+
+    // Built at run time so this source file holds no token.
+    let token = format!("ghp_{}", "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5");
+    let new_text = memory_text(
+        "CI token",
+        "Token the CI uses",
+        "reference",
+        &format!("The token is {token}\n"),
+    );
+    write(&repo.join(TEAM).join("reference/ci-token.md"), &new_text);
+    let edited = memory_text(
+        "Deploy",
+        "About Deploy",
+        "reference",
+        &format!("Body of Deploy.\nexport GITHUB_TOKEN={token}\n"),
+    );
+    write(&repo.join(TEAM).join("reference/deploy.md"), &edited);
+    add_memory(&repo, "project/clean.md", "Clean one");
+
+    let run = sb.teammem(&repo, ["sync", "--no-pull", "--no-push", "--json"]);
+    run.expect_code(1);
+    assert!(!run.stdout.contains(&token) && !run.stderr.contains(&token));
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["committed"], true, "the clean memory is committed");
+    let quarantined: Vec<String> = report["quarantined"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| format!("{} {}", q["path"], q["reasons"]))
+        .collect();
+    assert_eq!(quarantined.len(), 2, "{quarantined:?}");
+    assert!(
+        quarantined[0].contains("reference/ci-token.md"),
+        "{quarantined:?}"
+    );
+    assert!(
+        quarantined[0].contains("secret: github-pat on line 6"),
+        "{quarantined:?}"
+    );
+    assert!(
+        quarantined[1].contains("reference/deploy.md"),
+        "{quarantined:?}"
+    );
+
+    // Untouched on disk, absent from every commit and every object.
+    assert_eq!(
+        fs::read_to_string(repo.join(TEAM).join("reference/ci-token.md")).unwrap(),
+        new_text
+    );
+    assert_eq!(
+        fs::read_to_string(repo.join(TEAM).join("reference/deploy.md")).unwrap(),
+        edited
+    );
+    let history = sb.git(&repo, ["log", "-p", "--all"]);
+    assert!(history.contains("project/clean.md"), "{history}");
+    assert!(!history.contains(&token));
+    let objects = sb.git_output(&repo, ["cat-file", "--batch-all-objects", "--batch"]);
+    assert!(!String::from_utf8_lossy(&objects.stdout).contains(&token));
+    let index = fs::read_to_string(repo.join(TEAM).join("MEMORY.md")).unwrap();
+    assert!(!index.contains("ci-token"), "{index}");
+}

@@ -5,6 +5,8 @@ mod add;
 mod index;
 mod init;
 mod list;
+mod redact;
+mod scan;
 mod show;
 mod sync;
 mod validate;
@@ -50,6 +52,8 @@ enum Command {
     Index(index::IndexArgs),
     Validate(validate::ValidateArgs),
     Sync(sync::SyncArgs),
+    Scan(scan::ScanArgs),
+    Redact(redact::RedactArgs),
 }
 
 /// A scope as named on the command line.
@@ -141,6 +145,8 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Index(args) => index::run(&project, args),
         Command::Validate(args) => validate::run(&project, args),
         Command::Sync(args) => sync::run(&project, args),
+        Command::Scan(args) => scan::run(&project, cwd, args),
+        Command::Redact(args) => redact::run(&project, args),
     }
 }
 

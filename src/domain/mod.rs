@@ -4,4 +4,5 @@ pub mod frontmatter;
 pub mod index;
 pub mod memory;
 pub mod scope;
+pub mod secrets;
 pub mod store;

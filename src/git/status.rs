@@ -51,7 +51,7 @@ pub struct TreeFile {
 
 /// Untracked hidden files are never committed (sync's own temp files and editors' swap files are
 /// hidden), except these names. Hidden files already in HEAD are handled like any other.
-const KEPT_HIDDEN: [&str; 3] = [".gitignore", ".gitattributes", ".gitkeep"];
+const KEPT_HIDDEN: [&str; 4] = [".gitignore", ".gitattributes", ".gitkeep", ".secretsignore"];
 
 /// Lists every file of `tree`'s subtree at `dir` (relative to the work tree), keyed by path
 /// relative to the work tree. An absent subtree gives an empty list.
@@ -106,7 +106,7 @@ fn file_mode(raw: i32) -> FileMode {
 
 /// Compares HEAD's `dir` with the work tree. Untracked files that `.gitignore` excludes are left
 /// out, as `git add` would, and so are untracked hidden files other than `.gitignore`,
-/// `.gitattributes` and `.gitkeep`.
+/// `.gitattributes`, `.gitkeep` and `.secretsignore`.
 pub fn team_changes(
     repo: &Repository,
     head: Option<&Tree<'_>>,

@@ -5,10 +5,12 @@
 
 pub mod add;
 pub mod catalog;
+pub mod guard;
 pub mod index;
 pub mod init;
 pub mod project;
 pub mod quarantine;
+pub mod scan;
 pub mod sync;
 pub mod validate;
 

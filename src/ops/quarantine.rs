@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::domain::memory::{self, MAX_FILE_BYTES, MemoryFile};
 use crate::domain::scope::INDEX_FILE;
+use crate::domain::secrets::{self, SecretsIgnore};
 use crate::domain::store;
 
 use super::OpError;
@@ -31,8 +32,14 @@ pub struct CheckedFile {
 }
 
 /// Checks one changed file of the team folder. `path` is relative to the work tree (shown in
-/// messages), `rel` relative to the team folder, `abs` where it is on disk.
-pub fn check_team_file(path: &str, rel: &str, abs: &Path) -> Result<CheckedFile, OpError> {
+/// messages), `rel` relative to the team folder, `abs` where it is on disk; `ignore` holds the
+/// team's accepted findings (`.secretsignore`).
+pub fn check_team_file(
+    path: &str,
+    rel: &str,
+    abs: &Path,
+    ignore: &SecretsIgnore,
+) -> Result<CheckedFile, OpError> {
     let meta = std::fs::symlink_metadata(abs).map_err(|e| OpError::io(abs, e))?;
     if meta.file_type().is_symlink() {
         // A symlink is committed as its target's path; the file it points at (inside the team
@@ -43,15 +50,15 @@ pub fn check_team_file(path: &str, rel: &str, abs: &Path) -> Result<CheckedFile,
         });
     }
     let bytes = store::read_capped(abs)?;
-    let reasons = reasons_for(path, rel, &bytes);
+    let reasons = reasons_for(path, rel, &bytes, ignore);
     Ok(CheckedFile {
         reasons,
         bytes: Some(bytes),
     })
 }
 
-fn reasons_for(path: &str, rel: &str, bytes: &[u8]) -> Vec<String> {
-    let mut reasons = secret_reasons(bytes);
+fn reasons_for(path: &str, rel: &str, bytes: &[u8], ignore: &SecretsIgnore) -> Vec<String> {
+    let mut reasons = secret_reasons(bytes, ignore);
     if !reasons.is_empty() {
         // Parse errors could quote the text around a secret: report the secret alone.
         return reasons;
@@ -79,8 +86,17 @@ fn invalid_reason(problem: &memory::Invalid) -> String {
     )
 }
 
-/// The rule labels of the secrets found in `bytes`, each once, as `secret: <rule>`.
-fn secret_reasons(bytes: &[u8]) -> Vec<String> {
-    let _ = bytes;
-    Vec::new()
+/// One `secret: <rule> on line N` per finding in `bytes` (never the secret), or a refusal of
+/// bytes that cannot be scanned because they look binary.
+fn secret_reasons(bytes: &[u8], ignore: &SecretsIgnore) -> Vec<String> {
+    match secrets::scan_bytes(bytes) {
+        Some(findings) => ignore
+            .filter(findings)
+            .iter()
+            .map(|f| format!("secret: {} on line {}", f.rule, f.line))
+            .collect(),
+        None => vec![
+            "binary file: it cannot be scanned for secrets — keep it out of team memory".into(),
+        ],
+    }
 }

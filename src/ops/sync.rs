@@ -14,6 +14,7 @@ use git2::Repository;
 use serde::Serialize;
 
 use crate::domain::scope::{INDEX_FILE, ScopeKind, TEAM_DIR};
+use crate::domain::secrets::SecretsIgnore;
 use crate::domain::store::{self, StoreError};
 use crate::git::commit::{self, CommitResult, CommitSettings, Identity, Person, TeamUpdate};
 use crate::git::index::{FileStamp, FreshFile, IndexUpdate};
@@ -317,6 +318,7 @@ pub fn commit_team_changes(
     let team_prefix = format!("{TEAM_DIR}/");
     let mut held_back: HashSet<String> = HashSet::new();
     let mut checked: HashMap<String, (FileStamp, Option<Vec<u8>>)> = HashMap::new();
+    let ignore = SecretsIgnore::load(&workdir.join(TEAM_DIR))?;
     for change in &changes {
         if change.kind == ChangeKind::Deleted || change.path == index_path {
             continue;
@@ -330,7 +332,7 @@ pub fn commit_team_changes(
             vec!["invalid: the file name is not valid UTF-8 — rename it".to_string()]
         } else {
             let stamp = stamp_of(&abs)?;
-            let file = quarantine::check_team_file(&change.path, rel, &abs)?;
+            let file = quarantine::check_team_file(&change.path, rel, &abs, &ignore)?;
             checked.insert(change.path.clone(), (stamp, file.bytes));
             file.reasons
         };
