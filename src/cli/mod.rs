@@ -56,6 +56,35 @@ enum Command {
     Redact(redact::RedactArgs),
 }
 
+impl Command {
+    /// Whether the command never talks to a remote. A new command counts as online until it is
+    /// listed here.
+    fn is_offline(&self) -> bool {
+        match self {
+            Command::Sync(args) => args.is_offline(),
+            Command::Init(_)
+            | Command::Add(_)
+            | Command::List(_)
+            | Command::Show(_)
+            | Command::Index(_)
+            | Command::Validate(_)
+            | Command::Scan(_)
+            | Command::Redact(_) => true,
+        }
+    }
+}
+
+/// libgit2 parses the whole CA bundle (`SSL_CERT_FILE`) when it starts — tens of milliseconds,
+/// most of a local sync — though only fetch and push over HTTPS need it. A command that never
+/// talks to a remote points OpenSSL at an empty bundle instead.
+fn skip_tls_bundle() {
+    #[cfg(unix)]
+    // SAFETY: runs first thing in `main`, before any other thread exists.
+    unsafe {
+        std::env::set_var("SSL_CERT_FILE", "/dev/null")
+    };
+}
+
 /// A scope as named on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ScopeArg {
@@ -112,6 +141,9 @@ fn scopes(project: &Project, scope: Option<ScopeArg>) -> Vec<ScopeKind> {
 /// Parses the command line, runs the command, and maps the outcome to the documented status.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.command.is_offline() {
+        skip_tls_bundle();
+    }
     let cwd = match &cli.dir {
         Some(dir) => dir.clone(),
         None => match std::env::current_dir() {

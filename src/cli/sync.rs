@@ -34,6 +34,13 @@ pub struct SyncArgs {
     json: bool,
 }
 
+impl SyncArgs {
+    /// Whether this sync stays on this machine (no fetch, no push).
+    pub fn is_offline(&self) -> bool {
+        self.no_pull && self.no_push
+    }
+}
+
 pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
     if !args.no_pull || !args.no_push {
         eprintln!(
