@@ -632,6 +632,14 @@ fn a_commit_that_cannot_be_signed_is_not_made() {
     sb.git(&repo, ["config", "gpg.format", "ssh"]);
     sb.git(&repo, ["config", "user.signingkey", "/nonexistent/key"]);
     add_memory(&repo, "feedback/unsigned.md", "Unsigned");
+    let run = sync(&sb, &repo);
+    run.expect_code(1);
+    assert!(
+        run.stdout
+            .starts_with("Team memory not committed: commit.gpgsign is on"),
+        "{}",
+        run.stdout
+    );
     let report = sync_json(&sb, &repo);
     assert_eq!(report["committed"], false, "{report}");
     assert!(

@@ -15,8 +15,9 @@ use crate::ops::{EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, OpError, Project};
 /// it was. No git hooks run; with commit.gpgsign on, the commit is signed with your own key or
 /// not made at all.
 ///
-/// Exit status: 0 committed or nothing to do; 1 a file was quarantined or the sync was skipped
-/// (locked, detached HEAD, a rebase in progress, …); 2 usage, I/O or git error.
+/// Exit status: 0 committed or nothing to do; 1 a file was quarantined, the sync was skipped
+/// (locked, detached HEAD, a rebase in progress, …) or the commit could not be made (signing
+/// failed); 2 usage, I/O or git error.
 #[derive(Debug, Args)]
 pub struct SyncArgs {
     /// Do not fetch or fast-forward (required: pulling is not available yet).
@@ -62,11 +63,18 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
         for file in &outcome.quarantined {
             eprintln!("quarantined {}: {}", file.path, file.reasons.join("; "));
         }
-        let skip = usize::from(outcome.skipped_reason.is_some());
-        for warning in outcome.warnings.iter().skip(skip) {
+        // The summary line already holds the reason for a skip or a refused commit.
+        let shown = &outcome.warnings[usize::from(outcome.skipped_reason.is_some())..];
+        let shown = match (outcome.commit_refused, shown.split_last()) {
+            (true, Some((_, rest))) => rest,
+            _ => shown,
+        };
+        for warning in shown {
             eprintln!("teammem: warning: {warning}");
         }
     }
-    let trouble = outcome.skipped_reason.is_some() || !outcome.quarantined.is_empty();
+    let trouble = outcome.skipped_reason.is_some()
+        || outcome.commit_refused
+        || !outcome.quarantined.is_empty();
     Ok(if trouble { EXIT_FINDINGS } else { EXIT_OK })
 }

@@ -137,6 +137,10 @@ pub struct SyncOutcome {
     /// How many team files the sync commit changed.
     #[serde(skip)]
     pub files_committed: usize,
+    /// Team changes were ready but not committed (signing failed, the branch moved); the
+    /// warnings say why.
+    #[serde(skip)]
+    pub commit_refused: bool,
 }
 
 impl SyncOutcome {
@@ -158,6 +162,10 @@ impl SyncOutcome {
                 self.files_committed,
                 if self.files_committed == 1 { "" } else { "s" },
                 &sha[..sha.len().min(7)]
+            )),
+            _ if self.commit_refused => parts.push(format!(
+                "team memory not committed: {}",
+                self.warnings.last().map(String::as_str).unwrap_or("")
             )),
             _ if self.skipped_reason.is_none() => {
                 parts.push("no team memory changes to commit".to_string())
@@ -400,13 +408,20 @@ pub fn commit_team_changes(
             outcome.files_committed = count_changed(repo, branch, oid)?;
         }
         CommitResult::NothingToCommit => {}
-        CommitResult::HeadMoved => outcome.warnings.push(
-            "the branch moved while sync was committing; nothing was committed — sync again".into(),
-        ),
-        CommitResult::NotSigned(why) => outcome.warnings.push(format!(
-            "commit.gpgsign is on but the sync commit could not be signed ({why}); nothing was \
-             committed"
-        )),
+        CommitResult::HeadMoved => {
+            outcome.commit_refused = true;
+            outcome.warnings.push(
+                "the branch moved while sync was committing; nothing was committed — sync again"
+                    .into(),
+            );
+        }
+        CommitResult::NotSigned(why) => {
+            outcome.commit_refused = true;
+            outcome.warnings.push(format!(
+                "commit.gpgsign is on but the sync commit could not be signed ({why}); nothing \
+                 was committed"
+            ));
+        }
     }
     if done.index == IndexUpdate::Locked {
         outcome.warnings.push(
