@@ -3,8 +3,9 @@
 //!
 //! The new index is built in a side file from a copy of `.git/index`, then put in place under
 //! git's own `index.lock`, and only if `.git/index` did not change since it was copied. git
-//! writes its index the same way; the difference is that the lock is held for microseconds
-//! instead of the whole build, so a sync killed at any moment leaves no stale `index.lock`.
+//! writes its index the same way; the differences: the lock is held for microseconds instead of
+//! the whole build, and it is a hard link of the side file, so a sync killed while holding it
+//! leaves a lock the next sync can prove is its own and remove ([`release_abandoned_lock`]).
 //! libgit2 also "truncates racily clean entries" when writing an index it owns; a side index has
 //! no owner, so entries outside the team folder keep their stat data byte for byte.
 
@@ -82,6 +83,7 @@ pub fn update_team_entries(
     let index_path = git_dir.join("index");
     let side = git_dir.join(SIDE_INDEX);
     let desired = status::tree_files(repo, Some(tree), dir)?;
+    release_abandoned_lock(repo)?;
     for _ in 0..3 {
         remove_if_there(&side)?;
         remove_if_there(&side.with_extension("next.lock"))?;
@@ -102,7 +104,9 @@ pub fn update_team_entries(
             .write()
             .map_err(|e| GitError::git("writing the new index", e))?;
         let lock = git_dir.join("index.lock");
-        if !take_lock(&lock, patience)? {
+        // The lock is taken by hard-linking the finished side file as `index.lock`, and given
+        // back by renaming it over the index: the new index lands and the lock goes in one step.
+        if !take_lock(&side, &lock, patience)? {
             remove_if_there(&side)?;
             return Ok(IndexUpdate::Locked);
         }
@@ -111,13 +115,29 @@ pub fn update_team_entries(
             remove_if_there(&lock)?;
             continue;
         }
-        let placed = fs::rename(&side, &index_path);
-        remove_if_there(&lock)?;
-        placed.map_err(|e| GitError::io(&index_path, e))?;
+        fs::rename(&lock, &index_path).map_err(|e| GitError::io(&index_path, e))?;
+        remove_if_there(&side)?;
         return Ok(IndexUpdate::Written);
     }
     remove_if_there(&side)?;
     Ok(IndexUpdate::Locked)
+}
+
+/// Removes an `index.lock` left by a sync that was killed while it held it. Ownership is
+/// proven, not guessed: such a lock is a hard link of the side file (same inode), which no
+/// other program creates. Call it only while holding the sync lock.
+pub fn release_abandoned_lock(repo: &Repository) -> Result<bool, GitError> {
+    let lock = repo.path().join("index.lock");
+    let side = repo.path().join(SIDE_INDEX);
+    let same_file = match (fs::symlink_metadata(&lock), fs::symlink_metadata(&side)) {
+        (Ok(l), Ok(s)) => l.dev() == s.dev() && l.ino() == s.ino(),
+        _ => false,
+    };
+    if same_file {
+        remove_if_there(&lock)?;
+        remove_if_there(&side)?;
+    }
+    Ok(same_file)
 }
 
 fn remove_if_there(path: &Path) -> Result<(), GitError> {
@@ -128,17 +148,13 @@ fn remove_if_there(path: &Path) -> Result<(), GitError> {
     }
 }
 
-/// Creates `index.lock` the way git does (exclusive create), waiting up to `patience` for
-/// another process to release it.
-fn take_lock(lock: &Path, patience: Duration) -> Result<bool, GitError> {
+/// Takes `index.lock` by hard-linking `side` to it (exclusive, like git's own create), waiting up
+/// to `patience` for another process to release it.
+fn take_lock(side: &Path, lock: &Path, patience: Duration) -> Result<bool, GitError> {
     let start = Instant::now();
     loop {
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(lock)
-        {
-            Ok(_) => return Ok(true),
+        match fs::hard_link(side, lock) {
+            Ok(()) => return Ok(true),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 if start.elapsed() >= patience {
                     return Ok(false);
@@ -267,4 +283,27 @@ fn raw_matches(abs: &Path, meta: &fs::Metadata, id: Oid) -> bool {
         }
     };
     Oid::hash_object(git2::ObjectType::Blob, &bytes).is_ok_and(|h| h == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_lock_proven_ours_is_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        let lock = repo.path().join("index.lock");
+        let side = repo.path().join(SIDE_INDEX);
+
+        fs::write(&lock, "another git process").unwrap();
+        fs::write(&side, "a side index").unwrap();
+        assert!(!release_abandoned_lock(&repo).unwrap());
+        assert!(lock.exists());
+
+        fs::remove_file(&lock).unwrap();
+        fs::hard_link(&side, &lock).unwrap();
+        assert!(release_abandoned_lock(&repo).unwrap());
+        assert!(!lock.exists() && !side.exists());
+    }
 }

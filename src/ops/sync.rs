@@ -229,6 +229,7 @@ fn run(
             return Ok(());
         }
     };
+    crate::git::index::release_abandoned_lock(&repo)?;
     if !preflight::wait_for_index_lock(&repo, INDEX_PATIENCE) {
         outcome.skip(
             SkipReason::Locked,
@@ -454,7 +455,7 @@ fn regenerate_index(
     Ok(())
 }
 
-/// Removes the temp files (`.<name>.<pid>.tmp`) that an atomic write leaves when its process is
+/// Removes the temp files (`.<name>.<pid>[-n].tmp`) that an atomic write leaves when its process is
 /// killed, in the team folder and its type folders, once their process is gone. They are never
 /// committed (hidden), but `git status` would show them.
 fn remove_stale_temp_files(team_dir: &Path) {
@@ -475,7 +476,7 @@ fn remove_stale_temp_files(team_dir: &Path) {
                 .strip_prefix('.')
                 .and_then(|n| n.strip_suffix(".tmp"))
                 .and_then(|n| n.rsplit_once('.'))
-                .and_then(|(_, pid)| pid.parse::<u32>().ok());
+                .and_then(|(_, tag)| tag.split('-').next()?.parse::<u32>().ok());
             if pid.is_some_and(|pid| !lock::process_alive(pid)) {
                 let _ = std::fs::remove_file(entry.path());
             }
