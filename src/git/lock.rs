@@ -6,7 +6,7 @@
 //! sync never blocks the next one.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -56,8 +56,7 @@ impl SyncLock {
                     !process_alive(owner.pid)
                         || now.saturating_sub(owner.started) > STALE_AFTER.as_secs()
                 }
-                // An empty file is a lock being written right now, or one whose writer died
-                // before writing: only its age tells.
+                // Not written by teammem (or by a future version): only its age tells.
                 None => file_age(&path).is_some_and(|age| age > STALE_AFTER),
             };
             if !stale {
@@ -88,12 +87,43 @@ impl Drop for SyncLock {
     }
 }
 
+/// Creates the lock with its content in one step: the content goes to a file of our own, which
+/// is then hard-linked as the lock (failing if the lock exists). A kill can never leave an empty
+/// lock whose owner is unknown.
 fn create_lock(path: &Path, token: &str) -> io::Result<()> {
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)?;
-    file.write_all(token.as_bytes())
+    let mine = own_file(path, std::process::id());
+    remove_dead_owners_files(path);
+    let written = fs::write(&mine, token).and_then(|()| fs::hard_link(&mine, path));
+    let _ = fs::remove_file(&mine);
+    written
+}
+
+fn own_file(path: &Path, pid: u32) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{pid}.tmp"));
+    path.with_file_name(name)
+}
+
+/// Removes the per-process files of syncs killed before they could remove them.
+fn remove_dead_owners_files(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return;
+    };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!("{name}.");
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let pid = file
+            .to_str()
+            .and_then(|f| f.strip_prefix(&prefix))
+            .and_then(|f| f.strip_suffix(".tmp"))
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if pid.is_some_and(|pid| pid != std::process::id() && !process_alive(pid)) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
 }
 
 fn parse_owner(text: &str) -> Option<LockOwner> {
