@@ -2,6 +2,7 @@
 //! `--help` text; its `run` function only orchestrates an operation and prints the result.
 
 mod add;
+mod baseline;
 mod index;
 mod init;
 mod list;
@@ -48,6 +49,7 @@ enum Command {
     Show(show::ShowArgs),
     Index(index::IndexArgs),
     Validate(validate::ValidateArgs),
+    Baseline(baseline::BaselineArgs),
 }
 
 /// A scope as named on the command line.
@@ -138,6 +140,7 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Show(args) => show::run(&project, args),
         Command::Index(args) => index::run(&project, args),
         Command::Validate(args) => validate::run(&project, args),
+        Command::Baseline(args) => baseline::run(&project, args),
     }
 }
 

@@ -1,7 +1,11 @@
 //! The domain: memory files, the index, scopes and their folders. No git, no command line.
 
+pub mod changes;
+pub mod consolidate;
 pub mod frontmatter;
 pub mod index;
 pub mod memory;
+pub mod recall;
 pub mod scope;
 pub mod store;
+pub mod usage;

@@ -4,10 +4,12 @@
 //! turns both into text and an exit status.
 
 pub mod add;
+pub mod baseline;
 pub mod catalog;
 pub mod index;
 pub mod init;
 pub mod project;
+pub mod scope_write;
 pub mod validate;
 
 pub use project::Project;

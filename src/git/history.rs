@@ -1,0 +1,134 @@
+//! When tracked files last changed, and who changed them; when they were first added.
+//!
+//! A file's mtime says when it was checked out, not when its content was written, so after a
+//! clone only the history knows a memory's age. Like `git log -- PATH`, a merge that takes the
+//! file from one of its parents does not count as changing it.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use git2::{Oid, Repository, Sort};
+
+use super::GitError;
+
+/// The last commit that changed a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LastChange {
+    /// The commit.
+    pub commit: Oid,
+    /// Commit time, seconds since the Unix epoch.
+    pub time: i64,
+    /// The author's name.
+    pub author: String,
+}
+
+/// The blob each path holds in `HEAD`'s tree (paths relative to the repository root); paths not
+/// in `HEAD` are left out. An unborn `HEAD` gives an empty map.
+pub fn head_blobs(repo: &Repository, paths: &[String]) -> Result<HashMap<String, Oid>, GitError> {
+    let mut out = HashMap::new();
+    let tree = match repo.head().and_then(|h| h.peel_to_tree()) {
+        Ok(tree) => tree,
+        Err(e)
+            if e.code() == git2::ErrorCode::UnbornBranch
+                || e.code() == git2::ErrorCode::NotFound =>
+        {
+            return Ok(out);
+        }
+        Err(e) => return Err(GitError::git("reading HEAD", e)),
+    };
+    for path in paths {
+        if let Ok(entry) = tree.get_path(Path::new(path)) {
+            out.insert(path.clone(), entry.id());
+        }
+    }
+    Ok(out)
+}
+
+fn blob_at(tree: &git2::Tree<'_>, path: &str) -> Option<Oid> {
+    tree.get_path(Path::new(path)).ok().map(|e| e.id())
+}
+
+/// Walks history from `HEAD`, newest first, calling `visit` with each commit, its tree and its
+/// parents' trees until it returns false.
+fn walk<F>(repo: &Repository, mut visit: F) -> Result<(), GitError>
+where
+    F: FnMut(&git2::Commit<'_>, &git2::Tree<'_>, &[git2::Tree<'_>]) -> bool,
+{
+    let mut revwalk = repo
+        .revwalk()
+        .map_err(|e| GitError::git("walking history", e))?;
+    revwalk
+        .set_sorting(Sort::TIME | Sort::TOPOLOGICAL)
+        .map_err(|e| GitError::git("walking history", e))?;
+    if revwalk.push_head().is_err() {
+        return Ok(());
+    }
+    for oid in revwalk {
+        let oid = oid.map_err(|e| GitError::git("walking history", e))?;
+        let commit = repo
+            .find_commit(oid)
+            .map_err(|e| GitError::git(format!("reading commit {oid}"), e))?;
+        let tree = commit
+            .tree()
+            .map_err(|e| GitError::git(format!("reading the tree of {oid}"), e))?;
+        let parents: Vec<git2::Tree<'_>> = commit.parents().filter_map(|p| p.tree().ok()).collect();
+        if !visit(&commit, &tree, &parents) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The last commit that changed each path (relative to the repository root) among those in
+/// `HEAD`. Stops walking as soon as every path is accounted for.
+pub fn last_changes(
+    repo: &Repository,
+    paths: &[String],
+) -> Result<HashMap<String, LastChange>, GitError> {
+    let mut pending: Vec<String> = head_blobs(repo, paths)?.into_keys().collect();
+    let mut found = HashMap::new();
+    walk(repo, |commit, tree, parents| {
+        pending.retain(|path| {
+            let here = blob_at(tree, path);
+            let same_as_a_parent = parents.iter().any(|p| blob_at(p, path) == here);
+            if here.is_some() && !same_as_a_parent {
+                found.insert(
+                    path.clone(),
+                    LastChange {
+                        commit: commit.id(),
+                        time: commit.time().seconds(),
+                        author: commit.author().name().unwrap_or("unknown").to_string(),
+                    },
+                );
+                false
+            } else {
+                true
+            }
+        });
+        !pending.is_empty()
+    })?;
+    Ok(found)
+}
+
+/// When each path (relative to the repository root) was first added, as the commit time of the
+/// oldest commit that brought it in; paths not in `HEAD` are left out.
+pub fn first_additions(
+    repo: &Repository,
+    paths: &[String],
+) -> Result<HashMap<String, i64>, GitError> {
+    let wanted: Vec<String> = head_blobs(repo, paths)?.into_keys().collect();
+    let mut found: HashMap<String, i64> = HashMap::new();
+    walk(repo, |commit, tree, parents| {
+        for path in &wanted {
+            let here = blob_at(tree, path).is_some();
+            let in_a_parent = parents.iter().any(|p| blob_at(p, path).is_some());
+            if here && !in_a_parent {
+                let time = commit.time().seconds();
+                let slot = found.entry(path.clone()).or_insert(time);
+                *slot = (*slot).min(time);
+            }
+        }
+        true
+    })?;
+    Ok(found)
+}
