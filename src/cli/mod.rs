@@ -3,10 +3,17 @@
 
 mod add;
 mod baseline;
+mod cite;
+mod context;
+mod dream;
+mod forget;
 mod index;
 mod init;
 mod list;
+mod recall;
+mod remember;
 mod show;
+mod stale;
 mod validate;
 
 use std::io::Write;
@@ -50,6 +57,13 @@ enum Command {
     Index(index::IndexArgs),
     Validate(validate::ValidateArgs),
     Baseline(baseline::BaselineArgs),
+    Recall(recall::RecallArgs),
+    Context(context::ContextArgs),
+    Dream(dream::DreamArgs),
+    Forget(forget::ForgetArgs),
+    Remember(remember::RememberArgs),
+    Cite(cite::CiteArgs),
+    Stale(stale::StaleArgs),
 }
 
 /// A scope as named on the command line.
@@ -141,6 +155,13 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Index(args) => index::run(&project, args),
         Command::Validate(args) => validate::run(&project, args),
         Command::Baseline(args) => baseline::run(&project, args),
+        Command::Recall(args) => recall::run(&project, args),
+        Command::Context(args) => context::run(&project, args),
+        Command::Dream(args) => dream::run(&project, args),
+        Command::Forget(args) => forget::run(&project, args),
+        Command::Remember(args) => remember::run(&project, args),
+        Command::Cite(args) => cite::run(&project, args),
+        Command::Stale(args) => stale::run(&project, args),
     }
 }
 

@@ -16,7 +16,7 @@ use super::GitError;
 pub struct LastChange {
     /// The commit.
     pub commit: Oid,
-    /// Commit time, seconds since the Unix epoch.
+    /// Author time, seconds since the Unix epoch (what `git log` shows).
     pub time: i64,
     /// The author's name.
     pub author: String,
@@ -96,7 +96,7 @@ pub fn last_changes(
                     path.clone(),
                     LastChange {
                         commit: commit.id(),
-                        time: commit.time().seconds(),
+                        time: commit.author().when().seconds(),
                         author: commit.author().name().unwrap_or("unknown").to_string(),
                     },
                 );
@@ -110,7 +110,7 @@ pub fn last_changes(
     Ok(found)
 }
 
-/// When each path (relative to the repository root) was first added, as the commit time of the
+/// When each path (relative to the repository root) was first added, as the author time of the
 /// oldest commit that brought it in; paths not in `HEAD` are left out.
 pub fn first_additions(
     repo: &Repository,
@@ -123,7 +123,7 @@ pub fn first_additions(
             let here = blob_at(tree, path).is_some();
             let in_a_parent = parents.iter().any(|p| blob_at(p, path).is_some());
             if here && !in_a_parent {
-                let time = commit.time().seconds();
+                let time = commit.author().when().seconds();
                 let slot = found.entry(path.clone()).or_insert(time);
                 *slot = (*slot).min(time);
             }

@@ -6,10 +6,17 @@
 pub mod add;
 pub mod baseline;
 pub mod catalog;
+pub mod cite;
+pub mod context;
+pub mod dream;
+pub mod forget;
 pub mod index;
 pub mod init;
 pub mod project;
+pub mod recall;
+pub mod remember;
 pub mod scope_write;
+pub mod stale;
 pub mod validate;
 
 pub use project::Project;
