@@ -285,3 +285,56 @@ fn team_baseline_is_a_ref_and_diff_writes_nothing() {
         none.stdout
     );
 }
+
+#[test]
+fn stat_cache_never_hides_an_edit_even_with_the_mtime_put_back() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    let dir = private_dir(&sb, &repo);
+    put(&dir, "project/a.md", "A", "a", "alpha\n");
+    put(&dir, "project/b.md", "B", "b", "beta\n");
+    // Older than the racy window, so the baseline's stat cache vouches for both files.
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    sb.teammem(&repo, ["baseline", "commit"]).expect_code(0);
+    let cache = private_state(&sb, &repo).join("memory-baseline.stat.json");
+    assert!(fs::read_to_string(&cache).unwrap().contains("project/b.md"));
+    let clean = sb.teammem(&repo, ["baseline", "diff"]);
+    assert!(
+        clean.stdout.contains("## Status\n\n- none\n"),
+        "{}",
+        clean.stdout
+    );
+
+    // Same size, same inode, mtime restored to the nanosecond: only ctime tells.
+    let a = dir.join("project/a.md");
+    let stamp = sb.path().join("stamp");
+    fs::write(&stamp, "").unwrap();
+    assert!(
+        std::process::Command::new("touch")
+            .arg("-r")
+            .arg(&a)
+            .arg(&stamp)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let text = fs::read_to_string(&a).unwrap().replace("alpha", "ALPHA");
+    fs::write(&a, text).unwrap();
+    assert!(
+        std::process::Command::new("touch")
+            .arg("-r")
+            .arg(&stamp)
+            .arg(&a)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let run = sb.teammem(&repo, ["baseline", "diff"]);
+    assert!(
+        run.stdout
+            .contains("## Status\n\n- M project/a.md\n\n## Diff"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("-alpha\n+ALPHA\n"), "{}", run.stdout);
+}

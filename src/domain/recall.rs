@@ -171,22 +171,22 @@ impl Query {
         if self.tokens.is_empty() {
             return 0;
         }
-        let title: HashSet<String> = tokenize(doc.title).into_iter().collect();
-        let description: HashSet<String> = tokenize(doc.description).into_iter().collect();
-        let keywords: HashSet<String> = doc.keywords.iter().flat_map(|k| tokenize(k)).collect();
-        let body: HashSet<String> = tokenize(doc.body).into_iter().collect();
+        let title = fold_fast(doc.title);
+        let description = fold_fast(doc.description);
+        let keywords = fold_fast(&doc.keywords.join("\n"));
+        let body = fold_fast(doc.body);
         let mut score = 0;
         for token in &self.tokens {
-            if title.contains(token) {
+            if has_token(&title, token) {
                 score += TITLE_POINTS;
             }
-            if keywords.contains(token) {
+            if has_token(&keywords, token) {
                 score += KEYWORD_POINTS;
             }
-            if description.contains(token) {
+            if has_token(&description, token) {
                 score += DESCRIPTION_POINTS;
             }
-            if body.contains(token) {
+            if has_token(&body, token) {
                 score += BODY_POINTS;
             }
         }
@@ -201,6 +201,38 @@ impl Query {
             .count() as u32;
         score + boost.min(MAX_TYPE_BOOST)
     }
+}
+
+/// [`fold`], with a shortcut for ASCII text (most memories), which only needs lowercasing.
+pub fn fold_fast(text: &str) -> String {
+    if text.is_ascii() {
+        text.to_ascii_lowercase()
+    } else {
+        fold(text)
+    }
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() && !is_cjk(c)
+}
+
+/// Whether folded `text` holds `token` as one of its tokens (what [`tokenize`] would give),
+/// without splitting the whole text: an occurrence counts when it is not part of a longer word.
+/// A two-character CJK token counts anywhere (it is a bigram of the run it sits in).
+pub fn has_token(text: &str, token: &str) -> bool {
+    let Some(first) = token.chars().next() else {
+        return false;
+    };
+    let cjk = is_cjk(first);
+    if cjk && token.chars().count() >= 2 {
+        return text.contains(token);
+    }
+    let joins = |c: char| if cjk { is_cjk(c) } else { is_word_char(c) };
+    text.match_indices(token).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + token.len()..].chars().next();
+        !before.is_some_and(joins) && !after.is_some_and(joins)
+    })
 }
 
 #[cfg(test)]
@@ -220,6 +252,33 @@ mod tests {
     #[test]
     fn tokens_fold_case_accents_and_width() {
         assert_eq!(tokenize("Café RÉSUMÉ ＡＢＣ go"), ["cafe", "resume", "abc"]);
+    }
+
+    #[test]
+    fn token_search_agrees_with_tokenize() {
+        for text in ["Postgres, postgresql", "abc漢字 x 库", "café-bar", "数据库"] {
+            let folded = fold(text);
+            let tokens = tokenize(text);
+            for probe in [
+                "postgres",
+                "postgresql",
+                "gres",
+                "abc",
+                "漢字",
+                "库",
+                "cafe",
+                "bar",
+                "数据",
+                "据库",
+                "数",
+            ] {
+                assert_eq!(
+                    has_token(&folded, probe),
+                    tokens.iter().any(|t| t == probe),
+                    "{text:?} / {probe:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -174,6 +174,37 @@ fn write_tree(repo: &Repository, dir: &BTreeMap<String, Node>) -> Result<Oid, Gi
         .map_err(|e| GitError::git("writing a baseline tree", e))
 }
 
+/// Writes the snapshot's objects into memory first and then into the repository as a single
+/// pack: ten thousand memories make one file, not ten thousand loose objects.
+fn write_as_one_pack(repo: &Repository, files: &[SnapshotFile]) -> Result<Oid, GitError> {
+    use std::io::Write;
+    let odb = repo
+        .odb()
+        .map_err(|e| GitError::git("opening the baseline's object store", e))?;
+    // Above the default backends' priorities, so every write lands in memory.
+    let mempack = odb
+        .add_new_mempack_backend(1000)
+        .map_err(|e| GitError::git("preparing an in-memory object store", e))?;
+    let commit = write_commit(repo, files)?;
+    let mut pack = git2::Buf::new();
+    mempack
+        .dump(repo, &mut pack)
+        .map_err(|e| GitError::git("packing the baseline", e))?;
+    let mut writer = odb
+        .packwriter()
+        .map_err(|e| GitError::git("writing the baseline pack", e))?;
+    writer.write_all(&pack).map_err(|e| {
+        GitError::git(
+            "writing the baseline pack",
+            git2::Error::from_str(&e.to_string()),
+        )
+    })?;
+    writer
+        .commit()
+        .map_err(|e| GitError::git("indexing the baseline pack", e))?;
+    Ok(commit)
+}
+
 /// Replaces the bare repository at `path` with a new one holding only `files` in one
 /// parentless commit. The new repository is built beside the old one and renamed into place,
 /// so a failure leaves the old baseline as it was.
@@ -199,7 +230,7 @@ pub fn replace_bare_repo(path: &Path, files: &[SnapshotFile]) -> Result<Oid, Git
     let built = (|| {
         let repo = Repository::init_bare(&fresh)
             .map_err(|e| GitError::git(format!("creating {}", fresh.display()), e))?;
-        let commit = write_commit(&repo, files)?;
+        let commit = write_as_one_pack(&repo, files)?;
         repo.reference(BARE_BASELINE_REF, commit, true, "teammem baseline")
             .map_err(|e| GitError::git("setting the baseline branch", e))?;
         repo.set_head(BARE_BASELINE_REF)

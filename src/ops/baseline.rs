@@ -92,21 +92,127 @@ fn open_store(store: &Store) -> Result<Option<(git2::Repository, &'static str)>,
     })
 }
 
-/// The scope's current files, with their git modes.
-fn current_files(project: &Project, scope: ScopeKind) -> Result<Vec<SnapshotFile>, OpError> {
+/// A current file as the diff sees it: mode and blob id, and the bytes when they were read.
+struct Current {
+    path: String,
+    mode: u32,
+    oid: git2::Oid,
+    bytes: Option<Vec<u8>>,
+    stat: Option<FileStat>,
+}
+
+/// What `stat` says of a file; when it matches the cache, the file is not read or hashed again
+/// (the way git's index spares `git status` from rehashing the work tree).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+struct FileStat {
+    size: u64,
+    mtime_ns: i64,
+    /// Unlike mtime, no one can set it back: an edit followed by `touch -d` still shows.
+    ctime_ns: i64,
+    ino: u64,
+    mode: u32,
+}
+
+/// The stats and blob ids of the files recorded in a baseline, kept beside it.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct StatCache {
+    /// The baseline commit these stats belong to.
+    commit: String,
+    /// When the stats were taken, in nanoseconds since the Unix epoch.
+    taken_ns: i64,
+    files: std::collections::BTreeMap<String, (FileStat, String)>,
+}
+
+/// A file changed within this many nanoseconds before the stats were taken may change again
+/// without its mtime moving (coarse timestamps), so it is always read ("racy git").
+const RACY_NS: i64 = 2_000_000_000;
+
+#[cfg(unix)]
+fn file_stat(meta: &fs::Metadata) -> Option<FileStat> {
+    use std::os::unix::fs::MetadataExt;
+    Some(FileStat {
+        size: meta.size(),
+        mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+        ctime_ns: meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
+        ino: meta.ino(),
+        mode: git_mode(meta),
+    })
+}
+
+#[cfg(not(unix))]
+fn file_stat(_meta: &fs::Metadata) -> Option<FileStat> {
+    None
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
+/// The scope's current files with their git modes and blob ids. Files whose stat matches
+/// `cache` are not read; the others are read and hashed (never written anywhere).
+fn current_files(
+    project: &Project,
+    scope: ScopeKind,
+    cache: Option<&StatCache>,
+) -> Result<Vec<Current>, OpError> {
     let dir = project.check_scope_safe(scope)?;
     let mut files = Vec::new();
     for rel in store::memory_paths(&dir)? {
         let path = dir.join(&rel);
-        let bytes = fs::read(&path).map_err(|e| OpError::io(&path, e))?;
-        let meta = fs::metadata(&path).map_err(|e| OpError::io(&path, e))?;
-        files.push(SnapshotFile {
+        if let Some((cached_stat, oid)) = cache.and_then(|c| c.files.get(&rel)) {
+            let fresh = cache.is_some_and(|c| {
+                cached_stat.mtime_ns.max(cached_stat.ctime_ns) < c.taken_ns - RACY_NS
+            });
+            let stat = fs::metadata(&path).ok().and_then(|m| file_stat(&m));
+            if let (true, Some(stat), Ok(oid)) = (fresh, stat, git2::Oid::from_str(oid)) {
+                if stat == *cached_stat {
+                    files.push(Current {
+                        path: rel,
+                        mode: stat.mode,
+                        oid,
+                        bytes: None,
+                        stat: Some(stat),
+                    });
+                    continue;
+                }
+            }
+        }
+        // One open, then fstat and read on the handle: a third of the syscalls of read + stat.
+        let mut file = fs::File::open(&path).map_err(|e| OpError::io(&path, e))?;
+        let meta = file.metadata().map_err(|e| OpError::io(&path, e))?;
+        let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
+        std::io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| OpError::io(&path, e))?;
+        files.push(Current {
             path: rel,
             mode: git_mode(&meta),
-            bytes,
+            oid: snapshot::blob_id(&bytes)?,
+            bytes: Some(bytes),
+            stat: file_stat(&meta),
         });
     }
     Ok(files)
+}
+
+fn stat_cache_path(project: &Project, scope: ScopeKind) -> Result<PathBuf, OpError> {
+    Ok(state_dir(project, scope)?.join(format!(
+        "{}-baseline.stat.json",
+        state_prefix(project, scope)?
+    )))
+}
+
+/// The stat cache of the baseline `commit`, if one was kept for it.
+fn read_stat_cache(
+    project: &Project,
+    scope: ScopeKind,
+    commit: Option<git2::Oid>,
+) -> Option<StatCache> {
+    let commit = commit?.to_string();
+    let text = fs::read_to_string(stat_cache_path(project, scope).ok()?).ok()?;
+    let cache: StatCache = serde_json::from_str(&text).ok()?;
+    (cache.commit == commit).then_some(cache)
 }
 
 #[cfg(unix)]
@@ -141,14 +247,26 @@ pub fn diff(project: &Project, scope: ScopeKind, claim: bool) -> Result<Baseline
     } else {
         None
     };
-    let current = current_files(project, scope)?;
+    let cache = read_stat_cache(project, scope, base_commit);
+    let current = current_files(project, scope, cache.as_ref())?;
+    let dir = project.scope_dir(scope)?;
+    let new_text = |file: &Current| -> Result<String, OpError> {
+        let bytes = match &file.bytes {
+            Some(b) => b.clone(),
+            None => {
+                let path = dir.join(&file.path);
+                fs::read(&path).map_err(|e| OpError::io(&path, e))?
+            }
+        };
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    };
     let mut changes = Vec::new();
     let paths: BTreeSet<&str> = base
         .keys()
         .map(String::as_str)
         .chain(current.iter().map(|f| f.path.as_str()))
         .collect();
-    let by_path: std::collections::HashMap<&str, &SnapshotFile> =
+    let by_path: std::collections::HashMap<&str, &Current> =
         current.iter().map(|f| (f.path.as_str(), f)).collect();
     let old_text = |oid: git2::Oid| -> Result<String, OpError> {
         let (repo, _) = opened
@@ -159,7 +277,7 @@ pub fn diff(project: &Project, scope: ScopeKind, claim: bool) -> Result<Baseline
     for path in paths {
         let change = match (base.get(path), by_path.get(path)) {
             (Some(old), Some(new)) => {
-                if snapshot::blob_id(&new.bytes)? == old.oid && old.mode == new.mode {
+                if new.oid == old.oid && old.mode == new.mode {
                     continue;
                 }
                 FileChange {
@@ -168,7 +286,7 @@ pub fn diff(project: &Project, scope: ScopeKind, claim: bool) -> Result<Baseline
                     old_mode: Some(old.mode),
                     new_mode: Some(new.mode),
                     old_text: old_text(old.oid)?,
-                    new_text: String::from_utf8_lossy(&new.bytes).into_owned(),
+                    new_text: new_text(new)?,
                 }
             }
             (None, Some(new)) => FileChange {
@@ -177,7 +295,7 @@ pub fn diff(project: &Project, scope: ScopeKind, claim: bool) -> Result<Baseline
                 old_mode: None,
                 new_mode: Some(new.mode),
                 old_text: String::new(),
-                new_text: String::from_utf8_lossy(&new.bytes).into_owned(),
+                new_text: new_text(new)?,
             },
             (Some(old), None) => FileChange {
                 path: path.to_string(),
@@ -244,7 +362,16 @@ pub fn commit(
         }
         (_, None) => None,
     };
-    let files = current_files(project, scope)?;
+    let taken_ns = now_ns();
+    let current = current_files(project, scope, None)?;
+    let files: Vec<SnapshotFile> = current
+        .iter()
+        .map(|f| SnapshotFile {
+            path: f.path.clone(),
+            mode: f.mode,
+            bytes: f.bytes.clone().unwrap_or_default(),
+        })
+        .collect();
     let store = store_of(project, scope)?;
     let (commit, location) = match &store {
         Store::Bare(path) => {
@@ -291,6 +418,18 @@ pub fn commit(
             )
         }
     };
+    let cache = StatCache {
+        commit: commit.to_string(),
+        taken_ns,
+        files: current
+            .iter()
+            .filter_map(|f| Some((f.path.clone(), (f.stat?, f.oid.to_string()))))
+            .collect(),
+    };
+    // The cache only saves work; a baseline without it is still whole.
+    if let Ok(text) = serde_json::to_string(&cache) {
+        let _ = store::write_atomic(&stat_cache_path(project, scope)?, text.as_bytes());
+    }
     if lease.is_some() {
         remove_lease(&lease_path)?;
     }

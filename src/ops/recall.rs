@@ -10,7 +10,7 @@ use std::path::Path;
 use aho_corasick::AhoCorasick;
 use serde::Serialize;
 
-use crate::domain::memory::{MemoryFile, MemoryType};
+use crate::domain::memory::{MAX_FILE_BYTES, MemoryFile, MemoryType};
 use crate::domain::recall::{Document, Query, fold};
 use crate::domain::scope::ScopeKind;
 use crate::domain::store;
@@ -99,32 +99,31 @@ pub fn recall(
         .build(parsed.tokens())
         .map_err(|e| OpError::Usage(format!("cannot search for this query: {e}")))?;
     // (score, scope position, path) orders results: best first, then a stable tie-break.
-    let mut scored: Vec<(u32, usize, String, ScopeKind, MemoryFile)> = Vec::new();
+    let mut scored: Vec<Scored> = Vec::new();
     for (order, &scope) in scopes.iter().enumerate() {
         let dir = project.check_scope_safe(scope)?;
-        for rel in store::memory_paths(&dir)? {
-            recalled.scanned += 1;
-            let Ok(bytes) = store::read_capped(&dir.join(&rel)) else {
-                continue;
-            };
-            if !might_match(&finder, &bytes) {
-                continue;
-            }
-            let Ok(file) = MemoryFile::parse(&rel, &bytes) else {
-                continue;
-            };
-            let keywords = file.keywords.clone().unwrap_or_default();
-            let score = parsed.score(&Document {
-                title: &file.name,
-                description: &file.description,
-                keywords: &keywords,
-                body: &file.body,
-                kind: file.kind,
-            });
-            if score > 0 {
-                scored.push((score, order, rel, scope, file));
-            }
-        }
+        let paths = store::memory_paths(&dir)?;
+        recalled.scanned += paths.len();
+        // Reading thousands of small files is syscall-bound: share it out over a few threads.
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .clamp(1, 4);
+        let chunk = paths.len().div_ceil(threads).max(256);
+        let found: Vec<Vec<Scored>> = std::thread::scope(|s| {
+            let workers: Vec<_> = paths
+                .chunks(chunk)
+                .map(|part| {
+                    let (dir, finder, parsed) = (&dir, &finder, &parsed);
+                    s.spawn(move || score_files(dir, part, finder, parsed, order, scope))
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().unwrap_or_default())
+                .collect()
+        });
+        scored.extend(found.into_iter().flatten());
     }
     scored.sort_by(|a, b| {
         b.0.cmp(&a.0)
@@ -164,6 +163,54 @@ pub fn recall(
         });
     }
     Ok(recalled)
+}
+
+/// One scored memory: score, scope position, path, scope, file.
+type Scored = (u32, usize, String, ScopeKind, MemoryFile);
+
+/// Reads, prefilters, parses and scores some files of one scope.
+fn score_files(
+    dir: &Path,
+    rels: &[String],
+    finder: &AhoCorasick,
+    query: &Query,
+    order: usize,
+    scope: ScopeKind,
+) -> Vec<Scored> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    let mut bytes = Vec::with_capacity(MAX_FILE_BYTES + 1);
+    for rel in rels {
+        bytes.clear();
+        let Ok(file) = std::fs::File::open(dir.join(rel)) else {
+            continue;
+        };
+        if file
+            .take(MAX_FILE_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)
+            .is_err()
+        {
+            continue;
+        }
+        if !might_match(finder, &bytes) {
+            continue;
+        }
+        let Ok(file) = MemoryFile::parse(rel, &bytes) else {
+            continue;
+        };
+        let keywords = file.keywords.clone().unwrap_or_default();
+        let score = query.score(&Document {
+            title: &file.name,
+            description: &file.description,
+            keywords: &keywords,
+            body: &file.body,
+            kind: file.kind,
+        });
+        if score > 0 {
+            out.push((score, order, rel.clone(), scope, file));
+        }
+    }
+    out
 }
 
 /// Whether any query token can occur in the file: ASCII text is searched as it is (without
