@@ -166,3 +166,23 @@ fn remember_writes_good_patches_and_drops_each_bad_one_with_its_reason() {
         "Remembered private:project/the-known-flaky-test-is-in-io-rs.md\n"
     );
 }
+
+#[test]
+fn remember_refuses_a_secret_bound_for_team_memory() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    sb.teammem(&repo, ["init"]).expect_code(0);
+    let secret = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5";
+    let input = format!(
+        "{{\"type\": \"reference\", \"name\": \"GitHub token for the release bot\", \"why\": \"use {secret}\", \"scope\": \"team\"}}\n\
+         {{\"type\": \"reference\", \"name\": \"Release bot lives in the ops vault\", \"scope\": \"team\"}}\n"
+    );
+    let run = sb.teammem_with_input(&repo, ["remember"], &input);
+    run.expect_code(1);
+    assert!(run.stdout.contains("Dropped \"GitHub token for the release bot\" (secret): refusing to write .qwen/team-memory/reference/github-token-for-the-release-bot.md"), "{}", run.stdout);
+    assert!(run.stdout.contains("Remembered team:reference/release-bot-lives-in-the-ops-vault.md"), "{}", run.stdout);
+    assert!(!run.stdout.contains(secret) && !run.stderr.contains(secret));
+    assert!(!team_dir(&repo).join("reference/github-token-for-the-release-bot.md").exists());
+    let status = sb.git(&repo, ["status", "--porcelain", "--untracked-files=all"]);
+    assert!(!status.contains("github-token"), "{status}");
+}

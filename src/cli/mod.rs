@@ -11,7 +11,9 @@ mod index;
 mod init;
 mod list;
 mod recall;
+mod redact;
 mod remember;
+mod scan;
 mod show;
 mod stale;
 mod validate;
@@ -64,6 +66,8 @@ enum Command {
     Remember(remember::RememberArgs),
     Cite(cite::CiteArgs),
     Stale(stale::StaleArgs),
+    Scan(scan::ScanArgs),
+    Redact(redact::RedactArgs),
 }
 
 /// A scope as named on the command line.
@@ -162,6 +166,8 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Remember(args) => remember::run(&project, args),
         Command::Cite(args) => cite::run(&project, args),
         Command::Stale(args) => stale::run(&project, args),
+        Command::Scan(args) => scan::run(&project, cwd, args),
+        Command::Redact(args) => redact::run(&project, args),
     }
 }
 

@@ -7,5 +7,6 @@ pub mod index;
 pub mod memory;
 pub mod recall;
 pub mod scope;
+pub mod secrets;
 pub mod store;
 pub mod usage;

@@ -1,13 +1,15 @@
 //! The one door through which lifecycle commands (dream, forget, remember) change memory files,
-//! and where each scope keeps its machine-local state.
+//! so every team write passes the secret guard, and where each scope keeps its machine-local
+//! state.
 
 use std::fs;
 use std::path::PathBuf;
 
 use crate::domain::scope::ScopeKind;
+use crate::domain::secrets::SecretsIgnore;
 use crate::domain::store;
 
-use super::{OpError, Project};
+use super::{OpError, Project, guard};
 
 /// The folder where a scope keeps its machine-local state (`meta.json`, `consolidation.lock`,
 /// `usage.json`, baselines), created when missing.
@@ -32,7 +34,8 @@ pub fn state_prefix(project: &Project, scope: ScopeKind) -> Result<String, OpErr
 }
 
 /// Writes a memory file (path relative to the scope folder) atomically, after the scope's
-/// safety check.
+/// safety check. A team write holding a detected secret (not allowed by `teammem:allow` or the
+/// team's `.secretsignore`) is refused with [`OpError::Refused`] and nothing is written.
 pub fn write_memory(
     project: &Project,
     scope: ScopeKind,
@@ -40,6 +43,11 @@ pub fn write_memory(
     text: &str,
 ) -> Result<PathBuf, OpError> {
     let dir = project.check_scope_safe(scope)?;
+    if scope == ScopeKind::Team {
+        let ignore = SecretsIgnore::load(&dir)?;
+        let shown = format!("{}{rel}", project.shown_prefix(scope));
+        guard::refuse_secrets_in_team_with(&ignore, &shown, text)?;
+    }
     let path = dir.join(rel);
     store::write_atomic(&path, text.as_bytes())?;
     Ok(path)
