@@ -180,9 +180,18 @@ fn remember_refuses_a_secret_bound_for_team_memory() {
     let run = sb.teammem_with_input(&repo, ["remember"], &input);
     run.expect_code(1);
     assert!(run.stdout.contains("Dropped \"GitHub token for the release bot\" (secret): refusing to write .qwen/team-memory/reference/github-token-for-the-release-bot.md"), "{}", run.stdout);
-    assert!(run.stdout.contains("Remembered team:reference/release-bot-lives-in-the-ops-vault.md"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("Remembered team:reference/release-bot-lives-in-the-ops-vault.md"),
+        "{}",
+        run.stdout
+    );
     assert!(!run.stdout.contains(secret) && !run.stderr.contains(secret));
-    assert!(!team_dir(&repo).join("reference/github-token-for-the-release-bot.md").exists());
+    assert!(
+        !team_dir(&repo)
+            .join("reference/github-token-for-the-release-bot.md")
+            .exists()
+    );
     let status = sb.git(&repo, ["status", "--porcelain", "--untracked-files=all"]);
     assert!(!status.contains("github-token"), "{status}");
 }

@@ -205,8 +205,16 @@ pub fn dream(project: &Project, scope: ScopeKind, force: bool) -> Result<DreamRe
     };
 
     let mut touched = BTreeSet::new();
-    report.deduped_entries += merge_within_files(project, scope, &mut touched)?;
-    report.deduped_entries += merge_across_files(project, scope, &mut touched)?;
+    // A legacy file cut down to one bullet becomes a one-entry file known by its title, which
+    // can make a new duplicate: repeat until nothing merges (a few rounds at most).
+    for _ in 0..8 {
+        let merged = merge_within_files(project, scope, &mut touched)?
+            + merge_across_files(project, scope, &mut touched)?;
+        report.deduped_entries += merged;
+        if merged == 0 {
+            break;
+        }
+    }
     report.touched_topics = touched.into_iter().collect();
     let (written, _) = project.rebuild_index(scope)?;
     report.index_written = written;
@@ -321,4 +329,83 @@ fn reload(project: &Project, scope: ScopeKind, rel: &str) -> Result<Option<Store
             rel: rel.to_string(),
             file,
         }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::scope::Environment;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    fn lines_and_titles(dir: &Path) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for rel in store::memory_paths(dir).unwrap() {
+            let text = fs::read_to_string(dir.join(&rel)).unwrap();
+            let body = text.splitn(3, "---\n").nth(2).unwrap_or("");
+            // A one-entry file's title is its summary (a bullet merged into it keeps its summary
+            // there); a legacy topic file's title only names the container of its bullets.
+            let file = crate::domain::memory::MemoryFile::parse(&rel, text.as_bytes()).unwrap();
+            if file.entries().len() == 1 {
+                out.insert(format!("- {}", file.name.trim().to_lowercase()));
+            }
+            out.extend(
+                body.lines()
+                    .map(|l| l.trim().to_lowercase())
+                    .filter(|l| !l.is_empty()),
+            );
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// Dream never loses a distinct line, within or across files: every body line before a
+        /// run is in some body after it (trimmed, without case).
+        #[test]
+        fn dream_never_loses_a_distinct_line(
+            files in proptest::collection::vec(
+                (any::<bool>(), 0usize..3, any::<bool>(),
+                 proptest::collection::vec((0usize..3, proptest::collection::vec(0usize..5, 0..3)), 1..4)),
+                1..6,
+            ),
+        ) {
+            let names = ["Run the linter", "Use real DB", "Pin versions"];
+            let lines = ["Why: CI fails", "How to apply: before push", "Why: mocks lied",
+                "How to apply: in tests", "See docs/db.md"];
+            let tmp = tempfile::tempdir().unwrap();
+            let env = Environment { base_dir: Some(tmp.path().join("base")), ..Default::default() };
+            let project = Project::open_with(tmp.path(), env).unwrap();
+            let dir = project.scope_dir(ScopeKind::User).unwrap();
+            for (i, (feedback, name, legacy, entries)) in files.iter().enumerate() {
+                let kind = if *feedback { "feedback" } else { "project" };
+                let mut body = String::new();
+                if *legacy {
+                    for (summary, subs) in entries {
+                        body.push_str(&format!("- {}\n", names[*summary]));
+                        for s in subs {
+                            body.push_str(&format!("  - {}\n", lines[*s]));
+                        }
+                    }
+                } else {
+                    for (_, subs) in entries {
+                        for s in subs {
+                            body.push_str(&format!("{}\n", lines[*s]));
+                        }
+                    }
+                }
+                let text = format!("---\nname: {}\ndescription: d{i}\ntype: {kind}\n---\n{body}", names[*name]);
+                store::write_atomic(&dir.join(format!("{kind}/f{i}.md")), text.as_bytes()).unwrap();
+            }
+            let before = lines_and_titles(&dir);
+            let report = dream(&project, ScopeKind::User, true).unwrap();
+            prop_assert_eq!(report.status, "done");
+            let after = lines_and_titles(&dir);
+            for line in &before {
+                prop_assert!(after.contains(line), "lost {:?}", line);
+            }
+            // A second run has nothing left to merge.
+            prop_assert_eq!(dream(&project, ScopeKind::User, true).unwrap().deduped_entries, 0);
+        }
+    }
 }
