@@ -40,6 +40,9 @@ pub fn run(project: &Project, args: ContextArgs) -> Result<u8, OpError> {
         HookArg::Claude => HookFormat::Claude,
         HookArg::Plain => HookFormat::Plain,
     };
+    for warning in &built.warnings {
+        eprintln!("teammem: warning: {warning}");
+    }
     print!("{}", context::render(&built, format));
     Ok(EXIT_OK)
 }

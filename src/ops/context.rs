@@ -37,6 +37,8 @@ pub struct Context {
     pub scopes: Vec<ScopeKind>,
     /// How many recalled memories were included.
     pub recalled: usize,
+    /// Problems that did not stop the context (a session that could not be counted).
+    pub warnings: Vec<String>,
 }
 
 /// Builds the context for the project's enabled scopes, with recall results for `query`.
@@ -91,13 +93,20 @@ pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError>
             recalled = found.hits.len();
         }
     }
+    // Counting the session must never cost the agent its context.
+    let mut warnings = Vec::new();
     for &scope in &scopes {
-        dream::record_session(project, scope)?;
+        if let Err(e) = dream::record_session(project, scope) {
+            warnings.push(format!(
+                "could not count this session for the {scope} scope: {e}"
+            ));
+        }
     }
     Ok(Context {
         text,
         scopes: shown,
         recalled,
+        warnings,
     })
 }
 
