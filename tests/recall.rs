@@ -178,6 +178,20 @@ fn results_carry_freshness_author_cut_bodies_and_usage() {
             &format!("--date=@{ten_days_ago}"),
         ],
     );
+    // A later commit by someone else that does not touch the memory changes nothing.
+    std::fs::write(repo.join("README.md"), "# project, edited\n").unwrap();
+    sb.git(
+        &repo,
+        [
+            "-c",
+            "user.name=Bob",
+            "-c",
+            "user.email=bob@example.com",
+            "commit",
+            "-qam",
+            "readme",
+        ],
+    );
     sb.teammem(&repo, ["cite", "team:project/rollback.md"])
         .expect_code(0);
     sb.teammem(&repo, ["cite", "project/rollback.md"])

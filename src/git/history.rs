@@ -48,6 +48,36 @@ fn blob_at(tree: &git2::Tree<'_>, path: &str) -> Option<Oid> {
     tree.get_path(Path::new(path)).ok().map(|e| e.id())
 }
 
+/// The folder all `paths` share (`.qwen/team-memory` for team memories), or "" for the root.
+fn common_dir(paths: &[String]) -> String {
+    let mut common: Option<Vec<&str>> = None;
+    for path in paths {
+        let mut parts: Vec<&str> = path.split('/').collect();
+        parts.pop();
+        common = Some(match common {
+            None => parts,
+            Some(c) => c
+                .iter()
+                .zip(&parts)
+                .take_while(|(a, b)| a == b)
+                .map(|(a, _)| *a)
+                .collect(),
+        });
+    }
+    common.unwrap_or_default().join("/")
+}
+
+/// Whether the commit's `dir` is the same tree as in one of its parents: then none of the
+/// files below it changed in this commit, and the commit can be skipped without a lookup per
+/// file (most commits of a project never touch its memory folder).
+fn dir_unchanged(tree: &git2::Tree<'_>, parents: &[git2::Tree<'_>], dir: &str) -> bool {
+    if dir.is_empty() {
+        return parents.iter().any(|p| p.id() == tree.id());
+    }
+    let here = blob_at(tree, dir);
+    parents.iter().any(|p| blob_at(p, dir) == here)
+}
+
 /// Walks history from `HEAD`, newest first, calling `visit` with each commit, its tree and its
 /// parents' trees until it returns false.
 fn walk<F>(repo: &Repository, mut visit: F) -> Result<(), GitError>
@@ -85,9 +115,16 @@ pub fn last_changes(
     repo: &Repository,
     paths: &[String],
 ) -> Result<HashMap<String, LastChange>, GitError> {
+    if paths.is_empty() {
+        return Ok(HashMap::new());
+    }
     let mut pending: Vec<String> = head_blobs(repo, paths)?.into_keys().collect();
+    let dir = common_dir(&pending);
     let mut found = HashMap::new();
     walk(repo, |commit, tree, parents| {
+        if dir_unchanged(tree, parents, &dir) {
+            return !pending.is_empty();
+        }
         pending.retain(|path| {
             let here = blob_at(tree, path);
             let same_as_a_parent = parents.iter().any(|p| blob_at(p, path) == here);
@@ -117,8 +154,15 @@ pub fn first_additions(
     paths: &[String],
 ) -> Result<HashMap<String, i64>, GitError> {
     let wanted: Vec<String> = head_blobs(repo, paths)?.into_keys().collect();
+    if wanted.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let dir = common_dir(&wanted);
     let mut found: HashMap<String, i64> = HashMap::new();
     walk(repo, |commit, tree, parents| {
+        if dir_unchanged(tree, parents, &dir) {
+            return true;
+        }
         for path in &wanted {
             let here = blob_at(tree, path).is_some();
             let in_a_parent = parents.iter().any(|p| blob_at(p, path).is_some());
@@ -131,4 +175,26 @@ pub fn first_additions(
         true
     })?;
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_dirs() {
+        let p = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            common_dir(&p(&[
+                ".qwen/team-memory/a/x.md",
+                ".qwen/team-memory/b/y.md"
+            ])),
+            ".qwen/team-memory"
+        );
+        assert_eq!(
+            common_dir(&p(&[".qwen/team-memory/a/x.md"])),
+            ".qwen/team-memory/a"
+        );
+        assert_eq!(common_dir(&p(&["x.md", "a/y.md"])), "");
+    }
 }
