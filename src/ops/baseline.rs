@@ -242,11 +242,6 @@ pub fn diff(project: &Project, scope: ScopeKind, claim: bool) -> Result<Baseline
         ),
         None => (BaselineTree::new(), None),
     };
-    let token = if claim {
-        Some(claim_lease(project, scope, base_commit)?)
-    } else {
-        None
-    };
     let cache = read_stat_cache(project, scope, base_commit);
     let current = current_files(project, scope, cache.as_ref())?;
     let dir = project.scope_dir(scope)?;
@@ -317,6 +312,12 @@ pub fn diff(project: &Project, scope: ScopeKind, claim: bool) -> Result<Baseline
         None => format!("Memory changes in the {scope} scope (no baseline yet: everything is new)"),
     };
     let report = changes::render(&title, &changes);
+    // Claimed last, so a diff that fails on the way leaves no lease behind.
+    let token = if claim {
+        Some(claim_lease(project, scope, base_commit)?)
+    } else {
+        None
+    };
     Ok(BaselineDiff {
         scope,
         report: report.text,
