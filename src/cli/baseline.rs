@@ -102,9 +102,10 @@ pub fn run(project: &Project, args: BaselineArgs) -> Result<u8, OpError> {
             let scope: ScopeKind = a.scope.into();
             let done = ops::baseline::commit(project, scope, a.token.as_deref())?;
             println!(
-                "Recorded the {scope} baseline {} ({} files) in {}",
+                "Recorded the {scope} baseline {} ({} file{}) in {}",
                 &done.commit[..12.min(done.commit.len())],
                 done.files,
+                if done.files == 1 { "" } else { "s" },
                 done.location
             );
         }
