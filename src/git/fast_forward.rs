@@ -11,11 +11,12 @@
 //! (`post-merge`, `post-checkout`) and no fsmonitor; git would run them.
 
 use std::cell::RefCell;
+use std::collections::HashSet;
 
 use git2::build::CheckoutBuilder;
 use git2::{CheckoutNotificationType, Oid, Repository};
 
-use super::GitError;
+use super::{GitError, history};
 
 /// What a move of the branch did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,10 +53,7 @@ pub fn fast_forward(
         if from == target {
             return Ok(BranchMove::UpToDate);
         }
-        let contains = repo
-            .graph_descendant_of(target, from)
-            .map_err(|e| GitError::git(format!("comparing {from} with {target}"), e))?;
-        if !contains {
+        if !history::contains(repo, target, from)? {
             return Ok(BranchMove::NotFastForward);
         }
     }
@@ -80,6 +78,10 @@ pub fn move_branch(
     let target = repo
         .find_commit(to)
         .map_err(|e| GitError::git(format!("reading commit {to}"), e))?;
+    let staged = staged_in_the_way(repo, from, &target)?;
+    if !staged.is_empty() {
+        return Ok(BranchMove::Blocked { paths: staged });
+    }
     let in_the_way = RefCell::new(Vec::new());
     let checked_out = {
         let mut checkout = CheckoutBuilder::new();
@@ -124,6 +126,46 @@ pub fn move_branch(
         }
     }
     Ok(BranchMove::BranchMoved)
+}
+
+/// Staged changes to files the move changes. libgit2's safe checkout compares the work tree
+/// with the old tree but lets the new tree overwrite an index entry whose file matches HEAD
+/// again (`git add` then an edit back), dropping the staged version; git refuses. So does this.
+fn staged_in_the_way(
+    repo: &Repository,
+    from: Option<Oid>,
+    target: &git2::Commit<'_>,
+) -> Result<Vec<String>, GitError> {
+    let context = "comparing the index with the pull";
+    let old_tree = match from {
+        Some(from) => Some(
+            repo.find_commit(from)
+                .and_then(|c| c.tree())
+                .map_err(|e| GitError::git(context, e))?,
+        ),
+        None => None,
+    };
+    let new_tree = target.tree().map_err(|e| GitError::git(context, e))?;
+    let paths_of = |diff: &git2::Diff<'_>| -> HashSet<String> {
+        diff.deltas()
+            .flat_map(|d| [d.old_file().path(), d.new_file().path()])
+            .flatten()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect()
+    };
+    let pulled = repo
+        .diff_tree_to_tree(old_tree.as_ref(), Some(&new_tree), None)
+        .map_err(|e| GitError::git(context, e))?;
+    let pulled = paths_of(&pulled);
+    if pulled.is_empty() {
+        return Ok(Vec::new());
+    }
+    let staged = repo
+        .diff_tree_to_index(old_tree.as_ref(), None, None)
+        .map_err(|e| GitError::git(context, e))?;
+    let mut in_the_way: Vec<String> = paths_of(&staged).intersection(&pulled).cloned().collect();
+    in_the_way.sort();
+    Ok(in_the_way)
 }
 
 fn current_tip(repo: &Repository, branch_ref: &str) -> Result<Option<Oid>, GitError> {

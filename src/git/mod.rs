@@ -6,6 +6,7 @@
 pub mod credentials;
 pub mod fast_forward;
 pub mod fetch;
+pub mod history;
 pub mod push;
 pub mod replay;
 pub mod repo;

@@ -15,6 +15,7 @@ use std::cell::RefCell;
 use git2::{Oid, ProxyOptions, PushOptions, RemoteCallbacks, Repository};
 
 use super::credentials::CredentialPicker;
+use super::history;
 use super::transport::{
     NetFailure, NetworkOptions, Transport, git_cli_network_command, remote_url, run_git,
     with_timeouts,
@@ -57,9 +58,7 @@ pub fn push(
         ))
     })?;
     if let Some(expected) = expected {
-        let fast_forward =
-            local == expected || repo.graph_descendant_of(local, expected).unwrap_or(false);
-        if !fast_forward {
+        if !history::contains(repo, local, expected).unwrap_or(false) {
             return Ok(PushOutcome::LeaseRefused);
         }
     }

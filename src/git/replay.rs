@@ -11,9 +11,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use git2::{Commit, FileMode, MergeFileInput, Oid, Repository, Sort, Tree, TreeWalkMode};
+use git2::{Commit, FileMode, MergeFileInput, Oid, Repository, Tree, TreeWalkMode};
 
-use super::GitError;
+use super::{GitError, history};
 use crate::domain::memory::{self, MemoryFile};
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
 use crate::domain::store::{self, StoredMemory};
@@ -70,19 +70,9 @@ pub fn classify(
     if upstream == Some(local) {
         return Ok(Divergence::UpToDate);
     }
-    let context = || format!("comparing {local} with its upstream");
-    let mut walk = repo.revwalk().map_err(|e| GitError::git(context(), e))?;
-    walk.set_sorting(Sort::TOPOLOGICAL)
-        .map_err(|e| GitError::git(context(), e))?;
-    walk.push(local).map_err(|e| GitError::git(context(), e))?;
-    if let Some(upstream) = upstream {
-        walk.hide(upstream)
-            .map_err(|e| GitError::git(context(), e))?;
-    }
     let mut sync_commits = Vec::new();
     let mut user_commits = Vec::new();
-    for oid in walk {
-        let oid = oid.map_err(|e| GitError::git(context(), e))?;
+    for oid in history::local_only(repo, local, upstream)? {
         let commit = repo
             .find_commit(oid)
             .map_err(|e| GitError::git(format!("reading commit {oid}"), e))?;
@@ -96,9 +86,7 @@ pub fn classify(
         }
     }
     let upstream_moved = match upstream {
-        Some(upstream) => !repo
-            .graph_descendant_of(local, upstream)
-            .map_err(|e| GitError::git(context(), e))?,
+        Some(upstream) => !history::contains(repo, local, upstream)?,
         None => false,
     };
     Ok(
@@ -212,9 +200,7 @@ pub fn replay_sync_commits(
         });
     }
     let context = |what: &str| format!("replaying sync commits of {local} onto {upstream}: {what}");
-    let base = repo
-        .merge_base(local, upstream)
-        .map_err(|e| GitError::git(context("finding the merge base"), e))?;
+    let base = history::merge_base(repo, local, upstream)?;
     let commit_tree = |oid: Oid| -> Result<Tree<'_>, GitError> {
         repo.find_commit(oid)
             .and_then(|c| c.tree())
