@@ -123,8 +123,9 @@ fn push_builtin(
             .push_negotiation(|updates| {
                 let expected = expected.unwrap_or(Oid::ZERO_SHA1);
                 for update in updates {
+                    // `src` is the remote's current tip, `dst` the one being pushed.
                     if update.dst_refname() == Ok(upstream.merge_ref.as_str())
-                        && update.dst() != expected
+                        && update.src() != expected
                     {
                         *lease_broken.borrow_mut() = true;
                         return Err(git2::Error::from_str(
