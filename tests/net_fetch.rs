@@ -290,3 +290,41 @@ fn a_shallow_clone_fetches() {
         String::from_utf8_lossy(&fsck.stderr)
     );
 }
+
+#[test]
+fn an_upstream_given_as_a_url_or_an_unmapped_refspec_fetches_into_a_private_ref() {
+    let team = Team::new();
+    let url = format!("file://{}", team.bare.display());
+    team.sb
+        .git(&team.me, ["config", "branch.main.remote", &url]);
+    for transport in BOTH {
+        let pushed = team.mate_pushes("notes.txt", &format!("url {transport:?}\n"));
+        let repo = team.open(&team.me);
+        let up = team.upstream(&repo);
+        assert_eq!(up.tracking_ref, "refs/teammem/upstream/main");
+        let fetched = fetch(
+            &repo,
+            &up,
+            &team.options(transport, Duration::from_secs(20)),
+        )
+        .unwrap_or_else(|e| panic!("{transport:?}: {e}"));
+        assert_eq!(fetched.tip, Some(oid(&pushed)));
+        assert_eq!(team.rev(&team.me, "refs/teammem/upstream/main"), pushed);
+    }
+
+    team.sb
+        .git(&team.me, ["config", "branch.main.remote", "origin"]);
+    team.sb.git(
+        &team.me,
+        [
+            "config",
+            "remote.origin.fetch",
+            "+refs/heads/release:refs/remotes/origin/release",
+        ],
+    );
+    let repo = team.open(&team.me);
+    assert_eq!(
+        team.upstream(&repo).tracking_ref,
+        "refs/teammem/upstream/main"
+    );
+}

@@ -321,3 +321,77 @@ fn nothing_is_replayed_for_a_user_who_signs_commits() {
     assert!(replay_sync_commits(&repo, local, oid(&pushed)).is_err());
     assert_eq!(team.rev(&team.me, "HEAD"), local.to_string());
 }
+
+#[test]
+fn replay_works_in_a_shallow_clone() {
+    let team = Team::new();
+    team.sb.git(
+        team.sb.path(),
+        [
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            &format!("file://{}", team.bare.display()),
+            "shallow",
+        ],
+    );
+    let shallow = team.sb.path().join("shallow");
+    write(&shallow.join(RELEASE), &release("Shallow Monday.\n"));
+    let local = oid(&team.sync_commit(&shallow));
+    let pushed = team.mate_pushes("a.txt", "a\n");
+    let repo = team.open(&shallow);
+    let up = team.upstream(&repo);
+    let tip = fetch(
+        &repo,
+        &up,
+        &team.options(Transport::Builtin, Duration::from_secs(20)),
+    )
+    .unwrap()
+    .tip
+    .unwrap();
+    assert_eq!(
+        classify(&repo, Some(local), Some(tip)).unwrap(),
+        Divergence::Replayable {
+            commits: vec![local]
+        }
+    );
+    let replayed = replay_sync_commits(&repo, local, tip).unwrap();
+    let moved = move_branch(&repo, &up.local_ref, Some(local), replayed.commit).unwrap();
+    assert!(matches!(moved, BranchMove::Moved { .. }), "{moved:?}");
+    assert_eq!(team.rev(&shallow, "HEAD^"), pushed);
+    assert_eq!(
+        fs::read_to_string(shallow.join(RELEASE)).unwrap(),
+        release("Shallow Monday.\n")
+    );
+    assert_eq!(team.status(&shallow), "");
+    let fsck = team.sb.git_output(&shallow, ["fsck", "--no-progress"]);
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+}
+
+#[test]
+fn replay_with_autocrlf_on_leaves_a_clean_work_tree() {
+    let team = Team::new();
+    team.sb.git(&team.me, ["config", "core.autocrlf", "true"]);
+    let (replayed, _) = diverge(
+        &team,
+        |me| {
+            write(
+                &me.join(POSTGRES),
+                &postgres(&[(2, "mine")]).replace('\n', "\r\n"),
+            )
+        },
+        |mate| write(&mate.join(POSTGRES), &postgres(&[(7, "theirs")])),
+    );
+    assert_eq!(replayed.text_merged, vec![POSTGRES.to_string()]);
+    assert_eq!(
+        read(&team, POSTGRES),
+        postgres(&[(2, "mine"), (7, "theirs")]).replace('\n', "\r\n")
+    );
+    let committed = team.sb.git(&team.me, ["show", &format!("HEAD:{POSTGRES}")]);
+    assert_eq!(committed, postgres(&[(2, "mine"), (7, "theirs")]));
+}

@@ -20,9 +20,7 @@ pub fn contains(repo: &Repository, descendant: Oid, ancestor: Oid) -> Result<boo
     }
     match repo.graph_descendant_of(descendant, ancestor) {
         Ok(answer) => Ok(answer),
-        Err(err) if err.code() == git2::ErrorCode::NotFound => {
-            Ok(ancestors(repo, descendant)?.contains(&ancestor))
-        }
+        Err(err) if missing_object(&err) => Ok(ancestors(repo, descendant)?.contains(&ancestor)),
         Err(err) => Err(GitError::git(
             format!("comparing {descendant} with {ancestor}"),
             err,
@@ -49,7 +47,7 @@ pub fn local_only(
     })();
     match walked {
         Ok(commits) => Ok(commits),
-        Err(err) if err.code() == git2::ErrorCode::NotFound => {
+        Err(err) if missing_object(&err) => {
             let hidden = match upstream {
                 Some(upstream) => ancestors(repo, upstream)?,
                 None => HashSet::new(),
@@ -77,7 +75,7 @@ pub fn merge_base(repo: &Repository, one: Oid, two: Oid) -> Result<Oid, GitError
     let context = || format!("finding the merge base of {one} and {two}");
     match repo.merge_base(one, two) {
         Ok(base) => Ok(base),
-        Err(err) if err.code() == git2::ErrorCode::NotFound => {
+        Err(err) if missing_object(&err) => {
             let theirs = ancestors(repo, two)?;
             breadth_first(repo, one, |oid| theirs.contains(&oid))?
                 .ok_or_else(|| GitError::git(context(), err))
@@ -122,6 +120,13 @@ fn breadth_first(
         }
     }
     Ok(None)
+}
+
+/// libgit2 reports a commit missing past the shallow boundary as `NotFound`, or from the
+/// merge-base code as a generic error of the object database class.
+fn missing_object(err: &git2::Error) -> bool {
+    err.code() == git2::ErrorCode::NotFound
+        || (err.class() == git2::ErrorClass::Odb && err.message().contains("not found"))
 }
 
 fn shallow_roots(repo: &Repository) -> HashSet<Oid> {

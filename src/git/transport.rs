@@ -173,7 +173,7 @@ impl NetFailure {
     pub fn failed(message: impl Into<String>) -> Self {
         NetFailure {
             kind: NetFailureKind::Failed,
-            message: message.into(),
+            message: redact_url_credentials(&message.into()),
         }
     }
 
@@ -181,7 +181,7 @@ impl NetFailure {
     pub fn timeout(message: impl Into<String>) -> Self {
         NetFailure {
             kind: NetFailureKind::Timeout,
-            message: message.into(),
+            message: redact_url_credentials(&message.into()),
         }
     }
 
@@ -195,6 +195,29 @@ impl NetFailure {
             NetFailure::failed(message)
         }
     }
+}
+
+/// Replaces the user-info of every URL in `text` (`https://user:token@host` becomes
+/// `https://***@host`), so a token written into a remote URL never reaches a report.
+pub fn redact_url_credentials(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (before, after) = rest.split_at(at + 3);
+        out.push_str(before);
+        let authority_end = after
+            .find(|c: char| c == '/' || c.is_whitespace() || c == '\'' || c == '"')
+            .unwrap_or(after.len());
+        match after[..authority_end].rfind('@') {
+            Some(userinfo_end) => {
+                out.push_str("***");
+                rest = &after[userinfo_end..];
+            }
+            None => rest = after,
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Serialises libgit2 network operations so the process-wide timeouts belong to one of them.
@@ -439,4 +462,23 @@ pub(crate) fn remote_url(remote: &git2::Remote<'_>, push: bool) -> Result<String
     };
     url.map(str::to_string)
         .ok_or_else(|| NetFailure::failed("the remote has no URL (or it is not UTF-8)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_in_urls_never_reach_a_message() {
+        assert_eq!(
+            redact_url_credentials(
+                "fatal: unable to access 'https://bob:t0ken@example.com/r.git/': 403"
+            ),
+            "fatal: unable to access 'https://***@example.com/r.git/': 403"
+        );
+        assert_eq!(
+            redact_url_credentials("git://127.0.0.1:9/r and http://h/x"),
+            "git://127.0.0.1:9/r and http://h/x"
+        );
+    }
 }
