@@ -29,6 +29,14 @@ fn fetch_sees_the_teammates_push(team: &Team, transport: Transport) {
     .unwrap_or_else(|e| panic!("{transport:?}: {e}"));
     assert_eq!(fetched.tip, Some(oid(&pushed)), "{transport:?}");
     assert_eq!(team.rev(&team.me, "origin/main"), pushed, "{transport:?}");
+    // Fetching again with nothing new still reports the tip.
+    let again = fetch(
+        &repo,
+        &up,
+        &team.options(transport, Duration::from_secs(20)),
+    )
+    .unwrap();
+    assert_eq!(again.tip, Some(oid(&pushed)), "{transport:?}");
     // Fetch never touches the branch or the work tree.
     assert_ne!(team.rev(&team.me, "HEAD"), pushed);
     assert_eq!(team.status(&team.me), "");
@@ -87,16 +95,18 @@ fn fetch_over_http_with_the_users_git_credential_helper() {
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str("[credential]\n\thelper = store\n");
     std::fs::write(&config, text).unwrap();
-    let pushed = team.mate_pushes("notes.txt", "helper\n");
-    let repo = team.open(&team.me);
-    let up = team.upstream(&repo);
-    let fetched = fetch(
-        &repo,
-        &up,
-        &team.options(Transport::Builtin, Duration::from_secs(20)),
-    )
-    .unwrap();
-    assert_eq!(fetched.tip, Some(oid(&pushed)));
+    for transport in BOTH {
+        let pushed = team.mate_pushes("notes.txt", &format!("helper {transport:?}\n"));
+        let repo = team.open(&team.me);
+        let up = team.upstream(&repo);
+        let fetched = fetch(
+            &repo,
+            &up,
+            &team.options(transport, Duration::from_secs(20)),
+        )
+        .unwrap_or_else(|e| panic!("{transport:?}: {e}"));
+        assert_eq!(fetched.tip, Some(oid(&pushed)));
+    }
 }
 
 #[test]
@@ -116,16 +126,21 @@ fn a_credential_helper_planted_in_the_repository_is_never_asked() {
             ),
         ],
     );
-    let repo = team.open(&team.me);
-    let up = team.upstream(&repo);
-    let err = fetch(
-        &repo,
-        &up,
-        &team.options(Transport::Builtin, Duration::from_secs(20)),
-    )
-    .unwrap_err();
-    assert_eq!(err.kind, NetFailureKind::Failed);
-    assert!(!marker.exists(), "a helper from .git/config ran");
+    for transport in BOTH {
+        let repo = team.open(&team.me);
+        let up = team.upstream(&repo);
+        let err = fetch(
+            &repo,
+            &up,
+            &team.options(transport, Duration::from_secs(20)),
+        )
+        .unwrap_err();
+        assert_eq!(err.kind, NetFailureKind::Failed, "{transport:?}");
+        assert!(
+            !marker.exists(),
+            "{transport:?}: a helper from .git/config ran"
+        );
+    }
 }
 
 #[test]

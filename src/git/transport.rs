@@ -340,13 +340,17 @@ pub(crate) fn git_cli_network_command(
         "gc.auto=0",
         "maintenance.auto=false",
         "fetch.recurseSubmodules=false",
-        "credential.helper=",
     ] {
         cmd.arg("-c").arg(setting);
     }
     let user = user_config();
-    for helper in &user.helpers {
-        cmd.arg("-c").arg(format!("credential.helper={helper}"));
+    if sets_local_credential_helper(repo) {
+        // An empty value empties the helper list read so far (system, global, local); the
+        // user's own helpers are then given again, so only the repository's are dropped.
+        cmd.arg("-c").arg("credential.helper=");
+        for helper in &user.helpers {
+            cmd.arg("-c").arg(format!("credential.helper={helper}"));
+        }
     }
     if let Some(token) = &options.credentials.token {
         // The token reaches git through the environment, never the command line.
@@ -413,6 +417,21 @@ fn user_config() -> UserConfig {
         .ok()
         .filter(|s| !s.is_empty());
     user
+}
+
+/// Whether the repository's own config (or its worktree config) sets `credential.helper`.
+fn sets_local_credential_helper(repo: &Repository) -> bool {
+    let Ok(config) = repo.config() else {
+        return false;
+    };
+    [ConfigLevel::Local, ConfigLevel::Worktree]
+        .into_iter()
+        .any(|level| {
+            config
+                .open_level(level)
+                .map(|local| local.get_entry("credential.helper").is_ok())
+                .unwrap_or(false)
+        })
 }
 
 /// Settings in the repository's own config that make the git CLI run a program and that `-c`
