@@ -116,8 +116,10 @@ pub fn move_branch(
     if moved.is_ok() {
         return Ok(BranchMove::Moved { from, to });
     }
-    // Someone moved the branch between our check and the swap: put the files back as they
-    // were, so the work tree matches the branch the user has.
+    // Another git command moved the branch between the check and the swap (teammem's own
+    // syncs are serialised by the sync lock): try to put the files back as they were. The
+    // checkout's baseline is HEAD, which now names that other commit, so files it changed
+    // may stay as checked out; `git status` then shows them, nothing is deleted.
     if let Some(from) = from {
         if let Ok(previous) = repo.find_commit(from) {
             let mut back = CheckoutBuilder::new();

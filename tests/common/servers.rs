@@ -25,6 +25,15 @@ pub fn free_port() -> u16 {
         .expect("bind a loopback port")
 }
 
+/// Where git keeps its own programs (`git --exec-path`).
+pub fn git_exec_path() -> PathBuf {
+    let out = Command::new("git")
+        .arg("--exec-path")
+        .output()
+        .expect("git --exec-path");
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
 /// `git daemon` serving every repository below a folder, push enabled.
 pub struct GitDaemon {
     child: Child,
@@ -37,10 +46,11 @@ impl GitDaemon {
     pub fn start(sb: &Sandbox, base: &Path) -> GitDaemon {
         for _ in 0..20 {
             let port = free_port();
-            let mut cmd = Command::new("git");
+            // `git daemon` runs `git-daemon` as a child; killing `git` would orphan the
+            // daemon, so the daemon itself is started, from git's exec path.
+            let mut cmd = Command::new(git_exec_path().join("git-daemon"));
             sb.isolate(&mut cmd)
                 .args([
-                    "daemon",
                     "--reuseaddr",
                     "--export-all",
                     "--enable=receive-pack",
