@@ -87,8 +87,11 @@ impl CredentialSources {
 /// The pieces of a remote URL that credential lookup needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct UrlParts {
+    /// `https`, `http`, `ssh`, `git`, `file`.
     pub protocol: String,
+    /// The host, with its port when the URL has one.
     pub host: String,
+    /// The path after the host, without the leading `/`.
     pub path: String,
 }
 
