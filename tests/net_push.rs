@@ -262,3 +262,41 @@ fn the_git_cli_transport_refuses_a_planted_url_credential_helper() {
         "{err}"
     );
 }
+
+#[test]
+fn a_push_to_a_silent_server_times_out_and_a_wrong_password_fails_fast() {
+    let team = Team::new();
+    let options = team.options(Transport::Builtin, Duration::from_secs(20));
+    let (local, remote_tip) = commit_and_fetch(&team, &options, "silent\n");
+    let hole = servers::BlackHole::start();
+    let http = HttpGit::start(&team.sb, &team.srv, "alice", "right");
+    let cases = [
+        (
+            format!("git://127.0.0.1:{}/team.git", hole.port()),
+            None,
+            NetFailureKind::Timeout,
+        ),
+        (http.url("team.git"), Some("wrong"), NetFailureKind::Failed),
+    ];
+    for (url, password, expected) in cases {
+        team.set_origin(&team.me, &url);
+        for transport in BOTH {
+            let options = match password {
+                Some(password) => team.options_with_token(transport, "alice", password),
+                None => team.options(transport, Duration::from_millis(1500)),
+            };
+            let me = team.me.clone();
+            let err = netsync::without_hanging(Duration::from_secs(120), move || {
+                let repo = git2::Repository::open(&me).unwrap();
+                let up = match teammem::git::upstream::resolve(&repo).unwrap() {
+                    teammem::git::upstream::UpstreamLookup::Found(up) => up,
+                    other => panic!("{other:?}"),
+                };
+                push(&repo, &up, Some(remote_tip), &options).unwrap_err()
+            });
+            assert_eq!(err.kind, expected, "{url} {transport:?}: {err}");
+        }
+    }
+    assert_ne!(team.rev(&team.bare, "main"), local);
+    assert_eq!(team.rev(&team.me, "HEAD"), local);
+}
