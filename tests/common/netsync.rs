@@ -24,8 +24,8 @@ pub const SYNC_MESSAGE: [&str; 2] = ["chore(memory): sync team memory", "Teammem
 pub fn isolate_libgit2() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let empty =
-            std::env::temp_dir().join(format!("teammem-empty-config-{}", std::process::id()));
+        // One fixed, always-empty folder: nothing is ever written there.
+        let empty = std::env::temp_dir().join("teammem-tests-empty-git-config");
         fs::create_dir_all(&empty).unwrap();
         for level in [
             git2::ConfigLevel::Global,
