@@ -240,3 +240,38 @@ fn context_holds_indexes_the_verify_line_and_recall_results() {
     .unwrap();
     assert_eq!(meta["sessions_since_dream"], 3);
 }
+
+#[test]
+fn recall_and_stale_work_in_a_shallow_clone() {
+    let sb = Sandbox::new();
+    let origin = sb.repo("origin");
+    sb.teammem(&origin, ["init"]).expect_code(0);
+    let t = now();
+    put(
+        &team_dir(&origin),
+        "project/deploy.md",
+        "Deploy steps",
+        "d",
+        "x\n",
+    );
+    commit_at(&sb, &origin, t - 40 * DAY);
+    std::fs::write(origin.join("README.md"), "# edited\n").unwrap();
+    commit_at(&sb, &origin, t - 35 * DAY);
+    let url = format!("file://{}", origin.display());
+    sb.git(sb.path(), ["clone", "-q", "--depth", "1", &url, "shallow"]);
+    let clone = sb.path().join("shallow");
+    assert!(clone.join(".git/shallow").exists());
+
+    let run = sb.teammem(&clone, ["recall", "deploy", "--json"]);
+    run.expect_code(0);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["hits"][0]["id"], "project/deploy.md");
+    // The commit that changed it lies beyond the shallow boundary; as in `git log`, the
+    // boundary commit counts as the one that brought it.
+    assert_eq!(v["hits"][0]["changed_from"], "commit");
+    assert_eq!(v["hits"][0]["age"], "35 days old");
+    assert_eq!(
+        stale_ids(&sb, &clone, "30"),
+        ["team:project/deploy.md first-commit"]
+    );
+}

@@ -1,200 +1,138 @@
-//! When tracked files last changed, and who changed them; when they were first added.
+//! Ancestry questions (does A contain B, which commits are only local, the merge base) that
+//! also hold in a shallow clone.
 //!
-//! A file's mtime says when it was checked out, not when its content was written, so after a
-//! clone only the history knows a memory's age. Like `git log -- PATH`, a merge that takes the
-//! file from one of its parents does not count as changing it.
+//! libgit2's graph functions (`graph_descendant_of`, revwalk, `merge_base`) follow parents
+//! past the shallow boundary and fail on the missing commit, where git stops at the roots
+//! listed in `.git/shallow`. Each question is asked of libgit2 first; when it reports a
+//! missing object, it is answered again by a walk that treats the shallow roots as having no
+//! parents, as git does.
 
-use std::collections::HashMap;
-use std::path::Path;
+use std::collections::{HashSet, VecDeque};
 
 use git2::{Oid, Repository, Sort};
 
 use super::GitError;
 
-/// The last commit that changed a file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LastChange {
-    /// The commit.
-    pub commit: Oid,
-    /// Author time, seconds since the Unix epoch (what `git log` shows).
-    pub time: i64,
-    /// The author's name.
-    pub author: String,
-}
-
-/// The blob each path holds in `HEAD`'s tree (paths relative to the repository root); paths not
-/// in `HEAD` are left out. An unborn `HEAD` gives an empty map.
-pub fn head_blobs(repo: &Repository, paths: &[String]) -> Result<HashMap<String, Oid>, GitError> {
-    let mut out = HashMap::new();
-    let tree = match repo.head().and_then(|h| h.peel_to_tree()) {
-        Ok(tree) => tree,
-        Err(e)
-            if e.code() == git2::ErrorCode::UnbornBranch
-                || e.code() == git2::ErrorCode::NotFound =>
-        {
-            return Ok(out);
-        }
-        Err(e) => return Err(GitError::git("reading HEAD", e)),
-    };
-    for path in paths {
-        if let Ok(entry) = tree.get_path(Path::new(path)) {
-            out.insert(path.clone(), entry.id());
-        }
+/// Whether `descendant` contains `ancestor` (a commit contains itself).
+pub fn contains(repo: &Repository, descendant: Oid, ancestor: Oid) -> Result<bool, GitError> {
+    if descendant == ancestor {
+        return Ok(true);
     }
-    Ok(out)
-}
-
-fn blob_at(tree: &git2::Tree<'_>, path: &str) -> Option<Oid> {
-    tree.get_path(Path::new(path)).ok().map(|e| e.id())
-}
-
-/// The folder all `paths` share (`.qwen/team-memory` for team memories), or "" for the root.
-fn common_dir(paths: &[String]) -> String {
-    let mut common: Option<Vec<&str>> = None;
-    for path in paths {
-        let mut parts: Vec<&str> = path.split('/').collect();
-        parts.pop();
-        common = Some(match common {
-            None => parts,
-            Some(c) => c
-                .iter()
-                .zip(&parts)
-                .take_while(|(a, b)| a == b)
-                .map(|(a, _)| *a)
-                .collect(),
-        });
+    match repo.graph_descendant_of(descendant, ancestor) {
+        Ok(answer) => Ok(answer),
+        Err(err) if missing_object(&err) => Ok(ancestors(repo, descendant)?.contains(&ancestor)),
+        Err(err) => Err(GitError::git(
+            format!("comparing {descendant} with {ancestor}"),
+            err,
+        )),
     }
-    common.unwrap_or_default().join("/")
 }
 
-/// Whether the commit's `dir` is the same tree as in one of its parents: then none of the
-/// files below it changed in this commit, and the commit can be skipped without a lookup per
-/// file (most commits of a project never touch its memory folder).
-fn dir_unchanged(tree: &git2::Tree<'_>, parents: &[git2::Tree<'_>], dir: &str) -> bool {
-    if dir.is_empty() {
-        return parents.iter().any(|p| p.id() == tree.id());
-    }
-    let here = blob_at(tree, dir);
-    parents.iter().any(|p| blob_at(p, dir) == here)
-}
-
-/// Walks history from `HEAD`, newest first, calling `visit` with each commit, its tree and its
-/// parents' trees until it returns false.
-fn walk<F>(repo: &Repository, mut visit: F) -> Result<(), GitError>
-where
-    F: FnMut(&git2::Commit<'_>, &git2::Tree<'_>, &[git2::Tree<'_>]) -> bool,
-{
-    let mut revwalk = repo
-        .revwalk()
-        .map_err(|e| GitError::git("walking history", e))?;
-    revwalk
-        .set_sorting(Sort::TIME | Sort::TOPOLOGICAL)
-        .map_err(|e| GitError::git("walking history", e))?;
-    if revwalk.push_head().is_err() {
-        return Ok(());
-    }
-    for oid in revwalk {
-        let oid = oid.map_err(|e| GitError::git("walking history", e))?;
-        let commit = repo
-            .find_commit(oid)
-            .map_err(|e| GitError::git(format!("reading commit {oid}"), e))?;
-        let tree = commit
-            .tree()
-            .map_err(|e| GitError::git(format!("reading the tree of {oid}"), e))?;
-        let parents: Vec<git2::Tree<'_>> = commit.parents().filter_map(|p| p.tree().ok()).collect();
-        if !visit(&commit, &tree, &parents) {
-            break;
-        }
-    }
-    Ok(())
-}
-
-/// The last commit that changed each path (relative to the repository root) among those in
-/// `HEAD`. Stops walking as soon as every path is accounted for.
-pub fn last_changes(
+/// The commits reachable from `local` but not from `upstream` (all of `local`'s history when
+/// `upstream` is `None`), newest first.
+pub fn local_only(
     repo: &Repository,
-    paths: &[String],
-) -> Result<HashMap<String, LastChange>, GitError> {
-    if paths.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let mut pending: Vec<String> = head_blobs(repo, paths)?.into_keys().collect();
-    let dir = common_dir(&pending);
-    let mut found = HashMap::new();
-    walk(repo, |commit, tree, parents| {
-        if dir_unchanged(tree, parents, &dir) {
-            return !pending.is_empty();
+    local: Oid,
+    upstream: Option<Oid>,
+) -> Result<Vec<Oid>, GitError> {
+    let context = || format!("listing the commits of {local} not yet upstream");
+    let walked = (|| -> Result<Vec<Oid>, git2::Error> {
+        let mut walk = repo.revwalk()?;
+        walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)?;
+        walk.push(local)?;
+        if let Some(upstream) = upstream {
+            walk.hide(upstream)?;
         }
-        pending.retain(|path| {
-            let here = blob_at(tree, path);
-            let same_as_a_parent = parents.iter().any(|p| blob_at(p, path) == here);
-            if here.is_some() && !same_as_a_parent {
-                found.insert(
-                    path.clone(),
-                    LastChange {
-                        commit: commit.id(),
-                        time: commit.author().when().seconds(),
-                        author: commit.author().name().unwrap_or("unknown").to_string(),
-                    },
-                );
-                false
-            } else {
-                true
-            }
-        });
-        !pending.is_empty()
+        walk.collect()
+    })();
+    match walked {
+        Ok(commits) => Ok(commits),
+        Err(err) if missing_object(&err) => {
+            let hidden = match upstream {
+                Some(upstream) => ancestors(repo, upstream)?,
+                None => HashSet::new(),
+            };
+            let mut commits: Vec<(i64, Oid)> = ancestors(repo, local)?
+                .into_iter()
+                .filter(|oid| !hidden.contains(oid))
+                .map(|oid| {
+                    let time = repo
+                        .find_commit(oid)
+                        .map(|c| c.time().seconds())
+                        .unwrap_or(0);
+                    (time, oid)
+                })
+                .collect();
+            commits.sort_by(|a, b| b.cmp(a));
+            Ok(commits.into_iter().map(|(_, oid)| oid).collect())
+        }
+        Err(err) => Err(GitError::git(context(), err)),
+    }
+}
+
+/// The best common ancestor of `one` and `two`.
+pub fn merge_base(repo: &Repository, one: Oid, two: Oid) -> Result<Oid, GitError> {
+    let context = || format!("finding the merge base of {one} and {two}");
+    match repo.merge_base(one, two) {
+        Ok(base) => Ok(base),
+        Err(err) if missing_object(&err) => {
+            let theirs = ancestors(repo, two)?;
+            breadth_first(repo, one, |oid| theirs.contains(&oid))?
+                .ok_or_else(|| GitError::git(context(), err))
+        }
+        Err(err) => Err(GitError::git(context(), err)),
+    }
+}
+
+/// Every commit reachable from `start`, stopping at shallow roots and missing parents.
+fn ancestors(repo: &Repository, start: Oid) -> Result<HashSet<Oid>, GitError> {
+    let mut seen = HashSet::new();
+    breadth_first(repo, start, |oid| {
+        seen.insert(oid);
+        false
     })?;
-    Ok(found)
+    Ok(seen)
 }
 
-/// When each path (relative to the repository root) was first added, as the author time of the
-/// oldest commit that brought it in; paths not in `HEAD` are left out.
-pub fn first_additions(
+/// Walks parents breadth-first from `start` until `stop` says so; returns that commit.
+fn breadth_first(
     repo: &Repository,
-    paths: &[String],
-) -> Result<HashMap<String, i64>, GitError> {
-    let wanted: Vec<String> = head_blobs(repo, paths)?.into_keys().collect();
-    if wanted.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let dir = common_dir(&wanted);
-    let mut found: HashMap<String, i64> = HashMap::new();
-    walk(repo, |commit, tree, parents| {
-        if dir_unchanged(tree, parents, &dir) {
-            return true;
+    start: Oid,
+    mut stop: impl FnMut(Oid) -> bool,
+) -> Result<Option<Oid>, GitError> {
+    let roots = shallow_roots(repo);
+    let mut queue = VecDeque::from([start]);
+    let mut visited = HashSet::from([start]);
+    while let Some(oid) = queue.pop_front() {
+        if stop(oid) {
+            return Ok(Some(oid));
         }
-        for path in &wanted {
-            let here = blob_at(tree, path).is_some();
-            let in_a_parent = parents.iter().any(|p| blob_at(p, path).is_some());
-            if here && !in_a_parent {
-                let time = commit.author().when().seconds();
-                let slot = found.entry(path.clone()).or_insert(time);
-                *slot = (*slot).min(time);
+        if roots.contains(&oid) {
+            continue;
+        }
+        let Ok(commit) = repo.find_commit(oid) else {
+            continue;
+        };
+        for parent in commit.parent_ids() {
+            if visited.insert(parent) {
+                queue.push_back(parent);
             }
         }
-        true
-    })?;
-    Ok(found)
+    }
+    Ok(None)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// libgit2 reports a commit missing past the shallow boundary as `NotFound`, or from the
+/// merge-base code as a generic error of the object database class.
+fn missing_object(err: &git2::Error) -> bool {
+    err.code() == git2::ErrorCode::NotFound
+        || (err.class() == git2::ErrorClass::Odb && err.message().contains("not found"))
+}
 
-    #[test]
-    fn common_dirs() {
-        let p = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            common_dir(&p(&[
-                ".qwen/team-memory/a/x.md",
-                ".qwen/team-memory/b/y.md"
-            ])),
-            ".qwen/team-memory"
-        );
-        assert_eq!(
-            common_dir(&p(&[".qwen/team-memory/a/x.md"])),
-            ".qwen/team-memory/a"
-        );
-        assert_eq!(common_dir(&p(&["x.md", "a/y.md"])), "");
-    }
+fn shallow_roots(repo: &Repository) -> HashSet<Oid> {
+    std::fs::read_to_string(repo.commondir().join("shallow"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| Oid::from_str(line.trim()).ok())
+        .collect()
 }

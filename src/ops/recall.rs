@@ -15,7 +15,7 @@ use crate::domain::recall::{Document, Query, fold};
 use crate::domain::scope::ScopeKind;
 use crate::domain::store;
 use crate::domain::usage::{self, UsageBook};
-use crate::git::{history, repo, snapshot};
+use crate::git::{file_history, repo, snapshot};
 
 use super::cite::load_usage;
 use super::{OpError, Project};
@@ -254,11 +254,11 @@ fn freshness(project: &Project, dir: &Path, rel: &str) -> Result<Freshness, OpEr
         if let Ok(inside) = dir.strip_prefix(&root) {
             let full = format!("{}/{rel}", inside.to_string_lossy().replace('\\', "/"));
             let repo = repo::open(&root)?;
-            let head = history::head_blobs(&repo, std::slice::from_ref(&full))?;
+            let head = file_history::head_blobs(&repo, std::slice::from_ref(&full))?;
             let bytes = std::fs::read(&path).map_err(|e| OpError::io(&path, e))?;
             if head.get(&full) == Some(&snapshot::blob_id(&bytes)?) {
                 if let Some(change) =
-                    history::last_changes(&repo, std::slice::from_ref(&full))?.remove(&full)
+                    file_history::last_changes(&repo, std::slice::from_ref(&full))?.remove(&full)
                 {
                     return Ok(Freshness {
                         time: change.time,

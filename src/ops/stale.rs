@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::domain::scope::ScopeKind;
 use crate::domain::usage::{self, DAY_SECS};
-use crate::git::{history, repo};
+use crate::git::{file_history, repo};
 
 use super::cite::load_usage;
 use super::{OpError, Project};
@@ -45,7 +45,7 @@ pub fn creation_times(
             let prefix = inside.to_string_lossy().replace('\\', "/");
             let full: Vec<String> = rels.iter().map(|r| format!("{prefix}/{r}")).collect();
             let repo = repo::open(&root)?;
-            let added = history::first_additions(&repo, &full)?;
+            let added = file_history::first_additions(&repo, &full)?;
             for (rel, path) in rels.iter().zip(&full) {
                 if let Some(&t) = added.get(path) {
                     out.insert(rel.clone(), (t, "first-commit"));
