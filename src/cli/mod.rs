@@ -2,6 +2,8 @@
 //! `--help` text; its `run` function only orchestrates an operation and prints the result.
 
 mod add;
+mod check;
+mod hooks;
 mod index;
 mod init;
 mod list;
@@ -48,6 +50,9 @@ enum Command {
     Show(show::ShowArgs),
     Index(index::IndexArgs),
     Validate(validate::ValidateArgs),
+    Check(check::CheckArgs),
+    InstallHooks(hooks::InstallHooksArgs),
+    UninstallHooks(hooks::UninstallHooksArgs),
 }
 
 /// A scope as named on the command line.
@@ -138,6 +143,9 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Show(args) => show::run(&project, args),
         Command::Index(args) => index::run(&project, args),
         Command::Validate(args) => validate::run(&project, args),
+        Command::Check(args) => check::run(&project, args),
+        Command::InstallHooks(args) => hooks::install(&project, args),
+        Command::UninstallHooks(args) => hooks::uninstall(&project, args),
     }
 }
 

@@ -1,7 +1,9 @@
 //! The domain: memory files, the index, scopes and their folders. No git, no command line.
 
+pub mod check;
 pub mod frontmatter;
 pub mod index;
 pub mod memory;
 pub mod scope;
 pub mod store;
+pub mod trust;

@@ -5,6 +5,9 @@
 
 pub mod add;
 pub mod catalog;
+pub mod check;
+pub mod check_format;
+pub mod hooks;
 pub mod index;
 pub mod init;
 pub mod project;
