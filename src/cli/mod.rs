@@ -7,6 +7,7 @@ mod hooks;
 mod index;
 mod init;
 mod list;
+mod review;
 mod show;
 mod validate;
 
@@ -53,6 +54,7 @@ enum Command {
     Check(check::CheckArgs),
     InstallHooks(hooks::InstallHooksArgs),
     UninstallHooks(hooks::UninstallHooksArgs),
+    Review(review::ReviewArgs),
 }
 
 /// A scope as named on the command line.
@@ -146,6 +148,7 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Check(args) => check::run(&project, args),
         Command::InstallHooks(args) => hooks::install(&project, args),
         Command::UninstallHooks(args) => hooks::uninstall(&project, args),
+        Command::Review(args) => review::run(&project, args),
     }
 }
 

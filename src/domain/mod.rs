@@ -4,6 +4,7 @@ pub mod check;
 pub mod frontmatter;
 pub mod index;
 pub mod memory;
+pub mod memory_diff;
 pub mod scope;
 pub mod store;
 pub mod trust;

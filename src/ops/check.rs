@@ -8,7 +8,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use git2::Repository;
+use git2::{Oid, Repository};
 use serde::Serialize;
 
 use crate::domain::check::{
@@ -16,7 +16,7 @@ use crate::domain::check::{
     Findings, SecretHit, Severity, UNMERGED,
 };
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
-use crate::git::history::{self, CommitInfo, RangeHistory};
+use crate::git::history::{self, RangeHistory};
 use crate::git::repo;
 use crate::git::team_files::{self, FolderFile, MODE_SUBMODULE, MODE_SYMLINK};
 
@@ -74,9 +74,6 @@ pub struct CheckReport {
     pub warnings: usize,
     /// Every finding, sorted by path, line, column and rule.
     pub findings: Vec<Finding>,
-    /// The commits of the range, oldest first (`--range` only).
-    #[serde(skip)]
-    pub commits: Vec<CommitInfo>,
 }
 
 impl CheckReport {
@@ -95,7 +92,6 @@ impl CheckReport {
             errors,
             warnings: findings.len() - errors,
             findings,
-            commits: Vec::new(),
         }
     }
 }
@@ -188,6 +184,17 @@ pub fn check_range(repo: &Repository, base: &str, head: &str) -> Result<CheckRep
     let base_id = history::resolve_commit(repo, base)?;
     let head_id = history::resolve_commit(repo, head)?;
     let walked = history::range(repo, base_id, head_id, TEAM_DIR)?;
+    check_history(repo, base_id, head_id, &walked, format!("{base}..{head}"))
+}
+
+/// [`check_range`] over a history already walked; `source` names the range in the report.
+pub fn check_history(
+    repo: &Repository,
+    base_id: Oid,
+    head_id: Oid,
+    walked: &RangeHistory,
+    source: String,
+) -> Result<CheckReport, OpError> {
     let base_files = team_files::at_revision(repo, &base_id.to_string(), TEAM_DIR)?;
     let (config, config_problem) = config_from(&base_files);
     let mut out = Findings::new(&config);
@@ -207,10 +214,9 @@ pub fn check_range(repo: &Repository, base: &str, head: &str) -> Result<CheckRep
     } else {
         team_files::at_revision(repo, &head_id.to_string(), TEAM_DIR)?
     };
-    let files_checked = check_changes(repo, &mut out, &walked, &final_files)?;
-    let mut report = CheckReport::new(format!("{base}..{head}"), files_checked, out.list);
+    let files_checked = check_changes(repo, &mut out, walked, &final_files)?;
+    let mut report = CheckReport::new(source, files_checked, out.list);
     report.commits_checked = walked.commits.len();
-    report.commits = walked.commits;
     Ok(report)
 }
 

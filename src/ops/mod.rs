@@ -11,6 +11,8 @@ pub mod hooks;
 pub mod index;
 pub mod init;
 pub mod project;
+pub mod review;
+pub mod review_format;
 pub mod validate;
 
 pub use project::Project;
