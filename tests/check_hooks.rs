@@ -239,3 +239,58 @@ fn make_executable(path: &Path) {
 
 #[cfg(not(unix))]
 fn make_executable(_path: &Path) {}
+
+#[test]
+fn the_shipped_hook_script_refuses_through_teammem_on_path() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks/pre-commit");
+    let hook = repo.join(".git/hooks/pre-commit");
+    fs::copy(&script, &hook).unwrap();
+    make_executable(&hook);
+    put(&repo, "feedback/x.md", "X", "x", INJECTION);
+    reindex(&sb, &repo);
+    sb.git(&repo, ["add", "-A"]);
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_teammem")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = std::process::Command::new("git");
+    sb.isolate(&mut cmd)
+        .env("PATH", path)
+        .current_dir(&repo)
+        .args(["commit", "-q", "-m", "x"]);
+    let out = cmd.output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("trust-instruction-override"), "{stderr}");
+    assert!(stderr.contains("commit refused"), "{stderr}");
+}
+
+#[test]
+fn the_pre_commit_framework_manifest_targets_the_team_folder() {
+    let text =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(".pre-commit-hooks.yaml"))
+            .unwrap();
+    // A flat list of `key: value` lines under `- id:`; read without a YAML library (only the
+    // frontmatter codec may use one).
+    let field = |key: &str| {
+        text.lines()
+            .map(|l| l.trim_start_matches(['-', ' ']))
+            .find_map(|l| l.strip_prefix(&format!("{key}: ")))
+            .unwrap_or_else(|| panic!("no {key}"))
+            .trim()
+            .to_string()
+    };
+    assert_eq!(field("id"), "teammem-check");
+    assert_eq!(field("language"), "rust");
+    assert_eq!(field("entry"), "teammem check --staged");
+    assert_eq!(field("pass_filenames"), "false");
+    let files = field("files");
+    let files = regex::Regex::new(&files).unwrap();
+    assert!(files.is_match(".qwen/team-memory/feedback/a.md"));
+    assert!(!files.is_match("src/.qwen/team-memory/a.md"));
+    assert!(!files.is_match("README.md"));
+}
