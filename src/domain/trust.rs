@@ -10,7 +10,7 @@
 
 use std::sync::LazyLock;
 
-use regex::{Regex, RegexBuilder};
+use regex::bytes::{Regex, RegexBuilder};
 
 /// Invisible or direction-changing characters (bidi controls, zero-width, Unicode tags).
 pub const HIDDEN_CHARACTER: &str = "trust-hidden-character";
@@ -68,8 +68,9 @@ pub fn scan(text: &str, allowed_hosts: &[String]) -> Vec<Risk> {
     hidden_characters(text, &mut risks);
     for (rule, patterns, what) in PATTERN_RULES.iter() {
         for pattern in patterns {
-            for m in pattern.find_iter(text) {
-                risks.push(risk(text, rule, m.start(), m.as_str(), what));
+            for m in pattern.find_iter(text.as_bytes()) {
+                let matched = String::from_utf8_lossy(m.as_bytes());
+                risks.push(risk(text, rule, m.start(), &matched, what));
             }
         }
     }
@@ -184,8 +185,10 @@ fn char_name(c: char) -> &'static str {
 
 type PatternRule = (&'static str, Vec<Regex>, &'static str);
 
-/// Compiles case-insensitive, multi-line patterns. The patterns are constants checked by a unit
-/// test, so a pattern that failed to compile would be skipped rather than crash a check.
+/// Compiles case-insensitive, multi-line patterns. They are ASCII-only byte patterns: Unicode
+/// classes in bounded repeats (`[^\n]{0,60}`) cost tens of milliseconds each to compile, and
+/// every word they look for is English. The patterns are constants checked by a unit test, so
+/// one that failed to compile would be skipped rather than crash a check.
 fn patterns(sources: &[&str]) -> Vec<Regex> {
     sources
         .iter()
@@ -193,6 +196,7 @@ fn patterns(sources: &[&str]) -> Vec<Regex> {
             RegexBuilder::new(s)
                 .case_insensitive(true)
                 .multi_line(true)
+                .unicode(false)
                 .build()
                 .ok()
         })
@@ -271,46 +275,50 @@ static PATTERN_RULES: LazyLock<Vec<PatternRule>> = LazyLock::new(|| {
     ]
 });
 
-static COMMENT: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"(?s)<!--(.*?)(?:-->|\z)").ok());
+static COMMENT: LazyLock<Option<Regex>> = LazyLock::new(|| ascii(r"(?s)<!--(.*?)(?:-->|\z)"));
+
+/// An ASCII-only, case-insensitive byte pattern (see [`patterns`]).
+fn ascii(pattern: &str) -> Option<Regex> {
+    RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .unicode(false)
+        .build()
+        .ok()
+}
 
 /// Words that make an HTML comment an instruction rather than an editor's note.
 static COMMENT_INSTRUCTION: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    RegexBuilder::new(
+    ascii(
         r"\b(?:ignore|instructions?|assistant|system|prompt|model|agent|llm|ai|you\s+(?:must|should|will|are|need)|always|never|do\s+not|don't|run|execute|curl|wget|fetch|download|send|upload|token|password|secret|credential)\b",
     )
-    .case_insensitive(true)
-    .build()
-    .ok()
 });
 
 fn hidden_comments(text: &str, risks: &mut Vec<Risk>) {
     let (Some(comment), Some(instruction)) = (&*COMMENT, &*COMMENT_INSTRUCTION) else {
         return;
     };
-    for caps in comment.captures_iter(text) {
+    for caps in comment.captures_iter(text.as_bytes()) {
         let (Some(whole), Some(inner)) = (caps.get(0), caps.get(1)) else {
             continue;
         };
-        if instruction.is_match(inner.as_str()) {
+        if instruction.is_match(inner.as_bytes()) {
             risks.push(risk(
                 text,
                 HIDDEN_COMMENT,
                 whole.start(),
-                whole.as_str(),
+                &String::from_utf8_lossy(whole.as_bytes()),
                 "HTML comment (hidden when rendered) holds instructions",
             ));
         }
     }
 }
 
-static BASE64: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"[A-Za-z0-9+/_-]{100,}={0,2}").ok());
+static BASE64: LazyLock<Option<Regex>> = LazyLock::new(|| ascii(r"[A-Za-z0-9+/_-]{100,}={0,2}"));
 
 fn base64_blobs(text: &str, risks: &mut Vec<Risk>) {
     let Some(base64) = &*BASE64 else { return };
-    for m in base64.find_iter(text) {
-        let s = m.as_str();
+    for m in base64.find_iter(text.as_bytes()) {
+        let s = String::from_utf8_lossy(m.as_bytes());
         // Real encoded data mixes all three classes; a long word, path or hex digest does not.
         let mixed = s.bytes().any(|b| b.is_ascii_uppercase())
             && s.bytes().any(|b| b.is_ascii_lowercase())
@@ -325,33 +333,25 @@ fn base64_blobs(text: &str, risks: &mut Vec<Risk>) {
                     "{}-character base64 run can hide a payload from review",
                     s.len()
                 ),
-                matched: s.to_string(),
+                matched: s.into_owned(),
             });
         }
     }
 }
 
-static URL: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    RegexBuilder::new(r#"\b(?:https?|ftp)://([^\s/?#<>()\[\]"'`]+)"#)
-        .case_insensitive(true)
-        .build()
-        .ok()
-});
+static URL: LazyLock<Option<Regex>> =
+    LazyLock::new(|| ascii(r#"\b(?:https?|ftp)://([^\s/?#<>()\[\]"'`]+)"#));
 
-static SCRIPT_LINK: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    RegexBuilder::new(r"\]\(\s*<?\s*(?:javascript|data|vbscript):")
-        .case_insensitive(true)
-        .build()
-        .ok()
-});
+static SCRIPT_LINK: LazyLock<Option<Regex>> =
+    LazyLock::new(|| ascii(r"\]\(\s*<?\s*(?:javascript|data|vbscript):"));
 
 fn links(text: &str, allowed_hosts: &[String], risks: &mut Vec<Risk>) {
     if let Some(url) = &*URL {
-        for caps in url.captures_iter(text) {
+        for caps in url.captures_iter(text.as_bytes()) {
             let (Some(whole), Some(authority)) = (caps.get(0), caps.get(1)) else {
                 continue;
             };
-            let host = host_of(authority.as_str());
+            let host = host_of(&String::from_utf8_lossy(authority.as_bytes()));
             if host.is_empty() || host_allowed(&host, allowed_hosts) {
                 continue;
             }
@@ -366,12 +366,12 @@ fn links(text: &str, allowed_hosts: &[String], risks: &mut Vec<Risk>) {
         }
     }
     if let Some(script) = &*SCRIPT_LINK {
-        for m in script.find_iter(text) {
+        for m in script.find_iter(text.as_bytes()) {
             risks.push(risk(
                 text,
                 EXTERNAL_LINK,
                 m.start(),
-                m.as_str(),
+                &String::from_utf8_lossy(m.as_bytes()),
                 "link runs script or embeds data",
             ));
         }

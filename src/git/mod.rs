@@ -5,6 +5,7 @@
 
 pub mod history;
 pub mod hooks_dir;
+pub mod index_file;
 pub mod repo;
 pub mod team_files;
 

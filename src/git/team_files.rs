@@ -7,6 +7,7 @@ use std::path::Path;
 use git2::{ObjectType, Oid, Repository, Tree, TreeWalkMode, TreeWalkResult};
 
 use super::GitError;
+use super::index_file::{self, FolderEntries};
 
 /// Git's mode for a symlink.
 pub const MODE_SYMLINK: u32 = 0o120000;
@@ -30,11 +31,51 @@ pub struct FolderFile {
 
 /// The files below `folder` in an index file. `index_file` is the index git uses for this run:
 /// `$GIT_INDEX_FILE` when git set it (a hook under `git commit -a` or `git commit <path>` sees a
-/// temporary index), else the repository's own index.
+/// temporary index), else the repository's own index. Read with [`index_file`], which skips
+/// the rest of the index; libgit2 reads the forms it does not handle.
 pub fn staged(
     repo: &Repository,
     index_file: Option<&Path>,
     folder: &str,
+) -> Result<Vec<FolderFile>, GitError> {
+    let path = match index_file {
+        Some(path) => path.to_path_buf(),
+        None => repo.path().join("index"),
+    };
+    let prefix = format!("{folder}/");
+    let id_len = match repo.object_format() {
+        git2::ObjectFormat::Sha1 => 20,
+        _ => 32,
+    };
+    let entries = match index_file::folder_entries(&path, prefix.as_bytes(), id_len) {
+        Ok(FolderEntries::Read(entries)) => entries,
+        // No index yet: nothing is staged.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Ok(FolderEntries::Unsupported(_)) | Err(_) => {
+            return staged_by_libgit2(repo, index_file, &prefix);
+        }
+    };
+    let mut out = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let id = Oid::from_bytes(&entry.id)
+            .map_err(|e| GitError::git(format!("reading the index {}", path.display()), e))?;
+        let rel = String::from_utf8_lossy(&entry.path[prefix.len()..]).into_owned();
+        out.push(FolderFile {
+            bytes: read_blob(repo, id, entry.mode)?,
+            rel,
+            mode: entry.mode,
+            id: id.to_string(),
+            stage: entry.stage,
+        });
+    }
+    Ok(out)
+}
+
+/// The same through libgit2, for index forms [`index_file`] leaves to it.
+fn staged_by_libgit2(
+    repo: &Repository,
+    index_file: Option<&Path>,
+    prefix: &str,
 ) -> Result<Vec<FolderFile>, GitError> {
     let index = match index_file {
         Some(path) => git2::Index::open(path)
@@ -43,10 +84,8 @@ pub fn staged(
             .index()
             .map_err(|e| GitError::git("reading the index", e))?,
     };
-    let prefix = format!("{folder}/");
-    // Entries are sorted by path: jump to the folder and stop after it, instead of walking
-    // every entry of a large repository's index.
-    let start = match index.find_prefix(prefix.as_str()) {
+    // Entries are sorted by path: jump to the folder and stop after it.
+    let start = match index.find_prefix(prefix) {
         Ok(at) => at,
         Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(GitError::git("searching the index", e)),
