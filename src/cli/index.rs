@@ -45,6 +45,13 @@ pub fn run(project: &Project, args: IndexArgs) -> Result<u8, OpError> {
                     }
                 }
                 (true, false) => println!("Wrote {}", state.path.display()),
+                (false, _) if !state.path.parent().is_some_and(|d| d.is_dir()) => {
+                    println!(
+                        "{}: no memories yet (no {})",
+                        state.scope,
+                        state.path.display()
+                    )
+                }
                 (false, _) => println!("{} is up to date", state.path.display()),
             }
         }

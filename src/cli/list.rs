@@ -14,7 +14,8 @@ pub struct ListArgs {
     /// Only this scope.
     #[arg(long, value_enum)]
     scope: Option<ScopeArg>,
-    /// Print JSON: {"memories": [{scope, id, type, name, description, keywords, path, entries}], "invalid": [...]}.
+    /// Print JSON: {"memories": [{scope, id, type, name, description, keywords, path, entries,
+    /// entry_ids: [{id, summary}]}], "invalid": [{path, line, column, message, fix}]}.
     #[arg(long)]
     json: bool,
 }
@@ -33,6 +34,9 @@ pub fn run(project: &Project, args: ListArgs) -> Result<u8, OpError> {
                 m.name,
                 m.description
             );
+            for entry in &m.entry_ids {
+                println!("{:<8} {:<40} {:<9} {}", "", entry.id, "", entry.summary);
+            }
         }
         if listing.memories.is_empty() {
             println!("No memories.");

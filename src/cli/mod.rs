@@ -8,6 +8,8 @@ mod index;
 mod init;
 mod list;
 mod review;
+mod redact;
+mod scan;
 mod show;
 mod validate;
 
@@ -55,6 +57,8 @@ enum Command {
     InstallHooks(hooks::InstallHooksArgs),
     UninstallHooks(hooks::UninstallHooksArgs),
     Review(review::ReviewArgs),
+    Scan(scan::ScanArgs),
+    Redact(redact::RedactArgs),
 }
 
 /// A scope as named on the command line.
@@ -149,6 +153,8 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::InstallHooks(args) => hooks::install(&project, args),
         Command::UninstallHooks(args) => hooks::uninstall(&project, args),
         Command::Review(args) => review::run(&project, args),
+        Command::Scan(args) => scan::run(&project, cwd, args),
+        Command::Redact(args) => redact::run(&project, args),
     }
 }
 

@@ -1,12 +1,15 @@
 //! `teammem show`
 
 use clap::Args;
+use serde::Serialize;
 
+use crate::domain::memory::MemoryType;
 use crate::domain::scope::ScopeKind;
+use crate::domain::store;
 use crate::ops::catalog::{self, MemoryId};
 use crate::ops::{EXIT_OK, OpError, Project};
 
-/// Print one memory, or one entry of a legacy multi-entry file.
+/// Print one memory exactly as its file holds it, or one entry of a legacy multi-entry file.
 ///
 /// ID is the path relative to the scope folder (as `teammem list` prints it), optionally with a
 /// scope prefix (`team:feedback/use-real-db.md`) and an entry index (`feedback.md:2`).
@@ -14,14 +17,51 @@ use crate::ops::{EXIT_OK, OpError, Project};
 pub struct ShowArgs {
     /// The memory's id.
     id: String,
+    /// Print JSON: {scope, id, path, type, name, description, keywords, text}.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `show --json`: the memory's fields and the text that `show` prints.
+#[derive(Debug, Serialize)]
+struct Shown {
+    scope: ScopeKind,
+    id: String,
+    path: String,
+    #[serde(rename = "type")]
+    kind: MemoryType,
+    name: String,
+    description: String,
+    keywords: Vec<String>,
+    text: String,
 }
 
 pub fn run(project: &Project, args: ShowArgs) -> Result<u8, OpError> {
     let id = MemoryId::parse(&args.id)?;
     let found = catalog::find(project, &id, &every_scope(project))?;
-    match found.entry {
-        Some(entry) => print!("{}", entry.text),
-        None => print!("{}", found.memory.file.render()),
+    let path = project.scope_dir(found.scope)?.join(&found.memory.rel);
+    let text = match &found.entry {
+        Some(entry) => entry.text.clone(),
+        // The file as written (comments, quoting and key order kept), not a re-rendering.
+        None => String::from_utf8_lossy(&store::read_capped(&path)?).into_owned(),
+    };
+    if args.json {
+        let file = &found.memory.file;
+        super::print_json(&Shown {
+            scope: found.scope,
+            id: match &found.entry {
+                Some(entry) => format!("{}:{}", found.memory.rel, entry.index.unwrap_or(1)),
+                None => found.memory.rel.clone(),
+            },
+            path: path.display().to_string(),
+            kind: file.kind,
+            name: file.name.clone(),
+            description: file.description.clone(),
+            keywords: file.keywords.clone().unwrap_or_default(),
+            text,
+        })?;
+    } else {
+        print!("{text}");
     }
     Ok(EXIT_OK)
 }

@@ -51,6 +51,7 @@ impl Frontmatter {
         if yaml.trim().is_empty() {
             return Ok(Frontmatter::new());
         }
+        check_flow_depth(yaml)?;
         let value: Value = serde_yaml::from_str(yaml).map_err(|err| {
             let (line, column) = err
                 .location()
@@ -153,6 +154,28 @@ impl Frontmatter {
         })
     }
 
+    /// Whether a top-level key's value is written over several lines: a block scalar (`|`, `>`)
+    /// or a value continued on indented lines below its key. YAML folds the latter into one
+    /// line, but other readers of the file (and people) see several.
+    pub fn spans_lines(&self, key: &str) -> bool {
+        let mut lines = self.source.lines();
+        let Some(value) = lines.find_map(|line| line.strip_prefix(key)?.strip_prefix(':')) else {
+            return false;
+        };
+        let value = match value.find(" #") {
+            Some(at) => &value[..at],
+            None => value,
+        };
+        let value = value.trim();
+        if value.starts_with(['|', '>']) {
+            return true;
+        }
+        lines.next().is_some_and(|next| {
+            let text = next.trim();
+            next.starts_with([' ', '\t']) && !text.is_empty() && !text.starts_with('#')
+        })
+    }
+
     /// Writes the mapping as YAML, one key per line, ending with a newline (empty for no keys).
     pub fn render(&self) -> String {
         if self.map.is_empty() {
@@ -181,6 +204,37 @@ impl Default for Frontmatter {
     fn default() -> Self {
         Frontmatter::new()
     }
+}
+
+/// How deeply `[` and `{` may nest. libyaml's scanner costs time quadratic in the nesting
+/// depth (20,000 `[` take seconds), so deeper text is refused before it is parsed.
+pub const MAX_FLOW_DEPTH: usize = 64;
+
+/// Refuses text whose brackets nest deeper than [`MAX_FLOW_DEPTH`]. Brackets inside quotes are
+/// counted too: no real frontmatter comes near the limit, and skipping quotes would let a stray
+/// `'` hide the brackets after it.
+fn check_flow_depth(yaml: &str) -> Result<(), SyntaxError> {
+    let mut depth = 0usize;
+    let (mut line, mut column) = (1, 0);
+    for c in yaml.chars() {
+        column += 1;
+        match c {
+            '\n' => (line, column) = (line + 1, 0),
+            '[' | '{' => {
+                depth += 1;
+                if depth > MAX_FLOW_DEPTH {
+                    return Err(SyntaxError {
+                        line,
+                        column,
+                        message: format!("brackets nest deeper than {MAX_FLOW_DEPTH} levels"),
+                    });
+                }
+            }
+            ']' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 fn key_text(key: &Value) -> String {

@@ -39,7 +39,8 @@ pub fn render(entries: &[IndexEntry]) -> String {
     for entry in sorted {
         let title = sanitize_field(&entry.title);
         let description = sanitize_field(&entry.description);
-        let key = normalize(&description);
+        // Grouped by the whole description, not the part that survives the 120-char cut.
+        let key = normalize(&entry.description);
         if !key.is_empty() {
             if let Some(&at) = group_of.get(&key) {
                 lines[at].siblings.push(percent_encode(&entry.path));
@@ -60,38 +61,35 @@ pub fn render(entries: &[IndexEntry]) -> String {
         });
     }
 
-    let total = lines.len();
     let rendered: Vec<String> = lines.iter().map(Line::render).collect();
+    fit(&rendered)
+}
+
+/// Joins the lines when they all fit in [`MAX_LINES`] and [`MAX_BYTES`]; otherwise keeps the
+/// longest prefix that fits together with the warning line, cutting only at line ends.
+fn fit(rendered: &[String]) -> String {
+    let total = rendered.len();
+    let all_bytes: usize = rendered.iter().map(|l| l.len() + 1).sum();
+    if total <= MAX_LINES && all_bytes <= MAX_BYTES {
+        let mut out = String::with_capacity(all_bytes);
+        for line in rendered {
+            out.push_str(line);
+            out.push('\n');
+        }
+        return out;
+    }
     let mut out = String::new();
     let mut kept = 0;
-    for line in &rendered {
-        let room_for_warning = kept + 1 < total;
-        let lines_left = if room_for_warning {
-            MAX_LINES - 1
-        } else {
-            MAX_LINES
-        };
-        let bytes_left = if room_for_warning {
-            MAX_BYTES - warning(kept + 1, total).len()
-        } else {
-            MAX_BYTES
-        };
-        if kept >= lines_left || out.len() + line.len() + 1 > bytes_left {
+    for line in rendered {
+        let room = MAX_BYTES - warning(kept + 1, total).len();
+        if kept + 1 >= MAX_LINES || out.len() + line.len() + 1 > room {
             break;
         }
         out.push_str(line);
         out.push('\n');
         kept += 1;
     }
-    if kept < total {
-        // Drop lines until the warning itself fits.
-        while out.len() + warning(kept, total).len() > MAX_BYTES || kept + 1 > MAX_LINES {
-            let cut = out[..out.len() - 1].rfind('\n').map_or(0, |p| p + 1);
-            out.truncate(cut);
-            kept -= 1;
-        }
-        out.push_str(&warning(kept, total));
-    }
+    out.push_str(&warning(kept, total));
     out
 }
 
@@ -110,8 +108,9 @@ struct Line {
 
 impl Line {
     fn render(&self) -> String {
+        // `- [` + title + `](` + target + `) — `
         let head_len =
-            |title: &str| 4 + title.chars().count() + 2 + self.target.chars().count() + 4;
+            |title: &str| 3 + title.chars().count() + 2 + self.target.chars().count() + 4;
         // The title gives way only when the description alone cannot make room.
         let mut title = self.title.clone();
         let min_description = 1;
@@ -160,7 +159,8 @@ impl Line {
             }
             used = line.chars().count();
         }
-        debug_assert!(used <= MAX_LINE_CHARS || head_chars > MAX_LINE_CHARS);
+        // Only a target too long for even a one-char title and description overflows the line.
+        debug_assert!(used <= MAX_LINE_CHARS || head_len("") + 2 > MAX_LINE_CHARS);
         line
     }
 }
@@ -211,13 +211,25 @@ pub fn is_hidden(c: char) -> bool {
         | '\u{E0000}'..='\u{E007F}')
 }
 
+/// The grouping key of a description: sanitised, NFC, white space folded, lowercase, without
+/// trailing `.`, `!` or `…`.
 fn normalize(description: &str) -> String {
-    description
+    use unicode_normalization::UnicodeNormalization;
+    let mut clean = String::with_capacity(description.len());
+    for c in description.chars() {
+        if c.is_whitespace() || c.is_control() {
+            clean.push(' ');
+        } else if !is_hidden(c) {
+            clean.push(c);
+        }
+    }
+    let folded: String = clean.nfc().flat_map(char::to_lowercase).collect();
+    folded
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
-        .to_lowercase()
         .trim_end_matches(['.', '!', '…'])
+        .trim_end()
         .to_string()
 }
 

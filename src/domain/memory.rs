@@ -154,9 +154,18 @@ impl MemoryFile {
         file
     }
 
-    /// Parses and validates a memory file's bytes. `path` is used in error messages only.
+    /// Parses and validates a memory file's bytes. `path` names the file in error messages, and
+    /// its folder, when named after a type, must match the memory's `type`.
     /// Returns every problem found, not just the first.
     pub fn parse(path: &str, bytes: &[u8]) -> Result<MemoryFile, Vec<Invalid>> {
+        MemoryFile::parse_in(path, path, bytes)
+    }
+
+    /// Like [`MemoryFile::parse`], for a file read from a scope folder: `shown` names it in
+    /// messages, `rel` (relative to the scope folder) decides the type-folder check, so the name
+    /// of the folder holding the scope never counts as a type.
+    pub fn parse_in(shown: &str, rel: &str, bytes: &[u8]) -> Result<MemoryFile, Vec<Invalid>> {
+        let path = shown;
         if bytes.len() > MAX_FILE_BYTES {
             return Err(vec![Invalid::new(
                 path,
@@ -198,7 +207,10 @@ impl MemoryFile {
                 path,
                 err.line + 1,
                 err.column,
-                format!("invalid YAML in frontmatter: {}", first_line(&err.message)),
+                format!(
+                    "invalid YAML in frontmatter: {}",
+                    file_lines(first_line(&err.message))
+                ),
                 "fix the YAML syntax (quote values that contain ': ' or start with a special character)",
             )]
         })?;
@@ -250,7 +262,7 @@ impl MemoryFile {
         let name = text_field("name", &mut problems);
         let description = text_field("description", &mut problems);
         if let Some(d) = &description {
-            if d.trim_end().contains('\n') {
+            if d.trim_end().contains(['\n', '\r']) || frontmatter.spans_lines("description") {
                 let (l, c) = at("description");
                 problems.push(Invalid::new(
                     path,
@@ -313,7 +325,7 @@ impl MemoryFile {
                 None
             }
         };
-        if let Some(problem) = check_type_folder(path, kind) {
+        if let Some(problem) = check_type_folder(path, rel, kind) {
             problems.push(problem);
         }
         match (name, description, kind) {
@@ -497,10 +509,30 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or(text)
 }
 
+/// The parser's message speaks of lines within the YAML text; the file has the `---` line above
+/// it, so every `line N` it mentions is one more in the file.
+fn file_lines(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("line ") {
+        let (before, after) = rest.split_at(at + "line ".len());
+        out.push_str(before);
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        match after[..digits].parse::<usize>() {
+            Ok(n) => out.push_str(&(n + 1).to_string()),
+            Err(_) => out.push_str(&after[..digits]),
+        }
+        rest = &after[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// When a memory sits in a folder named after a type, its `type` must match that folder.
-fn check_type_folder(path: &str, kind: Option<MemoryType>) -> Option<Invalid> {
+/// `rel` is the path that decides the folder; `path` names the file in the message.
+fn check_type_folder(path: &str, rel: &str, kind: Option<MemoryType>) -> Option<Invalid> {
     let kind = kind?;
-    let mut parts = path.rsplit(['/', '\\']);
+    let mut parts = rel.rsplit(['/', '\\']);
     parts.next()?;
     let folder = parts.next()?;
     let folder_type = MemoryType::parse(folder)?;

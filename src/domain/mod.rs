@@ -6,5 +6,6 @@ pub mod index;
 pub mod memory;
 pub mod memory_diff;
 pub mod scope;
+pub mod secrets;
 pub mod store;
 pub mod trust;

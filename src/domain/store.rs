@@ -22,7 +22,7 @@ pub enum StoreError {
         source: io::Error,
     },
     /// A path leads outside its scope through a symlink.
-    #[error("unsafe path {}: {why} — replace the symlink with a real folder or file inside the scope", path.display())]
+    #[error("unsafe-path: {} {why} — replace the symlink with a real folder or file inside the scope", path.display())]
     UnsafePath {
         /// The offending path.
         path: PathBuf,
@@ -114,10 +114,15 @@ fn walk(dir: &Path, root: &Path, prefix: &str, out: &mut Vec<String>) -> Result<
         let entry = entry.map_err(|e| StoreError::io(dir, e))?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else {
-            out.push(format!("{prefix}{}", name.to_string_lossy()));
+            // Listed (under a lossy name) so that it is reported as not a slug, never skipped.
+            let lossy = name.to_string_lossy();
+            if lossy.ends_with(".md") && entry.file_type().is_ok_and(|t| t.is_file()) {
+                out.push(format!("{prefix}{lossy}"));
+            }
             continue;
         };
-        if name.starts_with('.') {
+        // Hidden files, and the index itself: a symlinked MEMORY.md is not read, only replaced.
+        if name.starts_with('.') || (prefix.is_empty() && name == INDEX_FILE) {
             continue;
         }
         let path = entry.path();
@@ -142,7 +147,7 @@ fn walk(dir: &Path, root: &Path, prefix: &str, out: &mut Vec<String>) -> Result<
             }
         } else if file_type.is_dir() {
             walk(&path, root, &format!("{rel}/"), out)?;
-        } else if name.ends_with(".md") && !(prefix.is_empty() && name == INDEX_FILE) {
+        } else if name.ends_with(".md") {
             out.push(rel);
         }
     }
@@ -161,7 +166,7 @@ pub fn load(dir: &Path, shown_as: &str) -> Result<Loaded, StoreError> {
             continue;
         }
         let bytes = read_capped(&path)?;
-        match MemoryFile::parse(&shown, &bytes) {
+        match MemoryFile::parse_in(&shown, &rel, &bytes) {
             Ok(file) => loaded.memories.push(StoredMemory { rel, file }),
             Err(problems) => loaded.invalid.extend(problems),
         }
@@ -214,13 +219,22 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = fs::OpenOptions::new()
+    // `create_new` never follows a symlink planted at the temp name; a leftover from a killed run
+    // just moves us on to the next name.
+    let mut attempt = 0u32;
+    let (tmp, mut file) = loop {
+        let tmp = dir.join(format!(".{name}.{}-{attempt}.tmp", std::process::id()));
+        match fs::OpenOptions::new()
             .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)?;
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(file) => break (tmp, file),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => attempt += 1,
+            Err(e) => return Err(StoreError::io(&tmp, e)),
+        }
+    };
+    let result = (|| {
         file.write_all(bytes)?;
         file.sync_all()?;
         fs::rename(&tmp, path)

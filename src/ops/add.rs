@@ -7,8 +7,9 @@ use serde::Serialize;
 
 use crate::domain::memory::{self, MemoryFile, MemoryType};
 use crate::domain::scope::ScopeKind;
+use crate::domain::secrets::{self, SecretsIgnore};
 
-use super::{OpError, Project};
+use super::{OpError, Project, guard};
 
 /// What to add.
 #[derive(Debug, Clone)]
@@ -38,10 +39,31 @@ pub struct Added {
     pub path: PathBuf,
     /// Whether the scope's MEMORY.md changed.
     pub index_written: bool,
+    /// Things the user should know (a secret written to private or user memory).
+    pub warnings: Vec<String>,
+}
+
+impl NewMemory {
+    /// The same memory with every detected secret in its name, description, keywords and body
+    /// replaced by `[REDACTED_SECRET]`.
+    pub fn redacted(&self) -> NewMemory {
+        NewMemory {
+            scope: self.scope,
+            kind: self.kind,
+            name: secrets::redact_text(&self.name),
+            description: secrets::redact_text(&self.description),
+            keywords: self
+                .keywords
+                .as_ref()
+                .map(|ks| ks.iter().map(|k| secrets::redact_text(k)).collect()),
+            body: secrets::redact_text(&self.body),
+        }
+    }
 }
 
 /// Writes a new memory file and rebuilds the scope's index. Refuses a name that the scope
-/// already has (compared without case), naming the file that has it.
+/// already has (compared without case), naming the file that has it, and refuses a secret in
+/// team scope (exit 1, nothing written); in private and user scope a secret gives a warning.
 pub fn add(project: &Project, new: &NewMemory) -> Result<Added, OpError> {
     for (field, value) in [("name", &new.name), ("description", &new.description)] {
         if value.trim().is_empty() {
@@ -100,6 +122,17 @@ pub fn add(project: &Project, new: &NewMemory) -> Result<Added, OpError> {
             "the memory would not be valid: {first}"
         )));
     }
+    let shown = format!("{}{rel}", project.shown_prefix(new.scope));
+    let mut warnings = Vec::new();
+    if new.scope == ScopeKind::Team {
+        let ignore = SecretsIgnore::load(&dir)?;
+        guard::refuse_secrets_in_team_with(&ignore, &shown, &text)?;
+    } else {
+        let findings = secrets::scan_text(&text);
+        if !findings.is_empty() {
+            warnings.push(guard::private_warning(&shown, &findings));
+        }
+    }
     crate::domain::store::write_atomic(&path, text.as_bytes())?;
     let (index_written, _) = project.rebuild_index(new.scope)?;
     Ok(Added {
@@ -107,5 +140,6 @@ pub fn add(project: &Project, new: &NewMemory) -> Result<Added, OpError> {
         id: rel,
         path,
         index_written,
+        warnings,
     })
 }

@@ -32,6 +32,18 @@ pub struct Listed {
     pub path: String,
     /// How many bullet entries it holds (1 for an ordinary memory).
     pub entries: usize,
+    /// The ids and summaries of the entries of a legacy file that holds several bullet entries
+    /// (`feedback.md:1`, `feedback.md:2`, …); empty for an ordinary memory.
+    pub entry_ids: Vec<EntryId>,
+}
+
+/// One entry of a legacy multi-entry file, as `list` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct EntryId {
+    /// `path:index`.
+    pub id: String,
+    /// The bullet's first line.
+    pub summary: String,
 }
 
 /// What `list` found.
@@ -50,6 +62,16 @@ pub fn list(project: &Project, scopes: &[ScopeKind]) -> Result<Listing, OpError>
         let dir = project.scope_dir(scope)?;
         let loaded = project.load(scope)?;
         for m in loaded.memories {
+            let entries = m.file.entries();
+            let entry_ids = entries
+                .iter()
+                .filter_map(|e| {
+                    Some(EntryId {
+                        id: format!("{}:{}", m.rel, e.index?),
+                        summary: e.summary.clone(),
+                    })
+                })
+                .collect();
             listing.memories.push(Listed {
                 scope,
                 id: m.rel.clone(),
@@ -58,7 +80,8 @@ pub fn list(project: &Project, scopes: &[ScopeKind]) -> Result<Listing, OpError>
                 description: m.file.description.clone(),
                 keywords: m.file.keywords.clone().unwrap_or_default(),
                 path: dir.join(&m.rel).display().to_string(),
-                entries: m.file.entries().len(),
+                entries: entries.len(),
+                entry_ids,
             });
         }
         listing.invalid.extend(loaded.invalid);

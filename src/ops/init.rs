@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::domain::memory::MemoryType;
 use crate::domain::scope::{INDEX_FILE, ScopeKind, TEAM_DIR};
 use crate::domain::store;
 use crate::git::{GitError, repo};
@@ -84,8 +85,9 @@ pub fn init(project: &Project, fix: bool) -> Result<Initialised, OpError> {
     })
 }
 
-/// Whether git ignores the team index, and whether it ignores `.qwen/` itself. A fresh
-/// repository handle each time: libgit2 caches ignore rules per handle.
+/// Whether git ignores the team index or a memory file in any type folder, and whether it
+/// ignores `.qwen/` itself. A fresh repository handle each time: libgit2 caches ignore rules per
+/// handle.
 pub fn team_dir_ignored(root: &std::path::Path) -> Result<(bool, bool), OpError> {
     let repo = repo::open(root)?;
     let check = |p: &str| {
@@ -96,8 +98,9 @@ pub fn team_dir_ignored(root: &std::path::Path) -> Result<(bool, bool), OpError>
             ))
         })
     };
-    Ok((
-        check(&format!("{TEAM_DIR}/{INDEX_FILE}"))?,
-        check(".qwen/")?,
-    ))
+    let mut ignored = check(&format!("{TEAM_DIR}/{INDEX_FILE}"))?;
+    for kind in MemoryType::ALL {
+        ignored = ignored || check(&format!("{TEAM_DIR}/{kind}/memory.md"))?;
+    }
+    Ok((ignored, check(".qwen/")?))
 }

@@ -7,12 +7,14 @@ pub mod add;
 pub mod catalog;
 pub mod check;
 pub mod check_format;
+pub mod guard;
 pub mod hooks;
 pub mod index;
 pub mod init;
 pub mod project;
 pub mod review;
 pub mod review_format;
+pub mod scan;
 pub mod validate;
 
 pub use project::Project;

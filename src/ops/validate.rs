@@ -28,25 +28,38 @@ pub fn validate(paths: &[&Path]) -> Result<Validation, OpError> {
         if meta.is_dir() {
             let prefix = format!("{}/", path.display().to_string().trim_end_matches('/'));
             for rel in store::memory_paths(path)? {
-                check_file(&path.join(&rel), &format!("{prefix}{rel}"), &mut out)?;
+                check_file(&path.join(&rel), &format!("{prefix}{rel}"), &rel, &mut out)?;
             }
         } else {
-            check_file(path, &path.display().to_string(), &mut out)?;
+            let shown = path.display().to_string();
+            check_file(path, &shown, &shown, &mut out)?;
         }
     }
     Ok(out)
 }
 
-fn check_file(path: &Path, shown: &str, out: &mut Validation) -> Result<(), OpError> {
+/// Checks one file; `rel` is its path below the folder given (or as given, for a file), which
+/// decides whether its folder is named after a type.
+fn check_file(path: &Path, shown: &str, rel: &str, out: &mut Validation) -> Result<(), OpError> {
     if path.file_name().is_some_and(|n| n == INDEX_FILE) {
         return Ok(());
     }
     out.files_checked += 1;
-    if let Some(problem) = memory::check_file_name(shown) {
-        out.problems.push(problem);
-    }
-    let bytes = store::read_capped(path)?;
-    if let Err(problems) = MemoryFile::parse(shown, &bytes) {
+    let bad_name = memory::check_file_name(shown);
+    let bytes = match (store::read_capped(path), bad_name) {
+        (Ok(bytes), bad_name) => {
+            out.problems.extend(bad_name);
+            bytes
+        }
+        // A name that is not valid UTF-8 was listed under a lossy spelling that cannot be
+        // opened; its name is the problem to report.
+        (Err(_), Some(bad_name)) => {
+            out.problems.push(bad_name);
+            return Ok(());
+        }
+        (Err(e), None) => return Err(e.into()),
+    };
+    if let Err(problems) = MemoryFile::parse_in(shown, rel, &bytes) {
         out.problems.extend(problems);
     }
     Ok(())

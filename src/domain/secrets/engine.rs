@@ -1,0 +1,274 @@
+//! The scanning engine: one Aho-Corasick pass finds every rule keyword; each rule's regex then
+//! runs only on the lines around its keywords (merged into windows, so no byte is searched twice
+//! by the same rule). Both passes are linear in the text's length, whatever the input.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use regex::Regex;
+
+use super::judge::{self, Confidence};
+use super::rules::{RULES, Rule};
+
+/// How far before a keyword a single-line match may start.
+const BACK: usize = 256;
+/// How far after a keyword a single-line match may end.
+const FORWARD: usize = 1024;
+/// How far after its keyword a multi-line match (a key block) may end.
+const MULTILINE_FORWARD: usize = 64 * 1024;
+
+/// One accepted match, before line numbers are counted.
+#[derive(Debug, Clone)]
+pub(crate) struct RawFinding {
+    /// Index into [`RULES`].
+    pub rule: usize,
+    /// Byte range of the secret.
+    pub start: usize,
+    /// End of the byte range.
+    pub end: usize,
+}
+
+/// A keyword's rules, and the exact spelling when the rule wants exact case.
+type Trigger = (usize, Option<&'static str>);
+
+/// The compiled rules.
+pub(crate) struct Scanner {
+    /// One regex per rule, compiled the first time its keyword occurs (most texts need only a
+    /// few rules, and compiling all of them would cost more than scanning a team folder).
+    /// `None` only if a built-in pattern failed to compile, which the unit tests rule out.
+    regexes: Vec<OnceLock<Option<Regex>>>,
+    /// All keywords, ASCII case-insensitive; `None` if it could not be built.
+    keywords: Option<AhoCorasick>,
+    /// For each keyword pattern, the rules it triggers.
+    triggers: Vec<Vec<Trigger>>,
+}
+
+impl Scanner {
+    /// Compiles every rule.
+    pub fn new() -> Scanner {
+        let regexes = RULES.iter().map(|_| OnceLock::new()).collect();
+        let mut patterns: Vec<String> = Vec::new();
+        let mut triggers: Vec<Vec<Trigger>> = Vec::new();
+        for (index, rule) in RULES.iter().enumerate() {
+            for &keyword in rule.keywords {
+                let folded = keyword.to_ascii_lowercase();
+                let slot = match patterns.iter().position(|p| *p == folded) {
+                    Some(slot) => slot,
+                    None => {
+                        patterns.push(folded);
+                        triggers.push(Vec::new());
+                        patterns.len() - 1
+                    }
+                };
+                triggers[slot].push((index, rule.case_sensitive.then_some(keyword)));
+            }
+        }
+        let keywords = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(&patterns)
+            .ok();
+        Scanner {
+            regexes,
+            keywords,
+            triggers,
+        }
+    }
+
+    /// Whether every built-in pattern compiled.
+    #[cfg(test)]
+    pub fn complete(&self) -> bool {
+        (0..RULES.len()).all(|r| self.regex(r).is_some()) && self.keywords.is_some()
+    }
+
+    /// The rule's regex, compiled on first use.
+    fn regex(&self, rule: usize) -> Option<&Regex> {
+        self.regexes[rule]
+            .get_or_init(|| Regex::new(RULES[rule].pattern).ok())
+            .as_ref()
+    }
+
+    /// Every accepted finding in `text`, without overlaps, sorted by position.
+    pub fn find(&self, text: &str) -> Vec<RawFinding> {
+        let mut candidates = Vec::new();
+        for (rule, start, end) in self.windows(text) {
+            self.match_window(text, rule, start, end, &mut candidates);
+        }
+        resolve_overlaps(candidates)
+    }
+
+    /// The text windows each rule's regex must search: `(rule, start, end)`.
+    fn windows(&self, text: &str) -> Vec<(usize, usize, usize)> {
+        let Some(keywords) = &self.keywords else {
+            return (0..RULES.len()).map(|r| (r, 0, text.len())).collect();
+        };
+        let bytes = text.as_bytes();
+        let mut open: Vec<Option<(usize, usize)>> = vec![None; RULES.len()];
+        let mut windows = Vec::new();
+        for hit in keywords.find_overlapping_iter(text) {
+            let at = hit.start();
+            for &(rule, exact) in &self.triggers[hit.pattern().as_usize()] {
+                if exact.is_some_and(|k| &bytes[at..hit.end()] != k.as_bytes()) {
+                    continue;
+                }
+                let multiline = RULES[rule].multiline;
+                let reach = if multiline {
+                    MULTILINE_FORWARD
+                } else {
+                    FORWARD
+                };
+                let limit = (at + reach).min(bytes.len());
+                match &mut open[rule] {
+                    Some((_, end)) if at <= *end => {
+                        if limit > *end && (multiline || bytes.get(*end) != Some(&b'\n')) {
+                            *end = window_end(text, *end, limit, multiline);
+                        }
+                    }
+                    slot => {
+                        if let Some((start, end)) = slot.take() {
+                            windows.push((rule, start, end));
+                        }
+                        *slot = Some((
+                            window_start(text, at),
+                            window_end(text, at, limit, multiline),
+                        ));
+                    }
+                }
+            }
+        }
+        for (rule, slot) in open.into_iter().enumerate() {
+            if let Some((start, end)) = slot {
+                windows.push((rule, start, end));
+            }
+        }
+        windows
+    }
+
+    /// Runs one rule's regex on one window and keeps the matches its judge accepts.
+    fn match_window(
+        &self,
+        text: &str,
+        index: usize,
+        start: usize,
+        end: usize,
+        out: &mut Vec<(RawFinding, Confidence)>,
+    ) {
+        let Some(regex) = self.regex(index) else {
+            return;
+        };
+        let rule: &Rule = &RULES[index];
+        let bytes = text.as_bytes();
+        let window = &text[start..end];
+        let mut at = 0;
+        while let Some(caps) = regex.captures_at(window, at) {
+            let Some(whole) = caps.get(0) else { break };
+            let Some(secret) = caps.name("s").or(Some(whole)) else {
+                break;
+            };
+            let (s, e) = (start + secret.start(), start + secret.end());
+            let key = caps.name("k").map_or("", |k| k.as_str());
+            let accepted = s < e
+                && bounded(bytes, s, e, rule)
+                && judge::judge(rule, secret.as_str(), key, bytes.get(e).copied())
+                    .map(|confidence| {
+                        out.push((
+                            RawFinding {
+                                rule: index,
+                                start: s,
+                                end: e,
+                            },
+                            confidence,
+                        ));
+                    })
+                    .is_some();
+            // A refused `key = value` may hide the next assignment inside its value: search
+            // again from the value, which is always past where this match started.
+            at = if !accepted && secret.start() > whole.start() {
+                secret.start()
+            } else if whole.end() > at {
+                whole.end()
+            } else {
+                next_char(window, at)
+            };
+            if at >= window.len() {
+                break;
+            }
+        }
+    }
+}
+
+/// The position after the char at `at`.
+fn next_char(text: &str, at: usize) -> usize {
+    text[at..]
+        .chars()
+        .next()
+        .map_or(text.len(), |c| at + c.len_utf8())
+}
+
+/// Refuses a match that is the middle of a longer token.
+fn bounded(bytes: &[u8], start: usize, end: usize, rule: &Rule) -> bool {
+    let before = start > 0
+        && judge::continues_before(rule.tail, bytes[start - 1])
+        && judge::continues(rule.tail, bytes[start]);
+    let after = end < bytes.len()
+        && judge::continues(rule.tail, bytes[end])
+        && judge::continues(rule.tail, bytes[end - 1]);
+    !before && !after
+}
+
+/// The start of the line holding `at`, but no more than [`BACK`] bytes before it.
+fn window_start(text: &str, at: usize) -> usize {
+    let bytes = text.as_bytes();
+    let low = at.saturating_sub(BACK);
+    let mut start = match bytes[low..at].iter().rposition(|&b| b == b'\n') {
+        Some(nl) => low + nl + 1,
+        None => low,
+    };
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    start
+}
+
+/// The end of the line holding `from` (or `limit` for multi-line rules), but no further than
+/// `limit`.
+fn window_end(text: &str, from: usize, limit: usize, multiline: bool) -> usize {
+    let bytes = text.as_bytes();
+    let mut end = if multiline {
+        limit
+    } else {
+        match bytes[from..limit].iter().position(|&b| b == b'\n') {
+            Some(nl) => from + nl,
+            None => limit,
+        }
+    };
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    end
+}
+
+/// Keeps the best of overlapping findings: a verified token over a token shape over a generic
+/// assignment, then the longer match.
+fn resolve_overlaps(mut candidates: Vec<(RawFinding, Confidence)>) -> Vec<RawFinding> {
+    candidates.sort_by(|(a, ca), (b, cb)| {
+        cb.cmp(ca)
+            .then((b.end - b.start).cmp(&(a.end - a.start)))
+            .then(a.start.cmp(&b.start))
+            .then(a.rule.cmp(&b.rule))
+    });
+    let mut taken: BTreeMap<usize, RawFinding> = BTreeMap::new();
+    for (finding, _) in candidates {
+        let clash_before = taken
+            .range(..=finding.start)
+            .next_back()
+            .is_some_and(|(_, f)| f.end > finding.start);
+        let clash_after = taken.range(finding.start..finding.end).next().is_some();
+        if !clash_before && !clash_after {
+            taken.insert(finding.start, finding);
+        }
+    }
+    taken.into_values().collect()
+}

@@ -1,0 +1,315 @@
+//! The rule table: one entry per provider token format, written from the providers' public
+//! documentation of their token shapes, plus the three generic families (private key blocks,
+//! credentials inside URLs, and `password = value` assignments).
+//!
+//! Every rule names the literal keywords that must occur near a match; the scanner runs a rule's
+//! regex only around those keywords. The regex's `s` group is the secret (the whole match when
+//! the group is absent). `sample` is a template that tests and `scripts/secrets-corpus.py` expand
+//! into random tokens of the right shape: `{an:36}` is 36 random chars of the `an` alphabet (see
+//! [`alphabet`]); `[[` and `]]` mark the secret when the sample holds more than the secret.
+
+/// How a rule's matches are judged after the regex matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Check {
+    /// A provider token: placeholder and entropy checks only.
+    Token,
+    /// A GitHub or npm token whose last 6 chars are a base62 CRC32 of the 30 before them.
+    Base62Crc,
+    /// A private key block.
+    PrivateKey,
+    /// The password part of `scheme://user:password@host`.
+    UrlPassword,
+    /// A `password|secret|token|api_key = value` assignment (the generic rule).
+    Assignment,
+}
+
+/// Which chars continue a token, so a match inside a longer word is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tail {
+    /// `[A-Za-z0-9]`.
+    Alnum,
+    /// `[A-Za-z0-9_-]` (base64url alphabets).
+    Url,
+    /// `[A-Za-z0-9+/=]` (base64 alphabets).
+    Base64,
+    /// No boundary check (the regex bounds the match itself).
+    Free,
+}
+
+/// One detection rule.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Rule {
+    /// Stable id, used in JSON, SARIF and fingerprints.
+    pub id: &'static str,
+    /// Human label.
+    pub label: &'static str,
+    /// Literals that occur in or right before every match.
+    pub keywords: &'static [&'static str],
+    /// Whether the keywords must match with their exact case.
+    pub case_sensitive: bool,
+    /// The regex; group `s` is the secret.
+    pub pattern: &'static str,
+    /// Minimal Shannon entropy (bits per char) of the secret.
+    pub min_entropy: f64,
+    /// How a match is judged.
+    pub check: Check,
+    /// Boundary class around the secret.
+    pub tail: Tail,
+    /// Whether a match may span lines (key blocks).
+    pub multiline: bool,
+    /// Template of a positive sample for tests and the corpus.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub sample: &'static str,
+}
+
+impl Rule {
+    const fn token(
+        id: &'static str,
+        label: &'static str,
+        keywords: &'static [&'static str],
+        pattern: &'static str,
+        min_entropy: f64,
+        sample: &'static str,
+    ) -> Rule {
+        Rule {
+            id,
+            label,
+            keywords,
+            case_sensitive: false,
+            pattern,
+            min_entropy,
+            check: Check::Token,
+            tail: Tail::Alnum,
+            multiline: false,
+            sample,
+        }
+    }
+
+    /// Keywords compared with their exact case (short prefixes like `SK` or `AKIA`).
+    const fn exact(mut self) -> Rule {
+        self.case_sensitive = true;
+        self
+    }
+
+    /// `-` and `_` continue the token.
+    const fn url_tail(mut self) -> Rule {
+        self.tail = Tail::Url;
+        self
+    }
+
+    /// `+`, `/` and `=` continue the token.
+    const fn base64_tail(mut self) -> Rule {
+        self.tail = Tail::Base64;
+        self
+    }
+
+    const fn free_tail(mut self) -> Rule {
+        self.tail = Tail::Free;
+        self
+    }
+
+    const fn checked(mut self, check: Check) -> Rule {
+        self.check = check;
+        self
+    }
+
+    const fn multiline(mut self) -> Rule {
+        self.multiline = true;
+        self
+    }
+}
+
+/// The chars of a sample alphabet name (mirrored in `scripts/secrets-corpus.py`).
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn alphabet(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "an" => "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+        "al" => "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+        "hex" => "0123456789abcdef",
+        "HEX" => "0123456789ABCDEF",
+        "up" => "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+        "upd" => "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+        "lo" => "abcdefghijklmnopqrstuvwxyz",
+        "lod" => "abcdefghijklmnopqrstuvwxyz0123456789",
+        "d" => "0123456789",
+        "b64" => "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+        "url" => "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-",
+        "b32" => "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
+        "bech" => "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L",
+        // Generic values end at `=` and `:` (they separate the next assignment), so none here.
+        "pw" => "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#%^&*+",
+        _ => return None,
+    })
+}
+
+const AWS_ID: &str = r"(?P<s>(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16})";
+
+/// Every rule. Specific rules come first; the generic ones last.
+pub(crate) static RULES: &[Rule] = &[
+    // --- Cloud providers
+    Rule::token("aws-access-key-id", "AWS access key ID", &["AKIA", "ASIA", "ABIA", "ACCA", "A3T"], AWS_ID, 3.0, "AKIA{b32:16}").exact(),
+    Rule::token(
+        "aws-secret-access-key",
+        "AWS secret access key",
+        &["secret_access_key", "secretaccesskey", "secret-access-key", "aws_secret", "AKIA", "ASIA"],
+        r#"(?i:(?:aws_?|)secret[_-]?access[_-]?key|aws_?secret(?:_?key)?|(?-i:(?:AKIA|ASIA)[A-Z2-7]{16}))["'\]]{0,2}[\s:=,>|"'`]{1,8}(?P<s>[A-Za-z0-9/+]{40})"#,
+        3.8,
+        "aws_secret_access_key = [[{b64:40}]]",
+    )
+    .base64_tail(),
+    Rule::token("google-api-key", "Google API key", &["AIza"], r"(?P<s>AIza[0-9A-Za-z_-]{35})", 3.5, "AIza{url:35}").exact().url_tail(),
+    Rule::token("google-oauth-client-secret", "Google OAuth client secret", &["GOCSPX-"], r"(?P<s>GOCSPX-[A-Za-z0-9_-]{28})", 3.5, "GOCSPX-{url:28}").url_tail(),
+    Rule::token("google-oauth-access-token", "Google OAuth access token", &["ya29."], r"(?P<s>ya29\.[0-9A-Za-z_-]{40,})", 4.0, "ya29.{url:120}").url_tail(),
+    Rule::token(
+        "azure-storage-account-key",
+        "Azure storage account key",
+        &["AccountKey="],
+        r"AccountKey=(?P<s>[A-Za-z0-9+/]{86}==)",
+        4.5,
+        "DefaultEndpointsProtocol=https;AccountName=acct{lod:6};AccountKey=[[{b64:86}==]];EndpointSuffix=core.windows.net",
+    )
+    .base64_tail(),
+    Rule::token("azure-ad-client-secret", "Azure AD client secret", &["Q~"], r"(?P<s>[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34})", 3.5, "{an:3}8Q~{an:34}").exact().url_tail(),
+    Rule::token("alibaba-access-key-id", "Alibaba Cloud AccessKey ID", &["LTAI"], r"(?P<s>LTAI[A-Za-z0-9]{20})", 3.5, "LTAI{an:20}").exact(),
+    Rule::token("digitalocean-pat", "DigitalOcean personal access token", &["dop_v1_"], r"(?P<s>dop_v1_[a-f0-9]{64})", 3.0, "dop_v1_{hex:64}"),
+    Rule::token("digitalocean-oauth-token", "DigitalOcean OAuth token", &["doo_v1_"], r"(?P<s>doo_v1_[a-f0-9]{64})", 3.0, "doo_v1_{hex:64}"),
+    Rule::token("digitalocean-refresh-token", "DigitalOcean refresh token", &["dor_v1_"], r"(?P<s>dor_v1_[a-f0-9]{64})", 3.0, "dor_v1_{hex:64}"),
+    Rule::token("flyio-token", "Fly.io access token", &["fo1_", "fm2_"], r"(?P<s>(?:fo1_[A-Za-z0-9_-]{43}|fm2_[A-Za-z0-9+/]{100,}={0,2}))", 4.0, "fo1_{url:43}").url_tail(),
+    Rule::token("heroku-api-key", "Heroku API key", &["HRKU-"], r"(?P<s>HRKU-AA[A-Za-z0-9_-]{58})", 4.0, "HRKU-AA{url:58}").url_tail(),
+    Rule::token("supabase-pat", "Supabase personal access token", &["sbp_"], r"(?P<s>sbp_[a-f0-9]{40})", 3.0, "sbp_{hex:40}"),
+    Rule::token("supabase-secret-key", "Supabase secret key", &["sb_secret_"], r"(?P<s>sb_secret_[A-Za-z0-9_-]{31,64})", 3.5, "sb_secret_{url:31}").url_tail(),
+    Rule::token("netlify-pat", "Netlify personal access token", &["nfp_"], r"(?P<s>nfp_[A-Za-z0-9]{36})", 3.5, "nfp_{an:36}"),
+    Rule::token("planetscale-token", "PlanetScale token or password", &["pscale_tkn_", "pscale_pw_", "pscale_oauth_"], r"(?P<s>pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,64})", 3.5, "pscale_tkn_{an:43}").url_tail(),
+    Rule::token("databricks-token", "Databricks access token", &["dapi"], r"(?P<s>dapi[a-f0-9]{32}(?:-[0-9])?)", 3.0, "dapi{hex:32}"),
+    Rule::token("doppler-token", "Doppler token", &["dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."], r"(?P<s>dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_-]{1,30}\.)?[A-Za-z0-9]{40,44})", 3.5, "dp.pt.{an:43}"),
+    Rule::token("terraform-cloud-token", "HashiCorp Terraform Cloud API token", &[".atlasv1."], r"(?P<s>[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70})", 3.8, "{an:14}.atlasv1.{url:67}").url_tail(),
+    Rule::token("vault-service-token", "HashiCorp Vault token", &["hvs.", "hvb.", "hvr."], r"(?P<s>hv[sbr]\.[A-Za-z0-9_-]{24,200})", 3.8, "hvs.{url:91}").url_tail(),
+    Rule::token("pulumi-access-token", "Pulumi access token", &["pul-"], r"(?P<s>pul-[a-f0-9]{40})", 3.0, "pul-{hex:40}"),
+    // --- Source hosting and CI
+    Rule::token("github-pat", "GitHub personal access token", &["ghp_"], r"(?P<s>ghp_[A-Za-z0-9]{36})", 3.5, "ghp_{an:36}").checked(Check::Base62Crc),
+    Rule::token("github-oauth-token", "GitHub OAuth access token", &["gho_"], r"(?P<s>gho_[A-Za-z0-9]{36})", 3.5, "gho_{an:36}").checked(Check::Base62Crc),
+    Rule::token("github-user-to-server-token", "GitHub App user-to-server token", &["ghu_"], r"(?P<s>ghu_[A-Za-z0-9]{36})", 3.5, "ghu_{an:36}").checked(Check::Base62Crc),
+    Rule::token("github-server-to-server-token", "GitHub App installation token", &["ghs_"], r"(?P<s>ghs_[A-Za-z0-9]{36})", 3.5, "ghs_{an:36}").checked(Check::Base62Crc),
+    Rule::token("github-refresh-token", "GitHub refresh token", &["ghr_"], r"(?P<s>ghr_[A-Za-z0-9]{36,76})", 3.5, "ghr_{an:36}").checked(Check::Base62Crc),
+    Rule::token("github-fine-grained-pat", "GitHub fine-grained personal access token", &["github_pat_"], r"(?P<s>github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59})", 4.0, "github_pat_{an:22}_{an:59}"),
+    Rule::token("gitlab-pat", "GitLab personal access token", &["glpat-"], r"(?P<s>glpat-[A-Za-z0-9_-]{20,}(?:\.[0-9a-z]{2}\.[0-9a-z]{9})?)", 3.5, "glpat-{url:20}").url_tail(),
+    Rule::token("gitlab-runner-token", "GitLab runner authentication token", &["glrt-"], r"(?P<s>glrt-(?:t\d_)?[A-Za-z0-9_-]{20,}(?:\.[0-9a-z]{2}\.[0-9a-z]{9})?)", 3.5, "glrt-{url:20}").url_tail(),
+    Rule::token("gitlab-runner-registration-token", "GitLab runner registration token", &["GR1348941"], r"(?P<s>GR1348941[A-Za-z0-9_-]{20})", 3.5, "GR1348941{url:20}").url_tail(),
+    Rule::token("gitlab-deploy-token", "GitLab deploy token", &["gldt-"], r"(?P<s>gldt-[A-Za-z0-9_-]{20,})", 3.5, "gldt-{url:20}").url_tail(),
+    Rule::token("gitlab-pipeline-trigger-token", "GitLab pipeline trigger token", &["glptt-"], r"(?P<s>glptt-[0-9a-f]{40})", 3.0, "glptt-{hex:40}"),
+    Rule::token("gitlab-feed-token", "GitLab feed token", &["glft-"], r"(?P<s>glft-[A-Za-z0-9_-]{20,})", 3.5, "glft-{url:20}").url_tail(),
+    Rule::token("gitlab-oauth-app-secret", "GitLab OAuth application secret", &["gloas-"], r"(?P<s>gloas-[A-Za-z0-9_-]{64,})", 3.8, "gloas-{url:64}").url_tail(),
+    Rule::token("gitlab-agent-token", "GitLab agent token", &["glagent-"], r"(?P<s>glagent-[A-Za-z0-9_-]{50,})", 3.8, "glagent-{url:50}").url_tail(),
+    Rule::token("gitlab-ci-job-token", "GitLab CI job token", &["glcbt-"], r"(?P<s>glcbt-(?:[0-9a-fA-F]{1,5}_)?[A-Za-z0-9_-]{20,})", 3.5, "glcbt-{url:20}").url_tail(),
+    Rule::token("gitlab-scim-token", "GitLab SCIM token", &["glsoat-"], r"(?P<s>glsoat-[A-Za-z0-9_-]{20,})", 3.5, "glsoat-{url:20}").url_tail(),
+    Rule::token("bitbucket-app-password", "Bitbucket app password", &["ATBB"], r"(?P<s>ATBB[A-Za-z0-9_=.-]{32})", 3.5, "ATBB{an:32}").exact().url_tail(),
+    Rule::token("atlassian-api-token", "Atlassian API token", &["ATATT3"], r"(?P<s>ATATT3[A-Za-z0-9_=-]{150,250})", 4.0, "ATATT3{url:186}").exact().url_tail(),
+    Rule::token("buildkite-token", "Buildkite API token", &["bkua_"], r"(?P<s>bkua_[a-f0-9]{40})", 3.0, "bkua_{hex:40}"),
+    Rule::token("circleci-pat", "CircleCI personal API token", &["CCIPAT_"], r"(?P<s>CCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40})", 3.5, "CCIPAT_{an:22}_{hex:40}"),
+    Rule::token("clojars-token", "Clojars deploy token", &["CLOJARS_"], r"(?P<s>CLOJARS_[a-z0-9]{60})", 3.5, "CLOJARS_{lod:60}").exact(),
+    Rule::token("docker-hub-pat", "Docker Hub access token", &["dckr_pat_", "dckr_oat_"], r"(?P<s>dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,32})", 3.5, "dckr_pat_{url:27}").url_tail(),
+    // --- Package registries
+    Rule::token("npm-token", "npm access token", &["npm_"], r"(?P<s>npm_[A-Za-z0-9]{36})", 3.5, "npm_{an:36}").checked(Check::Base62Crc),
+    Rule::token("pypi-token", "PyPI upload token", &["pypi-AgEIcHlwaS5vcmc", "pypi-AgENdGVzdC5weXBpLm9yZw"], r"(?P<s>pypi-Ag(?:EIcHlwaS5vcmc|ENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50,})", 4.0, "pypi-AgEIcHlwaS5vcmc{url:70}").exact().url_tail(),
+    Rule::token("rubygems-api-key", "RubyGems API key", &["rubygems_"], r"(?P<s>rubygems_[a-f0-9]{48})", 3.0, "rubygems_{hex:48}"),
+    Rule::token("huggingface-token", "Hugging Face access token", &["hf_"], r"(?P<s>hf_[A-Za-z]{34})", 3.8, "hf_{al:34}"),
+    Rule::token("huggingface-org-token", "Hugging Face organization token", &["api_org_"], r"(?P<s>api_org_[A-Za-z]{34})", 3.8, "api_org_{al:34}"),
+    // --- AI providers
+    Rule::token("openai-api-key", "OpenAI API key", &["T3BlbkFJ"], r"(?P<s>sk-(?:(?:proj|svcacct|admin)-)?[A-Za-z0-9_-]{20,200}T3BlbkFJ[A-Za-z0-9_-]{20,200})", 4.0, "sk-proj-{url:74}T3BlbkFJ{url:74}").exact().url_tail(),
+    Rule::token("openai-project-key", "OpenAI project API key", &["sk-proj-"], r"(?P<s>sk-proj-[A-Za-z0-9_-]{40,250})", 4.0, "sk-proj-{url:156}").url_tail(),
+    Rule::token("openai-service-account-key", "OpenAI service account key", &["sk-svcacct-"], r"(?P<s>sk-svcacct-[A-Za-z0-9_-]{40,250})", 4.0, "sk-svcacct-{url:156}").url_tail(),
+    Rule::token("openai-admin-key", "OpenAI admin key", &["sk-admin-"], r"(?P<s>sk-admin-[A-Za-z0-9_-]{40,250})", 4.0, "sk-admin-{url:156}").url_tail(),
+    Rule::token("anthropic-api-key", "Anthropic API key", &["sk-ant-api03-"], r"(?P<s>sk-ant-api03-[A-Za-z0-9_-]{93}AA)", 4.0, "sk-ant-api03-{url:93}AA").url_tail(),
+    Rule::token("anthropic-admin-key", "Anthropic admin key", &["sk-ant-admin01-"], r"(?P<s>sk-ant-admin01-[A-Za-z0-9_-]{93}AA)", 4.0, "sk-ant-admin01-{url:93}AA").url_tail(),
+    Rule::token("openrouter-api-key", "OpenRouter API key", &["sk-or-v1-"], r"(?P<s>sk-or-v1-[a-f0-9]{64})", 3.0, "sk-or-v1-{hex:64}"),
+    Rule::token("groq-api-key", "Groq API key", &["gsk_"], r"(?P<s>gsk_[A-Za-z0-9]{52})", 4.0, "gsk_{an:52}"),
+    Rule::token("xai-api-key", "xAI API key", &["xai-"], r"(?P<s>xai-[A-Za-z0-9]{80})", 4.0, "xai-{an:80}"),
+    Rule::token("replicate-api-token", "Replicate API token", &["r8_"], r"(?P<s>r8_[A-Za-z0-9]{37})", 3.8, "r8_{an:37}"),
+    Rule::token("perplexity-api-key", "Perplexity API key", &["pplx-"], r"(?P<s>pplx-[A-Za-z0-9]{48})", 4.0, "pplx-{an:48}"),
+    Rule::token("langsmith-api-key", "LangSmith API key", &["lsv2_pt_", "lsv2_sk_"], r"(?P<s>lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10})", 3.0, "lsv2_pt_{hex:32}_{hex:10}"),
+    Rule::token("tavily-api-key", "Tavily API key", &["tvly-"], r"(?P<s>tvly-(?:dev-|prod-)?[A-Za-z0-9]{32})", 3.8, "tvly-{an:32}"),
+    Rule::token("fireworks-api-key", "Fireworks AI API key", &["fw_"], r"(?P<s>fw_[A-Za-z0-9]{24})", 3.8, "fw_{an:24}"),
+    // --- Communication
+    Rule::token("slack-bot-token", "Slack bot token", &["xoxb-"], r"(?P<s>xoxb-[0-9]{10,13}-[0-9]{10,13}-[A-Za-z0-9]{24})", 3.5, "xoxb-{d:12}-{d:13}-{an:24}"),
+    Rule::token("slack-user-token", "Slack user token", &["xoxp-"], r"(?P<s>xoxp-[0-9]{10,13}-[0-9]{10,13}-[0-9]{10,13}-[a-f0-9]{32})", 3.5, "xoxp-{d:12}-{d:13}-{d:13}-{hex:32}"),
+    Rule::token("slack-config-token", "Slack configuration token", &["xoxe.xox", "xoxe-"], r"(?P<s>xoxe(?:\.xox[bp])?-1-[A-Za-z0-9]{140,170})", 4.0, "xoxe.xoxp-1-{an:163}"),
+    Rule::token("slack-app-token", "Slack app-level token", &["xapp-"], r"(?P<s>xapp-[0-9]-[A-Z0-9]{8,12}-[0-9]{10,13}-[a-f0-9]{64})", 3.5, "xapp-1-A{upd:10}-{d:13}-{hex:64}"),
+    Rule::token("slack-legacy-token", "Slack legacy token", &["xoxa-", "xoxr-", "xoxs-", "xoxo-"], r"(?P<s>xox[aors]-[0-9]{1,13}-[0-9A-Za-z-]{20,200})", 3.5, "xoxs-{d:12}-{d:12}-{d:12}-{hex:64}").url_tail(),
+    Rule::token("slack-webhook-url", "Slack incoming webhook URL", &["hooks.slack.com/"], r"(?P<s>https://hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{8,12}/[A-Z0-9]{8,12}/[A-Za-z0-9]{24,50})", 3.5, "https://hooks.slack.com/services/T{upd:10}/B{upd:10}/{an:24}"),
+    Rule::token("discord-webhook-url", "Discord webhook URL", &["/api/webhooks/"], r"(?P<s>https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/[A-Za-z0-9_-]{60,70})", 3.5, "https://discord.com/api/webhooks/{d:19}/{url:68}").url_tail(),
+    Rule::token("teams-webhook-url", "Microsoft Teams webhook URL", &[".webhook.office.com/"], r"(?P<s>https://[a-z0-9-]+\.webhook\.office\.com/webhookb2/[a-f0-9-]{36}@[a-f0-9-]{36}/IncomingWebhook/[a-f0-9]{32}/[a-f0-9-]{36}(?:/[A-Za-z0-9_-]{40,60})?)", 3.5, "https://acme.webhook.office.com/webhookb2/{hex:8}-{hex:4}-{hex:4}-{hex:4}-{hex:12}@{hex:8}-{hex:4}-{hex:4}-{hex:4}-{hex:12}/IncomingWebhook/{hex:32}/{hex:8}-{hex:4}-{hex:4}-{hex:4}-{hex:12}").url_tail(),
+    Rule::token("telegram-bot-token", "Telegram bot token", &[":AA"], r"(?P<s>[0-9]{8,10}:AA[A-Za-z0-9_-]{33})", 3.5, "{d:10}:AA{url:33}").exact().url_tail(),
+    Rule::token("sendgrid-api-key", "SendGrid API key", &["SG."], r"(?P<s>SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})", 4.0, "SG.{url:22}.{url:43}").exact().url_tail(),
+    Rule::token("twilio-api-key", "Twilio API key", &["SK"], r"(?P<s>SK[0-9a-f]{32})", 3.0, "SK{hex:32}").exact(),
+    Rule::token("mailchimp-api-key", "Mailchimp API key", &["-us"], r"(?P<s>[0-9a-f]{32}-us[0-9]{1,2})", 3.0, "{hex:32}-us{d:2}"),
+    Rule::token("mailgun-api-key", "Mailgun API key", &["key-"], r"(?P<s>key-[0-9a-f]{32})", 3.0, "key-{hex:32}"),
+    Rule::token("brevo-api-key", "Brevo (Sendinblue) API key", &["xkeysib-"], r"(?P<s>xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16})", 3.5, "xkeysib-{hex:64}-{an:16}"),
+    // --- Payments and commerce
+    Rule::token("stripe-secret-key", "Stripe secret key", &["sk_live_", "sk_test_"], r"(?P<s>sk_(?:live|test)_[0-9A-Za-z]{24,247})", 3.5, "sk_live_{an:99}"),
+    Rule::token("stripe-restricted-key", "Stripe restricted key", &["rk_live_", "rk_test_"], r"(?P<s>rk_(?:live|test)_[0-9A-Za-z]{24,247})", 3.5, "rk_live_{an:99}"),
+    Rule::token("stripe-webhook-secret", "Stripe webhook signing secret", &["whsec_"], r"(?P<s>whsec_[A-Za-z0-9+/]{32,64})", 3.8, "whsec_{an:32}"),
+    Rule::token("square-access-token", "Square access token", &["EAAA", "sq0atp-"], r"(?P<s>(?:EAAA[A-Za-z0-9_-]{60}|sq0atp-[A-Za-z0-9_-]{22}))", 3.8, "EAAA{url:60}").exact().url_tail(),
+    Rule::token("square-oauth-secret", "Square OAuth secret", &["sq0csp-"], r"(?P<s>sq0csp-[A-Za-z0-9_-]{43})", 3.8, "sq0csp-{url:43}").url_tail(),
+    Rule::token("shopify-access-token", "Shopify access token", &["shpat_"], r"(?P<s>shpat_[a-fA-F0-9]{32})", 3.0, "shpat_{hex:32}"),
+    Rule::token("shopify-custom-app-token", "Shopify custom app access token", &["shpca_"], r"(?P<s>shpca_[a-fA-F0-9]{32})", 3.0, "shpca_{hex:32}"),
+    Rule::token("shopify-private-app-token", "Shopify private app access token", &["shppa_"], r"(?P<s>shppa_[a-fA-F0-9]{32})", 3.0, "shppa_{hex:32}"),
+    Rule::token("shopify-shared-secret", "Shopify shared secret", &["shpss_"], r"(?P<s>shpss_[a-fA-F0-9]{32})", 3.0, "shpss_{hex:32}"),
+    Rule::token("shippo-api-token", "Shippo API token", &["shippo_live_", "shippo_test_"], r"(?P<s>shippo_(?:live|test)_[a-f0-9]{40})", 3.0, "shippo_live_{hex:40}"),
+    // --- Productivity and observability
+    Rule::token("postman-api-key", "Postman API key", &["PMAK-"], r"(?P<s>PMAK-[a-f0-9]{24}-[a-f0-9]{34})", 3.0, "PMAK-{hex:24}-{hex:34}"),
+    Rule::token("linear-api-key", "Linear API key", &["lin_api_", "lin_oauth_"], r"(?P<s>lin_(?:api|oauth)_[A-Za-z0-9]{40})", 3.8, "lin_api_{an:40}"),
+    Rule::token("notion-token", "Notion integration token", &["ntn_", "secret_"], r"(?P<s>(?:ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43}))", 4.0, "ntn_{d:11}{an:35}"),
+    Rule::token("figma-pat", "Figma personal access token", &["figd_"], r"(?P<s>figd_[A-Za-z0-9_-]{40})", 3.8, "figd_{url:40}").url_tail(),
+    Rule::token("contentful-token", "Contentful personal access token", &["CFPAT-"], r"(?P<s>CFPAT-[A-Za-z0-9_-]{43})", 3.8, "CFPAT-{url:43}").url_tail(),
+    Rule::token("typeform-token", "Typeform personal access token", &["tfp_"], r"(?P<s>tfp_[A-Za-z0-9_.=-]{59})", 3.8, "tfp_{url:59}").url_tail(),
+    Rule::token("readme-api-key", "ReadMe API key", &["rdme_"], r"(?P<s>rdme_[a-z0-9]{70})", 3.8, "rdme_{lod:70}"),
+    Rule::token("prefect-api-key", "Prefect API key", &["pnu_"], r"(?P<s>pnu_[A-Za-z0-9]{36})", 3.8, "pnu_{an:36}"),
+    Rule::token("grafana-cloud-token", "Grafana Cloud API token", &["glc_"], r"(?P<s>glc_[A-Za-z0-9+/]{32,}={0,2})", 4.0, "glc_{b64:120}").base64_tail(),
+    Rule::token("grafana-service-account-token", "Grafana service account token", &["glsa_"], r"(?P<s>glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})", 3.8, "glsa_{an:32}_{hex:8}"),
+    Rule::token("grafana-api-key", "Grafana API key", &["eyJrIjoi"], r"(?P<s>eyJrIjoi[A-Za-z0-9]{70,}={0,2})", 4.0, "eyJrIjoi{an:90}").exact().base64_tail(),
+    Rule::token("sentry-user-token", "Sentry user auth token", &["sntryu_"], r"(?P<s>sntryu_[a-f0-9]{64})", 3.0, "sntryu_{hex:64}"),
+    Rule::token("sentry-org-token", "Sentry organization auth token", &["sntrys_"], r"(?P<s>sntrys_eyJpYXQiO[A-Za-z0-9+/=_-]{60,})", 4.0, "sntrys_eyJpYXQiO{b64:120}").base64_tail(),
+    Rule::token("new-relic-user-key", "New Relic user API key", &["NRAK-"], r"(?P<s>NRAK-[A-Z0-9]{27})", 3.5, "NRAK-{upd:27}").exact(),
+    Rule::token("dynatrace-token", "Dynatrace API token", &["dt0c01."], r"(?P<s>dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64})", 3.8, "dt0c01.{upd:24}.{upd:64}"),
+    Rule::token("frameio-token", "Frame.io API token", &["fio-u-"], r"(?P<s>fio-u-[A-Za-z0-9_=-]{64})", 3.8, "fio-u-{url:64}").url_tail(),
+    Rule::token("mapbox-secret-token", "Mapbox secret token", &["sk.eyJ"], r"(?P<s>sk\.eyJ[A-Za-z0-9_-]{50,200}\.[A-Za-z0-9_-]{20,50})", 4.0, "sk.eyJ{url:60}.{url:22}").exact().url_tail(),
+    Rule::token("dropbox-token", "Dropbox access token", &["sl."], r"(?P<s>sl\.[A-Za-z0-9_-]{130,})", 4.0, "sl.{url:138}").exact().url_tail(),
+    Rule::token("scalingo-token", "Scalingo API token", &["tk-us-"], r"(?P<s>tk-us-[A-Za-z0-9_-]{48})", 3.8, "tk-us-{url:48}").url_tail(),
+    // --- Secrets managers and encryption
+    Rule::token("age-secret-key", "age secret key", &["AGE-SECRET-KEY-1"], r"(?P<s>AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})", 3.5, "AGE-SECRET-KEY-1{bech:58}"),
+    Rule::token("onepassword-service-account-token", "1Password service account token", &["ops_eyJ"], r"(?P<s>ops_eyJ[A-Za-z0-9+/]{250,}={0,3})", 4.5, "ops_eyJ{b64:300}").base64_tail(),
+    Rule::token("onepassword-secret-key", "1Password secret key", &["A3-"], r"(?P<s>A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})", 3.3, "A3-{upd:6}-{upd:6}-{upd:5}-{upd:5}-{upd:5}-{upd:5}").exact(),
+    Rule::token("jwt", "JSON Web Token", &["eyJ"], r"(?P<s>eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})", 4.0, "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ{url:60}.{url:43}").exact().url_tail(),
+    // --- Generic families
+    Rule::token(
+        "private-key",
+        "Private key",
+        &["PRIVATE KEY"],
+        r"(?P<s>-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----[\s\S]{64,}?-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----)",
+        4.0,
+        "-----BEGIN RSA PRIVATE KEY-----\n{b64:64}\n{b64:64}\n{b64:64}\n{b64:40}==\n-----END RSA PRIVATE KEY-----",
+    )
+    .free_tail()
+    .checked(Check::PrivateKey)
+    .multiline(),
+    Rule::token(
+        "url-credentials",
+        "Password in a URL",
+        &["://"],
+        r#"[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@?#"'<>`]{1,100}:(?P<s>[^\s:/@?#"'<>`]{3,200})@[a-zA-Z0-9\[]"#,
+        2.0,
+        "postgres://app:[[{an:20}]]@db.internal:5432/app",
+    )
+    .free_tail()
+    .checked(Check::UrlPassword),
+    Rule::token(
+        "generic-secret",
+        "Generic secret assignment",
+        &["password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "api-key", "api key", "access_key", "accesskey", "auth_key", "credential", "private_key"],
+        r#"(?i-u)(?P<k>[a-z0-9_.-]{0,40}(?:password|passwd|pwd|secret|token|api[ _-]?key|access[_-]?key|auth[_-]?key|private[_-]?key|credentials?)[a-z0-9_.-]{0,40})[*_"'\]]{0,3}[ \t]{0,5}(?::=|=>|=|:)[ \t]{0,5}[*`"']{0,3}[ \t]{0,5}(?-i:(?u)(?P<s>[^\s"'`,;:=(){}<>\[\]]{6,200}={0,2}))"#,
+        3.0,
+        "db_password = \"[[{pw:20}]]\"",
+    )
+    .free_tail()
+    .checked(Check::Assignment),
+];

@@ -1,0 +1,299 @@
+//! Rule-by-rule tests: generated positives for every rule, hard negatives, placeholders, CRLF,
+//! non-ASCII neighbours, overlaps and the adversarial inputs.
+
+use secrecy::ExposeSecret;
+
+use super::engine::Scanner;
+use super::rules::{RULES, alphabet};
+use super::*;
+
+/// A small deterministic generator (xorshift64*), so failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Expands a rule's sample template; returns the text and the secret's byte range in it.
+fn expand(template: &str, rng: &mut Rng) -> (String, std::ops::Range<usize>) {
+    let mut out = String::new();
+    let mut secret_start = None;
+    let mut secret_end = None;
+    let mut rest = template;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("[[") {
+            secret_start = Some(out.len());
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("]]") {
+            secret_end = Some(out.len());
+            rest = r;
+        } else if rest.starts_with('{')
+            && rest.contains('}')
+            && rest[1..].starts_with(|c: char| c.is_ascii_alphabetic())
+        {
+            let close = rest.find('}').unwrap();
+            let (name, len) = rest[1..close].split_once(':').unwrap();
+            let chars: Vec<char> = alphabet(name)
+                .unwrap_or_else(|| panic!("alphabet {name}"))
+                .chars()
+                .collect();
+            for _ in 0..len.parse::<usize>().unwrap() {
+                out.push(chars[rng.below(chars.len())]);
+            }
+            rest = &rest[close + 1..];
+        } else {
+            let c = rest.chars().next().unwrap();
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    let range = secret_start.unwrap_or(0)..secret_end.unwrap_or(out.len());
+    (out, range)
+}
+
+fn ids(findings: &[Finding]) -> Vec<&'static str> {
+    findings.iter().map(|f| f.rule).collect()
+}
+
+#[test]
+fn every_rule_compiles() {
+    assert!(Scanner::new().complete());
+}
+
+#[test]
+fn rule_ids_are_unique_and_at_least_sixty_provider_rules() {
+    let mut seen = std::collections::HashSet::new();
+    for rule in RULES {
+        assert!(seen.insert(rule.id), "duplicate rule id {}", rule.id);
+        assert!(!rule.keywords.is_empty(), "{} has no keyword", rule.id);
+    }
+    let providers = RULES
+        .iter()
+        .filter(|r| matches!(r.check, rules::Check::Token | rules::Check::Base62Crc))
+        .count();
+    assert!(providers >= 60, "only {providers} provider rules");
+}
+
+#[test]
+fn every_rule_finds_generated_tokens_in_memory_text() {
+    let mut rng = Rng(0x5EED_1234_ABCD_0001);
+    let contexts: &[(&str, &str)] = &[
+        ("", ""),
+        ("Deploy notes: the key is ", " — rotate it monthly.\n"),
+        ("- `", "`\n"),
+        ("Ünïcödé prefix → ", " ← suffix 日本語\n"),
+        ("line one\r\nexport TOKEN_VALUE=\"", "\"\r\nline three\r\n"),
+    ];
+    for rule in RULES {
+        for round in 0..20 {
+            let (sample, range) = expand(rule.sample, &mut rng);
+            let (before, after) = contexts[round % contexts.len()];
+            let text = format!("{before}{sample}{after}");
+            let findings = scan_text(&text);
+            let want = &sample[range.clone()];
+            let found = findings.iter().find(|f| f.secret.expose_secret() == want);
+            let Some(found) = found else {
+                panic!(
+                    "{} missed {want:?} in {text:?}; found {:?}",
+                    rule.id,
+                    ids(&findings)
+                );
+            };
+            assert_eq!(found.rule, rule.id, "{want:?} in {text:?}");
+            assert_eq!(&text[found.start..found.end], want);
+        }
+    }
+}
+
+#[test]
+fn line_and_column_are_one_based_and_count_chars() {
+    let text = "first line\r\nsecond: héllo ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5\n";
+    let f = &scan_text(text)[0];
+    assert_eq!(f.rule, "github-pat");
+    assert_eq!((f.line, f.column), (2, 15));
+    assert_eq!(
+        &text[f.start..f.end],
+        "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"
+    );
+}
+
+#[test]
+fn placeholders_and_look_alikes_are_not_secrets() {
+    let negatives = [
+        "token = <your-token>",
+        "GITHUB_TOKEN=${GITHUB_TOKEN}",
+        "token: ${{ secrets.DEPLOY_TOKEN }}",
+        "set PASSWORD=%DB_PASSWORD%",
+        "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "api_key = \"****************\"",
+        "OPENAI_API_KEY=YOUR_API_KEY",
+        "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "the key looks like sk-…abcd in the dashboard",
+        "the key looks like sk-...abcd in the dashboard",
+        "ghp_…b2 was revoked",
+        "commit 3f786850e387550fdab836ed7e6dc881de23001b fixed the token refresh",
+        "\"integrity\": \"sha512-Vx8RvBjM9jTTMSDbBcYwYUmgSZPYfbM8VoKvKJwQx7nI3SNF1fgy0cHkMr1G1ZYwRUDA0aHY4JgdCu6y4nyMIw==\"",
+        "request id 123e4567-e89b-12d3-a456-426614174000 failed; token = 123e4567-e89b-12d3-a456-426614174000",
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl deploy@ci",
+        "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE4rQ9Lq3mQ1zYH0bqRj3tV8cXg2xPz5kHf7nW1eL0aB6sD9uY3iR2oT8pV4wN7mK5jC1hG0fE9dA3bZ2yX6vU==\n-----END PUBLIC KEY-----",
+        "password = os.environ[\"DB_PASSWORD\"]",
+        "token = process.env.API_TOKEN",
+        "api_key = os.getenv('STRIPE_KEY')",
+        "password: hunter",
+        "The token refresh happens every 15 minutes; secrets live in Vault.",
+        "secret_name = prod-db-credentials-v2",
+        "max_tokens = 4096",
+        "token_url = https://auth.example.com/oauth/token",
+        "password = getPassword()",
+        "password_hash = 5f4dcc3b5aa765d61d8327deb882cf99",
+        "DATABASE_URL=postgres://postgres:postgres@localhost:5432/dev",
+        "DATABASE_URL=postgres://app:${DB_PASSWORD}@db:5432/app",
+        "see https://docs.example.com/guide and http://localhost:8080/x",
+        "-----BEGIN RSA PRIVATE KEY-----\n...\n-----END RSA PRIVATE KEY-----",
+        "Use the Asia region; AKIA ids start with four letters.",
+        "eyJhbGciOiJIUzI1NiJ9 is just a header",
+        "npm_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "sk_live_0000000000000000000000000000",
+        "token: short-lived",
+        "credentials: stored-in-1password",
+    ];
+    for text in negatives {
+        let findings = scan_text(text);
+        assert!(findings.is_empty(), "{text:?} gave {:?}", ids(&findings));
+    }
+}
+
+#[test]
+fn a_specific_rule_wins_over_the_generic_assignment() {
+    let text = "GITHUB_TOKEN=ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5\n";
+    assert_eq!(ids(&scan_text(text)), ["github-pat"]);
+}
+
+#[test]
+fn generic_assignments_are_found_by_entropy() {
+    for text in [
+        "db_password = \"Xk9#mP2$vL8qR4wZ\"",
+        "client_secret: 7f3kQ9zLm2VbX8pWn4Rt",
+        "**API key:** Qm9yN2xkLzEyMzQ1Njc4OTA",
+        "export SERVICE_TOKEN=a8F3kLm9Qz2Xw7Pv",
+    ] {
+        assert_eq!(ids(&scan_text(text)), ["generic-secret"], "{text:?}");
+    }
+}
+
+#[test]
+fn url_credentials_keep_user_and_host_out_of_the_secret() {
+    let text = "DATABASE_URL=postgres://app:Zq8vN3kL1pX7@db.internal:5432/app";
+    let f = &scan_text(text)[0];
+    assert_eq!(f.rule, "url-credentials");
+    assert_eq!(f.secret.expose_secret(), "Zq8vN3kL1pX7");
+}
+
+#[test]
+fn allow_marker_silences_its_line_only() {
+    let token = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5";
+    let text = format!("a {token} <!-- teammem:allow -->\nb {token}\n");
+    let findings = scan_text(&text);
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].line, 2);
+}
+
+#[test]
+fn checksummed_tokens_pass_even_with_low_entropy_bodies() {
+    let random = "aaaaabbbbbcccccdddddeeeeefffff";
+    let token = format!("ghp_{random}{}", judge::base62_crc(random));
+    assert_eq!(ids(&scan_text(&token)), ["github-pat"]);
+}
+
+#[test]
+fn redaction_shows_at_most_four_and_two_chars_and_a_quarter() {
+    for len in 0..120 {
+        let value: String = (0..len)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        let shown = redact_value(&value);
+        let kept = shown.chars().count() - 1;
+        assert!(kept <= len / 4 && kept <= 6, "{len}: {shown}");
+    }
+    assert_eq!(
+        redact_value("ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"),
+        "ghp_…M5"
+    );
+}
+
+#[test]
+fn redact_text_replaces_every_finding() {
+    let text = "a ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5 b\nAKIAQ3RZ7XJ2LMNPK4ST c\n";
+    assert_eq!(
+        redact_text(text),
+        "a [REDACTED_SECRET] b\n[REDACTED_SECRET] c\n"
+    );
+}
+
+#[test]
+fn fingerprints_are_sha256_of_rule_and_secret_and_silence_via_secretsignore() {
+    let f = &scan_text("ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5")[0];
+    let fp = f.fingerprint();
+    assert_eq!(fp.len(), 64);
+    assert_eq!(
+        fp,
+        fingerprint("github-pat", "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5")
+    );
+    let ignore = SecretsIgnore::parse(&format!(
+        "# accepted test fixture\n{}  # fixture\n",
+        fp.to_uppercase()
+    ));
+    assert!(ignore.allows(f));
+    assert!(!SecretsIgnore::parse("").allows(f));
+}
+
+#[test]
+fn adversarial_inputs_scan_quickly_and_find_nothing() {
+    let inputs = [
+        format!("sk-{}", "a-".repeat(50_000)),
+        "sk-".repeat(50_000),
+        "password=".repeat(30_000),
+        format!("-----BEGIN RSA PRIVATE KEY-----{}", "A".repeat(200_000)),
+        "ghp_".repeat(40_000),
+        format!("https://{}", "a:".repeat(50_000)),
+        format!("token = {}", "x".repeat(200_000)),
+    ];
+    scan_text("warm up");
+    for input in &inputs {
+        // Correctness only: timing belongs in benches; the engine is linear by construction.
+        let findings = scan_text(input);
+        assert!(findings.is_empty(), "{:?}", ids(&findings));
+    }
+}
+
+#[test]
+fn binary_bytes_are_skipped_and_utf16_is_decoded() {
+    assert!(scan_bytes(b"\x7fELF\x00\x01ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5").is_none());
+    let utf16: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain(
+            "key ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"
+                .encode_utf16()
+                .flat_map(u16::to_le_bytes),
+        )
+        .collect();
+    assert_eq!(ids(&scan_bytes(&utf16).unwrap()), ["github-pat"]);
+    let latin1 = b"caf\xe9 ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5";
+    assert_eq!(ids(&scan_bytes(latin1).unwrap()), ["github-pat"]);
+}
+
+#[test]
+fn debug_output_never_shows_the_secret() {
+    let f = &scan_text("ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5")[0];
+    assert!(!format!("{f:?}").contains("aB3dE5gH7jK9mN1pQ3sT5"));
+}

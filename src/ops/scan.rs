@@ -1,0 +1,179 @@
+//! Scanning files and folders for secrets: folders are walked as ripgrep walks them (the
+//! `ignore` crate: `.gitignore` honoured, hidden files included, `.git` skipped), files are
+//! scanned in parallel, binary files skipped, and the team's `.secretsignore` applied.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::domain::scope::ScopeKind;
+use crate::domain::secrets::{self, Finding, SecretsIgnore};
+
+use super::{OpError, Project};
+
+/// A finding and the file it is in.
+#[derive(Debug, Clone)]
+pub struct FileFinding {
+    /// The file, relative to the scanned root (a folder argument), or as given (a file
+    /// argument); `/` separators.
+    pub path: String,
+    /// The file relative to the repository's work tree, when it lies inside it.
+    pub repo_path: Option<String>,
+    /// What was found.
+    pub finding: Finding,
+}
+
+/// What a scan found.
+#[derive(Debug, Default)]
+pub struct ScanReport {
+    /// Findings sorted by path, line and column.
+    pub findings: Vec<FileFinding>,
+    /// Text files scanned (binary files are skipped and not counted).
+    pub files_scanned: usize,
+    /// Bytes of the text files scanned.
+    pub bytes_scanned: u64,
+}
+
+/// A file to scan and how to name it.
+struct Target {
+    path: PathBuf,
+    shown: String,
+}
+
+/// Scans `paths` (relative ones resolved against `cwd`); without paths, the team folder.
+pub fn scan(project: &Project, cwd: &Path, paths: &[PathBuf]) -> Result<ScanReport, OpError> {
+    let roots: Vec<PathBuf> = if paths.is_empty() {
+        let team = project.check_scope_safe(ScopeKind::Team)?;
+        if !team.is_dir() {
+            return Ok(ScanReport::default());
+        }
+        vec![team]
+    } else {
+        paths
+            .iter()
+            .map(|p| std::path::absolute(cwd.join(p)).unwrap_or_else(|_| cwd.join(p)))
+            .collect()
+    };
+    let ignore = match project.layout.memory_dir(ScopeKind::Team) {
+        Some(team) => SecretsIgnore::load(&team)?,
+        None => SecretsIgnore::default(),
+    };
+    let mut targets = Vec::new();
+    for (root, given) in roots
+        .iter()
+        .zip(paths.iter().map(Some).chain(std::iter::repeat(None)))
+    {
+        collect(root, given.map(PathBuf::as_path), &mut targets)?;
+    }
+    let workdir = project.repo.as_ref().map(|r| r.workdir.as_path());
+    scan_targets(&targets, &ignore, workdir)
+}
+
+/// Adds the files below `root` (or `root` itself when it is a file).
+fn collect(root: &Path, given: Option<&Path>, out: &mut Vec<Target>) -> Result<(), OpError> {
+    let meta = std::fs::metadata(root).map_err(|e| OpError::io(root, e))?;
+    if meta.is_file() {
+        let shown = given.unwrap_or(root).to_string_lossy().replace('\\', "/");
+        out.push(Target {
+            path: root.to_path_buf(),
+            shown,
+        });
+        return Ok(());
+    }
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    let mut found = Vec::new();
+    for entry in walker {
+        let entry =
+            entry.map_err(|e| OpError::Usage(format!("cannot walk {}: {e}", root.display())))?;
+        if entry.file_type().is_some_and(|t| t.is_file()) {
+            let path = entry.into_path();
+            let shown =
+                relative(&path, root).unwrap_or_else(|| path.to_string_lossy().into_owned());
+            found.push(Target { path, shown });
+        }
+    }
+    found.sort_by(|a, b| a.shown.cmp(&b.shown));
+    out.extend(found);
+    Ok(())
+}
+
+/// `path` relative to `base` with `/` separators, when it lies below it.
+fn relative(path: &Path, base: &Path) -> Option<String> {
+    let rel = path.strip_prefix(base).ok()?;
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    Some(parts.join("/"))
+}
+
+/// One scanned file: its findings and size, or `None` when it is binary.
+type Scanned = Option<(Vec<Finding>, u64)>;
+
+/// Scans the files on every core; the first read error wins.
+fn scan_targets(
+    targets: &[Target],
+    ignore: &SecretsIgnore,
+    workdir: Option<&Path>,
+) -> Result<ScanReport, OpError> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Scanned)>> = Mutex::new(Vec::new());
+    let failure: Mutex<Option<OpError>> = Mutex::new(None);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(targets.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                let mut mine = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(target) = targets.get(i) else { break };
+                    match std::fs::read(&target.path) {
+                        Ok(bytes) => {
+                            let len = bytes.len() as u64;
+                            let found =
+                                secrets::scan_bytes(&bytes).map(|f| (ignore.filter(f), len));
+                            mine.push((i, found));
+                        }
+                        Err(e) => {
+                            let mut failure = failure.lock().unwrap_or_else(|p| p.into_inner());
+                            failure.get_or_insert(OpError::io(&target.path, e));
+                            break;
+                        }
+                    }
+                }
+                results
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .extend(mine);
+            });
+        }
+    });
+    if let Some(err) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(err);
+    }
+    let mut results = results.into_inner().unwrap_or_else(|p| p.into_inner());
+    results.sort_by_key(|(i, _)| *i);
+    let mut report = ScanReport::default();
+    for (i, found) in results {
+        let Some((findings, len)) = found else {
+            continue;
+        };
+        report.files_scanned += 1;
+        report.bytes_scanned += len;
+        let repo_path = workdir.and_then(|w| relative(&targets[i].path, w));
+        report
+            .findings
+            .extend(findings.into_iter().map(|finding| FileFinding {
+                path: targets[i].shown.clone(),
+                repo_path: repo_path.clone(),
+                finding,
+            }));
+    }
+    Ok(report)
+}
