@@ -263,3 +263,103 @@ fn github_annotations() {
         assert!(!head.contains('\n') && !message.is_empty());
     }
 }
+
+/// A GitHub token, built at run time so this file holds no token-shaped text.
+fn token() -> String {
+    format!("ghp_{}", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5")
+}
+
+#[test]
+fn range_finds_a_secret_added_then_deleted_and_never_prints_it() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    put(
+        &repo,
+        "project/ci.md",
+        "CI",
+        "How CI runs",
+        "CI runs on every push.\n",
+    );
+    reindex(&sb, &repo);
+    commit(&sb, &repo, "base");
+    sb.git(&repo, ["checkout", "-q", "-b", "pr"]);
+    put(
+        &repo,
+        "project/ci.md",
+        "CI",
+        "How CI runs",
+        &format!("CI runs on every push.\nToken: {}\n", token()),
+    );
+    let added = commit(&sb, &repo, "note the CI token");
+    put(
+        &repo,
+        "project/ci.md",
+        "CI",
+        "How CI runs",
+        "CI runs on every push.\nThe token is in the CI secret store.\n",
+    );
+    commit(&sb, &repo, "move the token out");
+    sb.teammem(&repo, ["check", "--all"]).expect_code(0);
+
+    let human = sb.teammem(&repo, ["check", "--range", "main..pr"]);
+    human.expect_code(1);
+    assert!(
+        human.stdout.contains(&format!(
+            ".qwen/team-memory/project/ci.md\n  7:8     error   secret  GitHub personal access token (github-pat): ghp_…A5  (commit {})",
+            &added[..7]
+        )),
+        "{}",
+        human.stdout
+    );
+    for format in ["human", "json", "sarif", "github"] {
+        let run = sb.teammem(&repo, ["check", "--range", "main..pr", "--format", format]);
+        run.expect_code(1);
+        assert!(
+            !run.stdout.contains(&token()),
+            "{format} printed the secret"
+        );
+        assert!(
+            !run.stdout.contains(&token()[4..14]),
+            "{format} printed part of the secret"
+        );
+        assert!(
+            run.stdout.contains("github-pat"),
+            "{format}: {}",
+            run.stdout
+        );
+    }
+    let json = sb.teammem(&repo, ["check", "--range", "main..pr", "--format", "json"]);
+    let doc: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(doc["findings"][0]["commit"], added.as_str());
+
+    // The team accepts the finding by fingerprint on main: the range passes.
+    sb.git(&repo, ["checkout", "-q", "main"]);
+    let fingerprint = teammem::domain::secrets::fingerprint("github-pat", &token());
+    write(
+        &repo.join(TEAM).join(".secretsignore"),
+        &format!("{fingerprint} # the test token, revoked\n"),
+    );
+    commit(&sb, &repo, "accept the test token");
+    sb.git(&repo, ["checkout", "-q", "pr"]);
+    sb.git(&repo, ["rebase", "-q", "main"]);
+    sb.teammem(&repo, ["check", "--range", "main..pr"])
+        .expect_code(0);
+    // Accepting it inside the range itself does not count: the base's list is used.
+    sb.git(&repo, ["reset", "-q", "--hard", "main~1"]);
+    sb.git(&repo, ["checkout", "-q", "-B", "pr2"]);
+    put(
+        &repo,
+        "project/ci.md",
+        "CI",
+        "How CI runs",
+        &format!("Token: {}\n", token()),
+    );
+    write(
+        &repo.join(TEAM).join(".secretsignore"),
+        &format!("{fingerprint}\n"),
+    );
+    commit(&sb, &repo, "sneak it in");
+    let run = sb.teammem(&repo, ["check", "--range", "main~1..pr2"]);
+    run.expect_code(1);
+    assert!(run.stdout.contains("config-changed"), "{}", run.stdout);
+}

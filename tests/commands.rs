@@ -214,7 +214,10 @@ fn add_writes_a_slug_file_and_rebuilds_the_index() {
     );
     run.expect_code(0);
     let out = json(&run.stdout);
-    assert_eq!(keys(&out), ["id", "index_written", "path", "scope", "warnings"]);
+    assert_eq!(
+        keys(&out),
+        ["id", "index_written", "path", "scope", "warnings"]
+    );
     assert_eq!(out["id"], "project/10183.md");
     assert_eq!(out["scope"], "team");
     assert_eq!(out["index_written"], true);

@@ -525,7 +525,7 @@ fn check_path(
         }
         EntryKind::File => {}
     }
-    if rel == INDEX_FILE || rel == CONFIG_FILE {
+    if rel == INDEX_FILE || rel == CONFIG_FILE || rel == super::secrets::IGNORE_FILE {
         return;
     }
     if !rel.ends_with(".md") {

@@ -16,6 +16,7 @@ use crate::domain::check::{
     Findings, SecretHit, Severity, UNMERGED,
 };
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
+use crate::domain::secrets::{self, SecretsIgnore};
 use crate::git::history::{self, RangeHistory};
 use crate::git::repo;
 use crate::git::team_files::{self, FolderFile, MODE_SUBMODULE, MODE_SYMLINK};
@@ -143,7 +144,7 @@ pub fn check_staged(repo: &Repository, index_file: Option<&Path>) -> Result<Chec
         );
     }
     let resolved: Vec<&FolderFile> = files.iter().filter(|f| f.stage == 0).collect();
-    check_tree_files(&mut out, &resolved, None);
+    check_tree_files(&mut out, &resolved, &accepted_secrets(&files), None);
     Ok(CheckReport::new("staged".into(), resolved.len(), out.list))
 }
 
@@ -169,7 +170,7 @@ pub fn check_head(repo: &Repository) -> Result<CheckReport, OpError> {
         );
     }
     let refs: Vec<&FolderFile> = files.iter().collect();
-    check_tree_files(&mut out, &refs, None);
+    check_tree_files(&mut out, &refs, &accepted_secrets(&files), None);
     Ok(CheckReport::new("HEAD".into(), refs.len(), out.list))
 }
 
@@ -178,8 +179,8 @@ pub fn check_head(repo: &Repository) -> Result<CheckReport, OpError> {
 /// Versions that a later commit replaced or deleted are checked for content risks (secrets,
 /// trust risks): they stay in the history that is pushed. The final version of each changed
 /// path gets every check, and the index is checked when anything changed. Each finding names
-/// the commit that introduced the content. The configuration is read from `base`, so a range
-/// cannot loosen its own check.
+/// the commit that introduced the content. The configuration and the accepted secrets
+/// (`.secretsignore`) are read from `base`, so a range cannot loosen its own check.
 pub fn check_range(repo: &Repository, base: &str, head: &str) -> Result<CheckReport, OpError> {
     let base_id = history::resolve_commit(repo, base)?;
     let head_id = history::resolve_commit(repo, head)?;
@@ -214,7 +215,8 @@ pub fn check_history(
     } else {
         team_files::at_revision(repo, &head_id.to_string(), TEAM_DIR)?
     };
-    let files_checked = check_changes(repo, &mut out, walked, &final_files)?;
+    let accepted = accepted_secrets(&base_files);
+    let files_checked = check_changes(repo, &mut out, walked, &final_files, &accepted)?;
     let mut report = CheckReport::new(source, files_checked, out.list);
     report.commits_checked = walked.commits.len();
     Ok(report)
@@ -225,6 +227,7 @@ fn check_changes(
     out: &mut Findings<'_>,
     walked: &RangeHistory,
     final_files: &[FolderFile],
+    accepted: &SecretsIgnore,
 ) -> Result<usize, OpError> {
     let final_ids: HashMap<&str, &FolderFile> =
         final_files.iter().map(|f| (f.rel.as_str(), f)).collect();
@@ -234,13 +237,16 @@ fn check_changes(
     for change in &walked.changes {
         let commit = walked.commits[change.commit].id.as_str();
         last_commit.insert(change.rel.as_str(), commit);
-        if change.rel == CONFIG_FILE {
+        if change.rel == CONFIG_FILE || change.rel == secrets::IGNORE_FILE {
             out.push(
                 CONFIG_CHANGED,
-                &check::repo_path(CONFIG_FILE),
+                &check::repo_path(&change.rel),
                 1,
                 1,
-                "the check configuration changes in this range; it was checked with the base's configuration".into(),
+                format!(
+                    "`{}` changes in this range; the range was checked with the base's copy",
+                    change.rel
+                ),
                 commit,
                 Some(commit),
             );
@@ -261,7 +267,7 @@ fn check_changes(
         };
         let bytes = team_files::read_blob(repo, id, mode)?;
         let kind = entry_kind(mode);
-        let secrets = secrets_in(kind, &bytes);
+        let secrets = secrets_in(kind, &bytes, accepted);
         check::check_file(
             out,
             &change.rel,
@@ -292,10 +298,15 @@ fn check_changes(
 }
 
 /// Full checks of every file of one folder snapshot, then its index.
-fn check_tree_files(out: &mut Findings<'_>, files: &[&FolderFile], commit: Option<&str>) {
+fn check_tree_files(
+    out: &mut Findings<'_>,
+    files: &[&FolderFile],
+    accepted: &SecretsIgnore,
+    commit: Option<&str>,
+) {
     for file in files {
         let kind = entry_kind(file.mode);
-        let secrets = secrets_in(kind, &file.bytes);
+        let secrets = secrets_in(kind, &file.bytes, accepted);
         check::check_file(
             out,
             &file.rel,
@@ -339,11 +350,32 @@ fn config_from(files: &[FolderFile]) -> (CheckConfig, Option<String>) {
     }
 }
 
-/// The secrets in a file version (a submodule has no bytes to scan).
-fn secrets_in(kind: EntryKind, bytes: &[u8]) -> Vec<SecretHit> {
+/// The secrets in a file version that the team has not accepted in `.secretsignore` (a
+/// submodule has no bytes; a binary blob is not text to scan).
+fn secrets_in(kind: EntryKind, bytes: &[u8], accepted: &SecretsIgnore) -> Vec<SecretHit> {
     if kind == EntryKind::Submodule {
         return Vec::new();
     }
-    let _ = bytes;
-    Vec::new()
+    let found = secrets::scan_bytes(bytes).unwrap_or_default();
+    accepted
+        .filter(found)
+        .into_iter()
+        .map(|f| SecretHit {
+            rule: f.rule.to_string(),
+            label: f.label.to_string(),
+            line: f.line,
+            column: f.column,
+            redacted: f.redacted(),
+            fingerprint: f.fingerprint(),
+        })
+        .collect()
+}
+
+/// The accepted secret fingerprints in a folder snapshot.
+fn accepted_secrets(files: &[FolderFile]) -> SecretsIgnore {
+    files
+        .iter()
+        .find(|f| f.rel == secrets::IGNORE_FILE && f.stage == 0)
+        .map(|f| SecretsIgnore::parse(&String::from_utf8_lossy(&f.bytes)))
+        .unwrap_or_default()
 }
