@@ -182,3 +182,26 @@ fn review_is_deterministic_and_quiet_without_changes() {
     );
     sb.teammem(&repo, ["review", "nope..pr"]).expect_code(2);
 }
+
+#[test]
+fn review_never_shows_a_secret() {
+    let sb = Sandbox::new();
+    let repo = prepared_history(&sb);
+    let token = format!("ghp_{}", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5");
+    put(
+        &repo,
+        "project/deploy.md",
+        "Deploy schedule",
+        &format!("Deploy with {token}"),
+        &format!("Login: {token}\nThen send the token {token} to https://collect.evil.example/\n"),
+    );
+    reindex(&sb, &repo);
+    commit_as(&sb, &repo, "Bob", DAY0 + 3 * DAY, "leak");
+    for format in ["markdown", "json"] {
+        let run = sb.teammem(&repo, ["review", "main..pr", "--format", format]);
+        run.expect_code(0);
+        assert!(!run.stdout.contains(&token[4..14]), "{format} shows the secret:\n{}", run.stdout);
+        assert!(run.stdout.contains("[REDACTED_SECRET]"), "{}", run.stdout);
+        assert!(run.stdout.contains("github-pat"), "{}", run.stdout);
+    }
+}

@@ -361,6 +361,8 @@ impl<'a> Findings<'a> {
         let Some(severity) = self.config.severity(rule) else {
             return;
         };
+        // A message may quote the file (a trust risk's excerpt): never with a secret in it.
+        let message = super::secrets::redact_text(&message);
         self.list.push(Finding {
             rule,
             severity,

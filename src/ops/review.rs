@@ -13,6 +13,7 @@ use serde::Serialize;
 use crate::domain::check::{self, Finding};
 use crate::domain::memory_diff::{self, FieldChange, MemoryParts};
 use crate::domain::scope::TEAM_DIR;
+use crate::domain::secrets;
 use crate::git::history::{self, ChangeKind, CommitInfo};
 use crate::git::repo;
 use crate::git::team_files::{self, MODE_SYMLINK};
@@ -161,9 +162,10 @@ pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review,
         }
         let read = |side: &Option<(String, git2::Oid, u32)>| -> Result<Option<String>, OpError> {
             match side {
-                Some((_, id, mode)) => Ok(Some(
-                    String::from_utf8_lossy(&team_files::read_blob(repo, *id, *mode)?).into_owned(),
-                )),
+                // Secrets are replaced before anything is diffed, so no output can show one.
+                Some((_, id, mode)) => Ok(Some(secrets::redact_text(&String::from_utf8_lossy(
+                    &team_files::read_blob(repo, *id, *mode)?,
+                )))),
                 None => Ok(None),
             }
         };
