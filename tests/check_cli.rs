@@ -363,3 +363,29 @@ fn range_finds_a_secret_added_then_deleted_and_never_prints_it() {
     run.expect_code(1);
     assert!(run.stdout.contains("config-changed"), "{}", run.stdout);
 }
+
+#[test]
+fn an_unresolved_conflict_in_the_index_is_reported() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    put(&repo, "feedback/a.md", "A", "a", "base\n");
+    reindex(&sb, &repo);
+    commit(&sb, &repo, "base");
+    sb.git(&repo, ["checkout", "-q", "-b", "side"]);
+    put(&repo, "feedback/a.md", "A", "a", "side\n");
+    commit(&sb, &repo, "side");
+    sb.git(&repo, ["checkout", "-q", "main"]);
+    put(&repo, "feedback/a.md", "A", "a", "main\n");
+    commit(&sb, &repo, "main");
+    let merge = sb.git_output(&repo, ["merge", "-q", "side"]);
+    assert!(!merge.status.success(), "the merge should conflict");
+    let run = sb.teammem(&repo, ["check", "--staged"]);
+    run.expect_code(1);
+    assert!(
+        run.stdout.contains(
+            ".qwen/team-memory/feedback/a.md\n  1:1     error   unmerged  unresolved merge conflict"
+        ),
+        "{}",
+        run.stdout
+    );
+}

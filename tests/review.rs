@@ -200,7 +200,11 @@ fn review_never_shows_a_secret() {
     for format in ["markdown", "json"] {
         let run = sb.teammem(&repo, ["review", "main..pr", "--format", format]);
         run.expect_code(0);
-        assert!(!run.stdout.contains(&token[4..14]), "{format} shows the secret:\n{}", run.stdout);
+        assert!(
+            !run.stdout.contains(&token[4..14]),
+            "{format} shows the secret:\n{}",
+            run.stdout
+        );
         assert!(run.stdout.contains("[REDACTED_SECRET]"), "{}", run.stdout);
         assert!(run.stdout.contains("github-pat"), "{}", run.stdout);
     }
