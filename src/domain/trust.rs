@@ -95,11 +95,19 @@ fn risk(text: &str, rule: &'static str, start: usize, matched: &str, what: &str)
 }
 
 /// The 1-based line and character column of a byte offset.
+/// Works on bytes, so an offset inside a character cannot panic.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |p| p + 1);
-    (line, before[line_start..].chars().count() + 1)
+    let before = &text.as_bytes()[..offset.min(text.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let column = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count()
+        + 1;
+    (line, column)
 }
 
 /// A short one-line rendering of matched text: white space folded, hidden and control
@@ -420,6 +428,14 @@ mod tests {
 
     /// Ordinary memory prose: no detector may fire on any of it.
     const ORDINARY: &str = "---\nname: Run the tests\ndescription: Always run the tests before pushing\ntype: feedback\n---\nAlways run the tests before pushing. Never push on red.\nIgnore the flaky test warnings in CI logs; ignore previous build artifacts.\nRun `cargo fmt` before committing. Use curl to check health: curl http://localhost:8080/health\nSend the release notes to the #releases channel.\nSystem: the build system uses Bazel. The assistant role on the rota is Bob.\n<!-- markdownlint-disable MD013 -->\nDocs: https://docs.rs/regex and [the repo](https://github.com/org/repo).\nsha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 café naïve 使用 👩‍💻\n";
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(text in "\\PC{0,200}", cut in 0usize..300) {
+            let _ = scan(&text, &[]);
+            let _ = line_col(&text, cut);
+        }
+    }
 
     #[test]
     fn every_pattern_compiles() {

@@ -209,6 +209,17 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #[test]
+        fn never_panics(version in 2u8..5, count in 0u32..50, tail in proptest::collection::vec(0u8..=255, 0..400)) {
+            let mut bytes = b"DIRC\0\0\0".to_vec();
+            bytes.push(version);
+            bytes.extend_from_slice(&count.to_be_bytes());
+            bytes.extend_from_slice(&tail);
+            let _ = parse(&bytes, b".qwen/", 20);
+        }
+    }
+
     #[test]
     fn garbage_is_unsupported_not_a_panic() {
         assert!(matches!(
