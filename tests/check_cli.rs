@@ -389,3 +389,27 @@ fn an_unresolved_conflict_in_the_index_is_reported() {
         run.stdout
     );
 }
+
+#[test]
+fn a_symlinked_team_folder_is_reported() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    write(
+        &repo.join("elsewhere/feedback/a.md"),
+        "not reviewed as team memory\n",
+    );
+    std::fs::create_dir_all(repo.join(".qwen")).unwrap();
+    std::os::unix::fs::symlink("../elsewhere", repo.join(TEAM)).unwrap();
+    sb.git(&repo, ["add", "-A"]);
+    let expected = ".qwen/team-memory\n  1:1     error   path-symlink  is a symlink to `../elsewhere`; the team memory folder must be a real folder";
+    let staged = sb.teammem(&repo, ["check", "--staged"]);
+    staged.expect_code(1);
+    assert!(staged.stdout.contains(expected), "{}", staged.stdout);
+    commit(&sb, &repo, "link");
+    let all = sb.teammem(&repo, ["check", "--all"]);
+    all.expect_code(1);
+    assert!(all.stdout.contains(expected), "{}", all.stdout);
+    let range = sb.teammem(&repo, ["check", "--range", "HEAD~1..HEAD"]);
+    range.expect_code(1);
+    assert!(range.stdout.contains(expected), "{}", range.stdout);
+}

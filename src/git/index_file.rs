@@ -36,7 +36,8 @@ const STAT_BYTES: usize = 40;
 const EXTENDED_FLAG: u16 = 0x4000;
 
 /// Reads the entries whose path starts with `prefix` (e.g. `.qwen/team-memory/`) from the index
-/// file at `path`. `id_len` is the object id size: 20 for SHA-1, 32 for SHA-256 repositories.
+/// file at `path`, and any entry that stands where the folder or one of its parents should be
+/// (`.qwen` or `.qwen/team-memory` as a file or symlink). `id_len` is the object id size: 20 for SHA-1, 32 for SHA-256 repositories.
 pub fn folder_entries(path: &Path, prefix: &[u8], id_len: usize) -> std::io::Result<FolderEntries> {
     let bytes = std::fs::read(path)?;
     Ok(parse(&bytes, prefix, id_len))
@@ -97,7 +98,11 @@ fn parse(bytes: &[u8], prefix: &[u8], id_len: usize) -> FolderEntries {
         if mode == 0o040000 {
             return unsupported("sparse index");
         }
-        if previous.starts_with(prefix) {
+        // The folder itself, or a parent, recorded as a file or symlink: the caller must know.
+        let is_ancestor = prefix.len() > previous.len()
+            && prefix.starts_with(&previous)
+            && prefix[previous.len()] == b'/';
+        if previous.starts_with(prefix) || is_ancestor {
             out.push(IndexEntry {
                 path: previous.clone(),
                 mode,

@@ -14,6 +14,16 @@ pub const MODE_SYMLINK: u32 = 0o120000;
 /// Git's mode for a submodule (gitlink).
 pub const MODE_SUBMODULE: u32 = 0o160000;
 
+/// The folder's files, and any file or symlink that stands where the folder or one of its
+/// parents should be (`.qwen` or `.qwen/team-memory` committed as a symlink).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FolderRead {
+    /// The files below the folder.
+    pub files: Vec<FolderFile>,
+    /// `(path, mode, bytes)` of a non-folder entry at the folder's path or a parent's.
+    pub blockers: Vec<(String, u32, Vec<u8>)>,
+}
+
 /// One file of the folder, as git stores it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FolderFile {
@@ -37,7 +47,7 @@ pub fn staged(
     repo: &Repository,
     index_file: Option<&Path>,
     folder: &str,
-) -> Result<Vec<FolderFile>, GitError> {
+) -> Result<FolderRead, GitError> {
     let path = match index_file {
         Some(path) => path.to_path_buf(),
         None => repo.path().join("index"),
@@ -50,17 +60,23 @@ pub fn staged(
     let entries = match index_file::folder_entries(&path, prefix.as_bytes(), id_len) {
         Ok(FolderEntries::Read(entries)) => entries,
         // No index yet: nothing is staged.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FolderRead::default()),
         Ok(FolderEntries::Unsupported(_)) | Err(_) => {
             return staged_by_libgit2(repo, index_file, &prefix);
         }
     };
-    let mut out = Vec::with_capacity(entries.len());
+    let mut out = FolderRead::default();
     for entry in entries {
         let id = Oid::from_bytes(&entry.id)
             .map_err(|e| GitError::git(format!("reading the index {}", path.display()), e))?;
-        let rel = String::from_utf8_lossy(&entry.path[prefix.len()..]).into_owned();
-        out.push(FolderFile {
+        let Some(rel) = entry.path.get(prefix.len()..) else {
+            let bytes = read_blob(repo, id, entry.mode)?;
+            let at = String::from_utf8_lossy(&entry.path).into_owned();
+            out.blockers.push((at, entry.mode, bytes));
+            continue;
+        };
+        let rel = String::from_utf8_lossy(rel).into_owned();
+        out.files.push(FolderFile {
             bytes: read_blob(repo, id, entry.mode)?,
             rel,
             mode: entry.mode,
@@ -76,7 +92,7 @@ fn staged_by_libgit2(
     repo: &Repository,
     index_file: Option<&Path>,
     prefix: &str,
-) -> Result<Vec<FolderFile>, GitError> {
+) -> Result<FolderRead, GitError> {
     let index = match index_file {
         Some(path) => git2::Index::open(path)
             .map_err(|e| GitError::git(format!("reading the index {}", path.display()), e))?,
@@ -84,13 +100,19 @@ fn staged_by_libgit2(
             .index()
             .map_err(|e| GitError::git("reading the index", e))?,
     };
+    let mut out = FolderRead::default();
+    for ancestor in ancestors(prefix) {
+        if let Some(entry) = index.get_path(Path::new(ancestor), 0) {
+            let bytes = read_blob(repo, entry.id, entry.mode)?;
+            out.blockers.push((ancestor.to_string(), entry.mode, bytes));
+        }
+    }
     // Entries are sorted by path: jump to the folder and stop after it.
     let start = match index.find_prefix(prefix) {
         Ok(at) => at,
-        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(Vec::new()),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(out),
         Err(e) => return Err(GitError::git("searching the index", e)),
     };
-    let mut out = Vec::new();
     for n in start..index.len() {
         let Some(entry) = index.get(n) else { break };
         let Some(rel) = entry.path.strip_prefix(prefix.as_bytes()) else {
@@ -99,7 +121,7 @@ fn staged_by_libgit2(
         let rel = String::from_utf8_lossy(rel).into_owned();
         let stage = ((entry.flags >> 12) & 0x3) as u8;
         let bytes = read_blob(repo, entry.id, entry.mode)?;
-        out.push(FolderFile {
+        out.files.push(FolderFile {
             rel,
             mode: entry.mode,
             id: entry.id.to_string(),
@@ -110,14 +132,34 @@ fn staged_by_libgit2(
     Ok(out)
 }
 
+/// `.qwen` and `.qwen/team-memory` for the prefix `.qwen/team-memory/`.
+fn ancestors(prefix: &str) -> impl Iterator<Item = &str> {
+    prefix.match_indices('/').map(move |(at, _)| &prefix[..at])
+}
+
 /// The files below `folder` in the tree of `rev` (any revision git understands).
-pub fn at_revision(
-    repo: &Repository,
-    rev: &str,
-    folder: &str,
-) -> Result<Vec<FolderFile>, GitError> {
+pub fn at_revision(repo: &Repository, rev: &str, folder: &str) -> Result<FolderRead, GitError> {
     let tree = revision_tree(repo, rev)?;
-    folder_files(repo, &tree, folder)
+    let mut blockers = Vec::new();
+    for ancestor in ancestors(&format!("{folder}/")) {
+        match tree.get_path(Path::new(ancestor)) {
+            Ok(entry) if entry.kind() != Some(ObjectType::Tree) => {
+                let mode = entry.filemode() as u32;
+                blockers.push((
+                    ancestor.to_string(),
+                    mode,
+                    read_blob(repo, entry.id(), mode)?,
+                ));
+            }
+            Ok(_) => {}
+            Err(e) if e.code() == git2::ErrorCode::NotFound => {}
+            Err(e) => return Err(GitError::git(format!("looking up {ancestor}"), e)),
+        }
+    }
+    Ok(FolderRead {
+        files: folder_files(repo, &tree, folder)?,
+        blockers,
+    })
 }
 
 /// The files below `folder` in `tree`.

@@ -114,7 +114,8 @@ pub fn check(project: &Project, source: &Source) -> Result<CheckReport, OpError>
 /// Checks the team folder in an index file (`None`: the repository's own index). A relative
 /// `index_file` is taken from the current folder, as git does with `GIT_INDEX_FILE`.
 pub fn check_staged(repo: &Repository, index_file: Option<&Path>) -> Result<CheckReport, OpError> {
-    let files = team_files::staged(repo, index_file, TEAM_DIR)?;
+    let read = team_files::staged(repo, index_file, TEAM_DIR)?;
+    let files = read.files;
     let (config, config_problem) = config_from(&files);
     let mut out = Findings::new(&config);
     if let Some(problem) = config_problem {
@@ -143,6 +144,7 @@ pub fn check_staged(repo: &Repository, index_file: Option<&Path>) -> Result<Chec
             None,
         );
     }
+    report_blockers(&mut out, &read.blockers, None);
     let resolved: Vec<&FolderFile> = files.iter().filter(|f| f.stage == 0).collect();
     check_tree_files(&mut out, &resolved, &accepted_secrets(&files), None);
     Ok(CheckReport::new("staged".into(), resolved.len(), out.list))
@@ -155,7 +157,8 @@ pub fn check_head(repo: &Repository) -> Result<CheckReport, OpError> {
             "HEAD has no commit yet — commit first, or use --staged".into(),
         ));
     }
-    let files = team_files::at_revision(repo, "HEAD", TEAM_DIR)?;
+    let read = team_files::at_revision(repo, "HEAD", TEAM_DIR)?;
+    let files = read.files;
     let (config, config_problem) = config_from(&files);
     let mut out = Findings::new(&config);
     if let Some(problem) = config_problem {
@@ -169,6 +172,7 @@ pub fn check_head(repo: &Repository) -> Result<CheckReport, OpError> {
             None,
         );
     }
+    report_blockers(&mut out, &read.blockers, None);
     let refs: Vec<&FolderFile> = files.iter().collect();
     check_tree_files(&mut out, &refs, &accepted_secrets(&files), None);
     Ok(CheckReport::new("HEAD".into(), refs.len(), out.list))
@@ -196,7 +200,7 @@ pub fn check_history(
     walked: &RangeHistory,
     source: String,
 ) -> Result<CheckReport, OpError> {
-    let base_files = team_files::at_revision(repo, &base_id.to_string(), TEAM_DIR)?;
+    let base_files = team_files::at_revision(repo, &base_id.to_string(), TEAM_DIR)?.files;
     let (config, config_problem) = config_from(&base_files);
     let mut out = Findings::new(&config);
     if let Some(problem) = config_problem {
@@ -210,11 +214,9 @@ pub fn check_history(
             None,
         );
     }
-    let final_files = if walked.changes.is_empty() {
-        Vec::new()
-    } else {
-        team_files::at_revision(repo, &head_id.to_string(), TEAM_DIR)?
-    };
+    let head_read = team_files::at_revision(repo, &head_id.to_string(), TEAM_DIR)?;
+    report_blockers(&mut out, &head_read.blockers, None);
+    let final_files = head_read.files;
     let accepted = accepted_secrets(&base_files);
     let files_checked = check_changes(repo, &mut out, walked, &final_files, &accepted)?;
     let mut report = CheckReport::new(source, files_checked, out.list);
@@ -324,6 +326,31 @@ fn check_tree_files(
         .collect();
     let index = files.iter().find(|f| f.rel == INDEX_FILE);
     check::check_index(out, &memories, index.map(|f| f.bytes.as_slice()), commit);
+}
+
+/// Reports a file or symlink standing where the team folder (or `.qwen`) should be.
+fn report_blockers(
+    out: &mut Findings<'_>,
+    blockers: &[(String, u32, Vec<u8>)],
+    commit: Option<&str>,
+) {
+    for (path, mode, bytes) in blockers {
+        let (rule, what) = if *mode == MODE_SYMLINK {
+            (
+                check::PATH_SYMLINK,
+                format!(
+                    "is a symlink to `{}`; the team memory folder must be a real folder",
+                    String::from_utf8_lossy(bytes)
+                ),
+            )
+        } else {
+            (
+                check::PATH_NOT_MARKDOWN,
+                "is a file where the team memory folder should be".to_string(),
+            )
+        };
+        out.push(rule, path, 1, 1, what, path, commit);
+    }
 }
 
 fn entry_kind(mode: u32) -> EntryKind {
