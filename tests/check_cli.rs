@@ -413,3 +413,47 @@ fn a_symlinked_team_folder_is_reported() {
     range.expect_code(1);
     assert!(range.stdout.contains(expected), "{}", range.stdout);
 }
+
+#[test]
+fn a_merge_is_not_blamed_for_what_its_other_parent_had() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    put(&repo, "feedback/a.md", "A", "a", "fine\n");
+    reindex(&sb, &repo);
+    commit(&sb, &repo, "base");
+    sb.git(&repo, ["checkout", "-q", "-b", "pr"]);
+    put(&repo, "feedback/b.md", "B", "b", "also fine\n");
+    reindex(&sb, &repo);
+    commit(&sb, &repo, "pr work");
+    // main moves on with a problem of its own, and the pull request merges main.
+    sb.git(&repo, ["checkout", "-q", "main"]);
+    put(&repo, "project/old.md", "Old", "old", HIDDEN);
+    reindex(&sb, &repo);
+    commit(&sb, &repo, "main work");
+    sb.git(&repo, ["checkout", "-q", "pr"]);
+    let merge = sb.git_output(&repo, ["merge", "-q", "--no-edit", "main"]);
+    if !merge.status.success() {
+        // MEMORY.md conflicts: regenerate it, as teammem users do.
+        reindex(&sb, &repo);
+        sb.git(&repo, ["add", "-A"]);
+        sb.git(&repo, ["commit", "-q", "--no-verify", "--no-edit"]);
+    }
+    let run = sb.teammem(&repo, ["check", "--range", "main..pr", "--format", "json"]);
+    let doc: Value = serde_json::from_str(&run.stdout).unwrap();
+    let paths: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        !paths.contains(&".qwen/team-memory/project/old.md"),
+        "{}",
+        run.stdout
+    );
+    run.expect_code(0);
+    // The same history checked from before main's commit does report it, in main's commit.
+    let wider = sb.teammem(&repo, ["check", "--range", "main~1..pr"]);
+    wider.expect_code(1);
+    assert!(wider.stdout.contains("project/old.md"), "{}", wider.stdout);
+}

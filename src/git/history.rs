@@ -2,6 +2,8 @@
 //! secret added and removed inside a pull request is still seen), who made each commit, and
 //! the folder's overall change between two revisions with renames found by similarity.
 
+use std::path::Path;
+
 use git2::{Delta, DiffFindOptions, Oid, Repository, Sort, Tree};
 
 use super::GitError;
@@ -104,12 +106,33 @@ pub fn range(
         let diff = repo
             .diff_tree_to_tree(old.as_ref(), new.as_ref(), None)
             .map_err(git(&format!("diffing commit {id}")))?;
+        // A merge brings in versions its other parents already had: those were written (and are
+        // walked) in their own commits, or come from BASE; only what the merge itself wrote is
+        // its change.
+        let mut other_parents = Vec::new();
+        for parent in commit.parents().skip(1) {
+            let tree = parent
+                .tree()
+                .map_err(git(&format!("reading commit {}", parent.id())))?;
+            if let Some(sub) = subtree(repo, &tree, folder)? {
+                other_parents.push(sub);
+            }
+        }
         for delta in diff.deltas() {
             let file = if delta.status() == Delta::Deleted {
                 delta.old_file()
             } else {
                 delta.new_file()
             };
+            let path = file.path().map(Path::to_path_buf).unwrap_or_default();
+            let from_other_parent = delta.status() != Delta::Deleted
+                && other_parents.iter().any(|sub| {
+                    sub.get_path(&path)
+                        .is_ok_and(|entry| entry.id() == file.id())
+                });
+            if from_other_parent {
+                continue;
+            }
             let rel = String::from_utf8_lossy(file.path_bytes().unwrap_or_default()).into_owned();
             let new =
                 (delta.status() != Delta::Deleted).then(|| (file.id(), u32::from(file.mode())));
