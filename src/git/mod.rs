@@ -3,11 +3,19 @@
 //! libgit2 runs no hooks, no fsmonitor and no credential or signing programs of its own accord;
 //! where it differs from the git CLI in a way that matters here, the code says so at the spot.
 
+pub mod credentials;
+pub mod fast_forward;
+pub mod fetch;
+pub mod folder_history;
 pub mod history;
 pub mod hooks_dir;
 pub mod index_file;
+pub mod push;
+pub mod replay;
 pub mod repo;
 pub mod team_files;
+pub mod transport;
+pub mod upstream;
 
 /// Errors from the git engine, with the operation and the repository they concern.
 #[derive(Debug, thiserror::Error)]

@@ -17,7 +17,7 @@ use crate::domain::check::{
 };
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
 use crate::domain::secrets::{self, SecretsIgnore};
-use crate::git::history::{self, RangeHistory};
+use crate::git::folder_history::{self, RangeHistory};
 use crate::git::repo;
 use crate::git::team_files::{self, FolderFile, MODE_SUBMODULE, MODE_SYMLINK};
 
@@ -186,9 +186,9 @@ pub fn check_head(repo: &Repository) -> Result<CheckReport, OpError> {
 /// the commit that introduced the content. The configuration and the accepted secrets
 /// (`.secretsignore`) are read from `base`, so a range cannot loosen its own check.
 pub fn check_range(repo: &Repository, base: &str, head: &str) -> Result<CheckReport, OpError> {
-    let base_id = history::resolve_commit(repo, base)?;
-    let head_id = history::resolve_commit(repo, head)?;
-    let walked = history::range(repo, base_id, head_id, TEAM_DIR)?;
+    let base_id = folder_history::resolve_commit(repo, base)?;
+    let head_id = folder_history::resolve_commit(repo, head)?;
+    let walked = folder_history::range(repo, base_id, head_id, TEAM_DIR)?;
     check_history(repo, base_id, head_id, &walked, format!("{base}..{head}"))
 }
 

@@ -14,7 +14,8 @@ use crate::domain::check::{self, Finding};
 use crate::domain::memory_diff::{self, FieldChange, MemoryParts};
 use crate::domain::scope::TEAM_DIR;
 use crate::domain::secrets;
-use crate::git::history::{self, ChangeKind, CommitInfo};
+use crate::git::folder_history::{self, ChangeKind, CommitInfo};
+use crate::git::history;
 use crate::git::repo;
 use crate::git::team_files::{self, MODE_SYMLINK};
 
@@ -115,10 +116,10 @@ pub fn review(project: &Project, spec: &str) -> Result<Review, OpError> {
 
 /// Builds the review of `base..head` in `repo`.
 pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review, OpError> {
-    let base_id = history::resolve_commit(repo, base)?;
-    let head_id = history::resolve_commit(repo, head)?;
+    let base_id = folder_history::resolve_commit(repo, base)?;
+    let head_id = folder_history::resolve_commit(repo, head)?;
     let fork = history::merge_base(repo, base_id, head_id)?;
-    let walked = history::range(repo, base_id, head_id, TEAM_DIR)?;
+    let walked = folder_history::range(repo, base_id, head_id, TEAM_DIR)?;
     let report = check_history(repo, base_id, head_id, &walked, format!("{base}..{head}"))?;
     let mut touched: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
     for change in &walked.changes {
@@ -127,7 +128,8 @@ pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review,
             .or_default()
             .insert(change.commit);
     }
-    let entries = history::folder_diff(repo, &fork.to_string(), &head_id.to_string(), TEAM_DIR)?;
+    let entries =
+        folder_history::folder_diff(repo, &fork.to_string(), &head_id.to_string(), TEAM_DIR)?;
 
     let mut risks_by_path: BTreeMap<String, Vec<Finding>> = BTreeMap::new();
     for finding in report.findings {
