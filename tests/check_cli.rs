@@ -457,3 +457,62 @@ fn a_merge_is_not_blamed_for_what_its_other_parent_had() {
     wider.expect_code(1);
     assert!(wider.stdout.contains("project/old.md"), "{}", wider.stdout);
 }
+
+#[test]
+fn range_works_in_a_shallow_clone() {
+    let sb = Sandbox::new();
+    let origin = sb.repo("project");
+    for n in 0..4 {
+        write(&origin.join("notes.txt"), &format!("{n}\n"));
+        commit(&sb, &origin, "work");
+    }
+    sb.git(&origin, ["checkout", "-q", "-b", "pr"]);
+    put(
+        &origin,
+        "project/deploy.md",
+        "Deploy",
+        "When we deploy",
+        HIDDEN,
+    );
+    let added = commit(&sb, &origin, "add deploy memory");
+    std::fs::remove_file(origin.join(TEAM).join("project/deploy.md")).unwrap();
+    commit(&sb, &origin, "remove deploy memory");
+
+    // CI checks out a few commits only: main's older history is cut off.
+    let url = format!("file://{}", origin.display());
+    sb.git(
+        sb.path(),
+        [
+            "clone",
+            "-q",
+            "--depth",
+            "3",
+            "--no-single-branch",
+            &url,
+            "shallow",
+        ],
+    );
+    let clone = sb.path().join("shallow");
+    assert!(clone.join(".git/shallow").is_file());
+    let run = sb.teammem(
+        &clone,
+        [
+            "check",
+            "--range",
+            "origin/main..origin/pr",
+            "--format",
+            "json",
+        ],
+    );
+    run.expect_code(1);
+    let doc: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        doc["findings"][0]["commit"],
+        added.as_str(),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(doc["commits_checked"], 2);
+    sb.teammem(&clone, ["review", "origin/main..origin/pr"])
+        .expect_code(0);
+}

@@ -4,9 +4,10 @@
 
 use std::path::Path;
 
-use git2::{Delta, DiffFindOptions, Oid, Repository, Sort, Tree};
+use git2::{Delta, DiffFindOptions, Oid, Repository, Tree};
 
 use super::GitError;
+use super::history;
 use super::team_files::{revision_tree, subtree};
 
 /// A commit of the range.
@@ -52,7 +53,7 @@ pub fn resolve_commit(repo: &Repository, rev: &str) -> Result<Oid, GitError> {
         .map_err(|e| GitError::git(format!("resolving `{rev}`"), e))
 }
 
-/// Walks `base..head` like `git log base..head` and records what each commit changed below
+/// Walks `base..head` like `git log base..head` (parents before children) and records what each commit changed below
 /// `folder`, compared with its first parent. A merge's other side is walked too, so its
 /// commits carry their own changes.
 pub fn range(
@@ -65,14 +66,12 @@ pub fn range(
         let what = what.to_string();
         move |e| GitError::git(what.clone(), e)
     };
-    let mut walk = repo.revwalk().map_err(git("walking history"))?;
-    walk.set_sorting(Sort::TOPOLOGICAL | Sort::REVERSE)
-        .map_err(git("walking history"))?;
-    walk.push(head).map_err(git("walking history"))?;
-    walk.hide(base).map_err(git("walking history"))?;
+    // `local_only` falls back to a walk that stops at the shallow roots when libgit2 reports a
+    // missing commit (a shallow CI checkout); a shallow root's missing parent reads as none.
+    let mut commits = history::local_only(repo, head, Some(base))?;
+    commits.reverse();
     let mut out = RangeHistory::default();
-    for id in walk {
-        let id = id.map_err(git("walking history"))?;
+    for id in commits {
         let commit = repo
             .find_commit(id)
             .map_err(git(&format!("reading commit {id}")))?;
