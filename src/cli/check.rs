@@ -6,9 +6,13 @@ use crate::ops::check::{self, Source};
 use crate::ops::check_format;
 use crate::ops::{EXIT_FINDINGS, EXIT_OK, OpError, Project};
 
-/// Check the team memory as git holds it: secrets, invalid memories, a stale MEMORY.md, unsafe
-/// paths, size limits and trust risks (hidden characters, prompt-injection text, risky
-/// commands, data exfiltration, base64 blobs, links to unknown hosts).
+/// Check the team memory as git holds it for secrets, invalid memories and trust risks.
+///
+/// Reports secrets (redacted), invalid memories, a stale MEMORY.md, unsafe paths (symlinks,
+/// files outside <type>/<slug>.md, non-markdown files), size limits and trust risks: hidden
+/// characters, prompt-injection text, fake role markers, instructions in HTML comments, risky
+/// commands, fetching remote instructions, data exfiltration, base64 blobs and links to hosts
+/// outside the allow-list.
 ///
 /// Files are read from git objects, never from the work tree. --staged reads the index about to
 /// be committed ($GIT_INDEX_FILE when git sets it, as in a pre-commit hook under `git commit -a`);
