@@ -338,3 +338,40 @@ fn the_pre_commit_framework_manifest_targets_the_team_folder() {
     assert!(!files.is_match("src/.qwen/team-memory/a.md"));
     assert!(!files.is_match("README.md"));
 }
+
+#[test]
+fn without_teammem_the_hook_warns_and_lets_the_commit_through() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    let hook = repo.join(".git/hooks/pre-commit");
+    let script = teammem::ops::hooks::hook_script(Path::new("/nonexistent/teammem"));
+    write(&hook, &script);
+    make_executable(&hook);
+    put(&repo, "feedback/x.md", "X", "x", INJECTION);
+    sb.git(&repo, ["add", "-A"]);
+    // A PATH with git and the shell tools only, whatever is installed on this machine.
+    let bin = sb.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let git = std::process::Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .unwrap();
+    let git = String::from_utf8_lossy(&git.stdout).trim().to_string();
+    std::os::unix::fs::symlink(&git, bin.join("git")).unwrap();
+    let mut cmd = std::process::Command::new(bin.join("git"));
+    sb.isolate(&mut cmd)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .current_dir(&repo)
+        .args(["commit", "-q", "-m", "x"]);
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("teammem: not found, so the team memory was not checked"),
+        "{stderr}"
+    );
+}
