@@ -107,7 +107,6 @@ pub fn sarif(report: &CheckReport) -> Result<String, serde_json::Error> {
             "tool": {"driver": {
                 "name": "teammem",
                 "semanticVersion": env!("CARGO_PKG_VERSION"),
-                "informationUri": "https://github.com/teammem/teammem/blob/main/docs/check-and-review.md",
                 "rules": rules,
             }},
             "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "The repository root"}}},
