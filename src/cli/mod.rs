@@ -3,16 +3,19 @@
 
 mod add;
 mod baseline;
+mod check;
 mod cite;
 mod context;
 mod dream;
 mod forget;
+mod hooks;
 mod index;
 mod init;
 mod list;
 mod recall;
 mod redact;
 mod remember;
+mod review;
 mod scan;
 mod show;
 mod stale;
@@ -66,6 +69,10 @@ enum Command {
     Remember(remember::RememberArgs),
     Cite(cite::CiteArgs),
     Stale(stale::StaleArgs),
+    Check(check::CheckArgs),
+    InstallHooks(hooks::InstallHooksArgs),
+    UninstallHooks(hooks::UninstallHooksArgs),
+    Review(review::ReviewArgs),
     Scan(scan::ScanArgs),
     Redact(redact::RedactArgs),
 }
@@ -166,6 +173,10 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Remember(args) => remember::run(&project, args),
         Command::Cite(args) => cite::run(&project, args),
         Command::Stale(args) => stale::run(&project, args),
+        Command::Check(args) => check::run(&project, args),
+        Command::InstallHooks(args) => hooks::install(&project, args),
+        Command::UninstallHooks(args) => hooks::uninstall(&project, args),
+        Command::Review(args) => review::run(&project, args),
         Command::Scan(args) => scan::run(&project, cwd, args),
         Command::Redact(args) => redact::run(&project, args),
     }

@@ -7,11 +7,15 @@ pub mod credentials;
 pub mod fast_forward;
 pub mod fetch;
 pub mod file_history;
+pub mod folder_history;
 pub mod history;
+pub mod hooks_dir;
+pub mod index_file;
 pub mod push;
 pub mod replay;
 pub mod repo;
 pub mod snapshot;
+pub mod team_files;
 pub mod transport;
 pub mod upstream;
 
