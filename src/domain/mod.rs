@@ -1,8 +1,15 @@
 //! The domain: memory files, the index, scopes and their folders. No git, no command line.
 
+pub mod changes;
+pub mod check;
+pub mod consolidate;
 pub mod frontmatter;
 pub mod index;
 pub mod memory;
+pub mod memory_diff;
+pub mod recall;
 pub mod scope;
 pub mod secrets;
 pub mod store;
+pub mod trust;
+pub mod usage;

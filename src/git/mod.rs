@@ -4,12 +4,26 @@
 //! where it differs from the git CLI in a way that matters here, the code says so at the spot.
 
 pub mod commit;
+pub mod credentials;
+pub mod fast_forward;
+pub mod fetch;
+pub mod file_history;
+pub mod folder_history;
+pub mod history;
+pub mod hooks_dir;
 pub mod index;
+pub mod index_file;
 pub mod lock;
 pub mod preflight;
+pub mod push;
+pub mod replay;
 pub mod repo;
 pub mod sign;
+pub mod snapshot;
 pub mod status;
+pub mod team_files;
+pub mod transport;
+pub mod upstream;
 
 /// Errors from the git engine, with the operation and the repository they concern.
 #[derive(Debug, thiserror::Error)]

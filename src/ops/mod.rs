@@ -4,13 +4,27 @@
 //! turns both into text and an exit status.
 
 pub mod add;
+pub mod baseline;
 pub mod catalog;
+pub mod check;
+pub mod check_format;
+pub mod cite;
+pub mod context;
+pub mod dream;
+pub mod forget;
 pub mod guard;
+pub mod hooks;
 pub mod index;
 pub mod init;
 pub mod project;
 pub mod quarantine;
+pub mod recall;
+pub mod remember;
+pub mod review;
+pub mod review_format;
 pub mod scan;
+pub mod scope_write;
+pub mod stale;
 pub mod sync;
 pub mod validate;
 

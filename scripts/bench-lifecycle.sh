@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Benchmarks for the lifecycle commands, whole process (hyperfine):
+#   - recall over 10,000 memories (goal: p50 <= 20 ms per query)
+#   - baseline diff of 10,000 files with 100 changed (goal: <= 200 ms)
+# Usage: scripts/bench-lifecycle.sh [N]   (N memories, default 10000)
+# Needs hyperfine (apt-get install -y hyperfine). Builds the release binary once.
+set -euo pipefail
+
+N="${1:-10000}"
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml"
+BIN="$ROOT/target/release/teammem"
+
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+export HOME="$WORK/home" QWEN_CODE_MEMORY_BASE_DIR="$WORK/home/.qwen"
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$WORK/home/.gitconfig"
+mkdir -p "$HOME"
+printf '[user]\n\tname = Bench\n\temail = bench@example.com\n' > "$GIT_CONFIG_GLOBAL"
+
+REPO="$WORK/project"
+mkdir -p "$REPO"
+git -C "$REPO" init -q -b main
+git -C "$REPO" commit -q --allow-empty -m initial
+REPO="$(cd "$REPO" && pwd -P)"
+SANITIZED="$(printf '%s' "$REPO" | sed 's/[^a-zA-Z0-9]/-/g')"
+MEM="$QWEN_CODE_MEMORY_BASE_DIR/projects/$SANITIZED/memory"
+
+echo "Generating $N memories in $MEM"
+python3 - "$MEM" "$N" <<'PY'
+import os, random, sys
+root, n = sys.argv[1], int(sys.argv[2])
+random.seed(7)
+words = ("build deploy cache index parser server client token schema query "
+         "release branch review merge commit config logger metric trace "
+         "socket thread buffer stream record bucket shard replica backup").split()
+types = ["user", "feedback", "project", "reference"]
+for i in range(n):
+    t = types[i % 4]
+    os.makedirs(os.path.join(root, t), exist_ok=True)
+    title = " ".join(random.choice(words) for _ in range(4))
+    desc = " ".join(random.choice(words) for _ in range(8))
+    body = "\n".join(" ".join(random.choice(words) for _ in range(12)) for _ in range(8))
+    if i % 1000 == 0:
+        body += "\nThe postgres migration runs before the deploy.\n"
+    with open(os.path.join(root, t, f"memory-{i:05d}.md"), "w") as f:
+        f.write(f"---\nname: {title} {i}\ndescription: {desc}\ntype: {t}\n---\n{body}\nWhy: measured.\nHow to apply: always.\n")
+PY
+
+cd "$REPO"
+echo
+echo "== recall over $N memories (whole process) =="
+hyperfine --warmup 3 --runs 30 --export-json "$WORK/recall.json" \
+  "$BIN recall 'postgres migration'" \
+  "$BIN recall 'deploy cache schema'" \
+  "$BIN recall '数据库 迁移'"
+python3 - "$WORK/recall.json" <<'PY'
+import json, statistics, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    print(f"p50 {statistics.median(r['times'])*1000:.1f} ms  {r['command']}")
+PY
+
+echo
+echo "== floor: list and read the same files with coreutils =="
+hyperfine --warmup 3 --runs 20 \
+  "ls -lR '$MEM' >/dev/null" \
+  "find '$MEM' -name '*.md' -print0 | xargs -0 cat >/dev/null"
+
+echo
+echo "== baseline diff of $N files with 100 changed (whole process) =="
+# Memories are older than the stat cache's 2-second racy window in real life.
+sleep 3
+"$BIN" baseline commit >/dev/null
+for i in $(seq 0 99); do
+  f="$MEM/project/memory-$(printf '%05d' $((i * 40 + 2))).md"
+  [ -f "$f" ] && printf 'Changed line %d.\n' "$i" >> "$f"
+done
+hyperfine --warmup 3 --runs 20 --export-json "$WORK/diff.json" "$BIN baseline diff"
+python3 - "$WORK/diff.json" <<'PY'
+import json, statistics, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    print(f"p50 {statistics.median(r['times'])*1000:.1f} ms  {r['command']}")
+PY
+"$BIN" baseline diff | grep -c '^- M ' | sed 's/^/changed files in report: /'

@@ -1,0 +1,76 @@
+//! `teammem check`
+
+use clap::{ArgGroup, Args, ValueEnum};
+
+use crate::ops::check::{self, Source};
+use crate::ops::check_format;
+use crate::ops::{EXIT_FINDINGS, EXIT_OK, OpError, Project};
+
+/// Check the team memory as git holds it for secrets, invalid memories and trust risks.
+///
+/// Reports secrets (redacted), invalid memories, a stale MEMORY.md, unsafe paths (symlinks,
+/// files outside <type>/<slug>.md, non-markdown files), size limits and trust risks: hidden
+/// characters, prompt-injection text, fake role markers, instructions in HTML comments, risky
+/// commands, fetching remote instructions, data exfiltration, base64 blobs and links to hosts
+/// outside the allow-list.
+///
+/// Files are read from git objects, never from the work tree. --staged reads the index about to
+/// be committed ($GIT_INDEX_FILE when git sets it, as in a pre-commit hook under `git commit -a`);
+/// --range reads every file version each commit of BASE..HEAD wrote, so a secret added and then
+/// removed is still found, naming the commit that added it; --all reads the HEAD commit's tree
+/// (what is committed, whatever the work tree holds).
+///
+/// Severities and the link allow-list are set in .qwen/team-memory/.teammem-check.json, accepted
+/// secrets in .qwen/team-memory/.secretsignore (for --range, the copies in BASE). Findings at
+/// error severity give exit status 1. See docs/check-and-review.md for the rules.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("source").required(true).args(["staged", "range", "all"])))]
+pub struct CheckArgs {
+    /// Check the staged team memory (the pre-commit hook's check).
+    #[arg(long)]
+    staged: bool,
+    /// Check every commit of BASE..HEAD (the pull request's check), e.g. origin/main..HEAD.
+    #[arg(long, value_name = "BASE..HEAD")]
+    range: Option<String>,
+    /// Check the team memory in the HEAD commit.
+    #[arg(long)]
+    all: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
+    format: CheckFormat,
+}
+
+/// How findings are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    /// Grouped by file, with line numbers.
+    Human,
+    /// {source, files_checked, commits_checked, errors, warnings, findings: [...]}.
+    Json,
+    /// SARIF 2.1.0 for code scanning.
+    Sarif,
+    /// GitHub Actions annotations (::error file=…,line=…::…).
+    Github,
+}
+
+pub fn run(project: &Project, args: CheckArgs) -> Result<u8, OpError> {
+    let source = match (&args.range, args.staged) {
+        (Some(spec), _) => Source::range(spec)?,
+        (None, true) => Source::Staged,
+        (None, false) => Source::All,
+    };
+    let report = check::check(project, &source)?;
+    let json_error = |e: serde_json::Error| OpError::Usage(format!("cannot write JSON: {e}"));
+    let text = match args.format {
+        CheckFormat::Human => check_format::human(&report),
+        CheckFormat::Json => check_format::json(&report).map_err(json_error)? + "\n",
+        CheckFormat::Sarif => check_format::sarif(&report).map_err(json_error)? + "\n",
+        CheckFormat::Github => check_format::github(&report),
+    };
+    print!("{text}");
+    Ok(if report.errors > 0 {
+        EXIT_FINDINGS
+    } else {
+        EXIT_OK
+    })
+}

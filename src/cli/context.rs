@@ -1,0 +1,48 @@
+//! `teammem context`
+
+use clap::{Args, ValueEnum};
+
+use crate::ops::context::{self, HookFormat};
+use crate::ops::{EXIT_OK, OpError, Project};
+
+/// Print the memory context an agent injects at session start.
+///
+/// The user, private and team indexes (MEMORY.md, within their limits), a line reminding the
+/// agent that memories are point-in-time observations to verify, and, with --query, the most
+/// relevant memories. Each run counts as one session for `teammem dream`'s gate.
+#[derive(Debug, Args)]
+pub struct ContextArgs {
+    /// Also include the memories most relevant to this query.
+    #[arg(long)]
+    query: Option<String>,
+    /// Output shape: qwen and claude print SessionStart hook JSON
+    /// ({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ...}}),
+    /// plain prints the text.
+    #[arg(long, value_enum, default_value = "plain")]
+    hook: HookArg,
+}
+
+/// The hook format as named on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum HookArg {
+    /// Qwen Code hook JSON.
+    Qwen,
+    /// Claude Code hook JSON.
+    Claude,
+    /// Plain text.
+    Plain,
+}
+
+pub fn run(project: &Project, args: ContextArgs) -> Result<u8, OpError> {
+    let built = context::build(project, args.query.as_deref())?;
+    let format = match args.hook {
+        HookArg::Qwen => HookFormat::Qwen,
+        HookArg::Claude => HookFormat::Claude,
+        HookArg::Plain => HookFormat::Plain,
+    };
+    for warning in &built.warnings {
+        eprintln!("teammem: warning: {warning}");
+    }
+    print!("{}", context::render(&built, format));
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,60 @@
+//! `teammem dream`
+
+use clap::Args;
+
+use super::ScopeArg;
+use crate::ops::{self, EXIT_OK, OpError, Project};
+
+/// Consolidate memories mechanically: merge entries that say the same thing.
+///
+/// Within a file, entries with the same summary (without case) merge, keeping every distinct
+/// line (Why, How to apply, anything else). Across files, entries with the same type and summary
+/// merge into the first file by path; a duplicate is removed only after its lines are in the
+/// survivor. The index is rebuilt. Runs at most once per 24 hours and 5 sessions (one session =
+/// one `teammem context` run), one at a time per scope (consolidation.lock).
+#[derive(Debug, Args)]
+pub struct DreamArgs {
+    /// Run even if the 24-hour / 5-session gate says it is too soon.
+    #[arg(long)]
+    force: bool,
+    /// Only this scope (default: every enabled scope).
+    #[arg(long, value_enum)]
+    scope: Option<ScopeArg>,
+    /// Print JSON: [{scope, status, reason, deduped_entries, touched_topics, index_written}].
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(project: &Project, args: DreamArgs) -> Result<u8, OpError> {
+    let mut reports = Vec::new();
+    for scope in super::scopes(project, args.scope) {
+        reports.push(ops::dream::dream(project, scope, args.force)?);
+    }
+    if args.json {
+        super::print_json(&reports)?;
+        return Ok(EXIT_OK);
+    }
+    for r in &reports {
+        match r.status {
+            "done" => println!(
+                "{}: merged {} entr{} in {} file{}{}",
+                r.scope,
+                r.deduped_entries,
+                if r.deduped_entries == 1 { "y" } else { "ies" },
+                r.touched_topics.len(),
+                if r.touched_topics.len() == 1 { "" } else { "s" },
+                if r.touched_topics.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", r.touched_topics.join(", "))
+                }
+            ),
+            status => println!(
+                "{}: {status} — {}",
+                r.scope,
+                r.reason.as_deref().unwrap_or("")
+            ),
+        }
+    }
+    Ok(EXIT_OK)
+}

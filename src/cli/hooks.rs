@@ -1,0 +1,50 @@
+//! `teammem install-hooks` and `teammem uninstall-hooks`
+
+use clap::Args;
+
+use crate::ops::hooks::{self, HookAction, HookOutcome};
+use crate::ops::{EXIT_OK, OpError, Project};
+
+/// Install the pre-commit hook that runs `teammem check --staged`.
+///
+/// The hook goes where git looks for hooks: core.hooksPath when set, else the repository's
+/// hooks folder (shared by its linked worktrees). A pre-commit hook already there is kept as
+/// pre-commit.teammem-chained and runs first; running this again changes nothing.
+#[derive(Debug, Args)]
+pub struct InstallHooksArgs {}
+
+/// Remove teammem's pre-commit hook and put back the hook it had chained.
+#[derive(Debug, Args)]
+pub struct UninstallHooksArgs {}
+
+pub fn install(project: &Project, _args: InstallHooksArgs) -> Result<u8, OpError> {
+    let binary = std::env::current_exe()
+        .map_err(|e| OpError::Usage(format!("cannot find the teammem binary: {e}")))?;
+    let outcome = hooks::install(project, &binary)?;
+    print_outcome(&outcome);
+    Ok(EXIT_OK)
+}
+
+pub fn uninstall(project: &Project, _args: UninstallHooksArgs) -> Result<u8, OpError> {
+    let outcome = hooks::uninstall(project)?;
+    print_outcome(&outcome);
+    Ok(EXIT_OK)
+}
+
+fn print_outcome(outcome: &HookOutcome) {
+    let hook = outcome.hook.display();
+    match outcome.action {
+        HookAction::Installed => println!("Installed the pre-commit hook at {hook}."),
+        HookAction::Updated => println!("Updated the pre-commit hook at {hook}."),
+        HookAction::Unchanged => println!("The pre-commit hook at {hook} is already installed."),
+        HookAction::Removed => println!("Removed the pre-commit hook at {hook}."),
+        HookAction::NotInstalled => {
+            println!("No teammem pre-commit hook at {hook}; nothing to do.")
+        }
+    }
+    match (&outcome.action, &outcome.chained) {
+        (HookAction::Removed, Some(_)) => println!("Put back the hook it ran first."),
+        (_, Some(chained)) => println!("Your earlier hook runs first, from {}.", chained.display()),
+        _ => {}
+    }
+}

@@ -1,0 +1,80 @@
+//! `teammem recall`
+
+use clap::Args;
+
+use super::ScopeArg;
+use crate::domain::usage;
+use crate::ops::{self, EXIT_OK, OpError, Project};
+
+/// Find the memories most relevant to a query, across the enabled scopes.
+///
+/// Matches in the title, keywords and description count above matches in the body; type words
+/// (like "feedback" or "deadline") only lift a memory that already matched. Text is compared
+/// without case or accents, full-width forms folded; Chinese, Japanese and Korean are matched by
+/// two-character pieces; other words need at least 3 characters. Ties are broken by scope, then
+/// path. Each result says how old it is (from the last commit that touched it when git tracks
+/// it, else the file time) and, for tracked memories, who changed it last.
+#[derive(Debug, Args)]
+pub struct RecallArgs {
+    /// What to look for.
+    query: String,
+    /// At most this many results.
+    #[arg(long, default_value_t = ops::recall::DEFAULT_MAX)]
+    max: usize,
+    /// Cut each body after this many characters (with a note).
+    #[arg(long, default_value_t = ops::recall::DEFAULT_CHARS)]
+    chars: usize,
+    /// Only this scope.
+    #[arg(long, value_enum)]
+    scope: Option<ScopeArg>,
+    /// Print JSON: {query, tokens, scanned, hits: [{scope, id, type, name, description, path,
+    /// score, age_days, age, changed_at, changed_from, changed_by, body, body_cut, usage_count,
+    /// last_usage}]}.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(project: &Project, args: RecallArgs) -> Result<u8, OpError> {
+    let scopes = super::scopes(project, args.scope);
+    let found = ops::recall::recall(project, &scopes, &args.query, args.max, args.chars)?;
+    if args.json {
+        super::print_json(&found)?;
+        return Ok(EXIT_OK);
+    }
+    if found.hits.is_empty() {
+        println!("No memory matches \"{}\".", args.query);
+        return Ok(EXIT_OK);
+    }
+    for (n, hit) in found.hits.iter().enumerate() {
+        let who = hit
+            .changed_by
+            .as_ref()
+            .map(|w| format!(", last changed by {w}"))
+            .unwrap_or_default();
+        let used = match hit.last_usage {
+            Some(t) => format!(
+                "; cited {} time{}, last {}",
+                hit.usage_count,
+                if hit.usage_count == 1 { "" } else { "s" },
+                usage::utc_text(t)
+            ),
+            None => String::new(),
+        };
+        println!(
+            "{}. {}:{} — {} ({}, score {})\n   {}\n   {}{who}{used}\n",
+            n + 1,
+            hit.scope,
+            hit.id,
+            hit.name,
+            hit.kind,
+            hit.score,
+            hit.description,
+            hit.age
+        );
+        for line in hit.body.lines() {
+            println!("   {line}");
+        }
+        println!();
+    }
+    Ok(EXIT_OK)
+}

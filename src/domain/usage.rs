@@ -1,0 +1,135 @@
+//! How often and how lately each memory was used, kept in machine-local state (`usage.json`
+//! beside a scope's memory folder), never in the memory files themselves: citing a team memory
+//! must not change what the team shares.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Seconds in a day.
+pub const DAY_SECS: i64 = 86_400;
+
+/// One memory's usage.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// How many times it was cited.
+    pub usage_count: u64,
+    /// When it was last cited, seconds since the Unix epoch.
+    pub last_usage: Option<i64>,
+}
+
+/// A scope's usage records, by memory path (relative to the scope folder).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageBook {
+    /// Format version.
+    #[serde(default = "version_one")]
+    pub version: u32,
+    /// Records by path.
+    #[serde(default)]
+    pub memories: BTreeMap<String, Usage>,
+}
+
+fn version_one() -> u32 {
+    1
+}
+
+impl UsageBook {
+    /// Reads the JSON text of `usage.json`; an unreadable file starts a fresh book (the error is
+    /// returned for a warning).
+    pub fn from_json(text: &str) -> Result<UsageBook, String> {
+        serde_json::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// The JSON text to write.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".into());
+        text.push('\n');
+        text
+    }
+
+    /// Records one use of `path` at `now`.
+    pub fn cite(&mut self, path: &str, now: i64) -> Usage {
+        let usage = self.memories.entry(path.to_string()).or_default();
+        usage.usage_count += 1;
+        usage.last_usage = Some(now);
+        *usage
+    }
+
+    /// The usage of `path` (zero when never cited).
+    pub fn get(&self, path: &str) -> Usage {
+        self.memories.get(path).copied().unwrap_or_default()
+    }
+}
+
+/// Whole days between `then` and `now` (0 for anything in the future).
+pub fn days_between(then: i64, now: i64) -> i64 {
+    (now - then).max(0) / DAY_SECS
+}
+
+/// "today", "1 day old", "N days old".
+pub fn age_text(then: i64, now: i64) -> String {
+    match days_between(then, now) {
+        0 => "today".into(),
+        1 => "1 day old".into(),
+        n => format!("{n} days old"),
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for a Unix time.
+pub fn utc_text(secs: i64) -> String {
+    let days = secs.div_euclid(DAY_SECS);
+    let rest = secs.rem_euclid(DAY_SECS);
+    // Howard Hinnant's days-to-civil algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+/// The current time, seconds since the Unix epoch.
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(utc_text(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_text(1_709_210_096), "2024-02-29T12:34:56Z");
+        assert_eq!(age_text(0, DAY_SECS * 2 - 1), "1 day old");
+        assert_eq!(age_text(10, 5), "today");
+    }
+
+    #[test]
+    fn citing_counts() {
+        let mut book = UsageBook::default();
+        book.cite("a.md", 5);
+        let u = book.cite("a.md", 9);
+        assert_eq!(
+            u,
+            Usage {
+                usage_count: 2,
+                last_usage: Some(9)
+            }
+        );
+        let back = UsageBook::from_json(&book.to_json()).unwrap();
+        assert_eq!(back, book);
+    }
+}

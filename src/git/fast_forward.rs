@@ -1,0 +1,179 @@
+//! Moving the current branch forward with a safe checkout: exactly what
+//! `git merge --ff-only` allows, and nothing when a local change is in the way.
+//!
+//! The work tree and index are updated by a two-way checkout from the old tip to the new one
+//! (libgit2's "safe" mode, like git's `read-tree -m -u`): files the move does not touch keep
+//! their local and staged changes; a changed file, or an untracked file the move would
+//! overwrite, blocks the whole move before anything is written. The branch then moves by
+//! compare-and-swap; if it moved meanwhile, the checkout is undone.
+//!
+//! libgit2 runs no external filter drivers (`filter.<name>.smudge`, e.g. Git LFS), no hooks
+//! (`post-merge`, `post-checkout`) and no fsmonitor; git would run them.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+
+use git2::build::CheckoutBuilder;
+use git2::{CheckoutNotificationType, Oid, Repository};
+
+use super::{GitError, history};
+
+/// What a move of the branch did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BranchMove {
+    /// The branch was already at the target.
+    UpToDate,
+    /// The branch, index and work tree now stand at the target.
+    Moved {
+        /// The old tip (`None` for an unborn branch).
+        from: Option<Oid>,
+        /// The new tip.
+        to: Oid,
+    },
+    /// Local changes are in the way (`pull-blocked`); nothing was changed.
+    Blocked {
+        /// The paths in the way, relative to the work tree.
+        paths: Vec<String>,
+    },
+    /// The target does not contain the current tip: `git merge --ff-only` would refuse.
+    NotFastForward,
+    /// The branch moved while this ran (another git process); nothing was changed.
+    BranchMoved,
+}
+
+/// Fast-forwards `branch_ref` (the checked-out branch) to `target`, when `target` contains
+/// its tip, as `git merge --ff-only` would.
+pub fn fast_forward(
+    repo: &Repository,
+    branch_ref: &str,
+    target: Oid,
+) -> Result<BranchMove, GitError> {
+    let from = current_tip(repo, branch_ref)?;
+    if let Some(from) = from {
+        if from == target {
+            return Ok(BranchMove::UpToDate);
+        }
+        if !history::contains(repo, target, from)? {
+            return Ok(BranchMove::NotFastForward);
+        }
+    }
+    move_branch(repo, branch_ref, from, target)
+}
+
+/// Moves the checked-out `branch_ref` from `from` to `to` with a safe checkout and a
+/// compare-and-swap on the ref. Used for fast-forwards and to land replayed sync commits
+/// (whose old tip differs from the new one only inside the team folder).
+pub fn move_branch(
+    repo: &Repository,
+    branch_ref: &str,
+    from: Option<Oid>,
+    to: Oid,
+) -> Result<BranchMove, GitError> {
+    if current_tip(repo, branch_ref)? != from {
+        return Ok(BranchMove::BranchMoved);
+    }
+    if from == Some(to) {
+        return Ok(BranchMove::UpToDate);
+    }
+    let target = repo
+        .find_commit(to)
+        .map_err(|e| GitError::git(format!("reading commit {to}"), e))?;
+    let staged = staged_in_the_way(repo, from, &target)?;
+    if !staged.is_empty() {
+        return Ok(BranchMove::Blocked { paths: staged });
+    }
+    let in_the_way = RefCell::new(Vec::new());
+    let checked_out = {
+        let mut checkout = CheckoutBuilder::new();
+        checkout
+            .safe()
+            .notify_on(CheckoutNotificationType::CONFLICT)
+            .notify(|_, path, _, _, _| {
+                if let Some(path) = path {
+                    in_the_way
+                        .borrow_mut()
+                        .push(path.to_string_lossy().into_owned());
+                }
+                true
+            });
+        repo.checkout_tree(target.as_object(), Some(&mut checkout))
+    };
+    match checked_out {
+        Ok(()) => {}
+        Err(err) if err.code() == git2::ErrorCode::Conflict || !in_the_way.borrow().is_empty() => {
+            let mut paths = in_the_way.into_inner();
+            paths.sort();
+            paths.dedup();
+            return Ok(BranchMove::Blocked { paths });
+        }
+        Err(err) => return Err(GitError::git(format!("checking out {to}"), err)),
+    }
+    let message = format!("teammem: fast-forward to {to}");
+    let moved = match from {
+        Some(from) => repo.reference_matching(branch_ref, to, true, from, &message),
+        None => repo.reference(branch_ref, to, false, &message),
+    };
+    if moved.is_ok() {
+        return Ok(BranchMove::Moved { from, to });
+    }
+    // Another git command moved the branch between the check and the swap (teammem's own
+    // syncs are serialised by the sync lock): try to put the files back as they were. The
+    // checkout's baseline is HEAD, which now names that other commit, so files it changed
+    // may stay as checked out; `git status` then shows them, nothing is deleted.
+    if let Some(from) = from {
+        if let Ok(previous) = repo.find_commit(from) {
+            let mut back = CheckoutBuilder::new();
+            back.safe();
+            let _ = repo.checkout_tree(previous.as_object(), Some(&mut back));
+        }
+    }
+    Ok(BranchMove::BranchMoved)
+}
+
+/// Staged changes to files the move changes. libgit2's safe checkout compares the work tree
+/// with the old tree but lets the new tree overwrite an index entry whose file matches HEAD
+/// again (`git add` then an edit back), dropping the staged version; git refuses. So does this.
+fn staged_in_the_way(
+    repo: &Repository,
+    from: Option<Oid>,
+    target: &git2::Commit<'_>,
+) -> Result<Vec<String>, GitError> {
+    let context = "comparing the index with the pull";
+    let old_tree = match from {
+        Some(from) => Some(
+            repo.find_commit(from)
+                .and_then(|c| c.tree())
+                .map_err(|e| GitError::git(context, e))?,
+        ),
+        None => None,
+    };
+    let new_tree = target.tree().map_err(|e| GitError::git(context, e))?;
+    let paths_of = |diff: &git2::Diff<'_>| -> HashSet<String> {
+        diff.deltas()
+            .flat_map(|d| [d.old_file().path(), d.new_file().path()])
+            .flatten()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect()
+    };
+    let pulled = repo
+        .diff_tree_to_tree(old_tree.as_ref(), Some(&new_tree), None)
+        .map_err(|e| GitError::git(context, e))?;
+    let pulled = paths_of(&pulled);
+    if pulled.is_empty() {
+        return Ok(Vec::new());
+    }
+    let staged = repo
+        .diff_tree_to_index(old_tree.as_ref(), None, None)
+        .map_err(|e| GitError::git(context, e))?;
+    let mut in_the_way: Vec<String> = paths_of(&staged).intersection(&pulled).cloned().collect();
+    in_the_way.sort();
+    Ok(in_the_way)
+}
+
+fn current_tip(repo: &Repository, branch_ref: &str) -> Result<Option<Oid>, GitError> {
+    match repo.refname_to_id(branch_ref) {
+        Ok(oid) => Ok(Some(oid)),
+        Err(err) if err.code() == git2::ErrorCode::NotFound => Ok(None),
+        Err(err) => Err(GitError::git(format!("reading {branch_ref}"), err)),
+    }
+}

@@ -1,0 +1,178 @@
+//! Fetching the upstream branch into its remote-tracking ref, within the time budget.
+//!
+//! Only the one branch is fetched (`+<merge ref>:<tracking ref>`), no tags, FETCH_HEAD left
+//! alone. The result says whether the remote has the branch at all: libgit2 silently fetches
+//! nothing for a missing branch (git says "couldn't find remote ref"), so the tip is taken
+//! from the update-tips callback with unchanged tips reported, not from the stale ref.
+
+use std::cell::{Cell, RefCell};
+
+use git2::{AutotagOption, FetchOptions, Oid, ProxyOptions, RemoteCallbacks, Repository};
+
+use super::credentials::CredentialPicker;
+use super::transport::{
+    NetFailure, NetworkOptions, Transport, git_cli_network_command, remote_url, run_git,
+    with_timeouts,
+};
+use super::upstream::{Upstream, open_remote};
+
+/// What a fetch brought.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetched {
+    /// The remote's tip of the upstream branch, now at `upstream.tracking_ref`; `None` when
+    /// the remote has no such branch (a new, empty remote).
+    pub tip: Option<Oid>,
+}
+
+/// Fetches the upstream branch. Fails with `Failed` (unreachable, refused, bad credentials)
+/// or `Timeout` (the budget ran out); never prompts.
+pub fn fetch(
+    repo: &Repository,
+    upstream: &Upstream,
+    options: &NetworkOptions,
+) -> Result<Fetched, NetFailure> {
+    if options.deadline.passed() {
+        return Err(NetFailure::timeout(
+            "the time budget ran out before the fetch",
+        ));
+    }
+    match options.transport {
+        Transport::Builtin => fetch_builtin(repo, upstream, options),
+        Transport::GitCli => fetch_git_cli(repo, upstream, options),
+    }
+}
+
+fn refspec(upstream: &Upstream) -> String {
+    format!("+{}:{}", upstream.merge_ref, upstream.tracking_ref)
+}
+
+fn fetch_builtin(
+    repo: &Repository,
+    upstream: &Upstream,
+    options: &NetworkOptions,
+) -> Result<Fetched, NetFailure> {
+    let what = format!("fetching {} from {}", upstream.merge_ref, upstream.remote);
+    let mut remote = open_remote(repo, upstream)
+        .map_err(|e| NetFailure::failed(format!("{what}: {}", e.message())))?;
+    let deadline = options.deadline;
+    let picker = RefCell::new(CredentialPicker::new(
+        &options.credentials,
+        &options.git,
+        deadline,
+    ));
+    let tip: Cell<Option<Oid>> = Cell::new(None);
+    let result = {
+        let mut callbacks = RemoteCallbacks::new();
+        callbacks
+            .credentials(|url, user, allowed| picker.borrow_mut().next(url, user, allowed))
+            .transfer_progress(|_| !deadline.passed())
+            .sideband_progress(|_| !deadline.passed())
+            .update_tips(|name, _old, new| {
+                if name == upstream.tracking_ref {
+                    tip.set(Some(new));
+                }
+                true
+            });
+        let mut proxy = ProxyOptions::new();
+        proxy.auto();
+        let mut fetch_options = FetchOptions::new();
+        fetch_options
+            .remote_callbacks(callbacks)
+            .proxy_options(proxy)
+            .download_tags(AutotagOption::None)
+            .update_fetchhead(false)
+            .report_unchanged(true);
+        let spec = refspec(upstream);
+        let shallow = ShallowRoots::read(repo);
+        let result = with_timeouts(&deadline, || {
+            remote.fetch(&[spec.as_str()], Some(&mut fetch_options), None)
+        });
+        shallow.restore();
+        result
+    };
+    match result {
+        Ok(()) => Ok(Fetched { tip: tip.get() }),
+        Err(err) if picker.borrow().exhausted => Err(NetFailure::failed(format!(
+            "{what}: authentication failed; every available credential was refused ({})",
+            err.message()
+        ))),
+        Err(err) => Err(NetFailure::from_git(&what, &err, &deadline)),
+    }
+}
+
+/// The shallow roots of a shallow clone, kept across a libgit2 fetch.
+///
+/// libgit2 1.9 rewrites `.git/shallow` after every fetch from the server's shallow-info,
+/// which is empty unless a depth was asked for: the file disappears and the repository
+/// claims history it does not have (`git fsck`: missing commits). git keeps the roots; so
+/// does this, merging back whatever libgit2 wrote.
+struct ShallowRoots {
+    path: std::path::PathBuf,
+    before: Option<String>,
+}
+
+impl ShallowRoots {
+    fn read(repo: &Repository) -> Self {
+        let path = repo.commondir().join("shallow");
+        let before = std::fs::read_to_string(&path).ok();
+        ShallowRoots { path, before }
+    }
+
+    fn restore(self) {
+        let Some(before) = self.before else { return };
+        let after = std::fs::read_to_string(&self.path).unwrap_or_default();
+        let mut roots: Vec<&str> = before.lines().chain(after.lines()).collect();
+        roots.sort_unstable();
+        roots.dedup();
+        let text: String = roots.iter().map(|r| format!("{r}\n")).collect();
+        if text != after {
+            let _ = crate::domain::store::write_atomic(&self.path, text.as_bytes());
+        }
+    }
+}
+
+fn fetch_git_cli(
+    repo: &Repository,
+    upstream: &Upstream,
+    options: &NetworkOptions,
+) -> Result<Fetched, NetFailure> {
+    let what = format!(
+        "git fetch {} from {} (git CLI)",
+        upstream.merge_ref, upstream.remote
+    );
+    let remote = open_remote(repo, upstream)
+        .map_err(|e| NetFailure::failed(format!("{what}: {}", e.message())))?;
+    let url = remote_url(&remote, false)?;
+    let mut cmd = git_cli_network_command(repo, options)?;
+    cmd.args([
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-recurse-submodules",
+        "--no-write-fetch-head",
+        "--upload-pack=git-upload-pack",
+        "--",
+        &url,
+        &refspec(upstream),
+    ]);
+    let run = run_git(cmd, b"", &options.deadline, &what)?;
+    if !run.success {
+        if run.stderr.contains("couldn't find remote ref") {
+            return Ok(Fetched { tip: None });
+        }
+        let message = format!("{what}: {}", run.stderr.trim());
+        return Err(if options.deadline.passed() {
+            NetFailure::timeout(message)
+        } else {
+            NetFailure::failed(message)
+        });
+    }
+    let tip = repo.refname_to_id(&upstream.tracking_ref).map_err(|e| {
+        NetFailure::failed(format!(
+            "{what}: git did not update {}: {}",
+            upstream.tracking_ref,
+            e.message()
+        ))
+    })?;
+    Ok(Fetched { tip: Some(tip) })
+}

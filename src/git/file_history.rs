@@ -1,0 +1,209 @@
+//! When tracked files last changed, and who changed them; when they were first added.
+//!
+//! A file's mtime says when it was checked out, not when its content was written, so after a
+//! clone only the history knows a memory's age. Like `git log -- PATH`, a merge that takes the
+//! file from one of its parents does not count as changing it.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use git2::{Oid, Repository, Sort};
+
+use super::GitError;
+
+/// The last commit that changed a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LastChange {
+    /// The commit.
+    pub commit: Oid,
+    /// Author time, seconds since the Unix epoch (what `git log` shows).
+    pub time: i64,
+    /// The author's name.
+    pub author: String,
+}
+
+/// The blob each path holds in `HEAD`'s tree (paths relative to the repository root); paths not
+/// in `HEAD` are left out. An unborn `HEAD` gives an empty map.
+pub fn head_blobs(repo: &Repository, paths: &[String]) -> Result<HashMap<String, Oid>, GitError> {
+    let mut out = HashMap::new();
+    let tree = match repo.head().and_then(|h| h.peel_to_tree()) {
+        Ok(tree) => tree,
+        Err(e)
+            if e.code() == git2::ErrorCode::UnbornBranch
+                || e.code() == git2::ErrorCode::NotFound =>
+        {
+            return Ok(out);
+        }
+        Err(e) => return Err(GitError::git("reading HEAD", e)),
+    };
+    for path in paths {
+        if let Ok(entry) = tree.get_path(Path::new(path)) {
+            out.insert(path.clone(), entry.id());
+        }
+    }
+    Ok(out)
+}
+
+fn blob_at(tree: &git2::Tree<'_>, path: &str) -> Option<Oid> {
+    tree.get_path(Path::new(path)).ok().map(|e| e.id())
+}
+
+/// The folder all `paths` share (`.qwen/team-memory` for team memories), or "" for the root.
+fn common_dir(paths: &[String]) -> String {
+    let mut common: Option<Vec<&str>> = None;
+    for path in paths {
+        let mut parts: Vec<&str> = path.split('/').collect();
+        parts.pop();
+        common = Some(match common {
+            None => parts,
+            Some(c) => c
+                .iter()
+                .zip(&parts)
+                .take_while(|(a, b)| a == b)
+                .map(|(a, _)| *a)
+                .collect(),
+        });
+    }
+    common.unwrap_or_default().join("/")
+}
+
+/// Whether the commit's `dir` is the same tree as in one of its parents: then none of the
+/// files below it changed in this commit, and the commit can be skipped without a lookup per
+/// file (most commits of a project never touch its memory folder).
+fn dir_unchanged(tree: &git2::Tree<'_>, parents: &[git2::Tree<'_>], dir: &str) -> bool {
+    if dir.is_empty() {
+        return parents.iter().any(|p| p.id() == tree.id());
+    }
+    let here = blob_at(tree, dir);
+    parents.iter().any(|p| blob_at(p, dir) == here)
+}
+
+/// Walks history from `HEAD`, newest first, calling `visit` with each commit, its tree and its
+/// parents' trees until it returns false. In a shallow clone the walk ends at the shallow
+/// boundary, and a parent that is not there counts as no parent, as git treats the shallow
+/// roots (libgit2's revwalk would instead fail on the missing commit).
+fn walk<F>(repo: &Repository, mut visit: F) -> Result<(), GitError>
+where
+    F: FnMut(&git2::Commit<'_>, &git2::Tree<'_>, &[git2::Tree<'_>]) -> bool,
+{
+    let mut revwalk = repo
+        .revwalk()
+        .map_err(|e| GitError::git("walking history", e))?;
+    revwalk
+        .set_sorting(Sort::TIME | Sort::TOPOLOGICAL)
+        .map_err(|e| GitError::git("walking history", e))?;
+    if revwalk.push_head().is_err() {
+        return Ok(());
+    }
+    for oid in revwalk {
+        let Ok(oid) = oid else {
+            // A missing parent: the shallow boundary.
+            break;
+        };
+        let Ok(commit) = repo.find_commit(oid) else {
+            break;
+        };
+        let tree = commit
+            .tree()
+            .map_err(|e| GitError::git(format!("reading the tree of {oid}"), e))?;
+        let parents: Vec<git2::Tree<'_>> = commit
+            .parent_ids()
+            .filter_map(|id| repo.find_commit(id).ok())
+            .filter_map(|p| p.tree().ok())
+            .collect();
+        if !visit(&commit, &tree, &parents) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The last commit that changed each path (relative to the repository root) among those in
+/// `HEAD`. Stops walking as soon as every path is accounted for.
+pub fn last_changes(
+    repo: &Repository,
+    paths: &[String],
+) -> Result<HashMap<String, LastChange>, GitError> {
+    if paths.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let mut pending: Vec<String> = head_blobs(repo, paths)?.into_keys().collect();
+    let dir = common_dir(&pending);
+    let mut found = HashMap::new();
+    walk(repo, |commit, tree, parents| {
+        if dir_unchanged(tree, parents, &dir) {
+            return !pending.is_empty();
+        }
+        pending.retain(|path| {
+            let here = blob_at(tree, path);
+            let same_as_a_parent = parents.iter().any(|p| blob_at(p, path) == here);
+            if here.is_some() && !same_as_a_parent {
+                found.insert(
+                    path.clone(),
+                    LastChange {
+                        commit: commit.id(),
+                        time: commit.author().when().seconds(),
+                        author: commit.author().name().unwrap_or("unknown").to_string(),
+                    },
+                );
+                false
+            } else {
+                true
+            }
+        });
+        !pending.is_empty()
+    })?;
+    Ok(found)
+}
+
+/// When each path (relative to the repository root) was first added, as the author time of the
+/// oldest commit that brought it in; paths not in `HEAD` are left out.
+pub fn first_additions(
+    repo: &Repository,
+    paths: &[String],
+) -> Result<HashMap<String, i64>, GitError> {
+    let wanted: Vec<String> = head_blobs(repo, paths)?.into_keys().collect();
+    if wanted.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let dir = common_dir(&wanted);
+    let mut found: HashMap<String, i64> = HashMap::new();
+    walk(repo, |commit, tree, parents| {
+        if dir_unchanged(tree, parents, &dir) {
+            return true;
+        }
+        for path in &wanted {
+            let here = blob_at(tree, path).is_some();
+            let in_a_parent = parents.iter().any(|p| blob_at(p, path).is_some());
+            if here && !in_a_parent {
+                let time = commit.author().when().seconds();
+                let slot = found.entry(path.clone()).or_insert(time);
+                *slot = (*slot).min(time);
+            }
+        }
+        true
+    })?;
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_dirs() {
+        let p = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            common_dir(&p(&[
+                ".qwen/team-memory/a/x.md",
+                ".qwen/team-memory/b/y.md"
+            ])),
+            ".qwen/team-memory"
+        );
+        assert_eq!(
+            common_dir(&p(&[".qwen/team-memory/a/x.md"])),
+            ".qwen/team-memory/a"
+        );
+        assert_eq!(common_dir(&p(&["x.md", "a/y.md"])), "");
+    }
+}

@@ -1,0 +1,265 @@
+//! Pushing the one branch sync published, with a lease, within the time budget.
+//!
+//! One explicit refspec, `refs/heads/<b>:<merge ref>`, never `+`: only a fast-forward of the
+//! tip fetched moments ago. The lease is checked in libgit2's push-negotiation callback, on
+//! the very connection that pushes: it sees the remote tip the server advertised, and the
+//! server's receive-pack then refuses the update unless its ref still holds that tip. A
+//! separate `ls-remote` first would leave a gap between the check and the push.
+//!
+//! libgit2 does not fail a push the server rejected (a pre-receive hook, a protected branch):
+//! the rejection arrives in the push-update-reference callback, which is read here. The git
+//! CLI transport uses `--force-with-lease=<ref>:<tip>` and `--porcelain` for the same.
+
+use std::cell::RefCell;
+
+use git2::{Oid, ProxyOptions, PushOptions, RemoteCallbacks, Repository};
+
+use super::credentials::CredentialPicker;
+use super::history;
+use super::transport::{
+    NetFailure, NetworkOptions, Transport, git_cli_network_command, remote_url, run_git,
+    with_timeouts,
+};
+use super::upstream::{Upstream, open_remote};
+
+/// At most this many bytes of the server's messages are kept for the report.
+const MESSAGE_LIMIT: usize = 4096;
+
+/// What a push did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PushOutcome {
+    /// The remote branch now points at `tip`; the remote-tracking ref too.
+    Pushed {
+        /// The pushed commit.
+        tip: Oid,
+    },
+    /// The remote branch is not where the last fetch saw it: fetch again, replay, retry.
+    LeaseRefused,
+    /// The server refused the update (`push-rejected`).
+    Rejected {
+        /// The server's reason and its `remote:` lines.
+        message: String,
+    },
+}
+
+/// Pushes the local branch to the upstream branch if the remote still has `expected`
+/// (the tip the last fetch saw; `None`: the branch must not exist yet).
+pub fn push(
+    repo: &Repository,
+    upstream: &Upstream,
+    expected: Option<Oid>,
+    options: &NetworkOptions,
+) -> Result<PushOutcome, NetFailure> {
+    let local = repo.refname_to_id(&upstream.local_ref).map_err(|e| {
+        NetFailure::failed(format!(
+            "reading {} before the push: {}",
+            upstream.local_ref,
+            e.message()
+        ))
+    })?;
+    if let Some(expected) = expected {
+        if !history::contains(repo, local, expected).unwrap_or(false) {
+            return Ok(PushOutcome::LeaseRefused);
+        }
+    }
+    if options.deadline.passed() {
+        return Err(NetFailure::timeout(
+            "the time budget ran out before the push",
+        ));
+    }
+    let outcome = match options.transport {
+        Transport::Builtin => push_builtin(repo, upstream, expected, options)?,
+        Transport::GitCli => push_git_cli(repo, upstream, expected, options)?,
+    };
+    if outcome == (PushOutcome::Pushed { tip: local }) {
+        // The remote-tracking ref follows, as after `git push`, so the next sync sees it.
+        let _ = repo.reference(
+            &upstream.tracking_ref,
+            local,
+            true,
+            "teammem: update by push",
+        );
+    }
+    Ok(outcome)
+}
+
+fn refspec(upstream: &Upstream) -> String {
+    format!("{}:{}", upstream.local_ref, upstream.merge_ref)
+}
+
+fn push_builtin(
+    repo: &Repository,
+    upstream: &Upstream,
+    expected: Option<Oid>,
+    options: &NetworkOptions,
+) -> Result<PushOutcome, NetFailure> {
+    let what = format!("pushing {} to {}", upstream.merge_ref, upstream.remote);
+    let local = repo
+        .refname_to_id(&upstream.local_ref)
+        .map_err(|e| NetFailure::failed(format!("{what}: {}", e.message())))?;
+    let mut remote = open_remote(repo, upstream)
+        .map_err(|e| NetFailure::failed(format!("{what}: {}", e.message())))?;
+    let deadline = options.deadline;
+    let picker = RefCell::new(CredentialPicker::new(
+        &options.credentials,
+        &options.git,
+        deadline,
+    ));
+    let lease_broken = RefCell::new(false);
+    let rejected: RefCell<Option<String>> = RefCell::new(None);
+    let server_lines = RefCell::new(String::new());
+    let result = {
+        let mut callbacks = RemoteCallbacks::new();
+        callbacks
+            .credentials(|url, user, allowed| picker.borrow_mut().next(url, user, allowed))
+            .sideband_progress(|bytes| {
+                let mut lines = server_lines.borrow_mut();
+                if lines.len() < MESSAGE_LIMIT {
+                    lines.push_str(&String::from_utf8_lossy(bytes));
+                }
+                !deadline.passed()
+            })
+            .transfer_progress(|_| !deadline.passed())
+            .push_negotiation(|updates| {
+                let expected = expected.unwrap_or(Oid::ZERO_SHA1);
+                for update in updates {
+                    // `src` is the remote's current tip, `dst` the one being pushed.
+                    if update.dst_refname() == Ok(upstream.merge_ref.as_str())
+                        && update.src() != expected
+                    {
+                        *lease_broken.borrow_mut() = true;
+                        return Err(git2::Error::from_str(
+                            "the remote branch moved since the last fetch",
+                        ));
+                    }
+                }
+                Ok(())
+            })
+            .push_update_reference(|refname, status| {
+                if let Some(status) = status {
+                    if refname == upstream.merge_ref {
+                        *rejected.borrow_mut() = Some(status.to_string());
+                    }
+                }
+                Ok(())
+            });
+        let mut proxy = ProxyOptions::new();
+        proxy.auto();
+        let mut push_options = PushOptions::new();
+        push_options
+            .remote_callbacks(callbacks)
+            .proxy_options(proxy);
+        let spec = refspec(upstream);
+        with_timeouts(&deadline, || {
+            remote.push(&[spec.as_str()], Some(&mut push_options))
+        })
+    };
+    if *lease_broken.borrow() {
+        return Ok(PushOutcome::LeaseRefused);
+    }
+    if let Err(err) = result {
+        if err.code() == git2::ErrorCode::NotFastForward {
+            return Ok(PushOutcome::LeaseRefused);
+        }
+        if picker.borrow().exhausted {
+            return Err(NetFailure::failed(format!(
+                "{what}: authentication failed; every available credential was refused ({})",
+                err.message()
+            )));
+        }
+        return Err(NetFailure::from_git(&what, &err, &deadline));
+    }
+    if let Some(status) = rejected.into_inner() {
+        return Ok(PushOutcome::Rejected {
+            message: rejection_message(&status, &server_lines.into_inner()),
+        });
+    }
+    Ok(PushOutcome::Pushed { tip: local })
+}
+
+/// The server's status for the ref, then its own lines (a hook's output), trimmed.
+fn rejection_message(status: &str, server_lines: &str) -> String {
+    let lines: Vec<&str> = server_lines
+        .lines()
+        .map(|l| l.trim_start_matches("remote:").trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    if lines.is_empty() {
+        status.to_string()
+    } else {
+        format!("{status}: {}", lines.join(" / "))
+    }
+}
+
+fn push_git_cli(
+    repo: &Repository,
+    upstream: &Upstream,
+    expected: Option<Oid>,
+    options: &NetworkOptions,
+) -> Result<PushOutcome, NetFailure> {
+    let what = format!(
+        "git push {} to {} (git CLI)",
+        upstream.merge_ref, upstream.remote
+    );
+    let local = repo
+        .refname_to_id(&upstream.local_ref)
+        .map_err(|e| NetFailure::failed(format!("{what}: {}", e.message())))?;
+    let remote = open_remote(repo, upstream)
+        .map_err(|e| NetFailure::failed(format!("{what}: {}", e.message())))?;
+    let url = remote_url(&remote, true)?;
+    let lease = format!(
+        "--force-with-lease={}:{}",
+        upstream.merge_ref,
+        expected.map(|o| o.to_string()).unwrap_or_default()
+    );
+    let mut cmd = git_cli_network_command(repo, options)?;
+    cmd.args([
+        "push",
+        "--porcelain",
+        "--no-verify",
+        "--no-signed",
+        "--no-recurse-submodules",
+        "--receive-pack=git-receive-pack",
+        &lease,
+        "--",
+        &url,
+        &refspec(upstream),
+    ]);
+    let run = run_git(cmd, b"", &options.deadline, &what)?;
+    // Porcelain: "<flag>\t<from>:<to>\t<summary> (<reason>)"; `!` is a refusal.
+    let status_line = run
+        .stdout
+        .lines()
+        .find(|l| l.contains(&format!(":{}\t", upstream.merge_ref)));
+    if let Some(line) = status_line {
+        if line.starts_with('!') {
+            let reason = line.rsplit('\t').next().unwrap_or(line);
+            if reason.contains("stale info") || reason.contains("fetch first") {
+                return Ok(PushOutcome::LeaseRefused);
+            }
+            let reason = reason
+                .trim_start_matches("[remote rejected] ")
+                .trim_start_matches("[rejected] ")
+                .trim_start_matches('(')
+                .trim_end_matches(')');
+            let remote_lines: String = run
+                .stderr
+                .lines()
+                .filter(|l| l.starts_with("remote:"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            return Ok(PushOutcome::Rejected {
+                message: rejection_message(reason, &remote_lines),
+            });
+        }
+        if run.success {
+            return Ok(PushOutcome::Pushed { tip: local });
+        }
+    }
+    let message = format!("{what}: {}", run.stderr.trim());
+    Err(if options.deadline.passed() {
+        NetFailure::timeout(message)
+    } else {
+        NetFailure::failed(message)
+    })
+}

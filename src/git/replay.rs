@@ -1,0 +1,506 @@
+//! Telling sync commits from the user's own, and re-creating sync commits on top of a moved
+//! upstream with a per-memory three-way merge, so no memory version is ever dropped.
+//!
+//! Instead of replaying each local sync commit (as `git rebase` would), the team folder of
+//! the local tip is merged once with upstream's against their merge base, and one new sync
+//! commit is made on top of upstream. Every local-only commit being a sync commit that
+//! touches only the team folder, the rest of the local tree equals the merge base's, so the
+//! new commit's tree is upstream's with the merged team folder. Nothing is signed and no hook
+//! runs; when `commit.gpgsign` is on, nothing is created (never an unsigned commit for a user
+//! who signs everything).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use git2::{Commit, FileMode, MergeFileInput, Oid, Repository, Tree, TreeWalkMode};
+
+use super::{GitError, history};
+use crate::domain::memory::{self, MemoryFile};
+use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
+use crate::domain::store::{self, StoredMemory};
+
+/// The subject line of every sync commit.
+pub const SYNC_SUBJECT: &str = "chore(memory): sync team memory";
+/// The trailer that marks a sync commit.
+pub const SYNC_TRAILER: &str = "Teammem-Sync: 1";
+
+/// How many user commits are listed at most in a `diverged` / `local-ahead` result.
+const LISTED_USER_COMMITS: usize = 10;
+
+/// Where the local branch stands against its upstream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Divergence {
+    /// Same commit (or both unborn).
+    UpToDate,
+    /// Only upstream moved: fast-forward.
+    Behind,
+    /// Only local sync commits are unpublished and upstream did not move: push them.
+    SyncAhead {
+        /// The local-only sync commits, newest first.
+        commits: Vec<Oid>,
+    },
+    /// Both moved and every local-only commit is a sync commit: replay, then push.
+    Replayable {
+        /// The local-only sync commits, newest first.
+        commits: Vec<Oid>,
+    },
+    /// A user commit is unpublished and upstream did not move (`local-ahead`).
+    LocalAhead {
+        /// Some of the user's unpublished commits, newest first.
+        user_commits: Vec<Oid>,
+    },
+    /// A user commit is unpublished and upstream moved too (`diverged`).
+    Diverged {
+        /// Some of the user's unpublished commits, newest first.
+        user_commits: Vec<Oid>,
+    },
+}
+
+/// Compares the local tip with the fetched upstream tip (`None`: unborn / no remote branch).
+pub fn classify(
+    repo: &Repository,
+    local: Option<Oid>,
+    upstream: Option<Oid>,
+) -> Result<Divergence, GitError> {
+    let Some(local) = local else {
+        return Ok(match upstream {
+            Some(_) => Divergence::Behind,
+            None => Divergence::UpToDate,
+        });
+    };
+    if upstream == Some(local) {
+        return Ok(Divergence::UpToDate);
+    }
+    let mut sync_commits = Vec::new();
+    let mut user_commits = Vec::new();
+    for oid in history::local_only(repo, local, upstream)? {
+        let commit = repo
+            .find_commit(oid)
+            .map_err(|e| GitError::git(format!("reading commit {oid}"), e))?;
+        if is_sync_commit(repo, &commit)? {
+            sync_commits.push(oid);
+        } else {
+            user_commits.push(oid);
+            if user_commits.len() >= LISTED_USER_COMMITS {
+                break;
+            }
+        }
+    }
+    let upstream_moved = match upstream {
+        Some(upstream) => !history::contains(repo, local, upstream)?,
+        None => false,
+    };
+    Ok(
+        match (
+            user_commits.is_empty(),
+            sync_commits.is_empty(),
+            upstream_moved,
+        ) {
+            (false, _, true) => Divergence::Diverged { user_commits },
+            (false, _, false) => Divergence::LocalAhead { user_commits },
+            (true, true, _) => Divergence::Behind,
+            (true, false, true) => Divergence::Replayable {
+                commits: sync_commits,
+            },
+            (true, false, false) => Divergence::SyncAhead {
+                commits: sync_commits,
+            },
+        },
+    )
+}
+
+/// A sync commit: the sync subject, the trailer, one parent, and changes only inside the
+/// team folder.
+pub fn is_sync_commit(repo: &Repository, commit: &Commit<'_>) -> Result<bool, GitError> {
+    let message = String::from_utf8_lossy(commit.message_bytes());
+    let subject_fits = message.lines().next().map(str::trim) == Some(SYNC_SUBJECT);
+    let trailer_fits = message
+        .rsplit("\n\n")
+        .next()
+        .is_some_and(|last| last.lines().any(|line| line.trim() == SYNC_TRAILER));
+    if !subject_fits || !trailer_fits || commit.parent_count() > 1 {
+        return Ok(false);
+    }
+    let context = || format!("reading commit {}", commit.id());
+    let tree = commit.tree().map_err(|e| GitError::git(context(), e))?;
+    let parent_tree = match commit.parent(0) {
+        Ok(parent) => Some(parent.tree().map_err(|e| GitError::git(context(), e))?),
+        Err(_) => None,
+    };
+    let outside = |t: Option<&Tree<'_>>| -> Vec<(String, Oid)> {
+        t.map(|t| {
+            t.iter()
+                .filter(|e| e.name_bytes() != b".qwen")
+                .map(|e| (String::from_utf8_lossy(e.name_bytes()).into_owned(), e.id()))
+                .collect()
+        })
+        .unwrap_or_default()
+    };
+    if outside(Some(&tree)) != outside(parent_tree.as_ref()) {
+        return Ok(false);
+    }
+    let qwen = |t: Option<&Tree<'_>>| -> Result<Vec<(String, Oid)>, GitError> {
+        let Some(t) = t else { return Ok(Vec::new()) };
+        let Some(entry) = t.get_name(".qwen") else {
+            return Ok(Vec::new());
+        };
+        let Ok(sub) = repo.find_tree(entry.id()) else {
+            return Ok(vec![(".qwen".into(), entry.id())]);
+        };
+        Ok(sub
+            .iter()
+            .filter(|e| e.name_bytes() != b"team-memory")
+            .map(|e| (String::from_utf8_lossy(e.name_bytes()).into_owned(), e.id()))
+            .collect())
+    };
+    Ok(qwen(Some(&tree))? == qwen(parent_tree.as_ref())?)
+}
+
+/// A memory both sides changed differently: upstream's version stays at `path`, the local
+/// one is kept beside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptConflict {
+    /// The memory's path in the repository (upstream's version).
+    pub path: String,
+    /// Where the local version was kept: `<slug>.conflict-<short-sha>.md`.
+    pub kept_as: String,
+}
+
+/// The result of a replay: a new commit on top of upstream, not yet checked out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replayed {
+    /// The new sync commit (parent: the upstream tip). Land it with
+    /// [`super::fast_forward::move_branch`] from the old local tip.
+    pub commit: Oid,
+    /// Memories kept in two versions.
+    pub conflicts: Vec<KeptConflict>,
+    /// Memories merged line by line by git's text merge.
+    pub text_merged: Vec<String>,
+}
+
+/// One version of a file: its blob and mode.
+type Version = (Oid, i32);
+
+/// Re-creates the local sync commits between the merge base and `local` as one sync commit on
+/// top of `upstream`, merging the team folder file by file. Call only for
+/// [`Divergence::Replayable`]. Creates objects only; no ref, index or file changes.
+pub fn replay_sync_commits(
+    repo: &Repository,
+    local: Oid,
+    upstream: Oid,
+) -> Result<Replayed, GitError> {
+    let signs = repo
+        .config()
+        .and_then(|c| c.get_bool("commit.gpgsign"))
+        .unwrap_or(false);
+    if signs {
+        return Err(GitError::Unsupported {
+            path: repo.path().display().to_string(),
+            what: "commit.gpgsign is on and teammem cannot sign the replayed sync commit".into(),
+            fix: "run `git pull --rebase` yourself, or sync again after the next pull".into(),
+        });
+    }
+    let context = |what: &str| format!("replaying sync commits of {local} onto {upstream}: {what}");
+    let base = history::merge_base(repo, local, upstream)?;
+    let commit_tree = |oid: Oid| -> Result<Tree<'_>, GitError> {
+        repo.find_commit(oid)
+            .and_then(|c| c.tree())
+            .map_err(|e| GitError::git(context("reading a tree"), e))
+    };
+    let base_files = team_files(repo, &commit_tree(base)?)?;
+    let ours = team_files(repo, &commit_tree(local)?)?;
+    let theirs_tree = commit_tree(upstream)?;
+    let theirs = team_files(repo, &theirs_tree)?;
+    let short = local.to_string()[..7].to_string();
+
+    let mut merged: BTreeMap<String, Version> = BTreeMap::new();
+    let mut conflicts = Vec::new();
+    let mut text_merged = Vec::new();
+    let paths: BTreeSet<&String> = base_files
+        .keys()
+        .chain(ours.keys())
+        .chain(theirs.keys())
+        .collect();
+    for path in paths {
+        if path == INDEX_FILE {
+            continue;
+        }
+        let (b, o, t) = (base_files.get(path), ours.get(path), theirs.get(path));
+        let chosen = match (o, t) {
+            _ if o == t => o.copied(),
+            _ if o == b => t.copied(),
+            _ if t == b => o.copied(),
+            // Deleted on one side, changed on the other: keep the changed one.
+            (None, Some(t)) => Some(*t),
+            (Some(o), None) => Some(*o),
+            (Some(o), Some(t)) => match text_merge(repo, path, b.copied(), *o, *t)? {
+                Some(blob) => {
+                    text_merged.push(format!("{TEAM_DIR}/{path}"));
+                    Some((blob, t.1))
+                }
+                None => {
+                    let beside = conflict_name(path, &short);
+                    merged.insert(beside.clone(), *o);
+                    conflicts.push(KeptConflict {
+                        path: format!("{TEAM_DIR}/{path}"),
+                        kept_as: format!("{TEAM_DIR}/{beside}"),
+                    });
+                    Some(*t)
+                }
+            },
+            (None, None) => None,
+        };
+        if let Some(version) = chosen {
+            merged.insert(path.clone(), version);
+        }
+    }
+    if !merged.is_empty() {
+        let index = regenerate_index(repo, &merged)?;
+        merged.insert(INDEX_FILE.to_string(), (index, i32::from(FileMode::Blob)));
+    }
+
+    let team_tree = if merged.is_empty() {
+        None
+    } else {
+        Some(build_tree(repo, &merged)?)
+    };
+    let root = replace_subtree(
+        repo,
+        Some(&theirs_tree),
+        &[".qwen", "team-memory"],
+        team_tree,
+    )?
+    .ok_or_else(|| {
+        GitError::git(
+            context("building the tree"),
+            git2::Error::from_str("the merged tree is empty"),
+        )
+    })?;
+    let root = repo
+        .find_tree(root)
+        .map_err(|e| GitError::git(context("reading the merged tree"), e))?;
+    let last = repo
+        .find_commit(local)
+        .map_err(|e| GitError::git(context("reading the local tip"), e))?;
+    let parent = repo
+        .find_commit(upstream)
+        .map_err(|e| GitError::git(context("reading the upstream tip"), e))?;
+    let author = last.author();
+    let committer = repo.signature().unwrap_or_else(|_| author.to_owned());
+    let message = last.message().unwrap_or(SYNC_SUBJECT).to_string();
+    let commit = repo
+        .commit(None, &author, &committer, &message, &root, &[&parent])
+        .map_err(|e| GitError::git(context("writing the commit"), e))?;
+    Ok(Replayed {
+        commit,
+        conflicts,
+        text_merged,
+    })
+}
+
+/// The files under the team folder of `tree`, by path relative to it.
+fn team_files(repo: &Repository, tree: &Tree<'_>) -> Result<BTreeMap<String, Version>, GitError> {
+    let mut files = BTreeMap::new();
+    let Ok(entry) = tree.get_path(std::path::Path::new(TEAM_DIR)) else {
+        return Ok(files);
+    };
+    let Ok(team) = repo.find_tree(entry.id()) else {
+        return Ok(files);
+    };
+    team.walk(TreeWalkMode::PreOrder, |dir, entry| {
+        if entry.kind() != Some(git2::ObjectType::Tree) {
+            let name = String::from_utf8_lossy(entry.name_bytes());
+            files.insert(format!("{dir}{name}"), (entry.id(), entry.filemode()));
+        }
+        git2::TreeWalkResult::Ok
+    })
+    .map_err(|e| GitError::git("reading the team folder", e))?;
+    Ok(files)
+}
+
+/// git's own text merge of one file; `None` when it conflicts, when either side is binary, or
+/// when a clean merge of two valid memories would not be a valid memory.
+fn text_merge(
+    repo: &Repository,
+    path: &str,
+    base: Option<Version>,
+    ours: Version,
+    theirs: Version,
+) -> Result<Option<Oid>, GitError> {
+    let read = |oid: Oid| -> Result<Vec<u8>, GitError> {
+        repo.find_blob(oid)
+            .map(|b| b.content().to_vec())
+            .map_err(|e| GitError::git(format!("reading {TEAM_DIR}/{path}"), e))
+    };
+    let base_bytes = match base {
+        Some(b) => read(b.0)?,
+        None => Vec::new(),
+    };
+    let (our_bytes, their_bytes) = (read(ours.0)?, read(theirs.0)?);
+    if [&base_bytes, &our_bytes, &their_bytes]
+        .iter()
+        .any(|b| b.contains(&0))
+    {
+        return Ok(None);
+    }
+    let result = git2::merge_file(
+        &merge_input(&base_bytes, path),
+        &merge_input(&our_bytes, path),
+        &merge_input(&their_bytes, path),
+        None,
+    )
+    .map_err(|e| GitError::git(format!("merging {TEAM_DIR}/{path}"), e))?;
+    if !result.is_automergeable() {
+        return Ok(None);
+    }
+    let merged = result.content().to_vec();
+    if path.ends_with(".md") {
+        let shown = format!("{TEAM_DIR}/{path}");
+        let valid = |bytes: &[u8]| MemoryFile::parse(&shown, bytes).is_ok();
+        if valid(&our_bytes) && valid(&their_bytes) && !valid(&merged) {
+            return Ok(None);
+        }
+    }
+    repo.blob(&merged)
+        .map(Some)
+        .map_err(|e| GitError::git(format!("writing the merged {TEAM_DIR}/{path}"), e))
+}
+
+fn merge_input<'a>(bytes: &'a [u8], path: &'a str) -> MergeFileInput<'a> {
+    let mut input = MergeFileInput::new();
+    input.content(bytes).path(path);
+    input
+}
+
+/// `type/slug.md` becomes `type/slug.conflict-<short>.md`.
+fn conflict_name(path: &str, short: &str) -> String {
+    match path.strip_suffix(".md") {
+        Some(stem) => format!("{stem}.conflict-{short}.md"),
+        None => format!("{path}.conflict-{short}"),
+    }
+}
+
+/// MEMORY.md for the merged files, rendered as `teammem index` renders it from disk: every
+/// valid `*.md` outside hidden folders, except the top-level index itself.
+fn regenerate_index(repo: &Repository, files: &BTreeMap<String, Version>) -> Result<Oid, GitError> {
+    let mut memories = Vec::new();
+    for (rel, (oid, mode)) in files {
+        let hidden = rel.split('/').any(|part| part.starts_with('.'));
+        if hidden
+            || !rel.ends_with(".md")
+            || rel == INDEX_FILE
+            || *mode == i32::from(FileMode::Link)
+        {
+            continue;
+        }
+        let shown = format!("{TEAM_DIR}/{rel}");
+        if memory::check_file_name(&shown).is_some() {
+            continue;
+        }
+        let blob = repo
+            .find_blob(*oid)
+            .map_err(|e| GitError::git(format!("reading {shown}"), e))?;
+        if let Ok(file) = MemoryFile::parse(&shown, blob.content()) {
+            memories.push(StoredMemory {
+                rel: rel.clone(),
+                file,
+            });
+        }
+    }
+    memories.sort_by(|a, b| a.rel.as_bytes().cmp(b.rel.as_bytes()));
+    let text = store::render_index(&memories);
+    repo.blob(text.as_bytes())
+        .map_err(|e| GitError::git("writing the regenerated MEMORY.md", e))
+}
+
+/// Writes nested trees for `files` (paths with `/`), returning the top tree.
+fn build_tree(repo: &Repository, files: &BTreeMap<String, Version>) -> Result<Oid, GitError> {
+    let mut here: Vec<(&str, Version)> = Vec::new();
+    let mut below: BTreeMap<&str, BTreeMap<String, Version>> = BTreeMap::new();
+    for (path, version) in files {
+        match path.split_once('/') {
+            Some((dir, rest)) => {
+                below
+                    .entry(dir)
+                    .or_default()
+                    .insert(rest.to_string(), *version);
+            }
+            None => here.push((path, *version)),
+        }
+    }
+    let context = "writing the merged team folder";
+    let mut builder = repo
+        .treebuilder(None)
+        .map_err(|e| GitError::git(context, e))?;
+    for (name, (oid, mode)) in here {
+        builder
+            .insert(name, oid, mode)
+            .map_err(|e| GitError::git(context, e))?;
+    }
+    for (dir, files) in below {
+        let sub = build_tree(repo, &files)?;
+        builder
+            .insert(dir, sub, i32::from(FileMode::Tree))
+            .map_err(|e| GitError::git(context, e))?;
+    }
+    builder.write().map_err(|e| GitError::git(context, e))
+}
+
+/// `tree` with the subtree at `path` replaced by `new` (removed when `None`); an emptied
+/// folder disappears, as in git.
+fn replace_subtree(
+    repo: &Repository,
+    tree: Option<&Tree<'_>>,
+    path: &[&str],
+    new: Option<Oid>,
+) -> Result<Option<Oid>, GitError> {
+    let context = "writing the merged tree";
+    let Some((name, rest)) = path.split_first() else {
+        return Ok(new);
+    };
+    let mut builder = repo
+        .treebuilder(tree)
+        .map_err(|e| GitError::git(context, e))?;
+    let child = tree
+        .and_then(|t| t.get_name(name))
+        .filter(|e| e.kind() == Some(git2::ObjectType::Tree))
+        .and_then(|e| repo.find_tree(e.id()).ok());
+    match replace_subtree(repo, child.as_ref(), rest, new)? {
+        Some(oid) => {
+            builder
+                .insert(name, oid, i32::from(FileMode::Tree))
+                .map_err(|e| GitError::git(context, e))?;
+        }
+        None => {
+            if builder
+                .get(name)
+                .map_err(|e| GitError::git(context, e))?
+                .is_some()
+            {
+                builder
+                    .remove(name)
+                    .map_err(|e| GitError::git(context, e))?;
+            }
+        }
+    }
+    if builder.is_empty() {
+        return Ok(None);
+    }
+    builder
+        .write()
+        .map(Some)
+        .map_err(|e| GitError::git(context, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conflict_copies_sit_beside_the_memory() {
+        assert_eq!(
+            conflict_name("feedback/use-postgres.md", "abc1234"),
+            "feedback/use-postgres.conflict-abc1234.md"
+        );
+        assert!(memory::check_file_name("feedback/use-postgres.conflict-abc1234.md").is_none());
+    }
+}

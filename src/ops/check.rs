@@ -1,0 +1,408 @@
+//! `check`: the team memory as git holds it — the staged index, every commit of a range, or the
+//! HEAD tree — checked for secrets, invalid memories, a stale index, unsafe paths, size limits
+//! and trust risks.
+//!
+//! Files are read from git objects, never from the work tree, so what is checked is exactly
+//! what is (about to be) committed.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use git2::{Oid, Repository};
+use serde::Serialize;
+
+use crate::domain::check::{
+    self, CONFIG_CHANGED, CONFIG_FILE, CONFIG_INVALID, CheckConfig, Depth, EntryKind, Finding,
+    Findings, SecretHit, Severity, UNMERGED,
+};
+use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
+use crate::domain::secrets::{self, SecretsIgnore};
+use crate::git::folder_history::{self, RangeHistory};
+use crate::git::repo;
+use crate::git::team_files::{self, FolderFile, MODE_SUBMODULE, MODE_SYMLINK};
+
+use super::{OpError, Project};
+
+/// What to check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// The index about to be committed (`$GIT_INDEX_FILE` when git set it).
+    Staged,
+    /// Every file version written by the commits of `base..head`.
+    Range {
+        /// Commits reachable from here are not checked.
+        base: String,
+        /// The tip of the range.
+        head: String,
+    },
+    /// The HEAD commit's tree.
+    All,
+}
+
+impl Source {
+    /// Parses `BASE..HEAD` (`BASE...HEAD` is read the same way: commits in HEAD, not in BASE).
+    pub fn range(spec: &str) -> Result<Source, OpError> {
+        let Some((base, head)) = spec.split_once("..") else {
+            return Err(OpError::Usage(format!(
+                "`{spec}` is not a range — write BASE..HEAD, for example origin/main..HEAD"
+            )));
+        };
+        let head = head.trim_start_matches('.');
+        if base.is_empty() {
+            return Err(OpError::Usage(format!(
+                "`{spec}` has no base — write BASE..HEAD, for example origin/main..HEAD"
+            )));
+        }
+        Ok(Source::Range {
+            base: base.to_string(),
+            head: if head.is_empty() { "HEAD" } else { head }.to_string(),
+        })
+    }
+}
+
+/// The outcome of a check.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    /// What was checked: `staged`, `HEAD`, or the range as given.
+    pub source: String,
+    /// File versions checked.
+    pub files_checked: usize,
+    /// Commits walked (`--range` only).
+    pub commits_checked: usize,
+    /// Findings at error severity.
+    pub errors: usize,
+    /// Findings at warning severity.
+    pub warnings: usize,
+    /// Every finding, sorted by path, line, column and rule.
+    pub findings: Vec<Finding>,
+}
+
+impl CheckReport {
+    fn new(source: String, files_checked: usize, mut findings: Vec<Finding>) -> Self {
+        findings.sort_by(|a, b| {
+            (&a.path, a.line, a.column, a.rule).cmp(&(&b.path, b.line, b.column, b.rule))
+        });
+        let errors = findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count();
+        CheckReport {
+            source,
+            files_checked,
+            commits_checked: 0,
+            errors,
+            warnings: findings.len() - errors,
+            findings,
+        }
+    }
+}
+
+/// Runs the check on the project's repository.
+pub fn check(project: &Project, source: &Source) -> Result<CheckReport, OpError> {
+    let root = project.git_root()?;
+    let repo = repo::open(root)?;
+    match source {
+        Source::Staged => {
+            let index_file = std::env::var_os("GIT_INDEX_FILE").map(PathBuf::from);
+            check_staged(&repo, index_file.as_deref())
+        }
+        Source::All => check_head(&repo),
+        Source::Range { base, head } => check_range(&repo, base, head),
+    }
+}
+
+/// Checks the team folder in an index file (`None`: the repository's own index). A relative
+/// `index_file` is taken from the current folder, as git does with `GIT_INDEX_FILE`.
+pub fn check_staged(repo: &Repository, index_file: Option<&Path>) -> Result<CheckReport, OpError> {
+    let read = team_files::staged(repo, index_file, TEAM_DIR)?;
+    let files = read.files;
+    let (config, config_problem) = config_from(&files);
+    let mut out = Findings::new(&config);
+    if let Some(problem) = config_problem {
+        out.push(
+            CONFIG_INVALID,
+            &check::repo_path(CONFIG_FILE),
+            1,
+            1,
+            problem,
+            "",
+            None,
+        );
+    }
+    let mut unmerged = BTreeSet::new();
+    for file in files.iter().filter(|f| f.stage != 0) {
+        unmerged.insert(file.rel.clone());
+    }
+    for rel in &unmerged {
+        out.push(
+            UNMERGED,
+            &check::repo_path(rel),
+            1,
+            1,
+            "unresolved merge conflict".into(),
+            "",
+            None,
+        );
+    }
+    report_blockers(&mut out, &read.blockers, None);
+    let resolved: Vec<&FolderFile> = files.iter().filter(|f| f.stage == 0).collect();
+    check_tree_files(&mut out, &resolved, &accepted_secrets(&files), None);
+    Ok(CheckReport::new("staged".into(), resolved.len(), out.list))
+}
+
+/// Checks the team folder in the HEAD commit's tree.
+pub fn check_head(repo: &Repository) -> Result<CheckReport, OpError> {
+    if repo.head().is_err() {
+        return Err(OpError::Usage(
+            "HEAD has no commit yet — commit first, or use --staged".into(),
+        ));
+    }
+    let read = team_files::at_revision(repo, "HEAD", TEAM_DIR)?;
+    let files = read.files;
+    let (config, config_problem) = config_from(&files);
+    let mut out = Findings::new(&config);
+    if let Some(problem) = config_problem {
+        out.push(
+            CONFIG_INVALID,
+            &check::repo_path(CONFIG_FILE),
+            1,
+            1,
+            problem,
+            "",
+            None,
+        );
+    }
+    report_blockers(&mut out, &read.blockers, None);
+    let refs: Vec<&FolderFile> = files.iter().collect();
+    check_tree_files(&mut out, &refs, &accepted_secrets(&files), None);
+    Ok(CheckReport::new("HEAD".into(), refs.len(), out.list))
+}
+
+/// Checks every file version that the commits of `base..head` wrote in the team folder.
+///
+/// Versions that a later commit replaced or deleted are checked for content risks (secrets,
+/// trust risks): they stay in the history that is pushed. The final version of each changed
+/// path gets every check, and the index is checked when anything changed. Each finding names
+/// the commit that introduced the content. The configuration and the accepted secrets
+/// (`.secretsignore`) are read from `base`, so a range cannot loosen its own check.
+pub fn check_range(repo: &Repository, base: &str, head: &str) -> Result<CheckReport, OpError> {
+    let base_id = folder_history::resolve_commit(repo, base)?;
+    let head_id = folder_history::resolve_commit(repo, head)?;
+    let walked = folder_history::range(repo, base_id, head_id, TEAM_DIR)?;
+    check_history(repo, base_id, head_id, &walked, format!("{base}..{head}"))
+}
+
+/// [`check_range`] over a history already walked; `source` names the range in the report.
+pub fn check_history(
+    repo: &Repository,
+    base_id: Oid,
+    head_id: Oid,
+    walked: &RangeHistory,
+    source: String,
+) -> Result<CheckReport, OpError> {
+    let base_files = team_files::at_revision(repo, &base_id.to_string(), TEAM_DIR)?.files;
+    let (config, config_problem) = config_from(&base_files);
+    let mut out = Findings::new(&config);
+    if let Some(problem) = config_problem {
+        out.push(
+            CONFIG_INVALID,
+            &check::repo_path(CONFIG_FILE),
+            1,
+            1,
+            problem,
+            "",
+            None,
+        );
+    }
+    let head_read = team_files::at_revision(repo, &head_id.to_string(), TEAM_DIR)?;
+    report_blockers(&mut out, &head_read.blockers, None);
+    let final_files = head_read.files;
+    let accepted = accepted_secrets(&base_files);
+    let files_checked = check_changes(repo, &mut out, walked, &final_files, &accepted)?;
+    let mut report = CheckReport::new(source, files_checked, out.list);
+    report.commits_checked = walked.commits.len();
+    Ok(report)
+}
+
+fn check_changes(
+    repo: &Repository,
+    out: &mut Findings<'_>,
+    walked: &RangeHistory,
+    final_files: &[FolderFile],
+    accepted: &SecretsIgnore,
+) -> Result<usize, OpError> {
+    let final_ids: HashMap<&str, &FolderFile> =
+        final_files.iter().map(|f| (f.rel.as_str(), f)).collect();
+    let mut seen = HashSet::new();
+    let mut last_commit: HashMap<&str, &str> = HashMap::new();
+    let mut checked = 0;
+    for change in &walked.changes {
+        let commit = walked.commits[change.commit].id.as_str();
+        last_commit.insert(change.rel.as_str(), commit);
+        if change.rel == CONFIG_FILE || change.rel == secrets::IGNORE_FILE {
+            out.push(
+                CONFIG_CHANGED,
+                &check::repo_path(&change.rel),
+                1,
+                1,
+                format!(
+                    "`{}` changes in this range; the range was checked with the base's copy",
+                    change.rel
+                ),
+                commit,
+                Some(commit),
+            );
+        }
+        let Some((id, mode)) = change.new else {
+            continue;
+        };
+        if !seen.insert((change.rel.as_str(), id)) {
+            continue;
+        }
+        let is_final = final_ids
+            .get(change.rel.as_str())
+            .is_some_and(|f| f.id == id.to_string());
+        let depth = if is_final {
+            Depth::Full
+        } else {
+            Depth::Content
+        };
+        let bytes = team_files::read_blob(repo, id, mode)?;
+        let kind = entry_kind(mode);
+        let secrets = secrets_in(kind, &bytes, accepted);
+        check::check_file(
+            out,
+            &change.rel,
+            kind,
+            &bytes,
+            &secrets,
+            depth,
+            Some(commit),
+        );
+        checked += 1;
+    }
+    if !walked.changes.is_empty() {
+        let memories: Vec<(&str, &[u8])> = final_files
+            .iter()
+            .filter(|f| f.mode != MODE_SYMLINK && check::is_memory_path(&f.rel))
+            .map(|f| (f.rel.as_str(), f.bytes.as_slice()))
+            .collect();
+        let index = final_files.iter().find(|f| f.rel == INDEX_FILE);
+        let index_commit = last_commit.get(INDEX_FILE).copied();
+        check::check_index(
+            out,
+            &memories,
+            index.map(|f| f.bytes.as_slice()),
+            index_commit,
+        );
+    }
+    Ok(checked)
+}
+
+/// Full checks of every file of one folder snapshot, then its index.
+fn check_tree_files(
+    out: &mut Findings<'_>,
+    files: &[&FolderFile],
+    accepted: &SecretsIgnore,
+    commit: Option<&str>,
+) {
+    for file in files {
+        let kind = entry_kind(file.mode);
+        let secrets = secrets_in(kind, &file.bytes, accepted);
+        check::check_file(
+            out,
+            &file.rel,
+            kind,
+            &file.bytes,
+            &secrets,
+            Depth::Full,
+            commit,
+        );
+    }
+    let memories: Vec<(&str, &[u8])> = files
+        .iter()
+        .filter(|f| f.mode != MODE_SYMLINK && check::is_memory_path(&f.rel))
+        .map(|f| (f.rel.as_str(), f.bytes.as_slice()))
+        .collect();
+    let index = files.iter().find(|f| f.rel == INDEX_FILE);
+    check::check_index(out, &memories, index.map(|f| f.bytes.as_slice()), commit);
+}
+
+/// Reports a file or symlink standing where the team folder (or `.qwen`) should be.
+fn report_blockers(
+    out: &mut Findings<'_>,
+    blockers: &[(String, u32, Vec<u8>)],
+    commit: Option<&str>,
+) {
+    for (path, mode, bytes) in blockers {
+        let (rule, what) = if *mode == MODE_SYMLINK {
+            (
+                check::PATH_SYMLINK,
+                format!(
+                    "is a symlink to `{}`; the team memory folder must be a real folder",
+                    String::from_utf8_lossy(bytes)
+                ),
+            )
+        } else {
+            (
+                check::PATH_NOT_MARKDOWN,
+                "is a file where the team memory folder should be".to_string(),
+            )
+        };
+        out.push(rule, path, 1, 1, what, path, commit);
+    }
+}
+
+fn entry_kind(mode: u32) -> EntryKind {
+    match mode {
+        MODE_SYMLINK => EntryKind::Symlink,
+        MODE_SUBMODULE => EntryKind::Submodule,
+        _ => EntryKind::File,
+    }
+}
+
+/// The configuration in a folder snapshot; defaults and a problem when it does not parse.
+fn config_from(files: &[FolderFile]) -> (CheckConfig, Option<String>) {
+    match files.iter().find(|f| f.rel == CONFIG_FILE && f.stage == 0) {
+        None => (CheckConfig::default(), None),
+        Some(file) => match CheckConfig::from_json(&String::from_utf8_lossy(&file.bytes)) {
+            Ok(config) => (config, None),
+            Err(e) => (
+                CheckConfig::default(),
+                Some(format!(
+                    "cannot read the check configuration ({e}); defaults were used"
+                )),
+            ),
+        },
+    }
+}
+
+/// The secrets in a file version that the team has not accepted in `.secretsignore` (a
+/// submodule has no bytes; a binary blob is not text to scan).
+fn secrets_in(kind: EntryKind, bytes: &[u8], accepted: &SecretsIgnore) -> Vec<SecretHit> {
+    if kind == EntryKind::Submodule {
+        return Vec::new();
+    }
+    let found = secrets::scan_bytes(bytes).unwrap_or_default();
+    accepted
+        .filter(found)
+        .into_iter()
+        .map(|f| SecretHit {
+            rule: f.rule.to_string(),
+            label: f.label.to_string(),
+            line: f.line,
+            column: f.column,
+            redacted: f.redacted(),
+            fingerprint: f.fingerprint(),
+        })
+        .collect()
+}
+
+/// The accepted secret fingerprints in a folder snapshot.
+fn accepted_secrets(files: &[FolderFile]) -> SecretsIgnore {
+    files
+        .iter()
+        .find(|f| f.rel == secrets::IGNORE_FILE && f.stage == 0)
+        .map(|f| SecretsIgnore::parse(&String::from_utf8_lossy(&f.bytes)))
+        .unwrap_or_default()
+}

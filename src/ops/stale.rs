@@ -1,0 +1,116 @@
+//! Memories nobody used for a while (`teammem stale`), as Codex's retention window sees them:
+//! unused for N days since their last citation, or since their creation when never cited.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::domain::scope::ScopeKind;
+use crate::domain::usage::{self, DAY_SECS};
+use crate::git::{file_history, repo};
+
+use super::cite::load_usage;
+use super::{OpError, Project};
+
+/// A memory unused for at least the window.
+#[derive(Debug, Clone, Serialize)]
+pub struct StaleMemory {
+    /// Its scope.
+    pub scope: ScopeKind,
+    /// Its id.
+    pub id: String,
+    /// Its title.
+    pub name: String,
+    /// Whole days since `since`.
+    pub days_unused: i64,
+    /// The time counted from, seconds since the Unix epoch.
+    pub since: i64,
+    /// What `since` is: `last-usage`, `first-commit` or `file-time`.
+    pub since_what: &'static str,
+    /// Times cited.
+    pub usage_count: u64,
+}
+
+/// When each memory of a scope was created: the commit that first added it for files git
+/// tracks (a clone resets mtimes), else the file's modification time.
+pub fn creation_times(
+    project: &Project,
+    scope: ScopeKind,
+    rels: &[String],
+) -> Result<HashMap<String, (i64, &'static str)>, OpError> {
+    let dir = project.scope_dir(scope)?;
+    let mut out = HashMap::new();
+    if let Some(root) = project.repo.as_ref().map(|r| r.workdir.clone()) {
+        if let Ok(inside) = dir.strip_prefix(&root) {
+            let prefix = inside.to_string_lossy().replace('\\', "/");
+            let full: Vec<String> = rels.iter().map(|r| format!("{prefix}/{r}")).collect();
+            let repo = repo::open(&root)?;
+            let added = file_history::first_additions(&repo, &full)?;
+            for (rel, path) in rels.iter().zip(&full) {
+                if let Some(&t) = added.get(path) {
+                    out.insert(rel.clone(), (t, "first-commit"));
+                }
+            }
+        }
+    }
+    for rel in rels {
+        if out.contains_key(rel) {
+            continue;
+        }
+        let path = dir.join(rel);
+        let time = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .map_err(|e| OpError::io(&path, e))?;
+        let secs = time
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0);
+        out.insert(rel.clone(), (secs, "file-time"));
+    }
+    Ok(out)
+}
+
+/// The memories of `scopes` unused for at least `days` days at `now`, oldest first.
+pub fn stale(
+    project: &Project,
+    scopes: &[ScopeKind],
+    days: u32,
+    now: i64,
+) -> Result<Vec<StaleMemory>, OpError> {
+    let window = i64::from(days) * DAY_SECS;
+    let mut out = Vec::new();
+    for &scope in scopes {
+        let loaded = project.load(scope)?;
+        let book = load_usage(project, scope);
+        let rels: Vec<String> = loaded.memories.iter().map(|m| m.rel.clone()).collect();
+        let never_used: Vec<String> = rels
+            .iter()
+            .filter(|r| book.get(r).last_usage.is_none())
+            .cloned()
+            .collect();
+        let created = creation_times(project, scope, &never_used)?;
+        for m in &loaded.memories {
+            let u = book.get(&m.rel);
+            let (since, since_what) = match u.last_usage {
+                Some(t) => (t, "last-usage"),
+                None => match created.get(&m.rel) {
+                    Some(&(t, what)) => (t, what),
+                    None => continue,
+                },
+            };
+            if now - since >= window {
+                out.push(StaleMemory {
+                    scope,
+                    id: m.rel.clone(),
+                    name: m.file.name.clone(),
+                    days_unused: usage::days_between(since, now),
+                    since,
+                    since_what,
+                    usage_count: u.usage_count,
+                });
+            }
+        }
+    }
+    out.sort_by(|a, b| a.since.cmp(&b.since).then_with(|| a.id.cmp(&b.id)));
+    Ok(out)
+}

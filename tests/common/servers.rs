@@ -1,0 +1,380 @@
+//! Git servers on loopback for network tests: a real `git daemon` (git://), a smart-HTTP
+//! server that runs `git http-backend` behind basic auth, and a black hole that accepts
+//! connections and never answers. Every server stops (and its processes die) on drop.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::common::Sandbox;
+
+/// A port nobody listens on right now (the OS picks it; git daemon cannot take port 0).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("bind a loopback port")
+}
+
+/// Where git keeps its own programs (`git --exec-path`).
+pub fn git_exec_path() -> PathBuf {
+    let out = Command::new("git")
+        .arg("--exec-path")
+        .output()
+        .expect("git --exec-path");
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+/// `git daemon` serving every repository below a folder, push enabled.
+pub struct GitDaemon {
+    child: Child,
+    /// The port it listens on.
+    pub port: u16,
+}
+
+impl GitDaemon {
+    /// Starts a daemon for the repositories below `base`, retrying on a port collision.
+    pub fn start(sb: &Sandbox, base: &Path) -> GitDaemon {
+        for _ in 0..20 {
+            let port = free_port();
+            // `git daemon` runs `git-daemon` as a child; killing `git` would orphan the
+            // daemon, so the daemon itself is started, from git's exec path.
+            let mut cmd = Command::new(git_exec_path().join("git-daemon"));
+            sb.isolate(&mut cmd)
+                .args([
+                    "--reuseaddr",
+                    "--export-all",
+                    "--enable=receive-pack",
+                    "--informative-errors",
+                    "--listen=127.0.0.1",
+                ])
+                .arg(format!("--port={port}"))
+                .arg(format!("--base-path={}", base.display()))
+                .arg(base)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            let mut child = cmd.spawn().expect("start git daemon");
+            let mut daemon = None;
+            for _ in 0..200 {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break;
+                }
+                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    std::thread::sleep(Duration::from_millis(20));
+                    if let Ok(None) = child.try_wait() {
+                        daemon = Some(port);
+                    }
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            match daemon {
+                Some(port) => return GitDaemon { child, port },
+                None => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                }
+            }
+        }
+        panic!("git daemon did not start on any port");
+    }
+
+    /// The git:// URL of a repository below the base folder.
+    pub fn url(&self, name: &str) -> String {
+        format!("git://127.0.0.1:{}/{name}", self.port)
+    }
+}
+
+impl Drop for GitDaemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A loopback TCP server run by a thread, stopped on drop.
+struct Listening {
+    port: u16,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Listening {
+    fn start(handle: impl Fn(TcpStream) + Send + Sync + 'static) -> Listening {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let port = listener.local_addr().unwrap().port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = stop.clone();
+        let handle = Arc::new(handle);
+        let thread = std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                if stopping.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(stream) = stream else { continue };
+                let handle = handle.clone();
+                std::thread::spawn(move || handle(stream));
+            }
+        });
+        Listening {
+            port,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// A server that accepts connections and never says a word.
+pub struct BlackHole {
+    server: Listening,
+    held: Arc<Mutex<Vec<TcpStream>>>,
+}
+
+impl BlackHole {
+    /// Starts listening.
+    pub fn start() -> BlackHole {
+        let held = Arc::new(Mutex::new(Vec::new()));
+        let keep = held.clone();
+        let server = Listening::start(move |stream| keep.lock().unwrap().push(stream));
+        BlackHole { server, held }
+    }
+
+    /// Its port.
+    pub fn port(&self) -> u16 {
+        self.server.port
+    }
+}
+
+impl Drop for BlackHole {
+    fn drop(&mut self) {
+        for stream in self.held.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+/// Smart HTTP: `git http-backend` as CGI behind HTTP/1.1 basic auth.
+pub struct HttpGit {
+    server: Listening,
+}
+
+impl HttpGit {
+    /// Serves the repositories below `base` to `user` / `password` only.
+    pub fn start(sb: &Sandbox, base: &Path, user: &str, password: &str) -> HttpGit {
+        let expected = format!("Basic {}", base64(format!("{user}:{password}").as_bytes()));
+        let base = base.to_path_buf();
+        let user = user.to_string();
+        let env = CgiEnv::of(sb);
+        let server = Listening::start(move |stream| {
+            let _ = serve(stream, &base, &expected, &user, &env);
+        });
+        HttpGit { server }
+    }
+
+    /// The http:// URL of a repository below the base folder.
+    pub fn url(&self, name: &str) -> String {
+        format!("http://127.0.0.1:{}/{name}", self.server.port)
+    }
+
+    /// Its port.
+    pub fn port(&self) -> u16 {
+        self.server.port
+    }
+}
+
+/// The sandbox's environment for the CGI program.
+#[derive(Clone)]
+struct CgiEnv {
+    vars: Vec<(String, String)>,
+}
+
+impl CgiEnv {
+    fn of(sb: &Sandbox) -> CgiEnv {
+        let mut cmd = Command::new("true");
+        sb.isolate(&mut cmd);
+        let vars = cmd
+            .get_envs()
+            .filter_map(|(k, v)| {
+                Some((
+                    k.to_string_lossy().into_owned(),
+                    v?.to_string_lossy().into_owned(),
+                ))
+            })
+            .collect();
+        CgiEnv { vars }
+    }
+}
+
+fn serve(
+    stream: TcpStream,
+    base: &PathBuf,
+    expected_auth: &str,
+    user: &str,
+    env: &CgiEnv,
+) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut writer = stream;
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line)?;
+    let mut parts = request_line.split_whitespace();
+    let method = parts.next().unwrap_or("GET").to_string();
+    let target = parts.next().unwrap_or("/").to_string();
+    let mut headers = HashMap::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            break;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+        }
+    }
+    if headers.get("authorization").map(String::as_str) != Some(expected_auth) {
+        writer.write_all(
+            b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"git\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        )?;
+        return Ok(());
+    }
+    if headers
+        .get("expect")
+        .is_some_and(|e| e.eq_ignore_ascii_case("100-continue"))
+    {
+        writer.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
+    }
+    let mut body = Vec::new();
+    if headers
+        .get("transfer-encoding")
+        .is_some_and(|t| t.eq_ignore_ascii_case("chunked"))
+    {
+        loop {
+            let mut size = String::new();
+            reader.read_line(&mut size)?;
+            let size = usize::from_str_radix(size.trim().split(';').next().unwrap_or("0"), 16)
+                .unwrap_or(0);
+            let mut chunk = vec![0; size + 2];
+            reader.read_exact(&mut chunk)?;
+            if size == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..size]);
+        }
+    } else if let Some(len) = headers.get("content-length") {
+        let mut chunk = vec![0; len.parse().unwrap_or(0)];
+        reader.read_exact(&mut chunk)?;
+        body = chunk;
+    }
+    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+    let mut cgi = Command::new("git");
+    cgi.env_clear();
+    for (k, v) in &env.vars {
+        cgi.env(k, v);
+    }
+    cgi.arg("http-backend")
+        .env("GIT_PROJECT_ROOT", base)
+        .env("GIT_HTTP_EXPORT_ALL", "1")
+        .env("REQUEST_METHOD", &method)
+        .env("PATH_INFO", path)
+        .env("QUERY_STRING", query)
+        .env("CONTENT_LENGTH", body.len().to_string())
+        .env("REMOTE_USER", user)
+        .env("REMOTE_ADDR", "127.0.0.1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    if let Some(t) = headers.get("content-type") {
+        cgi.env("CONTENT_TYPE", t);
+    }
+    if let Some(p) = headers.get("git-protocol") {
+        cgi.env("GIT_PROTOCOL", p);
+    }
+    if let Some(e) = headers.get("content-encoding") {
+        cgi.env("HTTP_CONTENT_ENCODING", e);
+    }
+    let mut child = cgi.spawn()?;
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(&body);
+    });
+    let out = child.wait_with_output()?;
+    let _ = feeder.join();
+    let output = out.stdout;
+    let split = output
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| (i, 4))
+        .or_else(|| output.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2)))
+        .unwrap_or((output.len(), 0));
+    let head = String::from_utf8_lossy(&output[..split.0]).into_owned();
+    let content = &output[(split.0 + split.1).min(output.len())..];
+    let mut status = "200 OK".to_string();
+    let mut response = String::new();
+    for line in head.lines() {
+        if let Some(s) = line.strip_prefix("Status:") {
+            status = s.trim().to_string();
+        } else if !line.is_empty() {
+            response.push_str(line);
+            response.push_str("\r\n");
+        }
+    }
+    writer.write_all(
+        format!(
+            "HTTP/1.1 {status}\r\n{response}Content-Length: {}\r\nConnection: close\r\n\r\n",
+            content.len()
+        )
+        .as_bytes(),
+    )?;
+    writer.write_all(content)?;
+    writer.flush()
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(TABLE[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn base64_matches_the_rfc_examples() {
+    assert_eq!(base64(b"foob"), "Zm9vYg==");
+    assert_eq!(base64(b"fooba"), "Zm9vYmE=");
+    assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+}
