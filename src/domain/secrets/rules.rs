@@ -306,7 +306,7 @@ pub(crate) static RULES: &[Rule] = &[
         "generic-secret",
         "Generic secret assignment",
         &["password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "api-key", "api key", "access_key", "accesskey", "auth_key", "credential", "private_key"],
-        r#"(?i-u)(?P<k>[a-z0-9_.-]{0,40}(?:password|passwd|pwd|secret|token|api[ _-]?key|access[_-]?key|auth[_-]?key|private[_-]?key|credentials?)[a-z0-9_.-]{0,40})[*_"'\]]{0,3}[ \t]{0,5}(?::=|=>|=|:)[ \t]{0,5}[*`"']{0,3}[ \t]{0,5}(?-i:(?u)(?P<s>[^\s"'`,;:=(){}<>\[\]]{6,200}={0,2}))"#,
+        r#"(?i-u)(?P<k>[a-z0-9_.-]{0,40}(?:password|passwd|pwd|secret|token|api[ _-]?key|access[_-]?key|auth[_-]?key|private[_-]?key|credentials?)[a-z0-9_.-]{0,40})[*_"'\]]{0,3}[ \t]{0,5}(?::=|=>|=|:)[ \t]{0,5}(?:\*\*)?[ \t]{0,5}[`"']?(?-i:(?u)(?P<s>[^\s"'`,;:=(){}<>\[\]]{6,200}={0,2}))"#,
         3.0,
         "db_password = \"[[{pw:20}]]\"",
     )
