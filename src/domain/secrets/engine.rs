@@ -9,7 +9,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::Regex;
 
 use super::judge::{self, Confidence};
-use super::rules::{RULES, Rule};
+use super::rules::{Check, RULES, Rule};
 
 /// How far before a keyword a single-line match may start.
 const BACK: usize = 256;
@@ -17,6 +17,12 @@ const BACK: usize = 256;
 const FORWARD: usize = 1024;
 /// How far after its keyword a multi-line match (a key block) may end.
 const MULTILINE_FORWARD: usize = 64 * 1024;
+
+/// How far after a generic keyword its `=` or `:` may be (the rest of the key name, closing
+/// quotes or emphasis, and spaces, as the generic rule's regex allows).
+const ASSIGNMENT_REACH: usize = 56;
+/// How far after `://` a URL's `@` may be (user and password, as the URL rule allows).
+const URL_REACH: usize = 320;
 
 /// One accepted match, before line numbers are counted.
 #[derive(Debug, Clone)]
@@ -110,7 +116,9 @@ impl Scanner {
         for hit in keywords.find_overlapping_iter(text) {
             let at = hit.start();
             for &(rule, exact) in &self.triggers[hit.pattern().as_usize()] {
-                if exact.is_some_and(|k| &bytes[at..hit.end()] != k.as_bytes()) {
+                if exact.is_some_and(|k| &bytes[at..hit.end()] != k.as_bytes())
+                    || !could_match(&RULES[rule], bytes, hit.end())
+                {
                     continue;
                 }
                 let multiline = RULES[rule].multiline;
@@ -205,6 +213,20 @@ fn next_char(text: &str, at: usize) -> usize {
         .chars()
         .next()
         .map_or(text.len(), |c| at + c.len_utf8())
+}
+
+/// A cheap look past a keyword before any window opens: an assignment needs `=` or `:` right
+/// after its key, a URL password needs an `@`. Prose mentioning "token" or linking a page costs
+/// nothing more than this.
+fn could_match(rule: &Rule, bytes: &[u8], after: usize) -> bool {
+    let ahead = |n: usize| &bytes[after..(after + n).min(bytes.len())];
+    match rule.check {
+        Check::Assignment => ahead(ASSIGNMENT_REACH)
+            .iter()
+            .any(|&b| b == b'=' || b == b':'),
+        Check::UrlPassword => ahead(URL_REACH).contains(&b'@'),
+        _ => true,
+    }
 }
 
 /// Refuses a match that is the middle of a longer token.
