@@ -297,3 +297,47 @@ fn debug_output_never_shows_the_secret() {
     let f = &scan_text("ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5")[0];
     assert!(!format!("{f:?}").contains("aB3dE5gH7jK9mN1pQ3sT5"));
 }
+
+#[test]
+fn every_private_key_block_kind_is_found_and_public_keys_are_not() {
+    let mut rng = Rng(42);
+    for kind in ["RSA ", "EC ", "DSA ", "OPENSSH ", "ENCRYPTED ", ""] {
+        let (body, _) = expand("{b64:64}\n{b64:64}\n{b64:30}", &mut rng);
+        let text = format!(
+            "```\n-----BEGIN {kind}PRIVATE KEY-----\n{body}\n-----END {kind}PRIVATE KEY-----\n```\n"
+        );
+        assert_eq!(ids(&scan_text(&text)), ["private-key"], "{kind}");
+        let public = text.replace("PRIVATE", "PUBLIC");
+        assert!(scan_text(&public).is_empty(), "{kind}");
+    }
+    let (body, _) = expand("{b64:64}\n{b64:64}\n={b64:4}", &mut rng);
+    let pgp = format!(
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{body}\n-----END PGP PRIVATE KEY BLOCK-----\n"
+    );
+    assert_eq!(ids(&scan_text(&pgp)), ["private-key"]);
+}
+
+#[test]
+fn aws_secret_key_is_found_beside_its_key_id() {
+    let mut rng = Rng(7);
+    let (id, _) = expand("AKIA{b32:16}", &mut rng);
+    let (secret, _) = expand("{b64:40}", &mut rng);
+    for text in [
+        format!("{id} {secret}"),
+        format!("{id},{secret}"),
+        format!("| {id} | {secret} |"),
+    ] {
+        let found: Vec<(&str, String)> = scan_text(&text)
+            .into_iter()
+            .map(|f| (f.rule, f.secret.expose_secret().to_string()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("aws-access-key-id", id.clone()),
+                ("aws-secret-access-key", secret.clone())
+            ],
+            "{text}"
+        );
+    }
+}
