@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
-use regex::Regex;
+use regex::bytes::Regex;
 
 use super::judge::{self, Confidence};
 use super::rules::{Check, RULES, Rule};
@@ -92,7 +92,7 @@ impl Scanner {
     /// The rule's regex, compiled on first use.
     fn regex(&self, rule: usize) -> Option<&Regex> {
         self.regexes[rule]
-            .get_or_init(|| Regex::new(RULES[rule].pattern).ok())
+            .get_or_init(|| Regex::new(&format!("(?-u){}", RULES[rule].pattern)).ok())
             .as_ref()
     }
 
@@ -168,7 +168,7 @@ impl Scanner {
         };
         let rule: &Rule = &RULES[index];
         let bytes = text.as_bytes();
-        let window = &text[start..end];
+        let window = &bytes[start..end];
         let mut at = 0;
         while let Some(caps) = regex.captures_at(window, at) {
             let Some(whole) = caps.get(0) else { break };
@@ -176,21 +176,27 @@ impl Scanner {
                 break;
             };
             let (s, e) = (start + secret.start(), start + secret.end());
-            let key = caps.name("k").map_or("", |k| k.as_str());
+            let key = caps
+                .name("k")
+                .and_then(|k| text.get(start + k.start()..start + k.end()))
+                .unwrap_or("");
+            // A byte-level match may end inside a UTF-8 char (a length bound cut it): not a token.
             let accepted = s < e
                 && bounded(bytes, s, e, rule)
-                && judge::judge(rule, secret.as_str(), key, bytes.get(e).copied())
-                    .map(|confidence| {
-                        out.push((
-                            RawFinding {
-                                rule: index,
-                                start: s,
-                                end: e,
-                            },
-                            confidence,
-                        ));
-                    })
-                    .is_some();
+                && text.get(s..e).is_some_and(|value| {
+                    judge::judge(rule, value, key, bytes.get(e).copied())
+                        .map(|confidence| {
+                            out.push((
+                                RawFinding {
+                                    rule: index,
+                                    start: s,
+                                    end: e,
+                                },
+                                confidence,
+                            ));
+                        })
+                        .is_some()
+                });
             // A refused `key = value` may hide the next assignment inside its value: search
             // again from the value, which is always past where this match started.
             at = if !accepted && secret.start() > whole.start() {
@@ -207,12 +213,9 @@ impl Scanner {
     }
 }
 
-/// The position after the char at `at`.
-fn next_char(text: &str, at: usize) -> usize {
-    text[at..]
-        .chars()
-        .next()
-        .map_or(text.len(), |c| at + c.len_utf8())
+/// The position after the byte at `at` (a byte regex may start its search anywhere).
+fn next_char(window: &[u8], at: usize) -> usize {
+    (at + 1).min(window.len())
 }
 
 /// A cheap look past a keyword before any window opens: an assignment needs `=` or `:` right
