@@ -112,7 +112,12 @@ PY
 TEAM=$WORK/team
 if [ ! -d "$TEAM/.git" ]; then
   git init -q "$TEAM"
-  python3 scripts/secrets-corpus.py bench "$TEAM/.qwen/team-memory" --mb 100 --files 1000 --seed 7
+  # Memories of 1 to 6 paragraphs (about 1.3 KB on average).
+  python3 scripts/secrets-corpus.py bench "$TEAM/.qwen/team-memory" --mb 100 --files 1000 --paras 1-6 --seed 7
 fi
-hyperfine -i -N --warmup 3 --runs 20 -n "teammem scan (team folder, 1,000 memories)" \
-  "$TEAMMEM -C $TEAM scan --format json"
+du -sb "$TEAM/.qwen/team-memory"
+# `teammem --version` shows the process start alone; `teammem list` adds opening the repository.
+hyperfine -i -N --warmup 3 --runs 30 \
+  -n "teammem --version" "$TEAMMEM --version" \
+  -n "teammem list (team)" "$TEAMMEM -C $TEAM list --scope team" \
+  -n "teammem scan (team folder, 1,000 memories)" "$TEAMMEM -C $TEAM scan --format json"

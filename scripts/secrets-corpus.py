@@ -296,7 +296,7 @@ PLANTED = [
 ]
 
 
-def bench(out, mb, seed, files=None):
+def bench(out, mb, seed, files=None, paras=(4, 30)):
     """~mb MB of memory files: a pool of paragraphs reassembled, with one planted secret per
     ~500 KB (OUT/planted.json lists file and line)."""
     rng = random.Random(seed)
@@ -309,7 +309,7 @@ def bench(out, mb, seed, files=None):
     next_plant = every // 2
     while size < target:
         lines = memory(rng, f"Memory {n}", [])
-        for _ in range(rng.randint(4, 30)):
+        for _ in range(rng.randint(*paras)):
             lines += [rng.choice(pool), ""]
         if size >= next_plant:
             tmpl = PLANTED[len(planted) % len(PLANTED)]
@@ -337,6 +337,7 @@ def main():
     ap.add_argument("--seed", type=int, default=20261130)
     ap.add_argument("--mb", type=int, default=100)
     ap.add_argument("--files", type=int, default=None, help="bench: stop after this many files")
+    ap.add_argument("--paras", default="4-30", help="bench: paragraphs per memory, MIN-MAX")
     ap.add_argument("--teammem", default=str(ROOT / "target/release/teammem"))
     a = ap.parse_args()
     if a.command == "corpus":
@@ -344,7 +345,8 @@ def main():
     elif a.command == "measure":
         measure(a.out, a.teammem)
     else:
-        bench(a.out, a.mb, a.seed, a.files)
+        lo, hi = (int(x) for x in a.paras.split("-"))
+        bench(a.out, a.mb, a.seed, a.files, (lo, hi))
 
 
 if __name__ == "__main__":
