@@ -341,3 +341,55 @@ fn aws_secret_key_is_found_beside_its_key_id() {
         );
     }
 }
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Text made of fragments that exercise the rules' edges, with arbitrary chars between.
+    fn texty() -> impl Strategy<Value = String> {
+        let fragment = prop_oneof![
+            Just("ghp_".to_string()),
+            Just("sk-".to_string()),
+            Just("password".to_string()),
+            Just("=".to_string()),
+            Just(": ".to_string()),
+            Just("://".to_string()),
+            Just("@".to_string()),
+            Just("-----BEGIN RSA PRIVATE KEY-----\n".to_string()),
+            Just("\r\n".to_string()),
+            Just("teammem:allow".to_string()),
+            "[A-Za-z0-9_-]{1,40}",
+            "\\PC{1,8}",
+        ];
+        prop::collection::vec(fragment, 0..60).prop_map(|parts| parts.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn scanning_never_panics_and_ranges_are_char_aligned(text in texty()) {
+            for f in scan_text(&text) {
+                prop_assert!(text.is_char_boundary(f.start) && text.is_char_boundary(f.end));
+                prop_assert_eq!(&text[f.start..f.end], f.secret.expose_secret());
+                let shown = f.redacted();
+                prop_assert!(shown.chars().count() - 1 <= f.secret.expose_secret().chars().count() / 4);
+            }
+        }
+
+        #[test]
+        fn redacted_text_holds_none_of_the_secrets(text in texty()) {
+            let redacted = redact_text(&text);
+            for f in scan_text(&text) {
+                prop_assert!(!redacted.contains(f.secret.expose_secret()));
+            }
+        }
+
+        #[test]
+        fn any_bytes_are_read_safely(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
+            let _ = scan_bytes(&bytes);
+        }
+    }
+}
