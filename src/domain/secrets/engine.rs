@@ -51,7 +51,7 @@ pub(crate) struct Scanner {
 }
 
 impl Scanner {
-    /// Compiles every rule.
+    /// Builds the keyword automaton; each rule's regex compiles on first use.
     pub fn new() -> Scanner {
         let regexes = RULES.iter().map(|_| OnceLock::new()).collect();
         let mut patterns: Vec<String> = Vec::new();
