@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
-use regex::Regex;
+use regex::bytes::Regex;
 
 use super::judge::{self, Confidence};
-use super::rules::{RULES, Rule};
+use super::rules::{Check, RULES, Rule};
 
 /// How far before a keyword a single-line match may start.
 const BACK: usize = 256;
@@ -17,6 +17,12 @@ const BACK: usize = 256;
 const FORWARD: usize = 1024;
 /// How far after its keyword a multi-line match (a key block) may end.
 const MULTILINE_FORWARD: usize = 64 * 1024;
+
+/// How far after a generic keyword its `=` or `:` may be (the rest of the key name, closing
+/// quotes or emphasis, and spaces, as the generic rule's regex allows).
+const ASSIGNMENT_REACH: usize = 56;
+/// How far after `://` a URL's `@` may be (user and password, as the URL rule allows).
+const URL_REACH: usize = 320;
 
 /// One accepted match, before line numbers are counted.
 #[derive(Debug, Clone)]
@@ -45,7 +51,7 @@ pub(crate) struct Scanner {
 }
 
 impl Scanner {
-    /// Compiles every rule.
+    /// Builds the keyword automaton; each rule's regex compiles on first use.
     pub fn new() -> Scanner {
         let regexes = RULES.iter().map(|_| OnceLock::new()).collect();
         let mut patterns: Vec<String> = Vec::new();
@@ -86,7 +92,7 @@ impl Scanner {
     /// The rule's regex, compiled on first use.
     fn regex(&self, rule: usize) -> Option<&Regex> {
         self.regexes[rule]
-            .get_or_init(|| Regex::new(RULES[rule].pattern).ok())
+            .get_or_init(|| Regex::new(&format!("(?-u){}", RULES[rule].pattern)).ok())
             .as_ref()
     }
 
@@ -110,7 +116,9 @@ impl Scanner {
         for hit in keywords.find_overlapping_iter(text) {
             let at = hit.start();
             for &(rule, exact) in &self.triggers[hit.pattern().as_usize()] {
-                if exact.is_some_and(|k| &bytes[at..hit.end()] != k.as_bytes()) {
+                if exact.is_some_and(|k| &bytes[at..hit.end()] != k.as_bytes())
+                    || !could_match(&RULES[rule], bytes, hit.end())
+                {
                     continue;
                 }
                 let multiline = RULES[rule].multiline;
@@ -160,7 +168,7 @@ impl Scanner {
         };
         let rule: &Rule = &RULES[index];
         let bytes = text.as_bytes();
-        let window = &text[start..end];
+        let window = &bytes[start..end];
         let mut at = 0;
         while let Some(caps) = regex.captures_at(window, at) {
             let Some(whole) = caps.get(0) else { break };
@@ -168,21 +176,27 @@ impl Scanner {
                 break;
             };
             let (s, e) = (start + secret.start(), start + secret.end());
-            let key = caps.name("k").map_or("", |k| k.as_str());
+            let key = caps
+                .name("k")
+                .and_then(|k| text.get(start + k.start()..start + k.end()))
+                .unwrap_or("");
+            // A byte-level match may end inside a UTF-8 char (a length bound cut it): not a token.
             let accepted = s < e
                 && bounded(bytes, s, e, rule)
-                && judge::judge(rule, secret.as_str(), key, bytes.get(e).copied())
-                    .map(|confidence| {
-                        out.push((
-                            RawFinding {
-                                rule: index,
-                                start: s,
-                                end: e,
-                            },
-                            confidence,
-                        ));
-                    })
-                    .is_some();
+                && text.get(s..e).is_some_and(|value| {
+                    judge::judge(rule, value, key, bytes.get(e).copied())
+                        .map(|confidence| {
+                            out.push((
+                                RawFinding {
+                                    rule: index,
+                                    start: s,
+                                    end: e,
+                                },
+                                confidence,
+                            ));
+                        })
+                        .is_some()
+                });
             // A refused `key = value` may hide the next assignment inside its value: search
             // again from the value, which is always past where this match started.
             at = if !accepted && secret.start() > whole.start() {
@@ -199,12 +213,23 @@ impl Scanner {
     }
 }
 
-/// The position after the char at `at`.
-fn next_char(text: &str, at: usize) -> usize {
-    text[at..]
-        .chars()
-        .next()
-        .map_or(text.len(), |c| at + c.len_utf8())
+/// The position after the byte at `at` (a byte regex may start its search anywhere).
+fn next_char(window: &[u8], at: usize) -> usize {
+    (at + 1).min(window.len())
+}
+
+/// A cheap look past a keyword before any window opens: an assignment needs `=` or `:` right
+/// after its key, a URL password needs an `@`. Prose mentioning "token" or linking a page costs
+/// nothing more than this.
+fn could_match(rule: &Rule, bytes: &[u8], after: usize) -> bool {
+    let ahead = |n: usize| &bytes[after..(after + n).min(bytes.len())];
+    match rule.check {
+        Check::Assignment => ahead(ASSIGNMENT_REACH)
+            .iter()
+            .any(|&b| b == b'=' || b == b':'),
+        Check::UrlPassword => ahead(URL_REACH).contains(&b'@'),
+        _ => true,
+    }
 }
 
 /// Refuses a match that is the middle of a longer token.

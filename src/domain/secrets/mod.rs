@@ -153,7 +153,12 @@ pub fn decode_text(bytes: &[u8]) -> Option<Cow<'_, str>> {
     if head.contains(&0) {
         return None;
     }
-    Some(String::from_utf8_lossy(bytes))
+    // Validation alone is several times faster than the lossy decoder, and almost every file
+    // is valid UTF-8.
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Some(Cow::Borrowed(text)),
+        Err(_) => Some(String::from_utf8_lossy(bytes)),
+    }
 }
 
 /// Every secret in file bytes, or `None` when they look binary. Byte ranges refer to the

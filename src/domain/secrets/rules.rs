@@ -47,7 +47,9 @@ pub(crate) struct Rule {
     pub keywords: &'static [&'static str],
     /// Whether the keywords must match with their exact case.
     pub case_sensitive: bool,
-    /// The regex; group `s` is the secret.
+    /// The regex, compiled without Unicode (`(?-u)`: ASCII classes, and a negated class matches
+    /// any other byte, so a run of them never ends inside a UTF-8 char); group `s` is the secret,
+    /// `k` the assigned name for the generic rule.
     pub pattern: &'static str,
     /// Minimal Shannon entropy (bits per char) of the secret.
     pub min_entropy: f64,
@@ -306,7 +308,7 @@ pub(crate) static RULES: &[Rule] = &[
         "generic-secret",
         "Generic secret assignment",
         &["password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "api-key", "api key", "access_key", "accesskey", "auth_key", "credential", "private_key"],
-        r#"(?i-u)(?P<k>[a-z0-9_.-]{0,40}(?:password|passwd|pwd|secret|token|api[ _-]?key|access[_-]?key|auth[_-]?key|private[_-]?key|credentials?)[a-z0-9_.-]{0,40})[*_"'\]]{0,3}[ \t]{0,5}(?::=|=>|=|:)[ \t]{0,5}[*`"']{0,3}[ \t]{0,5}(?-i:(?u)(?P<s>[^\s"'`,;:=(){}<>\[\]]{6,200}={0,2}))"#,
+        r#"(?i)(?P<k>[a-z0-9_.-]{0,40}(?:password|passwd|pwd|secret|token|api[ _-]?key|access[_-]?key|auth[_-]?key|private[_-]?key|credentials?)[a-z0-9_.-]{0,40})[*_"'\]]{0,3}[ \t]{0,5}(?::=|=>|=|:)[ \t]{0,5}(?:\*\*)?[ \t]{0,5}[`"']?(?-i:(?P<s>[^\s"'`,;:=(){}<>\[\]]{6,200}={0,2}))"#,
         3.0,
         "db_password = \"[[{pw:20}]]\"",
     )

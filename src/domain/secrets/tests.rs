@@ -297,3 +297,99 @@ fn debug_output_never_shows_the_secret() {
     let f = &scan_text("ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5")[0];
     assert!(!format!("{f:?}").contains("aB3dE5gH7jK9mN1pQ3sT5"));
 }
+
+#[test]
+fn every_private_key_block_kind_is_found_and_public_keys_are_not() {
+    let mut rng = Rng(42);
+    for kind in ["RSA ", "EC ", "DSA ", "OPENSSH ", "ENCRYPTED ", ""] {
+        let (body, _) = expand("{b64:64}\n{b64:64}\n{b64:30}", &mut rng);
+        let text = format!(
+            "```\n-----BEGIN {kind}PRIVATE KEY-----\n{body}\n-----END {kind}PRIVATE KEY-----\n```\n"
+        );
+        assert_eq!(ids(&scan_text(&text)), ["private-key"], "{kind}");
+        let public = text.replace("PRIVATE", "PUBLIC");
+        assert!(scan_text(&public).is_empty(), "{kind}");
+    }
+    let (body, _) = expand("{b64:64}\n{b64:64}\n={b64:4}", &mut rng);
+    let pgp = format!(
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{body}\n-----END PGP PRIVATE KEY BLOCK-----\n"
+    );
+    assert_eq!(ids(&scan_text(&pgp)), ["private-key"]);
+}
+
+#[test]
+fn aws_secret_key_is_found_beside_its_key_id() {
+    let mut rng = Rng(7);
+    let (id, _) = expand("AKIA{b32:16}", &mut rng);
+    let (secret, _) = expand("{b64:40}", &mut rng);
+    for text in [
+        format!("{id} {secret}"),
+        format!("{id},{secret}"),
+        format!("| {id} | {secret} |"),
+    ] {
+        let found: Vec<(&str, String)> = scan_text(&text)
+            .into_iter()
+            .map(|f| (f.rule, f.secret.expose_secret().to_string()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("aws-access-key-id", id.clone()),
+                ("aws-secret-access-key", secret.clone())
+            ],
+            "{text}"
+        );
+    }
+}
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Text made of fragments that exercise the rules' edges, with arbitrary chars between.
+    fn texty() -> impl Strategy<Value = String> {
+        let fragment = prop_oneof![
+            Just("ghp_".to_string()),
+            Just("sk-".to_string()),
+            Just("password".to_string()),
+            Just("=".to_string()),
+            Just(": ".to_string()),
+            Just("://".to_string()),
+            Just("@".to_string()),
+            Just("-----BEGIN RSA PRIVATE KEY-----\n".to_string()),
+            Just("\r\n".to_string()),
+            Just("teammem:allow".to_string()),
+            "[A-Za-z0-9_-]{1,40}",
+            "\\PC{1,8}",
+        ];
+        prop::collection::vec(fragment, 0..60).prop_map(|parts| parts.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn scanning_never_panics_and_ranges_are_char_aligned(text in texty()) {
+            for f in scan_text(&text) {
+                prop_assert!(text.is_char_boundary(f.start) && text.is_char_boundary(f.end));
+                prop_assert_eq!(&text[f.start..f.end], f.secret.expose_secret());
+                let shown = f.redacted();
+                prop_assert!(shown.chars().count() - 1 <= f.secret.expose_secret().chars().count() / 4);
+            }
+        }
+
+        #[test]
+        fn redacted_text_holds_none_of_the_secrets(text in texty()) {
+            let redacted = redact_text(&text);
+            for f in scan_text(&text) {
+                prop_assert!(!redacted.contains(f.secret.expose_secret()));
+            }
+        }
+
+        #[test]
+        fn any_bytes_are_read_safely(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
+            let _ = scan_bytes(&bytes);
+        }
+    }
+}

