@@ -183,13 +183,31 @@ impl Frontmatter {
     }
 
     /// Writes the mapping as YAML, one key per line, ending with a newline (empty for no keys).
+    /// A list of plain words is written in flow style (`keywords: [postgres, tests]`), as
+    /// people write it; every other value as `serde_yaml` writes it.
     pub fn render(&self) -> String {
-        if self.map.is_empty() {
-            return String::new();
+        let mut out = String::new();
+        for (key, value) in &self.map {
+            if let (Value::String(k), Value::Sequence(items)) = (key, value) {
+                let words: Option<Vec<&str>> = items
+                    .iter()
+                    .map(|item| match item {
+                        Value::String(w) if is_plain_text(w, true) => Some(w.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                if let Some(words) = words.filter(|_| is_plain_word_start(k)) {
+                    out.push_str(&format!("{k}: [{}]\n", words.join(", ")));
+                    continue;
+                }
+            }
+            let mut one = Mapping::new();
+            one.insert(key.clone(), value.clone());
+            // Serialising a mapping of plain values cannot fail; fall back to nothing rather
+            // than panic if a future serde_yaml disagrees.
+            out.push_str(&serde_yaml::to_string(&one).unwrap_or_default());
         }
-        // Serialising a mapping of plain values cannot fail; fall back to an empty text rather
-        // than panic if a future serde_yaml disagrees.
-        serde_yaml::to_string(&self.map).unwrap_or_default()
+        out
     }
 
     fn raw_scalar(&self, key: &str) -> Option<String> {
