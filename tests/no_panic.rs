@@ -62,6 +62,7 @@ proptest! {
             prop_assert_eq!(&again.name, &file.name);
             prop_assert_eq!(&again.description, &file.description);
             prop_assert_eq!(&again.body, &file.body);
+            prop_assert_eq!(&again.keywords, &file.keywords);
             let _ = file.entries();
         }
     }

@@ -15,6 +15,7 @@ fuzz_target!(|bytes: &[u8]| {
                 assert_eq!(again.description, file.description);
                 assert_eq!(again.kind, file.kind);
                 assert_eq!(again.body, file.body);
+                assert_eq!(again.keywords, file.keywords);
             }
             Err(problems) => panic!("a rendered memory does not parse: {problems:?}"),
         }
