@@ -30,7 +30,16 @@ pub struct IndexEntry {
 /// Renders the index for a set of memories. Order of `entries` does not matter.
 pub fn render(entries: &[IndexEntry]) -> String {
     let mut sorted: Vec<&IndexEntry> = entries.iter().collect();
-    sorted.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    // Ties on the path are broken by the other fields, so that even two entries claiming the
+    // same path (which one folder cannot hold) give the same index in any order.
+    sorted.sort_by(|a, b| {
+        (a.path.as_bytes(), &a.title, &a.description, a.kind).cmp(&(
+            b.path.as_bytes(),
+            &b.title,
+            &b.description,
+            b.kind,
+        ))
+    });
     sorted.dedup_by(|a, b| a.path == b.path);
 
     // Group equal normalised descriptions under the first path that carries them.
@@ -298,6 +307,13 @@ mod tests {
     fn line_format_and_sort() {
         let out = render(&[entry("b.md", "B", "second"), entry("a.md", "A", "first")]);
         assert_eq!(out, "- [A](a.md) — first\n- [B](b.md) — second\n");
+    }
+
+    #[test]
+    fn the_same_path_twice_gives_the_same_index_in_any_order() {
+        let a = entry("a.md", "A", "one");
+        let b = entry("a.md", "A", "two");
+        assert_eq!(render(&[a.clone(), b.clone()]), render(&[b, a]));
     }
 
     #[test]
