@@ -7,7 +7,7 @@ use std::fs;
 use std::path::Path;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use teammem::domain::{scope::INDEX_FILE, store};
+use teammem::domain::{index, scope::INDEX_FILE, store};
 
 const TYPES: [&str; 4] = ["user", "feedback", "project", "reference"];
 
@@ -34,9 +34,9 @@ fn generate(dir: &Path, n: usize) {
 
 /// Load + render + write-if-changed, as `teammem index` does.
 fn rebuild(dir: &Path) -> bool {
-    let loaded = store::load(dir, "").unwrap();
-    let text = store::render_index(&loaded.memories);
-    store::write_index(dir, &text).unwrap()
+    let (entries, invalid) = store::load_index_entries(dir, "").unwrap();
+    assert!(invalid.is_empty());
+    store::write_index(dir, &index::render(&entries)).unwrap()
 }
 
 fn bench(c: &mut Criterion) {
