@@ -253,11 +253,26 @@ fn load_paths<T>(
 /// no more than a small one before it is refused.
 pub fn read_capped(path: &Path) -> Result<Vec<u8>, StoreError> {
     use std::io::Read;
-    let file = fs::File::open(path).map_err(|e| StoreError::io(path, e))?;
-    // Sized from the file's length so a small file is read in one call.
+    let mut file = fs::File::open(path).map_err(|e| StoreError::io(path, e))?;
     let limit = memory::MAX_FILE_BYTES as u64 + 1;
-    let size = file.metadata().map_or(0, |m| m.len()).min(limit);
-    let mut bytes = Vec::with_capacity(size as usize + 1);
+    let size = file.metadata().map_or(0, |m| m.len());
+    let mut bytes = Vec::new();
+    if size > 0 && size < limit {
+        // The common case, read in one call: the length is known, so no extra read is spent
+        // finding the end (a file still being written is read up to the length it had).
+        bytes.resize(size as usize, 0);
+        let mut filled = 0;
+        while filled < bytes.len() {
+            match file.read(&mut bytes[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(StoreError::io(path, e)),
+            }
+        }
+        bytes.truncate(filled);
+        return Ok(bytes);
+    }
     file.take(limit)
         .read_to_end(&mut bytes)
         .map_err(|e| StoreError::io(path, e))?;
