@@ -190,7 +190,7 @@ fn add_writes_a_slug_file_and_rebuilds_the_index() {
     );
     assert_eq!(
         fs::read_to_string(&path).unwrap(),
-        "---\nname: Where the runbooks live!\ndescription: On-call runbooks are in the ops wiki\ntype: reference\nkeywords:\n- oncall\n- runbook\n---\nSee https://wiki.example.com/ops/runbooks.\n"
+        "---\nname: Where the runbooks live!\ndescription: On-call runbooks are in the ops wiki\ntype: reference\nkeywords: [oncall, runbook]\n---\nSee https://wiki.example.com/ops/runbooks.\n"
     );
     assert_eq!(
         fs::read_to_string(repo.join(".qwen/team-memory/MEMORY.md")).unwrap(),

@@ -591,3 +591,27 @@ fn a_symlink_inside_the_scope_is_followed() {
         "- [Use the real database](feedback/alias.md) — Tests hit Postgres (also: feedback/real-db.md)\n"
     );
 }
+
+#[test]
+fn a_symlink_planted_at_the_temp_name_is_never_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim.txt");
+    fs::write(&victim, "keep me\n").unwrap();
+    let scope = dir.path().join("scope");
+    fs::create_dir_all(&scope).unwrap();
+    let planted = scope.join(format!(".MEMORY.md.{}-0.tmp", std::process::id()));
+    std::os::unix::fs::symlink(&victim, &planted).unwrap();
+
+    assert!(store::write_index(&scope, "- [A](a.md) — d\n").unwrap());
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "keep me\n");
+    assert_eq!(
+        fs::read_to_string(scope.join("MEMORY.md")).unwrap(),
+        "- [A](a.md) — d\n"
+    );
+    assert!(
+        fs::symlink_metadata(&planted)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}

@@ -52,6 +52,12 @@ impl Frontmatter {
             return Ok(Frontmatter::new());
         }
         check_flow_depth(yaml)?;
+        if let Some(map) = parse_simple(yaml) {
+            return Ok(Frontmatter {
+                map,
+                source: yaml.to_string(),
+            });
+        }
         let value: Value = serde_yaml::from_str(yaml).map_err(|err| {
             let (line, column) = err
                 .location()
@@ -177,13 +183,31 @@ impl Frontmatter {
     }
 
     /// Writes the mapping as YAML, one key per line, ending with a newline (empty for no keys).
+    /// A list of plain words is written in flow style (`keywords: [postgres, tests]`), as
+    /// people write it; every other value as `serde_yaml` writes it.
     pub fn render(&self) -> String {
-        if self.map.is_empty() {
-            return String::new();
+        let mut out = String::new();
+        for (key, value) in &self.map {
+            if let (Value::String(k), Value::Sequence(items)) = (key, value) {
+                let words: Option<Vec<&str>> = items
+                    .iter()
+                    .map(|item| match item {
+                        Value::String(w) if is_plain_text(w, true) => Some(w.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                if let Some(words) = words.filter(|_| is_plain_word_start(k)) {
+                    out.push_str(&format!("{k}: [{}]\n", words.join(", ")));
+                    continue;
+                }
+            }
+            let mut one = Mapping::new();
+            one.insert(key.clone(), value.clone());
+            // Serialising a mapping of plain values cannot fail; fall back to nothing rather
+            // than panic if a future serde_yaml disagrees.
+            out.push_str(&serde_yaml::to_string(&one).unwrap_or_default());
         }
-        // Serialising a mapping of plain values cannot fail; fall back to an empty text rather
-        // than panic if a future serde_yaml disagrees.
-        serde_yaml::to_string(&self.map).unwrap_or_default()
+        out
     }
 
     fn raw_scalar(&self, key: &str) -> Option<String> {
@@ -204,6 +228,73 @@ impl Default for Frontmatter {
     fn default() -> Self {
         Frontmatter::new()
     }
+}
+
+/// Reads the plain form nearly every memory uses — `key: text` lines and `key: [a, b]` lists of
+/// plain words — without the YAML parser, which costs most of an index rebuild. It answers only
+/// when the text is certainly plain, with exactly what the YAML parser would give; anything
+/// else (quotes, numbers, booleans, comments after values, nesting, duplicates) returns `None`
+/// and goes to the parser. A property test checks it against the parser.
+fn parse_simple(yaml: &str) -> Option<Mapping> {
+    let mut map = Mapping::new();
+    for line in yaml.lines() {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (key, rest) = line.split_once(':')?;
+        let value = rest.strip_prefix(' ')?;
+        if !is_plain_word_start(key)
+            || !key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return None;
+        }
+        let value = match value.strip_prefix('[') {
+            Some(inner) => {
+                let inner = inner.strip_suffix(']')?;
+                let mut items = Vec::new();
+                if !inner.is_empty() {
+                    for item in inner.split(", ") {
+                        if !is_plain_text(item, true) {
+                            return None;
+                        }
+                        items.push(Value::String(item.to_string()));
+                    }
+                }
+                Value::Sequence(items)
+            }
+            None if is_plain_text(value, false) => Value::String(value.to_string()),
+            None => return None,
+        };
+        if map.insert(Value::String(key.to_string()), value).is_some() {
+            return None;
+        }
+    }
+    Some(map)
+}
+
+/// A plain scalar that YAML reads as this very string: it starts with a letter, is not a word
+/// YAML (1.1 or 1.2) reads as null, a boolean or a float, and holds no character that could
+/// start a comment, a mapping, a flow collection, a line break or a YAML error.
+fn is_plain_text(text: &str, in_flow: bool) -> bool {
+    is_plain_word_start(text)
+        && !text.ends_with([' ', ':'])
+        && !text.contains(": ")
+        && text.chars().all(|c| {
+            let printable = matches!(c, '\u{20}'..='\u{7E}' | '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..='\u{10FFFF}');
+            printable
+                && !matches!(c, '#' | '\u{FEFF}' | '\u{2028}' | '\u{2029}')
+                && !(in_flow && matches!(c, ',' | '[' | ']' | '{' | '}'))
+        })
+}
+
+fn is_plain_word_start(text: &str) -> bool {
+    const SPECIAL: [&str; 12] = [
+        "null", "true", "false", "yes", "no", "on", "off", "y", "n", "inf", "infinity", "nan",
+    ];
+    text.chars().next().is_some_and(char::is_alphabetic)
+        && !SPECIAL.iter().any(|w| text.eq_ignore_ascii_case(w))
 }
 
 /// How deeply `[` and `{` may nest. libyaml's scanner costs time quadratic in the nesting
@@ -284,6 +375,69 @@ mod tests {
     fn syntax_errors_are_located() {
         let err = Frontmatter::parse("name: a\ndescription: [unclosed\n").unwrap_err();
         assert!(err.line >= 2, "{err:?}");
+    }
+
+    use proptest::prelude::*;
+
+    /// What the YAML parser reads; no document at all is an empty mapping, as in `parse`.
+    fn parser(yaml: &str) -> Result<Value, String> {
+        match serde_yaml::from_str::<Value>(yaml) {
+            Ok(Value::Null) => Ok(Value::Mapping(Mapping::new())),
+            other => other.map_err(|e| e.to_string()),
+        }
+    }
+
+    #[test]
+    fn the_plain_form_skips_the_parser_and_agrees_with_it() {
+        let yaml = "name: Use the real database\n# note\ndescription: Tests hit Postgres, never a mock\ntype: feedback\nkeywords: [postgres, tests]\nempty: []\n";
+        let simple = parse_simple(yaml).unwrap();
+        assert_eq!(parser(yaml), Ok(Value::Mapping(simple)));
+        for not_plain in [
+            "name: 10183\n",
+            "name: true\n",
+            "name: No\n",
+            "name: a # comment\n",
+            "name: 'quoted'\n",
+            "name: a: b\n",
+            "name:\n",
+            "name: a\nname: b\n",
+            "name: [a, 1]\n",
+            "name: [a,b]\n",
+            "name: |\n  a\n",
+            "  name: a\n",
+            "name: a \n",
+            "null: a\n",
+            "name: .inf\n",
+            "name: a\u{2028}b\n",
+        ] {
+            assert_eq!(parse_simple(not_plain), None, "{not_plain:?}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+
+        /// Whatever the plain reader accepts, the YAML parser reads the same way.
+        #[test]
+        fn plain_reader_agrees_with_the_parser(
+            lines in prop::collection::vec(
+                (
+                    "[a-zA-Z_0-9 -]{1,6}|name|null|Yes|description",
+                    prop_oneof![
+                        "[a-zA-Z0-9 .,:#'\"!&*|>%@`~\\{}\\[\\]\\-é测\u{2028}\u{85}\u{7F}\u{FEFF}]{0,12}",
+                        "(True|NULL|off|Inf|NaN|nan|y|N|0x1F|1e3|1_000|0o17|\\.5|[+-]?[0-9.]{1,4})",
+                        "\\[[a-z0-9 ,:#'\\[\\]{}]{0,12}\\]",
+                    ],
+                    prop_oneof![Just(": "), Just(":"), Just(":  "), Just(" : ")],
+                ),
+                0..5,
+            )
+        ) {
+            let yaml: String = lines.iter().map(|(k, v, sep)| format!("{k}{sep}{v}\n")).collect();
+            if let Some(simple) = parse_simple(&yaml) {
+                prop_assert_eq!(parser(&yaml), Ok(Value::Mapping(simple)), "{:?}", yaml);
+            }
+        }
     }
 
     #[test]

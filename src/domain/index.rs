@@ -30,45 +30,60 @@ pub struct IndexEntry {
 /// Renders the index for a set of memories. Order of `entries` does not matter.
 pub fn render(entries: &[IndexEntry]) -> String {
     let mut sorted: Vec<&IndexEntry> = entries.iter().collect();
-    sorted.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    // Ties on the path are broken by the other fields, so that even two entries claiming the
+    // same path (which one folder cannot hold) give the same index in any order.
+    sorted.sort_by(|a, b| {
+        (a.path.as_bytes(), &a.title, &a.description, a.kind).cmp(&(
+            b.path.as_bytes(),
+            &b.title,
+            &b.description,
+            b.kind,
+        ))
+    });
     sorted.dedup_by(|a, b| a.path == b.path);
 
     // Group equal normalised descriptions under the first path that carries them.
-    let mut lines: Vec<Line> = Vec::new();
+    let mut groups: Vec<(&IndexEntry, Vec<&IndexEntry>)> = Vec::new();
     let mut group_of: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for entry in sorted {
-        let title = sanitize_field(&entry.title);
-        let description = sanitize_field(&entry.description);
         // Grouped by the whole description, not the part that survives the 120-char cut.
         let key = normalize(&entry.description);
         if !key.is_empty() {
             if let Some(&at) = group_of.get(&key) {
-                lines[at].siblings.push(percent_encode(&entry.path));
+                groups[at].1.push(entry);
                 continue;
             }
-            group_of.insert(key, lines.len());
+            group_of.insert(key, groups.len());
         }
-        let description = if description.is_empty() {
-            entry.kind.as_str().to_string()
-        } else {
-            description
-        };
-        lines.push(Line {
-            title,
-            target: percent_encode(&entry.path),
-            description,
-            siblings: Vec::new(),
-        });
+        groups.push((entry, Vec::new()));
     }
 
-    let rendered: Vec<String> = lines.iter().map(Line::render).collect();
-    fit(&rendered)
+    // No more than MAX_LINES lines can ever be kept, so only those are rendered.
+    let rendered: Vec<String> = groups
+        .iter()
+        .take(MAX_LINES)
+        .map(|(entry, siblings)| {
+            let description = sanitize_field(&entry.description);
+            Line {
+                title: sanitize_field(&entry.title),
+                target: percent_encode(&entry.path),
+                description: if description.is_empty() {
+                    entry.kind.as_str().to_string()
+                } else {
+                    description
+                },
+                siblings: siblings.iter().map(|s| percent_encode(&s.path)).collect(),
+            }
+            .render()
+        })
+        .collect();
+    fit(&rendered, groups.len())
 }
 
 /// Joins the lines when they all fit in [`MAX_LINES`] and [`MAX_BYTES`]; otherwise keeps the
 /// longest prefix that fits together with the warning line, cutting only at line ends.
-fn fit(rendered: &[String]) -> String {
-    let total = rendered.len();
+/// `total` counts every line, rendered or not.
+fn fit(rendered: &[String], total: usize) -> String {
     let all_bytes: usize = rendered.iter().map(|l| l.len() + 1).sum();
     if total <= MAX_LINES && all_bytes <= MAX_BYTES {
         let mut out = String::with_capacity(all_bytes);
@@ -214,6 +229,27 @@ pub fn is_hidden(c: char) -> bool {
 /// The grouping key of a description: sanitised, NFC, white space folded, lowercase, without
 /// trailing `.`, `!` or `…`.
 fn normalize(description: &str) -> String {
+    if description.is_ascii() {
+        // ASCII needs no composition; one pass folds case and white space.
+        let mut key = String::with_capacity(description.len());
+        let mut space = false;
+        for c in description.chars() {
+            if c.is_ascii_whitespace() || c.is_ascii_control() {
+                space = !key.is_empty();
+            } else {
+                if space {
+                    key.push(' ');
+                    space = false;
+                }
+                key.push(c.to_ascii_lowercase());
+            }
+        }
+        return key.trim_end_matches(['.', '!']).trim_end().to_string();
+    }
+    normalize_unicode(description)
+}
+
+fn normalize_unicode(description: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     let mut clean = String::with_capacity(description.len());
     for c in description.chars() {
@@ -260,10 +296,24 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #[test]
+        fn the_ascii_grouping_key_matches_the_unicode_one(text in "[ -~\t\n\r\x07\x0b]{0,40}") {
+            proptest::prop_assert_eq!(normalize(&text), normalize_unicode(&text));
+        }
+    }
+
     #[test]
     fn line_format_and_sort() {
         let out = render(&[entry("b.md", "B", "second"), entry("a.md", "A", "first")]);
         assert_eq!(out, "- [A](a.md) — first\n- [B](b.md) — second\n");
+    }
+
+    #[test]
+    fn the_same_path_twice_gives_the_same_index_in_any_order() {
+        let a = entry("a.md", "A", "one");
+        let b = entry("a.md", "A", "two");
+        assert_eq!(render(&[a.clone(), b.clone()]), render(&[b, a]));
     }
 
     #[test]

@@ -639,7 +639,7 @@ mod tests {
         assert_eq!(m.body, "Body line.\n\nWhy: mocks lied.\n");
         assert_eq!(
             m.render(),
-            "---\nname: Use the real database\ndescription: Tests hit a real Postgres\ntype: feedback\nkeywords:\n- postgres\n- tests\nowner: data-team\n---\nBody line.\n\nWhy: mocks lied.\n"
+            "---\nname: Use the real database\ndescription: Tests hit a real Postgres\ntype: feedback\nkeywords: [postgres, tests]\nowner: data-team\n---\nBody line.\n\nWhy: mocks lied.\n"
         );
     }
 

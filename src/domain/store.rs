@@ -157,30 +157,123 @@ fn walk(dir: &Path, root: &Path, prefix: &str, out: &mut Vec<String>) -> Result<
 /// Reads and validates every memory below `dir`. `shown_as` prefixes paths in error messages
 /// (for example `.qwen/team-memory/`).
 pub fn load(dir: &Path, shown_as: &str) -> Result<Loaded, StoreError> {
-    let mut loaded = Loaded::default();
-    for rel in memory_paths(dir)? {
-        let path = dir.join(&rel);
+    let (memories, invalid) = load_with(dir, shown_as, |rel, file| StoredMemory {
+        rel: rel.to_string(),
+        file,
+    })?;
+    Ok(Loaded { memories, invalid })
+}
+
+/// Reads and validates every memory below `dir`, keeping only what the index needs: a large
+/// scope then costs the index line of each memory in memory, not the whole file.
+pub fn load_index_entries(
+    dir: &Path,
+    shown_as: &str,
+) -> Result<(Vec<IndexEntry>, Vec<Invalid>), StoreError> {
+    load_with(dir, shown_as, |rel, file| IndexEntry {
+        path: rel.to_string(),
+        title: file.name,
+        description: file.description,
+        kind: file.kind,
+    })
+}
+
+/// What a load keeps of the valid memories, and the problems of the others.
+type Kept<T> = (Vec<T>, Vec<Invalid>);
+
+/// Reads and validates every memory below `dir` in path order, turning each valid one into a
+/// `T` as soon as it is parsed.
+fn load_with<T: Send>(
+    dir: &Path,
+    shown_as: &str,
+    keep: impl Fn(&str, MemoryFile) -> T + Sync,
+) -> Result<Kept<T>, StoreError> {
+    let paths = memory_paths(dir)?;
+    // Reading and parsing thousands of files is most of an index rebuild; it splits cleanly
+    // over the cores, and the results are joined back in path order.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let chunk = paths.len().div_ceil(threads).max(256);
+    let keep = &keep;
+    let parts: Vec<Result<Kept<T>, StoreError>> = if paths.len() <= chunk {
+        vec![load_paths(dir, shown_as, &paths, keep)]
+    } else {
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = paths
+                .chunks(chunk)
+                .map(|part| scope.spawn(move || load_paths(dir, shown_as, part, keep)))
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| {
+                    w.join().unwrap_or_else(|_| {
+                        Err(StoreError::io(
+                            dir,
+                            io::Error::other("a reader thread stopped"),
+                        ))
+                    })
+                })
+                .collect()
+        })
+    };
+    let mut kept = Vec::with_capacity(paths.len());
+    let mut invalid = Vec::new();
+    for part in parts {
+        let (k, i) = part?;
+        kept.extend(k);
+        invalid.extend(i);
+    }
+    Ok((kept, invalid))
+}
+
+fn load_paths<T>(
+    dir: &Path,
+    shown_as: &str,
+    paths: &[String],
+    keep: &impl Fn(&str, MemoryFile) -> T,
+) -> Result<Kept<T>, StoreError> {
+    let mut kept = Vec::with_capacity(paths.len());
+    let mut invalid = Vec::new();
+    for rel in paths {
+        let path = dir.join(rel);
         let shown = format!("{shown_as}{rel}");
         if let Some(bad_name) = memory::check_file_name(&shown) {
-            loaded.invalid.push(bad_name);
+            invalid.push(bad_name);
             continue;
         }
         let bytes = read_capped(&path)?;
-        match MemoryFile::parse_in(&shown, &rel, &bytes) {
-            Ok(file) => loaded.memories.push(StoredMemory { rel, file }),
-            Err(problems) => loaded.invalid.extend(problems),
+        match MemoryFile::parse_in(&shown, rel, &bytes) {
+            Ok(file) => kept.push(keep(rel, file)),
+            Err(problems) => invalid.extend(problems),
         }
     }
-    Ok(loaded)
+    Ok((kept, invalid))
 }
 
 /// Reads a file, but never more than one byte past the memory size limit, so a huge file costs
 /// no more than a small one before it is refused.
 pub fn read_capped(path: &Path) -> Result<Vec<u8>, StoreError> {
     use std::io::Read;
-    let file = fs::File::open(path).map_err(|e| StoreError::io(path, e))?;
+    let mut file = fs::File::open(path).map_err(|e| StoreError::io(path, e))?;
+    let limit = memory::MAX_FILE_BYTES as u64 + 1;
+    let size = file.metadata().map_or(0, |m| m.len());
     let mut bytes = Vec::new();
-    file.take(memory::MAX_FILE_BYTES as u64 + 1)
+    if size > 0 && size < limit {
+        // The common case, read in one call: the length is known, so no extra read is spent
+        // finding the end (a file still being written is read up to the length it had).
+        bytes.resize(size as usize, 0);
+        let mut filled = 0;
+        while filled < bytes.len() {
+            match file.read(&mut bytes[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(StoreError::io(path, e)),
+            }
+        }
+        bytes.truncate(filled);
+        return Ok(bytes);
+    }
+    file.take(limit)
         .read_to_end(&mut bytes)
         .map_err(|e| StoreError::io(path, e))?;
     Ok(bytes)

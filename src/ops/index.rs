@@ -30,8 +30,8 @@ pub struct IndexState {
 /// Compares a scope's index with its memories; with `write`, regenerates it when stale.
 pub fn index(project: &Project, scope: ScopeKind, write: bool) -> Result<IndexState, OpError> {
     let dir = project.check_scope_safe(scope)?;
-    let loaded = store::load(&dir, &project.shown_prefix(scope))?;
-    let expected = store::render_index(&loaded.memories);
+    let (entries, invalid) = store::load_index_entries(&dir, &project.shown_prefix(scope))?;
+    let expected = crate::domain::index::render(&entries);
     let path = dir.join(INDEX_FILE);
     let is_regular = std::fs::symlink_metadata(&path)
         .map(|m| m.is_file())
@@ -60,6 +60,6 @@ pub fn index(project: &Project, scope: ScopeKind, write: bool) -> Result<IndexSt
         stale,
         written,
         diff,
-        invalid: loaded.invalid,
+        invalid,
     })
 }
