@@ -491,7 +491,9 @@ fn split_frontmatter<'a>(path: &str, text: &'a str) -> Result<Split<'a>, Invalid
     ))
 }
 
-fn line_col(bytes: &[u8], offset: usize) -> (usize, usize) {
+/// The 1-based line and character column of a byte offset. Works on bytes, so an offset inside
+/// a character, or in text that is not UTF-8, cannot panic.
+pub fn line_col(bytes: &[u8], offset: usize) -> (usize, usize) {
     let before = &bytes[..offset.min(bytes.len())];
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
     let line_start = before

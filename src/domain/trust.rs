@@ -12,6 +12,8 @@ use std::sync::LazyLock;
 
 use regex::bytes::{Regex, RegexBuilder};
 
+use super::memory::line_col;
+
 /// Invisible or direction-changing characters (bidi controls, zero-width, Unicode tags).
 pub const HIDDEN_CHARACTER: &str = "trust-hidden-character";
 /// Text telling the model to ignore, override or hide from its instructions or the user.
@@ -84,7 +86,7 @@ pub fn scan(text: &str, allowed_hosts: &[String]) -> Vec<Risk> {
 }
 
 fn risk(text: &str, rule: &'static str, start: usize, matched: &str, what: &str) -> Risk {
-    let (line, column) = line_col(text, start);
+    let (line, column) = line_col(text.as_bytes(), start);
     Risk {
         rule,
         line,
@@ -92,22 +94,6 @@ fn risk(text: &str, rule: &'static str, start: usize, matched: &str, what: &str)
         message: format!("{what}: \"{}\"", excerpt(matched)),
         matched: matched.to_string(),
     }
-}
-
-/// The 1-based line and character column of a byte offset.
-/// Works on bytes, so an offset inside a character cannot panic.
-pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text.as_bytes()[..offset.min(text.len())];
-    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let line_start = before
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |p| p + 1);
-    let column = String::from_utf8_lossy(&before[line_start..])
-        .chars()
-        .count()
-        + 1;
-    (line, column)
 }
 
 /// A short one-line rendering of matched text: white space folded, hidden and control
@@ -148,7 +134,7 @@ fn hidden_characters(text: &str, risks: &mut Vec<Risk>) {
                 continue;
             }
         }
-        let (line, column) = line_col(text, offset);
+        let (line, column) = line_col(text.as_bytes(), offset);
         if line == reported_line {
             continue;
         }
@@ -332,7 +318,7 @@ fn base64_blobs(text: &str, risks: &mut Vec<Risk>) {
             && s.bytes().any(|b| b.is_ascii_lowercase())
             && s.bytes().any(|b| b.is_ascii_digit());
         if mixed && s.len() >= BASE64_MIN_CHARS {
-            let (line, column) = line_col(text, m.start());
+            let (line, column) = line_col(text.as_bytes(), m.start());
             risks.push(Risk {
                 rule: BASE64_BLOB,
                 line,
@@ -363,7 +349,7 @@ fn links(text: &str, allowed_hosts: &[String], risks: &mut Vec<Risk>) {
             if host.is_empty() || host_allowed(&host, allowed_hosts) {
                 continue;
             }
-            let (line, column) = line_col(text, whole.start());
+            let (line, column) = line_col(text.as_bytes(), whole.start());
             risks.push(Risk {
                 rule: EXTERNAL_LINK,
                 line,
@@ -433,7 +419,7 @@ mod tests {
         #[test]
         fn never_panics(text in "\\PC{0,200}", cut in 0usize..300) {
             let _ = scan(&text, &[]);
-            let _ = line_col(&text, cut);
+            let _ = line_col(text.as_bytes(), cut);
         }
     }
 
