@@ -187,6 +187,14 @@ fn remember_refuses_a_secret_bound_for_team_memory() {
         run.stdout
     );
     assert!(!run.stdout.contains(secret) && !run.stderr.contains(secret));
+    // The fix offered is one a remember user can take: remember has no --redact.
+    assert!(
+        run.stdout.contains("remove the secret from the patch"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("teammem redact"), "{}", run.stdout);
+    assert!(!run.stdout.contains("--redact"), "{}", run.stdout);
     assert!(
         !team_dir(&repo)
             .join("reference/github-token-for-the-release-bot.md")

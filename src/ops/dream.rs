@@ -23,6 +23,7 @@ use crate::domain::scope::ScopeKind;
 use crate::domain::store::{self, StoredMemory};
 use crate::domain::usage::{self};
 
+use super::guard::TeamWriter;
 use super::scope_write::{remove_memory, state_dir, write_memory};
 use super::{OpError, Project};
 
@@ -241,7 +242,13 @@ fn merge_within_files(
     let mut merged = 0;
     for memory in project.load(scope)?.memories {
         if let Some((body, n)) = consolidate::merge_within(&memory.file) {
-            write_memory(project, scope, &memory.rel, &with_body(&memory, body))?;
+            write_memory(
+                project,
+                scope,
+                TeamWriter::Rewrite,
+                &memory.rel,
+                &with_body(&memory, body),
+            )?;
             touched.insert(memory.rel.clone());
             merged += n;
         }
@@ -298,7 +305,13 @@ fn merge_across_files(
             continue;
         }
         if let Some(body) = consolidate::rebuild(&memory.file, entry_appends, &none) {
-            write_memory(project, scope, &memory.rel, &with_body(memory, body))?;
+            write_memory(
+                project,
+                scope,
+                TeamWriter::Rewrite,
+                &memory.rel,
+                &with_body(memory, body),
+            )?;
             touched.insert(memory.rel.clone());
         }
     }
@@ -311,7 +324,13 @@ fn merge_across_files(
         removed += entries.len();
         match consolidate::rebuild(&memory.file, &BTreeMap::new(), entries) {
             Some(body) => {
-                write_memory(project, scope, &memory.rel, &with_body(&memory, body))?;
+                write_memory(
+                    project,
+                    scope,
+                    TeamWriter::Rewrite,
+                    &memory.rel,
+                    &with_body(&memory, body),
+                )?;
             }
             None => remove_memory(project, scope, &memory.rel)?,
         }
