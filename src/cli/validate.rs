@@ -21,6 +21,7 @@ pub struct ValidateArgs {
     json: bool,
 }
 
+/// Runs `teammem validate`; returns its exit status.
 pub fn run(project: &Project, args: ValidateArgs) -> Result<u8, OpError> {
     let paths: Vec<PathBuf> = if args.paths.is_empty() {
         project
