@@ -569,6 +569,25 @@ fn validate_takes_a_relative_path_from_dash_c_like_scan() {
 }
 
 #[test]
+fn validate_through_a_relative_dash_c_still_refuses_a_symlinked_team_folder() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    let outside = sb.path().join("outside");
+    write(
+        &outside.join("project/ok.md"),
+        &memory_text("Ok", "d", "project", ""),
+    );
+    fs::create_dir_all(repo.join(".qwen")).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join(".qwen/team-memory")).unwrap();
+    let run = sb.teammem(
+        sb.path(),
+        ["-C", "project", "validate", ".qwen/team-memory"],
+    );
+    run.expect_code(1);
+    assert!(run.stderr.contains("is a symlink"), "{}", run.stderr);
+}
+
+#[test]
 fn index_without_a_scope_covers_every_scope_in_use() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");

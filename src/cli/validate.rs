@@ -35,7 +35,11 @@ pub fn run(project: &Project, args: ValidateArgs) -> Result<u8, OpError> {
     };
     for scope in ScopeKind::ALL {
         if let Some(dir) = project.layout.memory_dir(scope) {
-            if paths.iter().any(|p| project.cwd.join(p).starts_with(&dir)) {
+            let inside = |p: &PathBuf| {
+                let at = project.cwd.join(p);
+                std::path::absolute(&at).unwrap_or(at).starts_with(&dir)
+            };
+            if paths.iter().any(inside) {
                 project.check_scope_safe(scope)?;
             }
         }
