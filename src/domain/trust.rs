@@ -12,6 +12,7 @@ use std::sync::LazyLock;
 
 use regex::bytes::{Regex, RegexBuilder};
 
+use super::index::is_hidden;
 use super::memory::line_col;
 
 /// Invisible or direction-changing characters (bidi controls, zero-width, Unicode tags).
@@ -106,7 +107,7 @@ fn excerpt(text: &str) -> String {
             out.push('…');
             break;
         }
-        if c.is_control() || is_invisible(c) {
+        if c.is_control() || is_hidden(c) {
             out.push_str(&format!("<U+{:04X}>", c as u32));
         } else {
             out.push(c);
@@ -115,15 +116,11 @@ fn excerpt(text: &str) -> String {
     out
 }
 
-fn is_invisible(c: char) -> bool {
-    super::index::is_hidden(c)
-}
-
 fn hidden_characters(text: &str, risks: &mut Vec<Risk>) {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut reported_line = 0;
     for (i, &(offset, c)) in chars.iter().enumerate() {
-        if !is_invisible(c) {
+        if !is_hidden(c) {
             continue;
         }
         // A zero-width joiner between two emoji builds one emoji (👩‍💻): that is not hiding.
@@ -142,7 +139,7 @@ fn hidden_characters(text: &str, risks: &mut Vec<Risk>) {
         let count = text
             .lines()
             .nth(line - 1)
-            .map_or(1, |l| l.chars().filter(|&c| is_invisible(c)).count());
+            .map_or(1, |l| l.chars().filter(|&c| is_hidden(c)).count());
         risks.push(Risk {
             rule: HIDDEN_CHARACTER,
             line,
