@@ -547,6 +547,47 @@ fn validate_without_paths_checks_every_scope_in_use() {
 }
 
 #[test]
+fn validate_takes_a_relative_path_from_dash_c_like_scan() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    write(
+        &repo.join(".qwen/team-memory/project/Bad.md"),
+        &memory_text("Bad", "d", "project", ""),
+    );
+    let dash_c = repo.to_str().unwrap();
+    let run = sb.teammem(sb.path(), ["-C", dash_c, "validate", ".qwen/team-memory"]);
+    run.expect_code(1);
+    assert_eq!(
+        run.stdout,
+        ".qwen/team-memory/project/Bad.md:1:1: file name `Bad.md` is not a slug — rename it to `bad.md` (lowercase letters, digits and hyphens)\n1 file(s) checked, 1 problem(s)\n"
+    );
+    let file = ".qwen/team-memory/project/Bad.md";
+    sb.teammem(sb.path(), ["-C", dash_c, "validate", file])
+        .expect_code(1);
+    sb.teammem(sb.path(), ["-C", dash_c, "scan", file])
+        .expect_code(0);
+}
+
+#[test]
+fn validate_through_a_relative_dash_c_still_refuses_a_symlinked_team_folder() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    let outside = sb.path().join("outside");
+    write(
+        &outside.join("project/ok.md"),
+        &memory_text("Ok", "d", "project", ""),
+    );
+    fs::create_dir_all(repo.join(".qwen")).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join(".qwen/team-memory")).unwrap();
+    let run = sb.teammem(
+        sb.path(),
+        ["-C", "project", "validate", ".qwen/team-memory"],
+    );
+    run.expect_code(1);
+    assert!(run.stderr.contains("is a symlink"), "{}", run.stderr);
+}
+
+#[test]
 fn index_without_a_scope_covers_every_scope_in_use() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");

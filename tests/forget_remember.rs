@@ -187,6 +187,14 @@ fn remember_refuses_a_secret_bound_for_team_memory() {
         run.stdout
     );
     assert!(!run.stdout.contains(secret) && !run.stderr.contains(secret));
+    // The fix offered is one a remember user can take: remember has no --redact.
+    assert!(
+        run.stdout.contains("remove the secret from the patch"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("teammem redact"), "{}", run.stdout);
+    assert!(!run.stdout.contains("--redact"), "{}", run.stdout);
     assert!(
         !team_dir(&repo)
             .join("reference/github-token-for-the-release-bot.md")
@@ -194,4 +202,29 @@ fn remember_refuses_a_secret_bound_for_team_memory() {
     );
     let status = sb.git(&repo, ["status", "--porcelain", "--untracked-files=all"]);
     assert!(!status.contains("github-token"), "{status}");
+}
+
+#[test]
+fn forget_refuses_to_rewrite_a_team_file_that_already_holds_a_secret() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    sb.teammem(&repo, ["init"]).expect_code(0);
+    // A legacy team file that came in with a secret (written by hand, not through teammem).
+    let secret = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5";
+    let text = format!(
+        "---\nname: Feedback\ndescription: Old topic file\ntype: feedback\n---\n- First rule here\n- Release bot token {secret}\n"
+    );
+    let file = team_dir(&repo).join("feedback/topic.md");
+    write(&file, &text);
+
+    let run = sb.teammem(&repo, ["forget", "team:feedback/topic.md:1"]);
+    run.expect_code(1);
+    assert!(
+        run.stderr.contains("the file already holds the secret"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("--redact"), "{}", run.stderr);
+    assert!(!run.stderr.contains(secret) && !run.stdout.contains(secret));
+    assert_eq!(fs::read_to_string(&file).unwrap(), text);
 }

@@ -199,7 +199,7 @@ fn fields_are_stripped_of_control_zero_width_and_bidi_characters() {
         "x`y](javascript:evil)\u{200B}",
         "one\u{202E}two\u{2066}\u{0007}three\u{E0041}",
     )]);
-    assert_eq!(out, "- [x'y] (javascript:evil)](a.md) — onetwo three\n");
+    assert_eq!(out, "- [x'y\\] (javascript:evil)](a.md) — onetwo three\n");
 }
 
 #[test]

@@ -41,6 +41,7 @@ pub struct AddArgs {
     json: bool,
 }
 
+/// Runs `teammem add`; returns its exit status.
 pub fn run(project: &Project, args: AddArgs) -> Result<u8, OpError> {
     let body = match args.body {
         Some(body) => body,

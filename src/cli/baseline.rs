@@ -72,6 +72,7 @@ struct ReleaseArgs {
     token: String,
 }
 
+/// Runs `teammem baseline`; returns its exit status.
 pub fn run(project: &Project, args: BaselineArgs) -> Result<u8, OpError> {
     match args.action {
         BaselineAction::Diff(a) => {

@@ -53,6 +53,7 @@ pub enum CheckFormat {
     Github,
 }
 
+/// Runs `teammem check`; returns its exit status.
 pub fn run(project: &Project, args: CheckArgs) -> Result<u8, OpError> {
     let source = match (&args.range, args.staged) {
         (Some(spec), _) => Source::range(spec)?,

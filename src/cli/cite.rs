@@ -19,6 +19,7 @@ pub struct CiteArgs {
     json: bool,
 }
 
+/// Runs `teammem cite`; returns its exit status.
 pub fn run(project: &Project, args: CiteArgs) -> Result<u8, OpError> {
     let cited = ops::cite::cite(project, &args.ids)?;
     if args.json {

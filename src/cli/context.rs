@@ -33,6 +33,7 @@ enum HookArg {
     Plain,
 }
 
+/// Runs `teammem context`; returns its exit status.
 pub fn run(project: &Project, args: ContextArgs) -> Result<u8, OpError> {
     let built = context::build(project, args.query.as_deref())?;
     let format = match args.hook {

@@ -25,6 +25,7 @@ pub struct DreamArgs {
     json: bool,
 }
 
+/// Runs `teammem dream`; returns its exit status.
 pub fn run(project: &Project, args: DreamArgs) -> Result<u8, OpError> {
     let mut reports = Vec::new();
     for scope in super::scopes(project, args.scope) {

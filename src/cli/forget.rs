@@ -29,6 +29,7 @@ pub struct ForgetArgs {
     json: bool,
 }
 
+/// Runs `teammem forget`; returns its exit status.
 pub fn run(project: &Project, args: ForgetArgs) -> Result<u8, OpError> {
     let ids = match &args.query {
         None => args.ids.clone(),

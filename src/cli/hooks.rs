@@ -17,6 +17,7 @@ pub struct InstallHooksArgs {}
 #[derive(Debug, Args)]
 pub struct UninstallHooksArgs {}
 
+/// Runs `teammem install-hooks`; returns its exit status.
 pub fn install(project: &Project, _args: InstallHooksArgs) -> Result<u8, OpError> {
     let binary = std::env::current_exe()
         .map_err(|e| OpError::Usage(format!("cannot find the teammem binary: {e}")))?;
@@ -25,6 +26,7 @@ pub fn install(project: &Project, _args: InstallHooksArgs) -> Result<u8, OpError
     Ok(EXIT_OK)
 }
 
+/// Runs `teammem uninstall-hooks`; returns its exit status.
 pub fn uninstall(project: &Project, _args: UninstallHooksArgs) -> Result<u8, OpError> {
     let outcome = hooks::uninstall(project)?;
     print_outcome(&outcome);

@@ -21,6 +21,7 @@ pub struct IndexArgs {
     json: bool,
 }
 
+/// Runs `teammem index`; returns its exit status.
 pub fn run(project: &Project, args: IndexArgs) -> Result<u8, OpError> {
     let mut states = Vec::new();
     for scope in super::scopes(project, args.scope) {

@@ -16,6 +16,7 @@ pub struct InitArgs {
     fix_gitignore: bool,
 }
 
+/// Runs `teammem init`; returns its exit status.
 pub fn run(project: &Project, args: InitArgs) -> Result<u8, OpError> {
     let done = ops::init::init(project, args.fix_gitignore)?;
     if done.created {

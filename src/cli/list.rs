@@ -20,6 +20,7 @@ pub struct ListArgs {
     json: bool,
 }
 
+/// Runs `teammem list`; returns its exit status.
 pub fn run(project: &Project, args: ListArgs) -> Result<u8, OpError> {
     let listing = ops::catalog::list(project, &super::scopes(project, args.scope))?;
     if args.json {

@@ -34,6 +34,7 @@ pub struct RecallArgs {
     json: bool,
 }
 
+/// Runs `teammem recall`; returns its exit status.
 pub fn run(project: &Project, args: RecallArgs) -> Result<u8, OpError> {
     let scopes = super::scopes(project, args.scope);
     let found = ops::recall::recall(project, &scopes, &args.query, args.max, args.chars)?;

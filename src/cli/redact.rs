@@ -16,6 +16,7 @@ use crate::ops::{EXIT_OK, OpError, Project};
 #[derive(Debug, Args)]
 pub struct RedactArgs {}
 
+/// Runs `teammem redact`; returns its exit status.
 pub fn run(_project: &Project, _args: RedactArgs) -> Result<u8, OpError> {
     let mut bytes = Vec::new();
     std::io::stdin()

@@ -26,6 +26,7 @@ pub struct RememberArgs {
     json: bool,
 }
 
+/// Runs `teammem remember`; returns its exit status.
 pub fn run(project: &Project, args: RememberArgs) -> Result<u8, OpError> {
     let mut input = String::new();
     std::io::stdin()

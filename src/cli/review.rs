@@ -30,6 +30,7 @@ pub enum ReviewFormat {
     Json,
 }
 
+/// Runs `teammem review`; returns its exit status.
 pub fn run(project: &Project, args: ReviewArgs) -> Result<u8, OpError> {
     let review = ops::review::review(project, &args.range)?;
     match args.format {

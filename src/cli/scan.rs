@@ -37,6 +37,7 @@ pub enum ScanFormat {
     Sarif,
 }
 
+/// Runs `teammem scan`; returns its exit status.
 pub fn run(project: &Project, cwd: &Path, args: ScanArgs) -> Result<u8, OpError> {
     let report = ops::scan::scan(project, cwd, &args.paths)?;
     match args.format {

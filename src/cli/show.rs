@@ -36,6 +36,7 @@ struct Shown {
     text: String,
 }
 
+/// Runs `teammem show`; returns its exit status.
 pub fn run(project: &Project, args: ShowArgs) -> Result<u8, OpError> {
     let id = MemoryId::parse(&args.id)?;
     let found = catalog::find(project, &id, &every_scope(project))?;

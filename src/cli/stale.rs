@@ -24,6 +24,7 @@ pub struct StaleArgs {
     json: bool,
 }
 
+/// Runs `teammem stale`; returns its exit status.
 pub fn run(project: &Project, args: StaleArgs) -> Result<u8, OpError> {
     let scopes = super::scopes(project, args.scope);
     let found = ops::stale::stale(project, &scopes, args.days, usage::now())?;

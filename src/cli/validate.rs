@@ -9,8 +9,9 @@ use crate::ops::{self, EXIT_FINDINGS, EXIT_OK, OpError, Project};
 
 /// Check memory files and report every problem as path:line:col: what — fix.
 ///
-/// Without PATH: every scope folder in use. A folder is read as a scope is: every .md file
-/// below it except the top-level MEMORY.md and hidden files.
+/// Without PATH: every scope folder in use. A relative PATH is taken from -C DIR when given. A
+/// folder is read as a scope is: every .md file below it except the top-level MEMORY.md and
+/// hidden files.
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
     /// Files or folders to check.
@@ -20,6 +21,7 @@ pub struct ValidateArgs {
     json: bool,
 }
 
+/// Runs `teammem validate`; returns its exit status.
 pub fn run(project: &Project, args: ValidateArgs) -> Result<u8, OpError> {
     let paths: Vec<PathBuf> = if args.paths.is_empty() {
         project
@@ -33,13 +35,17 @@ pub fn run(project: &Project, args: ValidateArgs) -> Result<u8, OpError> {
     };
     for scope in ScopeKind::ALL {
         if let Some(dir) = project.layout.memory_dir(scope) {
-            if paths.iter().any(|p| p.starts_with(&dir)) {
+            let inside = |p: &PathBuf| {
+                let at = project.cwd.join(p);
+                std::path::absolute(&at).unwrap_or(at).starts_with(&dir)
+            };
+            if paths.iter().any(inside) {
                 project.check_scope_safe(scope)?;
             }
         }
     }
     let refs: Vec<&std::path::Path> = paths.iter().map(PathBuf::as_path).collect();
-    let result = ops::validate::validate(&refs)?;
+    let result = ops::validate::validate(&project.cwd, &refs)?;
     if args.json {
         super::print_json(&result)?;
     } else {

@@ -65,7 +65,7 @@ pub fn render(entries: &[IndexEntry]) -> String {
         .map(|(entry, siblings)| {
             let description = sanitize_field(&entry.description);
             Line {
-                title: sanitize_field(&entry.title),
+                title: link_text(&sanitize_field(&entry.title)),
                 target: percent_encode(&entry.path),
                 description: if description.is_empty() {
                     entry.kind.as_str().to_string()
@@ -213,6 +213,19 @@ pub fn sanitize_field(text: &str) -> String {
     cut(&out, MAX_FIELD_CHARS)
 }
 
+/// A title made safe inside `[…]`: `\`, `[` and `]` are backslash-escaped (CommonMark), so a
+/// title ending in `\` or holding a lone bracket cannot escape or close its link early.
+fn link_text(title: &str) -> String {
+    let mut out = String::with_capacity(title.len());
+    for c in title.chars() {
+        if matches!(c, '\\' | '[' | ']') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Zero-width, bidi-control and tag characters: invisible text that can hide instructions.
 pub fn is_hidden(c: char) -> bool {
     matches!(c,
@@ -337,6 +350,26 @@ mod tests {
     #[test]
     fn fields_are_sanitised() {
         let out = render(&[entry("a(b).md", "x`y](evil)", "one\u{202E}two\nthree")]);
-        assert_eq!(out, "- [x'y] (evil)](a%28b%29.md) — onetwo three\n");
+        assert_eq!(out, "- [x'y\\] (evil)](a%28b%29.md) — onetwo three\n");
+    }
+
+    #[test]
+    fn a_title_cannot_escape_or_close_its_link() {
+        let out = render(&[
+            entry("a.md", "ends in \\", "d"),
+            entry("b.md", "lone ] bracket [x", "e"),
+        ]);
+        assert_eq!(
+            out,
+            "- [ends in \\\\](a.md) — d\n- [lone \\] bracket \\[x](b.md) — e\n"
+        );
+        // Cut to fit the line (a long path leaves 39 chars for the title), a cut through an
+        // escape leaves `\…`, and `\` escapes only ASCII punctuation, so the `]` still closes.
+        let path = format!("{}.md", "p".repeat(97));
+        let line = render(&[entry(&path, &"\\".repeat(60), "f")]);
+        assert!(
+            line.starts_with(&format!("- [{}…]({path}) — f", "\\".repeat(39))),
+            "{line}"
+        );
     }
 }

@@ -357,6 +357,19 @@ impl MemoryFile {
         head + &self.body
     }
 
+    /// [`render`](Self::render), read back as the memory file `rel`: what is written must parse,
+    /// so a field that would not survive the round trip is the first problem found, as text.
+    pub fn render_checked(&self, rel: &str) -> Result<String, String> {
+        let text = self.render();
+        match MemoryFile::parse(rel, text.as_bytes()) {
+            Ok(_) => Ok(text),
+            Err(problems) => Err(problems
+                .first()
+                .map(ToString::to_string)
+                .unwrap_or_default()),
+        }
+    }
+
     /// Re-applies the typed fields onto the kept frontmatter (for a freshly built file).
     fn sync_frontmatter(&mut self) {
         let mut fm = Frontmatter::new();
@@ -491,7 +504,9 @@ fn split_frontmatter<'a>(path: &str, text: &'a str) -> Result<Split<'a>, Invalid
     ))
 }
 
-fn line_col(bytes: &[u8], offset: usize) -> (usize, usize) {
+/// The 1-based line and character column of a byte offset. Works on bytes, so an offset inside
+/// a character, or in text that is not UTF-8, cannot panic.
+pub fn line_col(bytes: &[u8], offset: usize) -> (usize, usize) {
     let before = &bytes[..offset.min(bytes.len())];
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
     let line_start = before

@@ -12,6 +12,9 @@ use std::sync::LazyLock;
 
 use regex::bytes::{Regex, RegexBuilder};
 
+use super::index::is_hidden;
+use super::memory::line_col;
+
 /// Invisible or direction-changing characters (bidi controls, zero-width, Unicode tags).
 pub const HIDDEN_CHARACTER: &str = "trust-hidden-character";
 /// Text telling the model to ignore, override or hide from its instructions or the user.
@@ -84,7 +87,7 @@ pub fn scan(text: &str, allowed_hosts: &[String]) -> Vec<Risk> {
 }
 
 fn risk(text: &str, rule: &'static str, start: usize, matched: &str, what: &str) -> Risk {
-    let (line, column) = line_col(text, start);
+    let (line, column) = line_col(text.as_bytes(), start);
     Risk {
         rule,
         line,
@@ -92,22 +95,6 @@ fn risk(text: &str, rule: &'static str, start: usize, matched: &str, what: &str)
         message: format!("{what}: \"{}\"", excerpt(matched)),
         matched: matched.to_string(),
     }
-}
-
-/// The 1-based line and character column of a byte offset.
-/// Works on bytes, so an offset inside a character cannot panic.
-pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text.as_bytes()[..offset.min(text.len())];
-    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let line_start = before
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |p| p + 1);
-    let column = String::from_utf8_lossy(&before[line_start..])
-        .chars()
-        .count()
-        + 1;
-    (line, column)
 }
 
 /// A short one-line rendering of matched text: white space folded, hidden and control
@@ -120,7 +107,7 @@ fn excerpt(text: &str) -> String {
             out.push('…');
             break;
         }
-        if c.is_control() || is_invisible(c) {
+        if c.is_control() || is_hidden(c) {
             out.push_str(&format!("<U+{:04X}>", c as u32));
         } else {
             out.push(c);
@@ -129,15 +116,11 @@ fn excerpt(text: &str) -> String {
     out
 }
 
-fn is_invisible(c: char) -> bool {
-    super::index::is_hidden(c)
-}
-
 fn hidden_characters(text: &str, risks: &mut Vec<Risk>) {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut reported_line = 0;
     for (i, &(offset, c)) in chars.iter().enumerate() {
-        if !is_invisible(c) {
+        if !is_hidden(c) {
             continue;
         }
         // A zero-width joiner between two emoji builds one emoji (👩‍💻): that is not hiding.
@@ -148,7 +131,7 @@ fn hidden_characters(text: &str, risks: &mut Vec<Risk>) {
                 continue;
             }
         }
-        let (line, column) = line_col(text, offset);
+        let (line, column) = line_col(text.as_bytes(), offset);
         if line == reported_line {
             continue;
         }
@@ -156,7 +139,7 @@ fn hidden_characters(text: &str, risks: &mut Vec<Risk>) {
         let count = text
             .lines()
             .nth(line - 1)
-            .map_or(1, |l| l.chars().filter(|&c| is_invisible(c)).count());
+            .map_or(1, |l| l.chars().filter(|&c| is_hidden(c)).count());
         risks.push(Risk {
             rule: HIDDEN_CHARACTER,
             line,
@@ -332,7 +315,7 @@ fn base64_blobs(text: &str, risks: &mut Vec<Risk>) {
             && s.bytes().any(|b| b.is_ascii_lowercase())
             && s.bytes().any(|b| b.is_ascii_digit());
         if mixed && s.len() >= BASE64_MIN_CHARS {
-            let (line, column) = line_col(text, m.start());
+            let (line, column) = line_col(text.as_bytes(), m.start());
             risks.push(Risk {
                 rule: BASE64_BLOB,
                 line,
@@ -363,7 +346,7 @@ fn links(text: &str, allowed_hosts: &[String], risks: &mut Vec<Risk>) {
             if host.is_empty() || host_allowed(&host, allowed_hosts) {
                 continue;
             }
-            let (line, column) = line_col(text, whole.start());
+            let (line, column) = line_col(text.as_bytes(), whole.start());
             risks.push(Risk {
                 rule: EXTERNAL_LINK,
                 line,
@@ -433,7 +416,7 @@ mod tests {
         #[test]
         fn never_panics(text in "\\PC{0,200}", cut in 0usize..300) {
             let _ = scan(&text, &[]);
-            let _ = line_col(&text, cut);
+            let _ = line_col(text.as_bytes(), cut);
         }
     }
 

@@ -77,8 +77,19 @@ pub fn age_text(then: i64, now: i64) -> String {
 
 /// `YYYY-MM-DDTHH:MM:SSZ` for a Unix time.
 pub fn utc_text(secs: i64) -> String {
-    let days = secs.div_euclid(DAY_SECS);
     let rest = secs.rem_euclid(DAY_SECS);
+    format!(
+        "{}T{:02}:{:02}:{:02}Z",
+        utc_date(secs),
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+/// `YYYY-MM-DD` of a Unix time, in UTC (proleptic Gregorian calendar).
+pub fn utc_date(secs: i64) -> String {
+    let days = secs.div_euclid(DAY_SECS);
     // Howard Hinnant's days-to-civil algorithm.
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
@@ -89,12 +100,7 @@ pub fn utc_text(secs: i64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
+    format!("{year:04}-{month:02}-{day:02}")
 }
 
 /// The current time, seconds since the Unix epoch.
@@ -113,6 +119,10 @@ mod tests {
     fn dates() {
         assert_eq!(utc_text(0), "1970-01-01T00:00:00Z");
         assert_eq!(utc_text(1_709_210_096), "2024-02-29T12:34:56Z");
+        assert_eq!(utc_date(0), "1970-01-01");
+        assert_eq!(utc_date(951_782_400), "2000-02-29");
+        assert_eq!(utc_date(1_795_998_780), "2026-11-30");
+        assert_eq!(utc_date(-1), "1969-12-31");
         assert_eq!(age_text(0, DAY_SECS * 2 - 1), "1 day old");
         assert_eq!(age_text(10, 5), "today");
     }

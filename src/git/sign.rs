@@ -102,21 +102,20 @@ const USER_LEVELS: [ConfigLevel; 4] = [
 ];
 
 fn user_level_string(config: &Config, keys: &[&str]) -> Option<String> {
-    for level in USER_LEVELS {
-        let Ok(at_level) = config.open_level(level) else {
-            continue;
-        };
-        for key in keys {
-            if let Ok(value) = at_level.get_string(key) {
-                return Some(value);
-            }
-        }
-    }
-    None
+    first_string_at(config, &USER_LEVELS, keys)
 }
 
 fn repo_level_string(config: &Config, keys: &[&str]) -> Option<String> {
-    for level in [ConfigLevel::Worktree, ConfigLevel::Local, ConfigLevel::App] {
+    first_string_at(
+        config,
+        &[ConfigLevel::Worktree, ConfigLevel::Local, ConfigLevel::App],
+        keys,
+    )
+}
+
+/// The first of `keys` set at the first of `levels` that sets any of them.
+fn first_string_at(config: &Config, levels: &[ConfigLevel], keys: &[&str]) -> Option<String> {
+    for &level in levels {
         let Ok(at_level) = config.open_level(level) else {
             continue;
         };

@@ -15,6 +15,7 @@ use std::path::Path;
 use git2::{FileMode, ObjectType, Oid, Repository, Tree, TreeWalkMode, TreeWalkResult};
 
 use super::GitError;
+use super::team_files;
 
 /// How a path changed between HEAD and the work tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,17 +65,9 @@ pub fn tree_files(
     let Some(tree) = tree else {
         return Ok(files);
     };
-    let entry = match tree.get_path(Path::new(dir)) {
-        Ok(entry) => entry,
-        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(files),
-        Err(e) => return Err(GitError::git(format!("reading {dir} in HEAD"), e)),
-    };
-    if entry.kind() != Some(ObjectType::Tree) {
+    let Some(subtree) = team_files::subtree(repo, tree, dir)? else {
         return Ok(files);
-    }
-    let subtree = repo
-        .find_tree(entry.id())
-        .map_err(|e| GitError::git(format!("reading {dir} in HEAD"), e))?;
+    };
     subtree
         .walk(TreeWalkMode::PreOrder, |parent, entry| {
             if entry.kind() == Some(ObjectType::Blob) {

@@ -7,9 +7,11 @@ use serde::Serialize;
 
 use crate::domain::memory::{self, MemoryFile, MemoryType};
 use crate::domain::scope::ScopeKind;
-use crate::domain::secrets::{self, SecretsIgnore};
+use crate::domain::secrets;
 
-use super::{OpError, Project, guard};
+use super::guard::{self, TeamWriter};
+use super::scope_write::write_memory;
+use super::{OpError, Project};
 
 /// What to add.
 #[derive(Debug, Clone)]
@@ -111,29 +113,20 @@ pub fn add(project: &Project, new: &NewMemory) -> Result<Added, OpError> {
         new.keywords.clone(),
         &body,
     );
-    let text = file.render();
     // What we write must read back as a valid memory; anything else is our bug, not the user's.
-    if let Err(problems) = MemoryFile::parse(&rel, text.as_bytes()) {
-        let first = problems
-            .first()
-            .map(ToString::to_string)
-            .unwrap_or_default();
-        return Err(OpError::Usage(format!(
-            "the memory would not be valid: {first}"
-        )));
-    }
-    let shown = format!("{}{rel}", project.shown_prefix(new.scope));
+    let text = file
+        .render_checked(&rel)
+        .map_err(|first| OpError::Usage(format!("the memory would not be valid: {first}")))?;
     let mut warnings = Vec::new();
-    if new.scope == ScopeKind::Team {
-        let ignore = SecretsIgnore::load(&dir)?;
-        guard::refuse_secrets_in_team_with(&ignore, &shown, &text)?;
-    } else {
+    if new.scope != ScopeKind::Team {
         let findings = secrets::scan_text(&text);
         if !findings.is_empty() {
+            let shown = format!("{}{rel}", project.shown_prefix(new.scope));
             warnings.push(guard::private_warning(&shown, &findings));
         }
     }
-    crate::domain::store::write_atomic(&path, text.as_bytes())?;
+    // The team write guard refuses a secret before anything is written.
+    let path = write_memory(project, new.scope, TeamWriter::Add, &rel, &text)?;
     let (index_written, _) = project.rebuild_index(new.scope)?;
     Ok(Added {
         scope: new.scope,

@@ -118,17 +118,7 @@ pub fn check_staged(repo: &Repository, index_file: Option<&Path>) -> Result<Chec
     let files = read.files;
     let (config, config_problem) = config_from(&files);
     let mut out = Findings::new(&config);
-    if let Some(problem) = config_problem {
-        out.push(
-            CONFIG_INVALID,
-            &check::repo_path(CONFIG_FILE),
-            1,
-            1,
-            problem,
-            "",
-            None,
-        );
-    }
+    report_config_problem(&mut out, config_problem);
     let mut unmerged = BTreeSet::new();
     for file in files.iter().filter(|f| f.stage != 0) {
         unmerged.insert(file.rel.clone());
@@ -161,17 +151,7 @@ pub fn check_head(repo: &Repository) -> Result<CheckReport, OpError> {
     let files = read.files;
     let (config, config_problem) = config_from(&files);
     let mut out = Findings::new(&config);
-    if let Some(problem) = config_problem {
-        out.push(
-            CONFIG_INVALID,
-            &check::repo_path(CONFIG_FILE),
-            1,
-            1,
-            problem,
-            "",
-            None,
-        );
-    }
+    report_config_problem(&mut out, config_problem);
     report_blockers(&mut out, &read.blockers, None);
     let refs: Vec<&FolderFile> = files.iter().collect();
     check_tree_files(&mut out, &refs, &accepted_secrets(&files), None);
@@ -203,7 +183,20 @@ pub fn check_history(
     let base_files = team_files::at_revision(repo, &base_id.to_string(), TEAM_DIR)?.files;
     let (config, config_problem) = config_from(&base_files);
     let mut out = Findings::new(&config);
-    if let Some(problem) = config_problem {
+    report_config_problem(&mut out, config_problem);
+    let head_read = team_files::at_revision(repo, &head_id.to_string(), TEAM_DIR)?;
+    report_blockers(&mut out, &head_read.blockers, None);
+    let final_files = head_read.files;
+    let accepted = accepted_secrets(&base_files);
+    let files_checked = check_changes(repo, &mut out, walked, &final_files, &accepted)?;
+    let mut report = CheckReport::new(source, files_checked, out.list);
+    report.commits_checked = walked.commits.len();
+    Ok(report)
+}
+
+/// A configuration that could not be read is a finding on its first line.
+fn report_config_problem(out: &mut Findings<'_>, problem: Option<String>) {
+    if let Some(problem) = problem {
         out.push(
             CONFIG_INVALID,
             &check::repo_path(CONFIG_FILE),
@@ -214,14 +207,6 @@ pub fn check_history(
             None,
         );
     }
-    let head_read = team_files::at_revision(repo, &head_id.to_string(), TEAM_DIR)?;
-    report_blockers(&mut out, &head_read.blockers, None);
-    let final_files = head_read.files;
-    let accepted = accepted_secrets(&base_files);
-    let files_checked = check_changes(repo, &mut out, walked, &final_files, &accepted)?;
-    let mut report = CheckReport::new(source, files_checked, out.list);
-    report.commits_checked = walked.commits.len();
-    Ok(report)
 }
 
 fn check_changes(
@@ -282,19 +267,8 @@ fn check_changes(
         checked += 1;
     }
     if !walked.changes.is_empty() {
-        let memories: Vec<(&str, &[u8])> = final_files
-            .iter()
-            .filter(|f| f.mode != MODE_SYMLINK && check::is_memory_path(&f.rel))
-            .map(|f| (f.rel.as_str(), f.bytes.as_slice()))
-            .collect();
-        let index = final_files.iter().find(|f| f.rel == INDEX_FILE);
         let index_commit = last_commit.get(INDEX_FILE).copied();
-        check::check_index(
-            out,
-            &memories,
-            index.map(|f| f.bytes.as_slice()),
-            index_commit,
-        );
+        check_folder_index(out, final_files, index_commit);
     }
     Ok(checked)
 }
@@ -319,13 +293,26 @@ fn check_tree_files(
             commit,
         );
     }
-    let memories: Vec<(&str, &[u8])> = files
-        .iter()
-        .filter(|f| f.mode != MODE_SYMLINK && check::is_memory_path(&f.rel))
-        .map(|f| (f.rel.as_str(), f.bytes.as_slice()))
-        .collect();
-    let index = files.iter().find(|f| f.rel == INDEX_FILE);
-    check::check_index(out, &memories, index.map(|f| f.bytes.as_slice()), commit);
+    check_folder_index(out, files.iter().copied(), commit);
+}
+
+/// Checks a folder snapshot's MEMORY.md against the memories beside it; `commit` names the
+/// commit that last wrote the index.
+fn check_folder_index<'a>(
+    out: &mut Findings<'_>,
+    files: impl IntoIterator<Item = &'a FolderFile>,
+    commit: Option<&str>,
+) {
+    let mut memories: Vec<(&str, &[u8])> = Vec::new();
+    let mut index = None;
+    for file in files {
+        if file.rel == INDEX_FILE {
+            index = index.or(Some(file.bytes.as_slice()));
+        } else if file.mode != MODE_SYMLINK && check::is_memory_path(&file.rel) {
+            memories.push((file.rel.as_str(), file.bytes.as_slice()));
+        }
+    }
+    check::check_index(out, &memories, index, commit);
 }
 
 /// Reports a file or symlink standing where the team folder (or `.qwen`) should be.

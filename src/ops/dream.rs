@@ -23,6 +23,7 @@ use crate::domain::scope::ScopeKind;
 use crate::domain::store::{self, StoredMemory};
 use crate::domain::usage::{self};
 
+use super::guard::TeamWriter;
 use super::scope_write::{remove_memory, state_dir, write_memory};
 use super::{OpError, Project};
 
@@ -227,10 +228,23 @@ pub fn dream(project: &Project, scope: ScopeKind, force: bool) -> Result<DreamRe
     Ok(report)
 }
 
-fn with_body(memory: &StoredMemory, body: String) -> String {
+/// Writes `memory` back with a new body (through the team write guard in team scope).
+fn rewrite(
+    project: &Project,
+    scope: ScopeKind,
+    memory: &StoredMemory,
+    body: String,
+) -> Result<(), OpError> {
     let mut file = memory.file.clone();
     file.body = body;
-    file.render()
+    write_memory(
+        project,
+        scope,
+        TeamWriter::Rewrite,
+        &memory.rel,
+        &file.render(),
+    )?;
+    Ok(())
 }
 
 fn merge_within_files(
@@ -241,7 +255,7 @@ fn merge_within_files(
     let mut merged = 0;
     for memory in project.load(scope)?.memories {
         if let Some((body, n)) = consolidate::merge_within(&memory.file) {
-            write_memory(project, scope, &memory.rel, &with_body(&memory, body))?;
+            rewrite(project, scope, &memory, body)?;
             touched.insert(memory.rel.clone());
             merged += n;
         }
@@ -298,7 +312,7 @@ fn merge_across_files(
             continue;
         }
         if let Some(body) = consolidate::rebuild(&memory.file, entry_appends, &none) {
-            write_memory(project, scope, &memory.rel, &with_body(memory, body))?;
+            rewrite(project, scope, memory, body)?;
             touched.insert(memory.rel.clone());
         }
     }
@@ -311,7 +325,7 @@ fn merge_across_files(
         removed += entries.len();
         match consolidate::rebuild(&memory.file, &BTreeMap::new(), entries) {
             Some(body) => {
-                write_memory(project, scope, &memory.rel, &with_body(&memory, body))?;
+                rewrite(project, scope, &memory, body)?;
             }
             None => remove_memory(project, scope, &memory.rel)?,
         }

@@ -11,6 +11,7 @@ use crate::domain::scope::ScopeKind;
 use crate::domain::store::StoredMemory;
 
 use super::catalog::{self, MemoryId};
+use super::guard::TeamWriter;
 use super::recall::{self, Hit};
 use super::scope_write::{remove_memory, write_memory};
 use super::{OpError, Project};
@@ -94,7 +95,7 @@ pub fn forget(project: &Project, ids: &[String]) -> Result<ForgetReport, OpError
             Some(body) => {
                 let mut file = memory.file.clone();
                 file.body = body;
-                write_memory(project, *scope, rel, &file.render())?;
+                write_memory(project, *scope, TeamWriter::Rewrite, rel, &file.render())?;
             }
         }
         touched.insert(*scope);

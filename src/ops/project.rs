@@ -11,6 +11,9 @@ use super::OpError;
 /// Everything a command needs to know about where memories live.
 #[derive(Debug, Clone)]
 pub struct Project {
+    /// The folder the command runs in (`-C DIR`, else the process's): relative paths a user
+    /// gives are taken from here.
+    pub cwd: PathBuf,
     /// The process environment that shaped the layout.
     pub env: Environment,
     /// The repository, when the command runs inside one.
@@ -56,6 +59,7 @@ impl Project {
             .is_some_and(|d| d.is_dir());
         let switches = settings.resolve(&env, team_exists);
         Ok(Project {
+            cwd: cwd.to_path_buf(),
             env,
             repo,
             layout,

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::domain::memory::{self, MemoryFile, MemoryType};
 use crate::domain::scope::ScopeKind;
 
+use super::guard::TeamWriter;
 use super::scope_write::write_memory;
 use super::{OpError, Project};
 
@@ -215,31 +216,23 @@ pub fn remember(
             ));
             continue;
         }
+        let given = |field: &Option<String>| {
+            field
+                .as_deref()
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(str::to_string)
+        };
         let mut body = String::new();
-        if let Some(text) = patch
-            .body
-            .as_deref()
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-        {
-            body.push_str(text);
+        if let Some(text) = given(&patch.body) {
+            body.push_str(&text);
             body.push_str("\n\n");
         }
         let mut reasons = String::new();
-        if let Some(why) = patch
-            .why
-            .as_deref()
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-        {
+        if let Some(why) = given(&patch.why) {
             reasons.push_str(&format!("Why: {why}\n"));
         }
-        if let Some(how) = patch
-            .how_to_apply
-            .as_deref()
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-        {
+        if let Some(how) = given(&patch.how_to_apply) {
             reasons.push_str(&format!("How to apply: {how}\n"));
         }
         body.push_str(&reasons);
@@ -256,19 +249,17 @@ pub fn remember(
             rel = format!("{kind}/{slug}-{n}.md");
             n += 1;
         }
-        let text = file.render();
-        if let Err(problems) = MemoryFile::parse(&rel, text.as_bytes()) {
-            let first = problems
-                .first()
-                .map(ToString::to_string)
-                .unwrap_or_default();
-            out.dropped.push(drop(
-                "invalid",
-                format!("it would not be a valid memory: {first}"),
-            ));
-            continue;
-        }
-        match write_memory(project, scope, &rel, &text) {
+        let text = match file.render_checked(&rel) {
+            Ok(text) => text,
+            Err(first) => {
+                out.dropped.push(drop(
+                    "invalid",
+                    format!("it would not be a valid memory: {first}"),
+                ));
+                continue;
+            }
+        };
+        match write_memory(project, scope, TeamWriter::Remember, &rel, &text) {
             Ok(_) => {}
             Err(OpError::Refused(why)) => {
                 out.dropped.push(drop("secret", why));

@@ -14,6 +14,7 @@ use crate::domain::check::{self, Finding};
 use crate::domain::memory_diff::{self, FieldChange, MemoryParts};
 use crate::domain::scope::TEAM_DIR;
 use crate::domain::secrets;
+use crate::domain::usage::utc_date;
 use crate::git::folder_history::{self, ChangeKind, CommitInfo};
 use crate::git::history;
 use crate::git::repo;
@@ -260,32 +261,5 @@ fn change_of(commit: &CommitInfo) -> Change {
         email: commit.email.clone(),
         date: utc_date(commit.time),
         summary: commit.summary.clone(),
-    }
-}
-
-/// `YYYY-MM-DD` of a Unix time, in UTC (civil-from-days, proleptic Gregorian calendar).
-pub fn utc_date(seconds: i64) -> String {
-    let days = seconds.div_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dates() {
-        assert_eq!(utc_date(0), "1970-01-01");
-        assert_eq!(utc_date(951_782_400), "2000-02-29");
-        assert_eq!(utc_date(1_795_998_780), "2026-11-30");
     }
 }

@@ -1,4 +1,4 @@
-//! The one door through which lifecycle commands (dream, forget, remember) change memory files,
+//! The one door through which commands (add, dream, forget, remember) write memory files,
 //! so every team write passes the secret guard, and where each scope keeps its machine-local
 //! state.
 
@@ -9,7 +9,8 @@ use crate::domain::scope::ScopeKind;
 use crate::domain::secrets::SecretsIgnore;
 use crate::domain::store;
 
-use super::{OpError, Project, guard};
+use super::guard::{self, TeamWriter};
+use super::{OpError, Project};
 
 /// The folder where a scope keeps its machine-local state (`meta.json`, `consolidation.lock`,
 /// `usage.json`, baselines), created when missing.
@@ -35,10 +36,12 @@ pub fn state_prefix(project: &Project, scope: ScopeKind) -> Result<String, OpErr
 
 /// Writes a memory file (path relative to the scope folder) atomically, after the scope's
 /// safety check. A team write holding a detected secret (not allowed by `teammem:allow` or the
-/// team's `.secretsignore`) is refused with [`OpError::Refused`] and nothing is written.
+/// team's `.secretsignore`) is refused with [`OpError::Refused`], whose fix fits `writer`, and
+/// nothing is written.
 pub fn write_memory(
     project: &Project,
     scope: ScopeKind,
+    writer: TeamWriter,
     rel: &str,
     text: &str,
 ) -> Result<PathBuf, OpError> {
@@ -46,7 +49,7 @@ pub fn write_memory(
     if scope == ScopeKind::Team {
         let ignore = SecretsIgnore::load(&dir)?;
         let shown = format!("{}{rel}", project.shown_prefix(scope));
-        guard::refuse_secrets_in_team_with(&ignore, &shown, text)?;
+        guard::refuse_secrets_in_team_with(&ignore, writer, &shown, text)?;
     }
     let path = dir.join(rel);
     store::write_atomic(&path, text.as_bytes())?;

@@ -20,19 +20,21 @@ pub struct Validation {
 }
 
 /// Validates files and folders (a folder: every memory file below it, as a scope is read).
-/// A path that does not exist is a usage error.
-pub fn validate(paths: &[&Path]) -> Result<Validation, OpError> {
+/// Relative paths are taken from `cwd` and shown as given. A path that does not exist is a
+/// usage error.
+pub fn validate(cwd: &Path, paths: &[&Path]) -> Result<Validation, OpError> {
     let mut out = Validation::default();
-    for path in paths {
-        let meta = std::fs::metadata(path).map_err(|e| OpError::io(*path, e))?;
+    for given in paths {
+        let path = cwd.join(given);
+        let meta = std::fs::metadata(&path).map_err(|e| OpError::io(&path, e))?;
         if meta.is_dir() {
-            let prefix = format!("{}/", path.display().to_string().trim_end_matches('/'));
-            for rel in store::memory_paths(path)? {
+            let prefix = format!("{}/", given.display().to_string().trim_end_matches('/'));
+            for rel in store::memory_paths(&path)? {
                 check_file(&path.join(&rel), &format!("{prefix}{rel}"), &rel, &mut out)?;
             }
         } else {
-            let shown = path.display().to_string();
-            check_file(path, &shown, &shown, &mut out)?;
+            let shown = given.display().to_string();
+            check_file(&path, &shown, &shown, &mut out)?;
         }
     }
     Ok(out)
