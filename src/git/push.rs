@@ -170,11 +170,22 @@ fn push_builtin(
         return Err(NetFailure::from_git(&what, &err, &deadline));
     }
     if let Some(status) = rejected.into_inner() {
-        return Ok(PushOutcome::Rejected {
-            message: rejection_message(&status, &server_lines.into_inner()),
-        });
+        let message = rejection_message(&status, &server_lines.into_inner());
+        if lost_the_race(&message) {
+            return Ok(PushOutcome::LeaseRefused);
+        }
+        return Ok(PushOutcome::Rejected { message });
     }
     Ok(PushOutcome::Pushed { tip: local })
+}
+
+/// Whether the server refused the update because its ref moved after it advertised it: a
+/// teammate's push landed between our negotiation and our update (receive-pack locks the ref
+/// with the advertised value as the old one). That is the lease refusing, not a rejection.
+fn lost_the_race(status: &str) -> bool {
+    (status.contains("cannot lock ref") && status.contains("but expected"))
+        || status.contains("non-fast-forward")
+        || status.contains("fetch first")
 }
 
 /// The server's status for the ref, then its own lines (a hook's output), trimmed.
@@ -235,6 +246,9 @@ fn push_git_cli(
         if line.starts_with('!') {
             let reason = line.rsplit('\t').next().unwrap_or(line);
             if reason.contains("stale info") || reason.contains("fetch first") {
+                return Ok(PushOutcome::LeaseRefused);
+            }
+            if reason.contains("failed to update ref") && lost_the_race(&run.stderr) {
                 return Ok(PushOutcome::LeaseRefused);
             }
             let reason = reason
