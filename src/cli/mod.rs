@@ -17,6 +17,7 @@ mod redact;
 mod remember;
 mod review;
 mod scan;
+mod session_start;
 mod show;
 mod stale;
 mod sync;
@@ -77,6 +78,7 @@ enum Command {
     Sync(sync::SyncArgs),
     Scan(scan::ScanArgs),
     Redact(redact::RedactArgs),
+    SessionStart(session_start::SessionStartArgs),
 }
 
 impl Command {
@@ -85,6 +87,7 @@ impl Command {
     fn is_offline(&self) -> bool {
         match self {
             Command::Sync(args) => args.is_offline(),
+            Command::SessionStart(_) => false,
             Command::Baseline(_)
             | Command::Recall(_)
             | Command::Context(_)
@@ -200,6 +203,11 @@ pub fn main() -> ExitCode {
 }
 
 fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
+    // Session start never fails, not even when the project cannot be read.
+    let command = match command {
+        Command::SessionStart(args) => return Ok(session_start::run(cwd, args)),
+        other => other,
+    };
     let project = Project::open(cwd)?;
     for warning in &project.warnings {
         eprintln!("teammem: warning: {warning}");
@@ -226,6 +234,7 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Sync(args) => sync::run(&project, args),
         Command::Scan(args) => scan::run(&project, cwd, args),
         Command::Redact(args) => redact::run(&project, args),
+        Command::SessionStart(args) => Ok(session_start::run(cwd, args)),
     }
 }
 

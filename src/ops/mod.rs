@@ -24,6 +24,7 @@ pub mod review;
 pub mod review_format;
 pub mod scan;
 pub mod scope_write;
+pub mod session_start;
 pub mod stale;
 pub mod sync;
 pub mod validate;

@@ -173,9 +173,6 @@ impl SyncOutcome {
     /// One line saying what happened.
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();
-        if self.pulled {
-            parts.push("pulled team memory".to_string());
-        }
         match (&self.commit, self.committed) {
             (Some(sha), true) => parts.push(format!(
                 "committed {} team memory file{} as {}",
@@ -191,6 +188,10 @@ impl SyncOutcome {
                 parts.push("no team memory changes to commit".to_string())
             }
             _ => {}
+        }
+        // In the order they happen: the commit comes before the pull.
+        if self.pulled {
+            parts.push("pulled teammates' changes".to_string());
         }
         if self.pushed {
             parts.push("pushed".to_string());
