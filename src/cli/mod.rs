@@ -6,6 +6,7 @@ mod baseline;
 mod check;
 mod cite;
 mod context;
+mod demo;
 mod dream;
 mod forget;
 mod hooks;
@@ -79,6 +80,7 @@ enum Command {
     Scan(scan::ScanArgs),
     Redact(redact::RedactArgs),
     SessionStart(session_start::SessionStartArgs),
+    Demo(demo::DemoArgs),
 }
 
 impl Command {
@@ -88,6 +90,8 @@ impl Command {
         match self {
             Command::Sync(args) => args.is_offline(),
             Command::SessionStart(_) => false,
+            // The demo's remote is a local folder: no TLS.
+            Command::Demo(_) => true,
             Command::Baseline(_)
             | Command::Recall(_)
             | Command::Context(_)
@@ -235,6 +239,7 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Scan(args) => scan::run(&project, cwd, args),
         Command::Redact(args) => redact::run(&project, args),
         Command::SessionStart(args) => Ok(session_start::run(cwd, args)),
+        Command::Demo(args) => demo::run(args),
     }
 }
 

@@ -10,6 +10,7 @@ pub mod check;
 pub mod check_format;
 pub mod cite;
 pub mod context;
+pub mod demo;
 pub mod dream;
 pub mod forget;
 pub mod guard;
