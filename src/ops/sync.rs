@@ -283,8 +283,9 @@ fn share(
             outcome.skip(
                 SkipReason::NoUpstream,
                 format!(
-                    "branch {branch} has no upstream, so the team memory is committed here \
-                     only; set one with `git push -u <remote> {branch}`"
+                    "branch {branch} has no upstream, so nothing is fetched or pushed (team \
+                     memory is committed on this branch only); set one with \
+                     `git push -u <remote> {branch}`"
                 ),
             );
             return Ok(());
