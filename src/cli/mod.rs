@@ -116,6 +116,17 @@ impl Command {
     }
 }
 
+impl Command {
+    /// Whether a command that goes online reaches only remotes that need no TLS (a local
+    /// folder, git://, ssh), as far as the repository's config shows.
+    fn needs_no_tls(&self, dir: Option<&std::path::Path>) -> bool {
+        match self {
+            Command::Sync(_) | Command::SessionStart(_) => sync::remotes_need_no_tls(dir),
+            _ => false,
+        }
+    }
+}
+
 /// libgit2 parses the whole CA bundle (`SSL_CERT_FILE`) when it starts — tens of milliseconds,
 /// most of a local sync — though only fetch and push over HTTPS need it. A command that never
 /// talks to a remote points OpenSSL at an empty bundle instead.
@@ -183,7 +194,7 @@ fn scopes(project: &Project, scope: Option<ScopeArg>) -> Vec<ScopeKind> {
 /// Parses the command line, runs the command, and maps the outcome to the documented status.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    if cli.command.is_offline() {
+    if cli.command.is_offline() || cli.command.needs_no_tls(cli.dir.as_deref()) {
         skip_tls_bundle();
     }
     let cwd = match &cli.dir {

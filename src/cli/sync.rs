@@ -1,5 +1,6 @@
 //! `teammem sync`
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
@@ -109,4 +110,160 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
         || outcome.commit_refused
         || !outcome.quarantined.is_empty();
     Ok(if trouble { EXIT_FINDINGS } else { EXIT_OK })
+}
+
+/// Whether every remote of the repository around `dir` (default: the current folder) is
+/// reached without TLS, so libgit2 need not parse the CA bundle at start (most of a no-op
+/// sync's time). Conservative: anything that could make a remote https — the text `http`
+/// anywhere in the repository's config, `include`, `insteadOf` in any config file, config
+/// from the environment, `GIT_DIR` — or a config it cannot read answers `false`.
+pub fn remotes_need_no_tls(dir: Option<&Path>) -> bool {
+    let from_env = [
+        "GIT_DIR",
+        "GIT_CONFIG",
+        "GIT_CONFIG_COUNT",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CEILING_DIRECTORIES",
+    ];
+    if from_env.iter().any(|v| std::env::var_os(v).is_some()) {
+        return false;
+    }
+    let start = match dir {
+        Some(dir) => dir.to_path_buf(),
+        None => match std::env::current_dir() {
+            Ok(dir) => dir,
+            Err(_) => return false,
+        },
+    };
+    let Some(git_dir) = find_git_dir(&start) else {
+        return false;
+    };
+    let mut repo_files = vec![git_dir.join("config")];
+    if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
+        repo_files = vec![git_dir.join(common.trim()).join("config")];
+    }
+    let worktree_config = git_dir.join("config.worktree");
+    let mut user_files: Vec<PathBuf> = vec![PathBuf::from("/etc/gitconfig"), worktree_config];
+    if let Some(home) = std::env::var_os("HOME").map(PathBuf::from) {
+        user_files.push(home.join(".gitconfig"));
+        user_files.push(home.join(".config/git/config"));
+    }
+    if let Some(xdg) = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from) {
+        user_files.push(xdg.join("git/config"));
+    }
+    let mut repo_texts = Vec::new();
+    for file in &repo_files {
+        match std::fs::read(file) {
+            Ok(bytes) => repo_texts.push(String::from_utf8_lossy(&bytes).into_owned()),
+            Err(_) => return false,
+        }
+    }
+    let mut user_texts = Vec::new();
+    for file in &user_files {
+        match std::fs::read(file) {
+            Ok(bytes) => user_texts.push(String::from_utf8_lossy(&bytes).into_owned()),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(_) => return false,
+        }
+    }
+    configs_need_no_tls(&repo_texts, &user_texts)
+}
+
+/// The decision on the config files' text: no `http` in the repository's own config, and no
+/// `include` or `insteadOf` in any config.
+fn configs_need_no_tls(repo: &[String], user: &[String]) -> bool {
+    let rewrites = |text: &str| {
+        let text = text.to_ascii_lowercase();
+        text.contains("include") || text.contains("insteadof")
+    };
+    repo.iter()
+        .all(|t| !rewrites(t) && !t.to_ascii_lowercase().contains("http"))
+        && user.iter().all(|t| !rewrites(t))
+}
+
+/// The git dir of the work tree around `start`: `.git` itself, or where a `.git` file
+/// (`gitdir: …`, a linked worktree or submodule) points.
+fn find_git_dir(start: &Path) -> Option<PathBuf> {
+    for dir in start.ancestors() {
+        let dot_git = dir.join(".git");
+        let Ok(meta) = std::fs::metadata(&dot_git) else {
+            continue;
+        };
+        if meta.is_dir() {
+            return Some(dot_git);
+        }
+        if meta.is_file() {
+            let text = std::fs::read_to_string(&dot_git).ok()?;
+            let target = text.strip_prefix("gitdir:")?.trim();
+            return Some(dir.join(target));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_is_skipped_only_when_no_remote_can_be_https() {
+        let user = ["[user]\n\tname = Ada\n".to_string()];
+        let cases = [
+            (
+                "[remote \"origin\"]\n\turl = git://127.0.0.1/team.git\n",
+                true,
+            ),
+            ("[remote \"origin\"]\n\turl = /srv/team.git\n", true),
+            (
+                "[remote \"origin\"]\n\turl = ssh://git@host/team.git\n",
+                true,
+            ),
+            (
+                "[remote \"origin\"]\n\turl = https://example.com/team.git\n",
+                false,
+            ),
+            (
+                "[remote \"origin\"]\n\tpushurl = HTTP://example.com/t.git\n",
+                false,
+            ),
+            ("[include]\n\tpath = other\n", false),
+            (
+                "[url \"https://x/\"]\n\tinsteadOf = git://127.0.0.1/\n",
+                false,
+            ),
+        ];
+        for (config, expected) in cases {
+            assert_eq!(
+                configs_need_no_tls(&[config.to_string()], &user),
+                expected,
+                "{config}"
+            );
+        }
+        let rewriting_user = ["[url \"https://h/\"]\n\tinsteadOf = gh:\n".to_string()];
+        assert!(!configs_need_no_tls(
+            &[cases[0].0.to_string()],
+            &rewriting_user
+        ));
+    }
+
+    #[test]
+    fn the_git_dir_is_found_from_a_subfolder_and_through_a_gitdir_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("main");
+        std::fs::create_dir_all(main.join(".git/worktrees/wt")).unwrap();
+        std::fs::create_dir_all(main.join("src/deep")).unwrap();
+        assert_eq!(
+            find_git_dir(&main.join("src/deep")),
+            Some(main.join(".git"))
+        );
+        let linked = dir.path().join("linked");
+        std::fs::create_dir_all(linked.join("sub")).unwrap();
+        let target = main.join(".git/worktrees/wt");
+        std::fs::write(
+            linked.join(".git"),
+            format!("gitdir: {}\n", target.display()),
+        )
+        .unwrap();
+        assert_eq!(find_git_dir(&linked.join("sub")), Some(target));
+    }
 }
