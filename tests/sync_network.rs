@@ -454,3 +454,32 @@ fn without_an_upstream_the_memory_is_committed_here() {
     assert_eq!(report["committed"], true);
     assert_eq!(team.status(&team.me), "");
 }
+
+#[test]
+fn no_push_pulls_and_commits_and_a_later_sync_publishes() {
+    let team = Team::new();
+    mate_pushes_memory(&team, "pulled-without-pushing");
+    write_memory(&team.me, "project", "held-back", "Not yet.\n");
+    let remote_before = team.rev(&team.bare, "main");
+
+    let report = sync_json(&team.sb, &team.me, &["--no-push"], &[]);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert_eq!(
+        (&report["committed"], &report["pulled"], &report["pushed"]),
+        (&true.into(), &true.into(), &false.into())
+    );
+    assert_eq!(team.rev(&team.bare, "main"), remote_before);
+    assert!(
+        team.me
+            .join(TEAM)
+            .join("project/pulled-without-pushing.md")
+            .is_file()
+    );
+
+    // --no-pull still pushes: the remote has not moved since the last fetch.
+    let report = sync_json(&team.sb, &team.me, &["--no-pull"], &[]);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert_eq!(report["pushed"], true);
+    assert_eq!(team.rev(&team.bare, "main"), team.rev(&team.me, "HEAD"));
+    assert!(files_at(&team.sb, &team.bare, "main").contains("held-back.md"));
+}
