@@ -389,6 +389,30 @@ fn a_shallow_clone_pulls_and_pushes() {
 }
 
 #[test]
+fn a_shallow_clone_of_a_local_folder_pushes_too() {
+    let team = Team::new();
+    let url = format!("file://{}", team.bare.display());
+    team.sb.git(
+        team.sb.path(),
+        ["clone", "-q", "--depth", "1", &url, "shallow"],
+    );
+    let shallow = team.sb.path().join("shallow");
+    mate_pushes_memory(&team, "after-the-shallow-clone");
+    write_memory(
+        &shallow,
+        "project",
+        "from-a-local-shallow-clone",
+        "Shallow.\n",
+    );
+
+    let report = sync_json(&team.sb, &shallow, &[], &[]);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert_eq!(report["pushed"], true);
+    assert!(shallow.join(".git/shallow").is_file(), "still shallow");
+    assert!(files_at(&team.sb, &team.bare, "main").contains("from-a-local-shallow-clone"));
+}
+
+#[test]
 fn a_linked_worktree_syncs_its_own_branch() {
     let team = Team::new();
     team.sb.git(

@@ -68,6 +68,11 @@ pub fn push(
         ));
     }
     let outcome = match options.transport {
+        // libgit2's local transport packs from the clone's whole history and fails in a
+        // shallow clone ("object not found"); git's own push to a local folder does not.
+        Transport::Builtin if repo.is_shallow() && remote_is_local(repo, upstream) => {
+            push_git_cli(repo, upstream, expected, options)?
+        }
         Transport::Builtin => push_builtin(repo, upstream, expected, options)?,
         Transport::GitCli => push_git_cli(repo, upstream, expected, options)?,
     };
@@ -81,6 +86,17 @@ pub fn push(
         );
     }
     Ok(outcome)
+}
+
+/// Whether the upstream's push URL is a folder on this machine (a path or `file://`).
+fn remote_is_local(repo: &Repository, upstream: &Upstream) -> bool {
+    let Ok(remote) = open_remote(repo, upstream) else {
+        return false;
+    };
+    match remote_url(&remote, true) {
+        Ok(url) => url.starts_with("file://") || !url.contains(':'),
+        Err(_) => false,
+    }
 }
 
 fn refspec(upstream: &Upstream) -> String {
