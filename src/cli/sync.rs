@@ -25,8 +25,9 @@ use crate::ops::{EXIT_FINDINGS, EXIT_OK, OpError, Project};
 /// Push: only sync commits are pushed, with a lease, retried up to 3 times when a teammate pushed
 /// in between. Your own unpushed commits are never rewritten or pushed (local-ahead, diverged).
 ///
-/// Never prompts; the whole sync has one time budget. A failed push leaves the sync commit in
-/// place and the next sync pushes it.
+/// Never prompts; the whole sync has one time budget. The team change is committed even when
+/// it cannot be published (no upstream, your own commits unpushed, offline, push refused): the
+/// sync commit stays on your branch and the next sync pushes it.
 ///
 /// Exit status: 0 synced or nothing to do; 1 a file was quarantined, the sync stopped early
 /// (skipped_reason: locked, no-upstream, fetch-failed, push-rejected, timeout, …) or the commit
