@@ -6,6 +6,7 @@ mod baseline;
 mod check;
 mod cite;
 mod context;
+mod demo;
 mod dream;
 mod forget;
 mod hooks;
@@ -17,6 +18,7 @@ mod redact;
 mod remember;
 mod review;
 mod scan;
+mod session_start;
 mod show;
 mod stale;
 mod sync;
@@ -77,6 +79,8 @@ enum Command {
     Sync(sync::SyncArgs),
     Scan(scan::ScanArgs),
     Redact(redact::RedactArgs),
+    SessionStart(session_start::SessionStartArgs),
+    Demo(demo::DemoArgs),
 }
 
 impl Command {
@@ -85,6 +89,9 @@ impl Command {
     fn is_offline(&self) -> bool {
         match self {
             Command::Sync(args) => args.is_offline(),
+            Command::SessionStart(_) => false,
+            // The demo's remote is a local folder: no TLS.
+            Command::Demo(_) => true,
             Command::Baseline(_)
             | Command::Recall(_)
             | Command::Context(_)
@@ -105,6 +112,17 @@ impl Command {
             | Command::Validate(_)
             | Command::Scan(_)
             | Command::Redact(_) => true,
+        }
+    }
+}
+
+impl Command {
+    /// Whether a command that goes online reaches only remotes that need no TLS (a local
+    /// folder, git://, ssh), as far as the repository's config shows.
+    fn needs_no_tls(&self, dir: Option<&std::path::Path>) -> bool {
+        match self {
+            Command::Sync(_) | Command::SessionStart(_) => sync::remotes_need_no_tls(dir),
+            _ => false,
         }
     }
 }
@@ -176,7 +194,7 @@ fn scopes(project: &Project, scope: Option<ScopeArg>) -> Vec<ScopeKind> {
 /// Parses the command line, runs the command, and maps the outcome to the documented status.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    if cli.command.is_offline() {
+    if cli.command.is_offline() || cli.command.needs_no_tls(cli.dir.as_deref()) {
         skip_tls_bundle();
     }
     let cwd = match &cli.dir {
@@ -200,6 +218,11 @@ pub fn main() -> ExitCode {
 }
 
 fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
+    // Session start never fails, not even when the project cannot be read.
+    let command = match command {
+        Command::SessionStart(args) => return Ok(session_start::run(cwd, args)),
+        other => other,
+    };
     let project = Project::open(cwd)?;
     for warning in &project.warnings {
         eprintln!("teammem: warning: {warning}");
@@ -226,6 +249,8 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Sync(args) => sync::run(&project, args),
         Command::Scan(args) => scan::run(&project, cwd, args),
         Command::Redact(args) => redact::run(&project, args),
+        Command::SessionStart(args) => Ok(session_start::run(cwd, args)),
+        Command::Demo(args) => demo::run(args),
     }
 }
 

@@ -1,31 +1,52 @@
 //! `teammem sync`
 
-use clap::Args;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
+use clap::{Args, ValueEnum};
+
+use crate::git::transport::Transport;
 use crate::ops::sync::{self, SyncOptions};
-use crate::ops::{EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, OpError, Project};
+use crate::ops::{EXIT_FINDINGS, EXIT_OK, OpError, Project};
 
-/// Commit the team memory's changes: only .qwen/team-memory/, nothing else.
+/// Share the team memory: commit .qwen/team-memory/, pull what teammates pushed, push.
 ///
-/// Only the local half of sync exists so far, so --no-pull and --no-push are both required.
-/// Every changed file under .qwen/team-memory/ is scanned for secrets and validated; a file that
-/// fails stays on disk untouched, is not committed and is reported ("quarantined"). MEMORY.md is
-/// regenerated from the clean memories. The commit ("chore(memory): sync team memory", trailer
-/// "Teammem-Sync: 1") holds team files only: whatever you staged or changed elsewhere stays as
-/// it was. No git hooks run; with commit.gpgsign on, the commit is signed with your own key or
-/// not made at all.
+/// Commit: every changed file under .qwen/team-memory/ is scanned for secrets and validated; a file
+/// that fails stays on disk untouched, is not committed and is reported ("quarantined").
+/// MEMORY.md is regenerated from the clean memories, and the team folder alone is committed
+/// ("chore(memory): sync team memory", trailer "Teammem-Sync: 1"): whatever you staged or
+/// changed elsewhere stays as it was. No git hooks run.
 ///
-/// Exit status: 0 committed or nothing to do; 1 a file was quarantined, the sync was skipped
-/// (locked, detached HEAD, a rebase in progress, …) or the commit could not be made (signing
-/// failed); 2 usage, I/O or git error.
+/// Pull: the current branch's upstream is fetched; the branch moves forward only as
+/// `git merge --ff-only` would. Unpublished sync commits are re-created on top of what
+/// teammates pushed, memory by memory; when both changed a memory differently, both versions
+/// are kept.
+///
+/// Push: only sync commits are pushed, with a lease, retried up to 3 times when a teammate pushed
+/// in between. Your own unpushed commits are never rewritten or pushed (local-ahead, diverged).
+///
+/// Never prompts; the whole sync has one time budget. The team change is committed even when
+/// it cannot be published (no upstream, your own commits unpushed, offline, push refused): the
+/// sync commit stays on your branch and the next sync pushes it.
+///
+/// Exit status: 0 synced or nothing to do; 1 a file was quarantined, the sync stopped early
+/// (skipped_reason: locked, no-upstream, fetch-failed, push-rejected, timeout, …) or the commit
+/// could not be made; 2 usage, I/O or git error.
 #[derive(Debug, Args)]
 pub struct SyncArgs {
-    /// Do not fetch or fast-forward (required: pulling is not available yet).
+    /// Do not fetch or fast-forward.
     #[arg(long)]
     no_pull: bool,
-    /// Do not push (required: pushing is not available yet).
+    /// Do not push.
     #[arg(long)]
     no_push: bool,
+    /// The time budget for the whole sync, network included, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 15)]
+    timeout: u64,
+    /// How fetch and push reach the remote: libgit2's own transports, or the installed git
+    /// (for SSH setups libssh2 cannot read: ~/.ssh/config aliases, ProxyCommand).
+    #[arg(long, value_enum, default_value = "builtin")]
+    transport: TransportArg,
     /// The sync commit's author, as `Name <email>` (default: git's user.name and user.email).
     #[arg(long, value_name = "NAME <EMAIL>")]
     author: Option<String>,
@@ -33,6 +54,24 @@ pub struct SyncArgs {
     /// commit, duration_ms, warnings.
     #[arg(long)]
     json: bool,
+}
+
+/// The transport as named on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TransportArg {
+    /// libgit2's own transports (file, git, http(s), ssh).
+    Builtin,
+    /// The installed git CLI.
+    GitCli,
+}
+
+impl From<TransportArg> for Transport {
+    fn from(arg: TransportArg) -> Self {
+        match arg {
+            TransportArg::Builtin => Transport::Builtin,
+            TransportArg::GitCli => Transport::GitCli,
+        }
+    }
 }
 
 impl SyncArgs {
@@ -43,17 +82,12 @@ impl SyncArgs {
 }
 
 pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
-    if !args.no_pull || !args.no_push {
-        eprintln!(
-            "teammem: only the local half of sync exists yet; run `teammem sync --no-pull --no-push`"
-        );
-        return Ok(EXIT_ERROR);
-    }
     let options = SyncOptions {
-        pull: false,
-        push: false,
+        pull: !args.no_pull,
+        push: !args.no_push,
+        timeout: Duration::from_secs(args.timeout),
         author: args.author,
-        ..SyncOptions::default()
+        transport: args.transport.into(),
     };
     let outcome = sync::sync(project, &options)?;
     if args.json {
@@ -77,4 +111,160 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
         || outcome.commit_refused
         || !outcome.quarantined.is_empty();
     Ok(if trouble { EXIT_FINDINGS } else { EXIT_OK })
+}
+
+/// Whether every remote of the repository around `dir` (default: the current folder) is
+/// reached without TLS, so libgit2 need not parse the CA bundle at start (most of a no-op
+/// sync's time). Conservative: anything that could make a remote https — the text `http`
+/// anywhere in the repository's config, `include`, `insteadOf` in any config file, config
+/// from the environment, `GIT_DIR` — or a config it cannot read answers `false`.
+pub fn remotes_need_no_tls(dir: Option<&Path>) -> bool {
+    let from_env = [
+        "GIT_DIR",
+        "GIT_CONFIG",
+        "GIT_CONFIG_COUNT",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CEILING_DIRECTORIES",
+    ];
+    if from_env.iter().any(|v| std::env::var_os(v).is_some()) {
+        return false;
+    }
+    let start = match dir {
+        Some(dir) => dir.to_path_buf(),
+        None => match std::env::current_dir() {
+            Ok(dir) => dir,
+            Err(_) => return false,
+        },
+    };
+    let Some(git_dir) = find_git_dir(&start) else {
+        return false;
+    };
+    let mut repo_files = vec![git_dir.join("config")];
+    if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
+        repo_files = vec![git_dir.join(common.trim()).join("config")];
+    }
+    let worktree_config = git_dir.join("config.worktree");
+    let mut user_files: Vec<PathBuf> = vec![PathBuf::from("/etc/gitconfig"), worktree_config];
+    if let Some(home) = std::env::var_os("HOME").map(PathBuf::from) {
+        user_files.push(home.join(".gitconfig"));
+        user_files.push(home.join(".config/git/config"));
+    }
+    if let Some(xdg) = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from) {
+        user_files.push(xdg.join("git/config"));
+    }
+    let mut repo_texts = Vec::new();
+    for file in &repo_files {
+        match std::fs::read(file) {
+            Ok(bytes) => repo_texts.push(String::from_utf8_lossy(&bytes).into_owned()),
+            Err(_) => return false,
+        }
+    }
+    let mut user_texts = Vec::new();
+    for file in &user_files {
+        match std::fs::read(file) {
+            Ok(bytes) => user_texts.push(String::from_utf8_lossy(&bytes).into_owned()),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(_) => return false,
+        }
+    }
+    configs_need_no_tls(&repo_texts, &user_texts)
+}
+
+/// The decision on the config files' text: no `http` in the repository's own config, and no
+/// `include` or `insteadOf` in any config.
+fn configs_need_no_tls(repo: &[String], user: &[String]) -> bool {
+    let rewrites = |text: &str| {
+        let text = text.to_ascii_lowercase();
+        text.contains("include") || text.contains("insteadof")
+    };
+    repo.iter()
+        .all(|t| !rewrites(t) && !t.to_ascii_lowercase().contains("http"))
+        && user.iter().all(|t| !rewrites(t))
+}
+
+/// The git dir of the work tree around `start`: `.git` itself, or where a `.git` file
+/// (`gitdir: …`, a linked worktree or submodule) points.
+fn find_git_dir(start: &Path) -> Option<PathBuf> {
+    for dir in start.ancestors() {
+        let dot_git = dir.join(".git");
+        let Ok(meta) = std::fs::metadata(&dot_git) else {
+            continue;
+        };
+        if meta.is_dir() {
+            return Some(dot_git);
+        }
+        if meta.is_file() {
+            let text = std::fs::read_to_string(&dot_git).ok()?;
+            let target = text.strip_prefix("gitdir:")?.trim();
+            return Some(dir.join(target));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_is_skipped_only_when_no_remote_can_be_https() {
+        let user = ["[user]\n\tname = Ada\n".to_string()];
+        let cases = [
+            (
+                "[remote \"origin\"]\n\turl = git://127.0.0.1/team.git\n",
+                true,
+            ),
+            ("[remote \"origin\"]\n\turl = /srv/team.git\n", true),
+            (
+                "[remote \"origin\"]\n\turl = ssh://git@host/team.git\n",
+                true,
+            ),
+            (
+                "[remote \"origin\"]\n\turl = https://example.com/team.git\n",
+                false,
+            ),
+            (
+                "[remote \"origin\"]\n\tpushurl = HTTP://example.com/t.git\n",
+                false,
+            ),
+            ("[include]\n\tpath = other\n", false),
+            (
+                "[url \"https://x/\"]\n\tinsteadOf = git://127.0.0.1/\n",
+                false,
+            ),
+        ];
+        for (config, expected) in cases {
+            assert_eq!(
+                configs_need_no_tls(&[config.to_string()], &user),
+                expected,
+                "{config}"
+            );
+        }
+        let rewriting_user = ["[url \"https://h/\"]\n\tinsteadOf = gh:\n".to_string()];
+        assert!(!configs_need_no_tls(
+            &[cases[0].0.to_string()],
+            &rewriting_user
+        ));
+    }
+
+    #[test]
+    fn the_git_dir_is_found_from_a_subfolder_and_through_a_gitdir_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("main");
+        std::fs::create_dir_all(main.join(".git/worktrees/wt")).unwrap();
+        std::fs::create_dir_all(main.join("src/deep")).unwrap();
+        assert_eq!(
+            find_git_dir(&main.join("src/deep")),
+            Some(main.join(".git"))
+        );
+        let linked = dir.path().join("linked");
+        std::fs::create_dir_all(linked.join("sub")).unwrap();
+        let target = main.join(".git/worktrees/wt");
+        std::fs::write(
+            linked.join(".git"),
+            format!("gitdir: {}\n", target.display()),
+        )
+        .unwrap();
+        assert_eq!(find_git_dir(&linked.join("sub")), Some(target));
+    }
 }

@@ -68,6 +68,11 @@ pub fn push(
         ));
     }
     let outcome = match options.transport {
+        // libgit2's local transport packs from the clone's whole history and fails in a
+        // shallow clone ("object not found"); git's own push to a local folder does not.
+        Transport::Builtin if repo.is_shallow() && remote_is_local(repo, upstream) => {
+            push_git_cli(repo, upstream, expected, options)?
+        }
         Transport::Builtin => push_builtin(repo, upstream, expected, options)?,
         Transport::GitCli => push_git_cli(repo, upstream, expected, options)?,
     };
@@ -81,6 +86,17 @@ pub fn push(
         );
     }
     Ok(outcome)
+}
+
+/// Whether the upstream's push URL is a folder on this machine (a path or `file://`).
+fn remote_is_local(repo: &Repository, upstream: &Upstream) -> bool {
+    let Ok(remote) = open_remote(repo, upstream) else {
+        return false;
+    };
+    match remote_url(&remote, true) {
+        Ok(url) => url.starts_with("file://") || !url.contains(':'),
+        Err(_) => false,
+    }
 }
 
 fn refspec(upstream: &Upstream) -> String {
@@ -170,11 +186,22 @@ fn push_builtin(
         return Err(NetFailure::from_git(&what, &err, &deadline));
     }
     if let Some(status) = rejected.into_inner() {
-        return Ok(PushOutcome::Rejected {
-            message: rejection_message(&status, &server_lines.into_inner()),
-        });
+        let message = rejection_message(&status, &server_lines.into_inner());
+        if lost_the_race(&message) {
+            return Ok(PushOutcome::LeaseRefused);
+        }
+        return Ok(PushOutcome::Rejected { message });
     }
     Ok(PushOutcome::Pushed { tip: local })
+}
+
+/// Whether the server refused the update because its ref moved after it advertised it: a
+/// teammate's push landed between our negotiation and our update (receive-pack locks the ref
+/// with the advertised value as the old one). That is the lease refusing, not a rejection.
+fn lost_the_race(status: &str) -> bool {
+    (status.contains("cannot lock ref") && status.contains("but expected"))
+        || status.contains("non-fast-forward")
+        || status.contains("fetch first")
 }
 
 /// The server's status for the ref, then its own lines (a hook's output), trimmed.
@@ -235,6 +262,9 @@ fn push_git_cli(
         if line.starts_with('!') {
             let reason = line.rsplit('\t').next().unwrap_or(line);
             if reason.contains("stale info") || reason.contains("fetch first") {
+                return Ok(PushOutcome::LeaseRefused);
+            }
+            if reason.contains("failed to update ref") && lost_the_race(&run.stderr) {
                 return Ok(PushOutcome::LeaseRefused);
             }
             let reason = reason

@@ -13,15 +13,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use git2::{Commit, FileMode, MergeFileInput, Oid, Repository, Tree, TreeWalkMode};
 
+use super::commit::{SYNC_SUBJECT, SYNC_TRAILER};
 use super::{GitError, history};
 use crate::domain::memory::{self, MemoryFile};
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
 use crate::domain::store::{self, StoredMemory};
-
-/// The subject line of every sync commit.
-pub const SYNC_SUBJECT: &str = "chore(memory): sync team memory";
-/// The trailer that marks a sync commit.
-pub const SYNC_TRAILER: &str = "Teammem-Sync: 1";
 
 /// How many user commits are listed at most in a `diverged` / `local-ahead` result.
 const LISTED_USER_COMMITS: usize = 10;

@@ -1,14 +1,21 @@
 //! Sync: share the team memory through the repository's own git history.
 //!
 //! The steps, in order: preflight (is the repository in a state to sync?) → the sync lock →
-//! fetch and fast-forward → guard and commit the team folder → push. Each step that cannot go on
-//! stops the sync with a `skipped_reason`; nothing already done is undone, and nothing half-done
-//! is left. This file holds the local half (preflight, lock, guard, commit); fetch,
-//! fast-forward and push plug in where marked.
+//! guard and commit the team folder → fetch the upstream → fast-forward, or re-create the
+//! unpublished sync commits on top of it → push with a lease, again (fetch, re-create) when a
+//! teammate pushed in between. Each step that cannot go on stops the sync with a
+//! `skipped_reason`; nothing already done is undone, and nothing half-done is left.
+//!
+//! The team change is committed *before* the fetch: a memory written by `teammem add` also
+//! rewrites `MEMORY.md`, which a teammate's push changes too, so an uncommitted change would
+//! block the fast-forward. Committed, it is merged file by file with the teammate's change
+//! (`git/replay.rs`) and `MEMORY.md` is regenerated. It also means the team change is always
+//! committed locally, whatever happens on the network (`no-upstream`, `local-ahead`,
+//! `diverged`, `fetch-failed`, …); the next sync publishes it.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use git2::Repository;
 use serde::Serialize;
@@ -16,12 +23,19 @@ use serde::Serialize;
 use crate::domain::scope::{INDEX_FILE, ScopeKind, TEAM_DIR};
 use crate::domain::secrets::SecretsIgnore;
 use crate::domain::store::{self, StoreError};
+use crate::git::GitError;
 use crate::git::commit::{self, CommitResult, CommitSettings, Identity, Person, TeamUpdate};
+use crate::git::fast_forward::{self, BranchMove};
+use crate::git::fetch;
 use crate::git::index::{FileStamp, FreshFile, IndexUpdate};
 use crate::git::lock::{self, SyncLock};
 use crate::git::preflight::{self, Blocker, Branch, Preflight};
+use crate::git::push::{self, PushOutcome};
+use crate::git::replay::{self, Divergence};
 use crate::git::sign;
 use crate::git::status::{self, ChangeKind, TreeFile};
+use crate::git::transport::{NetFailure, NetFailureKind, NetworkOptions, Transport};
+use crate::git::upstream::{self, Upstream, UpstreamLookup};
 
 use super::quarantine::{self, Quarantined};
 use super::{OpError, Project};
@@ -31,6 +45,9 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// How long to wait for another git process's `.git/index.lock` before skipping.
 const INDEX_PATIENCE: Duration = Duration::from_secs(1);
+
+/// How many times a push is tried when the remote branch moved since the fetch.
+const PUSH_TRIES: u32 = 3;
 
 /// The identity used when git has none configured and `--author` is not given.
 pub const FALLBACK_AUTHOR: &str = "teammem <teammem@localhost>";
@@ -46,6 +63,8 @@ pub struct SyncOptions {
     pub timeout: Duration,
     /// `Name <email>` for the sync commit, instead of git's configured identity.
     pub author: Option<String>,
+    /// libgit2's transports or the git CLI for fetch and push.
+    pub transport: Transport,
 }
 
 impl Default for SyncOptions {
@@ -55,6 +74,7 @@ impl Default for SyncOptions {
             push: true,
             timeout: DEFAULT_TIMEOUT,
             author: None,
+            transport: Transport::Builtin,
         }
     }
 }
@@ -153,9 +173,6 @@ impl SyncOutcome {
     /// One line saying what happened.
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();
-        if self.pulled {
-            parts.push("pulled team memory".to_string());
-        }
         match (&self.commit, self.committed) {
             (Some(sha), true) => parts.push(format!(
                 "committed {} team memory file{} as {}",
@@ -171,6 +188,10 @@ impl SyncOutcome {
                 parts.push("no team memory changes to commit".to_string())
             }
             _ => {}
+        }
+        // In the order they happen: the commit comes before the pull.
+        if self.pulled {
+            parts.push("pulled teammates' changes".to_string());
         }
         if self.pushed {
             parts.push("pushed".to_string());
@@ -238,11 +259,250 @@ fn run(
         );
         return Ok(());
     }
-    // Part 2 plugs in here: fetch the upstream and fast-forward (when `options.pull`), then
-    // re-read the branch tip with `preflight::preflight` before committing.
     commit_team_changes(project, &repo, &branch, options, deadline, outcome)?;
-    // Part 2 plugs in here: push the sync commits (when `options.push`).
+    if (options.pull || options.push) && outcome.skipped_reason.is_none() {
+        share(&repo, options, deadline, outcome)?;
+    }
     Ok(())
+}
+
+/// The network half: fetch the upstream, land it (fast-forward, or the unpublished sync
+/// commits re-created on top of it), and push the sync commits with a lease — again, up to
+/// [`PUSH_TRIES`] times, when a teammate pushed in between. The user's own commits are never
+/// rewritten or pushed.
+fn share(
+    repo: &Repository,
+    options: &SyncOptions,
+    deadline: Instant,
+    outcome: &mut SyncOutcome,
+) -> Result<(), OpError> {
+    let up = match upstream::resolve(repo)? {
+        UpstreamLookup::Found(up) => up,
+        UpstreamLookup::NoUpstream { local_ref } => {
+            let branch = local_ref.strip_prefix("refs/heads/").unwrap_or(&local_ref);
+            outcome.skip(
+                SkipReason::NoUpstream,
+                format!(
+                    "branch {branch} has no upstream, so nothing is fetched or pushed (team \
+                     memory is committed on this branch only); set one with \
+                     `git push -u <remote> {branch}`"
+                ),
+            );
+            return Ok(());
+        }
+        UpstreamLookup::Detached => {
+            outcome.skip(SkipReason::DetachedHead, "HEAD is not on a branch");
+            return Ok(());
+        }
+    };
+    let net = NetworkOptions::from_process(
+        deadline.saturating_duration_since(Instant::now()),
+        options.transport,
+    );
+    for attempt in 1..=PUSH_TRIES {
+        let upstream_tip = if options.pull {
+            match fetch::fetch(repo, &up, &net) {
+                Ok(fetched) => fetched.tip,
+                Err(failure) => {
+                    network_skip(outcome, &failure, SkipReason::FetchFailed, "");
+                    return Ok(());
+                }
+            }
+        } else {
+            repo.refname_to_id(&up.tracking_ref).ok()
+        };
+        let local = repo.refname_to_id(&up.local_ref).ok();
+        match replay::classify(repo, local, upstream_tip)? {
+            Divergence::UpToDate => return Ok(()),
+            Divergence::Behind => {
+                if let (true, Some(tip)) = (options.pull, upstream_tip) {
+                    let moved = fast_forward::fast_forward(repo, &up.local_ref, tip)?;
+                    landed(moved, outcome);
+                }
+                return Ok(());
+            }
+            Divergence::SyncAhead { .. } => {}
+            Divergence::Replayable { .. } => {
+                let (Some(local), Some(tip), true) = (local, upstream_tip, options.pull) else {
+                    outcome.skip(
+                        SkipReason::PushFailed,
+                        "the remote branch has commits this branch lacks and --no-pull was \
+                         given; sync without --no-pull to bring them in first",
+                    );
+                    return Ok(());
+                };
+                if !replay_onto(repo, &up, local, tip, outcome)? {
+                    return Ok(());
+                }
+            }
+            Divergence::LocalAhead { user_commits } => {
+                outcome.skip(
+                    SkipReason::LocalAhead,
+                    format!(
+                        "your own commit{} ({}) on {} {} not pushed yet, and sync never \
+                         publishes your commits: the team memory is committed here and goes \
+                         out with your next `git push`",
+                        plural(user_commits.len()),
+                        short_list(&user_commits),
+                        branch_name(&up),
+                        if user_commits.len() == 1 { "is" } else { "are" },
+                    ),
+                );
+                return Ok(());
+            }
+            Divergence::Diverged { user_commits } => {
+                outcome.skip(
+                    SkipReason::Diverged,
+                    format!(
+                        "{} and its upstream have both moved and your own commit{} ({}) \
+                         {} not pushed; sync never rewrites your commits: pull \
+                         (`git pull --rebase`), then sync again; the team memory is committed \
+                         here",
+                        branch_name(&up),
+                        plural(user_commits.len()),
+                        short_list(&user_commits),
+                        if user_commits.len() == 1 { "is" } else { "are" },
+                    ),
+                );
+                return Ok(());
+            }
+        }
+        if !options.push {
+            return Ok(());
+        }
+        let left = "; the sync commit stays on your branch and the next sync pushes it";
+        match push::push(repo, &up, upstream_tip, &net) {
+            Ok(PushOutcome::Pushed { .. }) => {
+                outcome.pushed = true;
+                return Ok(());
+            }
+            Ok(PushOutcome::LeaseRefused) if attempt < PUSH_TRIES && options.pull => {
+                std::thread::sleep(jitter(attempt).min(net.deadline.remaining()));
+            }
+            Ok(PushOutcome::LeaseRefused) => {
+                outcome.skip(
+                    SkipReason::PushFailed,
+                    format!("the remote branch moved while sync pushed ({attempt} tries){left}"),
+                );
+                return Ok(());
+            }
+            Ok(PushOutcome::Rejected { message }) => {
+                outcome.skip(
+                    SkipReason::PushRejected,
+                    format!("the remote refused the push: {message}{left}"),
+                );
+                return Ok(());
+            }
+            Err(failure) => {
+                network_skip(outcome, &failure, SkipReason::PushFailed, left);
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Re-creates the unpublished sync commits on top of the fetched tip and checks the result
+/// out. Returns whether the branch now stands on it (the push may go on).
+fn replay_onto(
+    repo: &Repository,
+    up: &Upstream,
+    local: git2::Oid,
+    tip: git2::Oid,
+    outcome: &mut SyncOutcome,
+) -> Result<bool, OpError> {
+    let replayed = match replay::replay_sync_commits(repo, local, tip) {
+        Ok(replayed) => replayed,
+        Err(GitError::Unsupported { what, fix, .. }) => {
+            outcome.skip(SkipReason::Diverged, format!("{what}; {fix}"));
+            return Ok(false);
+        }
+        Err(err) => return Err(err.into()),
+    };
+    let moved = fast_forward::move_branch(repo, &up.local_ref, Some(local), replayed.commit)?;
+    if !landed(moved, outcome) {
+        return Ok(false);
+    }
+    if outcome.committed {
+        outcome.commit = Some(replayed.commit.to_string());
+    }
+    for kept in &replayed.conflicts {
+        outcome.warnings.push(format!(
+            "a teammate and you both changed {} differently: theirs is kept at that path, yours \
+             beside it as {}; keep one and delete the other",
+            kept.path, kept.kept_as
+        ));
+    }
+    Ok(true)
+}
+
+/// Records what a branch move did; returns whether the branch moved.
+fn landed(moved: BranchMove, outcome: &mut SyncOutcome) -> bool {
+    match moved {
+        BranchMove::Moved { .. } => {
+            outcome.pulled = true;
+            true
+        }
+        BranchMove::UpToDate => true,
+        BranchMove::Blocked { paths } => {
+            outcome.skip(
+                SkipReason::PullBlocked,
+                format!(
+                    "local changes are in the way of the pull: {}; nothing was changed — commit \
+                     or stash them, then sync again",
+                    paths.join(", ")
+                ),
+            );
+            false
+        }
+        BranchMove::NotFastForward | BranchMove::BranchMoved => {
+            outcome.skip(
+                SkipReason::PullBlocked,
+                "the branch moved while sync ran; nothing was changed — sync again",
+            );
+            false
+        }
+    }
+}
+
+/// Records a failed fetch or push: `timeout` when the budget ran out.
+fn network_skip(outcome: &mut SyncOutcome, failure: &NetFailure, reason: SkipReason, tail: &str) {
+    let reason = match failure.kind {
+        NetFailureKind::Timeout => SkipReason::Timeout,
+        NetFailureKind::Failed => reason,
+    };
+    outcome.skip(reason, format!("{}{tail}", failure.message));
+}
+
+/// A pause of 100–400 ms times the attempt, different per process, so clones that collided
+/// do not collide again.
+fn jitter(attempt: u32) -> Duration {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let spread = (nanos ^ std::process::id().wrapping_mul(2_654_435_761)) % 300;
+    Duration::from_millis(u64::from(100 + spread) * u64::from(attempt))
+}
+
+fn branch_name(up: &Upstream) -> &str {
+    up.local_ref
+        .strip_prefix("refs/heads/")
+        .unwrap_or(&up.local_ref)
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+fn short_list(oids: &[git2::Oid]) -> String {
+    let shown: Vec<String> = oids
+        .iter()
+        .take(3)
+        .map(|o| o.to_string()[..7].to_string())
+        .collect();
+    let more = if oids.len() > 3 { ", …" } else { "" };
+    format!("{}{more}", shown.join(", "))
 }
 
 /// Preflight and path safety, each refusal recorded in `outcome`. Returns the branch to commit

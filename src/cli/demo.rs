@@ -1,0 +1,29 @@
+//! `teammem demo`
+
+use clap::Args;
+
+use crate::ops::demo;
+use crate::ops::{EXIT_OK, OpError};
+
+/// Show the team memory at work in a throwaway team (nothing of yours is touched).
+///
+/// Builds a bare remote and two clones, Alice's and Bob's, in a temp folder; writes memories
+/// as both, syncs both ways, shows a secret refused, a memory both edited kept in two
+/// versions, and the review of what Bob's sync brought. Needs no git program. The temp folder
+/// is removed at the end unless --keep.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Keep the temp folder and print where it is, to look around with git.
+    #[arg(long)]
+    keep: bool,
+}
+
+pub fn run(args: DemoArgs) -> Result<u8, OpError> {
+    let mut stdout = std::io::stdout();
+    let done = demo::run(args.keep, &mut stdout)?;
+    println!("\nDone in {} ms.", done.elapsed.as_millis());
+    if let Some(dir) = done.kept {
+        println!("Kept: {} (alice/, bob/, team.git)", dir.display());
+    }
+    Ok(EXIT_OK)
+}
