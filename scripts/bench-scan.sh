@@ -53,7 +53,7 @@ echo "data: $FILES files, $BYTES bytes"
 # --- Throughput, side by side: whole processes, output discarded (exit status 1 means
 # findings, which -i accepts)
 cmds=(-n teammem "$TEAMMEM scan $DATA --format json")
-[ -x "$GITLEAKS" ] && cmds+=(-n gitleaks "$GITLEAKS dir $DATA --no-banner --log-level error --report-format json --report-path /dev/null")
+[ -x "$GITLEAKS" ] && cmds+=(-n gitleaks "$GITLEAKS dir $DATA --no-banner --log-level error --report-format json --report-path $WORK/gitleaks-bench.json")
 [ -x "$RIPSECRETS" ] && cmds+=(-n ripsecrets "$RIPSECRETS $DATA")
 hyperfine -N -i --warmup 1 --runs "$RUNS" --export-json "$WORK/fast.json" --export-markdown "$WORK/fast.md" "${cmds[@]}"
 # detect-secrets needs about 25 s per MB here (~45 minutes for 100 MB): it is timed, with
