@@ -36,12 +36,6 @@ pub fn sync_message() -> String {
     format!("{SYNC_SUBJECT}\n\n{SYNC_TRAILER}\n")
 }
 
-/// Whether a commit was made by sync (its message carries [`SYNC_TRAILER`] as a trailer line).
-pub fn is_sync_commit(commit: &Commit<'_>) -> bool {
-    let message = String::from_utf8_lossy(commit.message_bytes());
-    message.lines().any(|line| line.trim_end() == SYNC_TRAILER)
-}
-
 /// One path of the team folder in the new commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TeamUpdate {
@@ -419,7 +413,7 @@ mod tests {
             panic!("{done:?}");
         };
         let commit = repo.find_commit(id).unwrap();
-        assert!(is_sync_commit(&commit));
+        assert!(crate::git::replay::is_sync_commit(&repo, &commit).unwrap());
         assert_eq!(commit.parent_id(0).unwrap(), second);
         let tree = commit.tree().unwrap();
         assert!(tree.get_path(Path::new("b.txt")).is_ok());
