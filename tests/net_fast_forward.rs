@@ -198,18 +198,7 @@ fn autocrlf_checkouts_are_clean_after_the_pull() {
 #[test]
 fn a_shallow_clone_fast_forwards_and_stays_consistent() {
     let team = Team::new();
-    team.sb.git(
-        team.sb.path(),
-        [
-            "clone",
-            "-q",
-            "--depth",
-            "1",
-            &format!("file://{}", team.bare.display()),
-            "shallow",
-        ],
-    );
-    let shallow = team.sb.path().join("shallow");
+    let shallow = team.shallow_clone();
     let pushed = team.mate_pushes("a.txt", "a\n");
 
     let moved = fetch_and_fast_forward(&team, &shallow);

@@ -271,18 +271,7 @@ fn upstream_lookup_reads_any_remote_name_and_says_when_there_is_none() {
 #[test]
 fn a_shallow_clone_fetches() {
     let team = Team::new();
-    team.sb.git(
-        team.sb.path(),
-        [
-            "clone",
-            "-q",
-            "--depth",
-            "1",
-            &format!("file://{}", team.bare.display()),
-            "shallow",
-        ],
-    );
-    let shallow = team.sb.path().join("shallow");
+    let shallow = team.shallow_clone();
     for transport in BOTH {
         let pushed = team.mate_pushes("notes.txt", &format!("{transport:?}\n"));
         let repo = team.open(&shallow);

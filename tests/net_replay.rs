@@ -325,18 +325,7 @@ fn nothing_is_replayed_for_a_user_who_signs_commits() {
 #[test]
 fn replay_works_in_a_shallow_clone() {
     let team = Team::new();
-    team.sb.git(
-        team.sb.path(),
-        [
-            "clone",
-            "-q",
-            "--depth",
-            "1",
-            &format!("file://{}", team.bare.display()),
-            "shallow",
-        ],
-    );
-    let shallow = team.sb.path().join("shallow");
+    let shallow = team.shallow_clone();
     write(&shallow.join(RELEASE), &release("Shallow Monday.\n"));
     let local = oid(&team.sync_commit(&shallow));
     let pushed = team.mate_pushes("a.txt", "a\n");

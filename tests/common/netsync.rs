@@ -147,6 +147,16 @@ impl Team {
     }
 
     /// Opens a clone with libgit2.
+    /// A `--depth 1` clone of the remote in the sandbox folder `shallow`.
+    pub fn shallow_clone(&self) -> PathBuf {
+        let url = format!("file://{}", self.bare.display());
+        self.sb.git(
+            self.sb.path(),
+            ["clone", "-q", "--depth", "1", &url, "shallow"],
+        );
+        self.sb.path().join("shallow")
+    }
+
     pub fn open(&self, dir: &Path) -> Repository {
         Repository::open(dir).unwrap()
     }
