@@ -263,11 +263,7 @@ fn finish_index(
     let pending = repo.path().join(INDEX_PENDING);
     let update = index::update_team_entries(repo, dir, tree, fresh, patience)?;
     if update != IndexUpdate::Locked {
-        match fs::remove_file(&pending) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(GitError::io(&pending, e)),
-        }
+        index::remove_if_there(&pending)?;
     }
     Ok(update)
 }

@@ -140,7 +140,8 @@ pub fn release_abandoned_lock(repo: &Repository) -> Result<bool, GitError> {
     Ok(same_file)
 }
 
-fn remove_if_there(path: &Path) -> Result<(), GitError> {
+/// Removes a file; one that is already gone is fine.
+pub(super) fn remove_if_there(path: &Path) -> Result<(), GitError> {
     match fs::remove_file(path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
