@@ -100,3 +100,61 @@ fn kill_nine_at_random_moments_never_corrupts_or_loses_memories() {
         fs::remove_dir_all(&repo).unwrap();
     }
 }
+
+/// A sync killed inside libgit2's ref update leaves `refs/heads/main.lock` behind, and with it
+/// its note of the move. The next sync proves the lock is that dead sync's and removes it; a
+/// lock no sync announced is another program's and stays, with nothing changed.
+#[test]
+fn a_ref_lock_left_by_a_killed_sync_is_removed_but_a_foreign_one_is_kept() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("team");
+    write_round(&repo, 0);
+    sb.git(&repo, ["add", "-A"]);
+    sb.git(&repo, ["commit", "-q", "-m", "memories"]);
+    let head = sb.git(&repo, ["rev-parse", "HEAD"]).trim().to_string();
+    write_round(&repo, 1);
+    let git_dir = repo.join(".git");
+    let lock = git_dir.join("refs/heads/main.lock");
+
+    // Another program's lock: sync stops before moving anything and says which file it is.
+    fs::write(&lock, "").unwrap();
+    let run = sb.teammem(&repo, ["sync", "--no-pull", "--no-push"]);
+    run.expect_code(1);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        said.contains("another git process holds") && said.contains("refs/heads/main.lock"),
+        "{said}"
+    );
+    assert!(
+        lock.exists(),
+        "a lock teammem cannot prove is its own must stay"
+    );
+    assert_eq!(sb.git(&repo, ["rev-parse", "HEAD"]).trim(), head);
+
+    // What a sync killed between libgit2's lock and its rename leaves: its note, then the lock.
+    fs::remove_file(&lock).unwrap();
+    fs::write(
+        git_dir.join("teammem-ref-move"),
+        format!("refs/heads/main {}\n", "1".repeat(40)),
+    )
+    .unwrap();
+    fs::write(&lock, "").unwrap();
+    let run = sb.teammem(&repo, ["sync", "--no-pull", "--no-push"]);
+    run.expect_code(0);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        said.contains("removed refs/heads/main.lock"),
+        "the user is told about the removed lock:\n{said}"
+    );
+    assert!(!lock.exists());
+    assert!(!git_dir.join("teammem-ref-move").exists());
+    assert_eq!(sb.git(&repo, ["status", "--porcelain"]), "");
+    assert_eq!(
+        sb.git(
+            &repo,
+            ["show", &format!("HEAD:{TEAM}/project/memory-007.md")]
+        ),
+        memory(1, 7).1
+    );
+    sb.git(&repo, ["fsck", "--strict", "--no-progress"]);
+}

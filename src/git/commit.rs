@@ -19,6 +19,7 @@ use git2::{Commit, ErrorCode, ObjectType, Oid, Repository, Signature, Tree};
 use super::GitError;
 use super::index::{self, FreshFile, IndexUpdate};
 use super::preflight::Branch;
+use super::ref_intent::RefIntent;
 use super::sign::{self, Signing};
 use super::status::TreeFile;
 
@@ -93,6 +94,8 @@ pub enum CommitResult {
     HeadMoved,
     /// `commit.gpgsign` is on and the commit could not be signed (why): nothing was changed.
     NotSigned(String),
+    /// Another program holds the branch's lock file (its path): nothing was changed.
+    BranchLocked(std::path::PathBuf),
 }
 
 /// The outcome of [`commit_team_dir`]: the commit, and whether the index followed.
@@ -227,16 +230,27 @@ pub fn commit_team_dir(
         "commit{}: {SYNC_SUBJECT}",
         if parent.is_none() { " (initial)" } else { "" }
     );
+    let intent = RefIntent::announce(repo, &branch.refname, Some(commit))?;
     let moved = match branch.tip {
         Some(tip) => repo.reference_matching(&branch.refname, commit, true, tip, &reflog),
         None => repo.reference(&branch.refname, commit, false, &reflog),
     };
+    drop(intent);
     match moved {
         Ok(_) => {}
         Err(e) if matches!(e.code(), ErrorCode::Modified | ErrorCode::Exists) => {
             let _ = fs::remove_file(&pending);
             return Ok(TeamCommit {
                 result: CommitResult::HeadMoved,
+                index: IndexUpdate::Unchanged,
+            });
+        }
+        Err(e) if e.code() == ErrorCode::Locked => {
+            let _ = fs::remove_file(&pending);
+            let mut lock = repo.commondir().join(&branch.refname).into_os_string();
+            lock.push(".lock");
+            return Ok(TeamCommit {
+                result: CommitResult::BranchLocked(lock.into()),
                 index: IndexUpdate::Unchanged,
             });
         }

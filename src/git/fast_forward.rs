@@ -16,6 +16,7 @@ use std::collections::HashSet;
 use git2::build::CheckoutBuilder;
 use git2::{CheckoutNotificationType, Oid, Repository};
 
+use super::ref_intent::RefIntent;
 use super::{GitError, history};
 
 /// What a move of the branch did.
@@ -109,10 +110,12 @@ pub fn move_branch(
         Err(err) => return Err(GitError::git(format!("checking out {to}"), err)),
     }
     let message = format!("teammem: fast-forward to {to}");
+    let intent = RefIntent::announce(repo, branch_ref, Some(to))?;
     let moved = match from {
         Some(from) => repo.reference_matching(branch_ref, to, true, from, &message),
         None => repo.reference(branch_ref, to, false, &message),
     };
+    drop(intent);
     if moved.is_ok() {
         return Ok(BranchMove::Moved { from, to });
     }

@@ -10,6 +10,7 @@ use std::cell::{Cell, RefCell};
 use git2::{AutotagOption, FetchOptions, Oid, ProxyOptions, RemoteCallbacks, Repository};
 
 use super::credentials::CredentialPicker;
+use super::ref_intent::RefIntent;
 use super::transport::{
     NetFailure, NetworkOptions, Transport, git_cli_network_command, remote_url, run_git,
     with_timeouts,
@@ -84,9 +85,12 @@ fn fetch_builtin(
             .report_unchanged(true);
         let spec = refspec(upstream);
         let shallow = ShallowRoots::read(repo);
+        let intent = RefIntent::announce(repo, &upstream.tracking_ref, None)
+            .map_err(|e| NetFailure::failed(format!("{what}: {e}")))?;
         let result = with_timeouts(&deadline, || {
             remote.fetch(&[spec.as_str()], Some(&mut fetch_options), None)
         });
+        drop(intent);
         shallow.restore();
         result
     };

@@ -16,6 +16,7 @@ pub mod index_file;
 pub mod lock;
 pub mod preflight;
 pub mod push;
+pub mod ref_intent;
 pub mod replay;
 pub mod repo;
 pub mod sign;

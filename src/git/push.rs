@@ -16,6 +16,7 @@ use git2::{Oid, ProxyOptions, PushOptions, RemoteCallbacks, Repository};
 
 use super::credentials::CredentialPicker;
 use super::history;
+use super::ref_intent::RefIntent;
 use super::transport::{
     NetFailure, NetworkOptions, Transport, git_cli_network_command, remote_url, run_git,
     with_timeouts,
@@ -78,12 +79,14 @@ pub fn push(
     };
     if outcome == (PushOutcome::Pushed { tip: local }) {
         // The remote-tracking ref follows, as after `git push`, so the next sync sees it.
-        let _ = repo.reference(
-            &upstream.tracking_ref,
-            local,
-            true,
-            "teammem: update by push",
-        );
+        if let Ok(_intent) = RefIntent::announce(repo, &upstream.tracking_ref, Some(local)) {
+            let _ = repo.reference(
+                &upstream.tracking_ref,
+                local,
+                true,
+                "teammem: update by push",
+            );
+        }
     }
     Ok(outcome)
 }
@@ -166,9 +169,14 @@ fn push_builtin(
             .remote_callbacks(callbacks)
             .proxy_options(proxy);
         let spec = refspec(upstream);
-        with_timeouts(&deadline, || {
+        // libgit2 moves the remote-tracking ref to the pushed tip once the push lands.
+        let intent = RefIntent::announce(repo, &upstream.tracking_ref, Some(local))
+            .map_err(|e| NetFailure::failed(format!("{what}: {e}")))?;
+        let result = with_timeouts(&deadline, || {
             remote.push(&[spec.as_str()], Some(&mut push_options))
-        })
+        });
+        drop(intent);
+        result
     };
     if *lease_broken.borrow() {
         return Ok(PushOutcome::LeaseRefused);

@@ -251,6 +251,11 @@ fn run(
         }
     };
     crate::git::index::release_abandoned_lock(&repo)?;
+    if let Some(refname) = crate::git::ref_intent::release_abandoned_ref_lock(&repo)? {
+        outcome.warnings.push(format!(
+            "removed {refname}.lock, left by an earlier sync that was interrupted"
+        ));
+    }
     if !preflight::wait_for_index_lock(&repo, INDEX_PATIENCE) {
         outcome.skip(
             SkipReason::Locked,
@@ -674,6 +679,16 @@ pub fn commit_team_changes(
             outcome.warnings.push(
                 "the branch moved while sync was committing; nothing was committed — sync again"
                     .into(),
+            );
+        }
+        CommitResult::BranchLocked(lock) => {
+            outcome.skip(
+                SkipReason::Locked,
+                format!(
+                    "another git process holds {}; nothing was committed (it is not removed: if \
+                     no git command is running, delete it yourself)",
+                    lock.display()
+                ),
             );
         }
         CommitResult::NotSigned(why) => {
