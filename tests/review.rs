@@ -209,3 +209,80 @@ fn review_never_shows_a_secret() {
         assert!(run.stdout.contains("github-pat"), "{}", run.stdout);
     }
 }
+
+/// A pull request rewriting hundreds of memories: `--max-chars 65536` keeps the comment within
+/// GitHub's limit, cut between sections, and says what it left out and how to see it all.
+#[test]
+fn review_fits_a_comment_limit_and_says_what_it_cut() {
+    let sb = Sandbox::new();
+    let repo = prepared_history(&sb);
+    let paragraph = "Every step of the release is written down here so nobody has to guess. ";
+    for i in 0..300 {
+        put(
+            &repo,
+            &format!("project/step-{i:03}.md"),
+            &format!("Release step {i}"),
+            &format!("What release step {i} does"),
+            &format!("{}\n", paragraph.repeat(12)),
+        );
+    }
+    reindex(&sb, &repo);
+    commit_as(&sb, &repo, "Bob", DAY0 + 4 * DAY, "many steps");
+
+    let whole = sb.teammem(&repo, ["review", "main..pr"]);
+    whole.expect_code(0);
+    assert!(
+        whole.stdout.chars().count() > 65_536,
+        "the test needs a long review"
+    );
+    assert!(!whole.stdout.contains("This review was cut"));
+
+    let cut = sb.teammem(&repo, ["review", "main..pr", "--max-chars", "65536"]);
+    cut.expect_code(0);
+    let md = &cut.stdout;
+    assert!(md.chars().count() <= 65_536, "{} chars", md.chars().count());
+    assert!(md.starts_with("## Team memory review"), "{md}");
+    assert!(md.contains("304 added") || md.contains("300 added") || md.contains("added"));
+    assert!(
+        md.contains("This review was cut to fit a comment")
+            && md.contains("more memory change(s) are not shown")
+            && md.contains("`teammem review main..pr`"),
+        "{}",
+        &md[md.len().saturating_sub(400)..]
+    );
+    // Cut between sections: every code fence that opens also closes.
+    assert_eq!(md.matches("```text").count() * 2, md.matches("```").count());
+    // The sections shown are the first ones of the full review, in its order.
+    let headings = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with("### "))
+            .map(str::to_string)
+            .collect()
+    };
+    let (shown, all) = (headings(md), headings(&whole.stdout));
+    assert!(
+        shown.len() > 10 && shown.len() < all.len(),
+        "{}",
+        shown.len()
+    );
+    assert_eq!(shown[..], all[..shown.len()]);
+    // The first section is shown whole, body included.
+    let first = &whole.stdout[whole.stdout.find("### ").unwrap()..];
+    let first = &first[..first[4..].find("\n### ").unwrap() + 4];
+    assert!(md.contains(first));
+    let small = sb.teammem(&repo, ["review", "main..pr", "--max-chars", "100"]);
+    small.expect_code(2);
+    let json = sb.teammem(
+        &repo,
+        [
+            "review",
+            "main..pr",
+            "--format",
+            "json",
+            "--max-chars",
+            "65536",
+        ],
+    );
+    json.expect_code(2);
+    assert!(json.stderr.contains("--max-chars"), "{}", json.stderr);
+}

@@ -19,6 +19,11 @@ pub struct ReviewArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ReviewFormat::Markdown)]
     format: ReviewFormat,
+    /// Keep the markdown within this many characters (GitHub's comment limit is 65536): sections
+    /// past it are shown without their body or left out, and a closing note says so. At least
+    /// 2000. Not for --format json.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2000..))]
+    max_chars: Option<u64>,
 }
 
 /// How the review is written.
@@ -32,9 +37,20 @@ pub enum ReviewFormat {
 
 /// Runs `teammem review`; returns its exit status.
 pub fn run(project: &Project, args: ReviewArgs) -> Result<u8, OpError> {
+    if args.max_chars.is_some() && args.format == ReviewFormat::Json {
+        return Err(OpError::Usage(
+            "--max-chars cuts the markdown review; drop it with --format json".into(),
+        ));
+    }
     let review = ops::review::review(project, &args.range)?;
+    let max_chars = args
+        .max_chars
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     match args.format {
-        ReviewFormat::Markdown => print!("{}", ops::review_format::markdown(&review)),
+        ReviewFormat::Markdown => print!(
+            "{}",
+            ops::review_format::markdown_within(&review, max_chars)
+        ),
         ReviewFormat::Json => super::print_json(&review)?,
     }
     Ok(EXIT_OK)

@@ -15,6 +15,18 @@ pub const FOLD_LINES: usize = 20;
 
 /// The review as markdown.
 pub fn markdown(review: &Review) -> String {
+    markdown_within(review, None)
+}
+
+/// The smallest `max_chars` [`markdown_within`] accepts: room for the header and the note.
+pub const MIN_CHARS: usize = 2_000;
+
+/// The review as markdown of at most `max_chars` characters (GitHub's comment limit is 65,536).
+/// Memories keep their order; one whose section does not fit is shown without its body, then
+/// the rest are left out, and a closing note says how many and how to see everything. Cuts
+/// fall between sections, never inside a code block. `max_chars` below [`MIN_CHARS`] is
+/// treated as [`MIN_CHARS`].
+pub fn markdown_within(review: &Review, max_chars: Option<usize>) -> String {
     let s = &review.summary;
     let mut out = String::from("## Team memory review\n\n");
     out.push_str(&format!(
@@ -31,26 +43,93 @@ pub fn markdown(review: &Review) -> String {
     if review.memories.is_empty() && review.other_files.is_empty() {
         out.push_str("\nNo change to the team memory.\n");
     }
-    for memory in &review.memories {
-        out.push('\n');
-        section(memory, &mut out);
-    }
+    let mut tail = String::new();
     if !review.other_files.is_empty() {
-        out.push_str("\n### Other files in .qwen/team-memory/\n\n");
+        tail.push_str("\n### Other files in .qwen/team-memory/\n\n");
         for line in &review.other_files {
-            out.push_str(&format!("- {}\n", code(line)));
+            tail.push_str(&format!("- {}\n", code(line)));
         }
     }
     if !review.other_risks.is_empty() {
-        out.push_str("\n### Risks in other versions of the team memory\n\n");
+        tail.push_str("\n### Risks in other versions of the team memory\n\n");
         for risk in &review.other_risks {
-            out.push_str(&format!("- {} {}\n", code(&risk.path), risk_line(risk)));
+            tail.push_str(&format!("- {} {}\n", code(&risk.path), risk_line(risk)));
         }
+    }
+    let Some(max_chars) = max_chars else {
+        for memory in &review.memories {
+            out.push('\n');
+            section(memory, true, &mut out);
+        }
+        out.push_str(&tail);
+        return out;
+    };
+    let limit = max_chars.max(MIN_CHARS);
+    let note_room = cut_note(review, usize::MAX, usize::MAX, 0).chars().count();
+    let mut used = out.chars().count();
+    let (mut shown, mut bodiless) = (0, 0);
+    for memory in &review.memories {
+        let mut full = String::from("\n");
+        section(memory, true, &mut full);
+        let full_len = full.chars().count();
+        if used + full_len + note_room <= limit {
+            out.push_str(&full);
+            used += full_len;
+            shown += 1;
+            continue;
+        }
+        let mut short_form = String::from("\n");
+        section(memory, false, &mut short_form);
+        let short_len = short_form.chars().count();
+        if used + short_len + note_room > limit {
+            break;
+        }
+        out.push_str(&short_form);
+        used += short_len;
+        shown += 1;
+        bodiless += usize::from(!memory.body.is_empty());
+    }
+    let left_out = review.memories.len() - shown;
+    let tail_len = tail.chars().count();
+    let tail_shown = used + tail_len + note_room <= limit;
+    if tail_shown {
+        out.push_str(&tail);
+    }
+    if left_out > 0 || bodiless > 0 || !tail_shown {
+        out.push_str(&cut_note(
+            review,
+            left_out,
+            bodiless,
+            usize::from(!tail_shown),
+        ));
     }
     out
 }
 
-fn section(m: &MemoryChange, out: &mut String) {
+/// The closing note of a cut review. Called with `usize::MAX` counts, it is as long as it can
+/// ever be, which is the room kept for it.
+fn cut_note(review: &Review, left_out: usize, bodiless: usize, tail_cut: usize) -> String {
+    let mut parts = Vec::new();
+    if left_out > 0 {
+        parts.push(format!("{left_out} more memory change(s) are not shown"));
+    }
+    if bodiless > 0 {
+        parts.push(format!(
+            "{bodiless} memory change(s) are shown without their body"
+        ));
+    }
+    if tail_cut > 0 {
+        parts.push("the other files and their risks are not shown".to_string());
+    }
+    format!(
+        "\n---\n_This review was cut to fit a comment: {}. Run {} to see all of it._\n",
+        parts.join("; "),
+        code(&format!("teammem review {}..{}", review.base, review.head))
+    )
+}
+
+/// One memory's section; `with_body` false leaves out its content or body diff.
+fn section(m: &MemoryChange, with_body: bool, out: &mut String) {
     let title = m
         .name
         .as_deref()
@@ -107,7 +186,7 @@ fn section(m: &MemoryChange, out: &mut String) {
             out.push_str(&format!("- {}\n", risk_line(risk)));
         }
     }
-    if !m.body.is_empty() {
+    if with_body && !m.body.is_empty() {
         let what = if m.status == "added" {
             "Content"
         } else {
