@@ -188,7 +188,16 @@ impl NetFailure {
     /// Classifies a libgit2 error: past the deadline (or a socket timeout) it is a timeout.
     pub(crate) fn from_git(what: &str, err: &git2::Error, deadline: &Deadline) -> Self {
         let timed_out = deadline.passed() || err.message().contains("timed out");
-        let message = format!("{what}: {}", err.message());
+        let mut message = format!("{what}: {}", err.message());
+        if err.class() == git2::ErrorClass::Ssh && err.message().contains("hostkey") {
+            // libssh2 checks the server's key against ~/.ssh/known_hosts, as ssh does, and
+            // teammem never accepts an unknown one on its own.
+            message.push_str(
+                " — the server's key is not the one ~/.ssh/known_hosts lists for it, or the \
+                 host is not listed; check the key, then add it (connect once with ssh, or \
+                 ssh-keyscan)",
+            );
+        }
         if timed_out {
             NetFailure::timeout(message)
         } else {

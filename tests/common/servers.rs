@@ -378,3 +378,157 @@ fn base64_matches_the_rfc_examples() {
     assert_eq!(base64(b"fooba"), "Zm9vYmE=");
     assert_eq!(base64(b"foobar"), "Zm9vYmFy");
 }
+
+/// A real OpenSSH server on 127.0.0.1, run as the current user with its own host key and
+/// config, letting in one client key. The client side lives in the sandbox's `$HOME/.ssh`
+/// (libgit2 reads it); [`Sshd::ssh_command`] is the same for the `ssh` program, which takes
+/// its home from the password database, not `$HOME`.
+pub struct Sshd {
+    child: Child,
+    /// The port it listens on.
+    pub port: u16,
+    /// The account the client logs in as.
+    pub user: String,
+    /// The client's private key, `$HOME/.ssh/id_ed25519`.
+    pub client_key: PathBuf,
+    /// `$HOME/.ssh/known_hosts`, holding this server's host key.
+    pub known_hosts: PathBuf,
+}
+
+/// Where Debian's openssh-server puts the daemon (sshd insists on an absolute path).
+const SSHD: &str = "/usr/sbin/sshd";
+
+fn keygen(path: &Path) {
+    let status = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "teammem-test", "-f"])
+        .arg(path)
+        .stdin(Stdio::null())
+        .status()
+        .expect("run ssh-keygen (apt-get install -y openssh-client)");
+    assert!(status.success(), "ssh-keygen failed");
+}
+
+impl Sshd {
+    /// Starts sshd for the sandbox, with a fresh host key and client key.
+    pub fn start(sb: &Sandbox) -> Sshd {
+        assert!(
+            Path::new(SSHD).exists(),
+            "{SSHD} is missing: the SSH tests need a real OpenSSH server \
+             (apt-get install -y openssh-server; .ci/run installs it)"
+        );
+        let dir = sb.path().join("sshd");
+        let ssh_dir = sb.home().join(".ssh");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&ssh_dir).unwrap();
+        let host_key = dir.join("host_key");
+        keygen(&host_key);
+        let client_key = ssh_dir.join("id_ed25519");
+        keygen(&client_key);
+        let authorized = dir.join("authorized_keys");
+        std::fs::copy(client_key.with_extension("pub"), &authorized).unwrap();
+        let user = String::from_utf8(
+            Command::new("id")
+                .arg("-un")
+                .output()
+                .expect("run id")
+                .stdout,
+        )
+        .unwrap()
+        .trim()
+        .to_string();
+        let host_public = std::fs::read_to_string(host_key.with_extension("pub")).unwrap();
+        let host_public: Vec<&str> = host_public.split_whitespace().take(2).collect();
+        let known_hosts = ssh_dir.join("known_hosts");
+        for _ in 0..20 {
+            let port = free_port();
+            let config = dir.join("sshd_config");
+            std::fs::write(
+                &config,
+                format!(
+                    "ListenAddress 127.0.0.1\nPort {port}\nHostKey {}\nAuthorizedKeysFile {}\n\
+                     PidFile {}\nPubkeyAuthentication yes\nPasswordAuthentication no\n\
+                     KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n\
+                     PermitRootLogin prohibit-password\nLogLevel ERROR\n",
+                    host_key.display(),
+                    authorized.display(),
+                    dir.join("sshd.pid").display()
+                ),
+            )
+            .unwrap();
+            let mut child = Command::new(SSHD)
+                .arg("-D")
+                .arg("-e")
+                .arg("-f")
+                .arg(&config)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("start sshd");
+            let mut up = false;
+            for _ in 0..200 {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break;
+                }
+                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    up = true;
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            if up {
+                std::fs::write(
+                    &known_hosts,
+                    format!("[127.0.0.1]:{port} {} {}\n", host_public[0], host_public[1]),
+                )
+                .unwrap();
+                return Sshd {
+                    child,
+                    port,
+                    user,
+                    client_key,
+                    known_hosts,
+                };
+            }
+            let _ = child.kill();
+            let mut why = String::new();
+            if let Some(mut err) = child.stderr.take() {
+                let _ = err.read_to_string(&mut why);
+            }
+            let _ = child.wait();
+            assert!(
+                !why.contains("privilege separation"),
+                "sshd: {why} (as root, sshd needs the folder: mkdir -p /run/sshd)"
+            );
+        }
+        panic!("sshd did not start on any port");
+    }
+
+    /// The ssh:// URL of a repository on this machine.
+    pub fn url(&self, repo: &Path) -> String {
+        format!(
+            "ssh://{}@127.0.0.1:{}{}",
+            self.user,
+            self.port,
+            repo.display()
+        )
+    }
+
+    /// An `ssh` command line that uses the sandbox's key and known hosts and nothing of the
+    /// real home's, for `core.sshCommand` or `GIT_SSH_COMMAND`.
+    pub fn ssh_command(&self) -> String {
+        format!(
+            "ssh -F /dev/null -i {} -o IdentitiesOnly=yes -o UserKnownHostsFile={} \
+             -o StrictHostKeyChecking=yes -o BatchMode=yes",
+            self.client_key.display(),
+            self.known_hosts.display()
+        )
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
