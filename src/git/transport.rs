@@ -198,6 +198,13 @@ impl NetFailure {
                  ssh-keyscan)",
             );
         }
+        if err.code() == git2::ErrorCode::Certificate || err.message().contains("certificate is") {
+            message.push_str(
+                " — the server's certificate is not signed by an authority this machine trusts; \
+                 for a private one, point SSL_CERT_FILE at its certificate (or use \
+                 --transport git-cli with http.sslCAInfo)",
+            );
+        }
         if timed_out {
             NetFailure::timeout(message)
         } else {

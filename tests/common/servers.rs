@@ -532,3 +532,86 @@ impl Drop for Sshd {
         let _ = self.child.wait();
     }
 }
+
+/// TLS in front of a loopback server: `socat` terminating TLS with a fresh self-signed
+/// certificate for 127.0.0.1 and passing the bytes on, so an http:// test server is also
+/// reachable as https://.
+pub struct TlsFront {
+    child: Child,
+    /// The port TLS is served on.
+    pub port: u16,
+    /// The certificate (its own CA): trust it with `SSL_CERT_FILE` or `http.sslCAInfo`.
+    pub certificate: PathBuf,
+}
+
+impl TlsFront {
+    /// Terminates TLS for the server on `backend`.
+    pub fn start(sb: &Sandbox, backend: u16) -> TlsFront {
+        let dir = sb.path().join("tls");
+        std::fs::create_dir_all(&dir).unwrap();
+        let (certificate, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+        let made = Command::new("openssl")
+            .args([
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+            ])
+            .args([
+                "-subj",
+                "/CN=127.0.0.1",
+                "-addext",
+                "subjectAltName=IP:127.0.0.1",
+            ])
+            .arg("-keyout")
+            .arg(&key)
+            .arg("-out")
+            .arg(&certificate)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("run openssl (apt-get install -y openssl)");
+        assert!(made.success(), "openssl could not make a certificate");
+        for _ in 0..20 {
+            let port = free_port();
+            let mut child = Command::new("socat")
+                .arg(format!(
+                    "OPENSSL-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork,verify=0,cert={},key={}",
+                    certificate.display(),
+                    key.display()
+                ))
+                .arg(format!("TCP:127.0.0.1:{backend}"))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("run socat (apt-get install -y socat; .ci/run installs it)");
+            for _ in 0..200 {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break;
+                }
+                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    return TlsFront {
+                        child,
+                        port,
+                        certificate,
+                    };
+                }
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        panic!("socat did not start on any port");
+    }
+
+    /// The https:// URL of a repository below the backend's base folder.
+    pub fn url(&self, name: &str) -> String {
+        format!("https://127.0.0.1:{}/{name}", self.port)
+    }
+}
+
+impl Drop for TlsFront {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
