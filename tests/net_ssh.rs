@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use netsync::Team;
 use servers::Sshd;
-use syncrun::{files_at, reason, subjects, sync_json, write_memory};
+use syncrun::{files_at, mate_pushes_memory, reason, subjects, sync_json, write_memory};
 
 const TEAM: &str = ".qwen/team-memory";
 
@@ -30,23 +30,11 @@ fn over_ssh(team: &Team, sshd: &Sshd) {
     );
 }
 
-/// The teammate writes a memory and pushes it over SSH with the git CLI.
-fn mate_pushes_memory(team: &Team, slug: &str) {
-    write_memory(&team.mate, "project", slug, "From the teammate.\n");
-    team.sb
-        .teammem(&team.mate, ["index", "--scope", "team"])
-        .expect_code(0);
-    team.sb.git(&team.mate, ["add", "-A"]);
-    team.sb
-        .git(&team.mate, ["commit", "-q", "-m", &format!("mate: {slug}")]);
-    team.sb.git(&team.mate, ["push", "-q", "origin", "main"]);
-}
-
 fn both_ways(transport: &str, env: &[(&str, &str)]) {
     let team = Team::new();
     let sshd = Sshd::start(&team.sb);
     over_ssh(&team, &sshd);
-    mate_pushes_memory(&team, "deploys-need-two-approvals");
+    mate_pushes_memory(&team.sb, &team.mate, "deploys-need-two-approvals");
     write_memory(&team.me, "feedback", "prefer-small-prs", "Small PRs.\n");
 
     let report = sync_json(&team.sb, &team.me, &["--transport", transport], env);

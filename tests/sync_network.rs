@@ -16,7 +16,7 @@ use std::time::Duration;
 use common::memory_text;
 use netsync::{Team, without_hanging};
 use servers::{BlackHole, GitDaemon, HttpGit, free_port};
-use syncrun::{files_at, reason, subjects, sync_json, write_memory};
+use syncrun::{files_at, mate_pushes_memory, reason, subjects, sync_json, write_memory};
 
 const TEAM: &str = ".qwen/team-memory";
 
@@ -25,18 +25,6 @@ fn install_hook(bare: &Path, name: &str, script: &str) {
     let hook = bare.join("hooks").join(name);
     fs::write(&hook, script).unwrap();
     fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
-}
-
-/// The teammate writes a memory, regenerates the index and pushes with the git CLI.
-fn mate_pushes_memory(team: &Team, slug: &str) {
-    write_memory(&team.mate, "project", slug, "From the teammate.\n");
-    team.sb
-        .teammem(&team.mate, ["index", "--scope", "team"])
-        .expect_code(0);
-    team.sb.git(&team.mate, ["add", "-A"]);
-    team.sb
-        .git(&team.mate, ["commit", "-q", "-m", &format!("mate: {slug}")]);
-    team.sb.git(&team.mate, ["push", "-q", "origin", "main"]);
 }
 
 /// A fresh clone of the remote, with its team index checked.
@@ -56,7 +44,7 @@ fn teammate_pushed_and_i_wrote(transport: &str) {
     let team = Team::new();
     let daemon = GitDaemon::start(&team.sb, &team.srv);
     team.set_origin(&team.me, &daemon.url("team.git"));
-    mate_pushes_memory(&team, "deploys-need-two-approvals");
+    mate_pushes_memory(&team.sb, &team.mate, "deploys-need-two-approvals");
     write_memory(&team.me, "feedback", "prefer-small-prs", "Small PRs.\n");
     // `teammem add` rewrites MEMORY.md too: the same file the teammate's push changed.
     team.sb
@@ -129,7 +117,7 @@ fn my_unpushed_commit_never_reaches_the_remote() {
     assert_eq!(team.rev(&team.me, "HEAD~1"), mine);
 
     // The teammate pushes: now both moved.
-    mate_pushes_memory(&team, "on-call-rota");
+    mate_pushes_memory(&team.sb, &team.mate, "on-call-rota");
     let report = sync_json(&team.sb, &team.me, &[], &[]);
     assert_eq!(reason(&report), "diverged", "{report:#}");
     assert_eq!(report["pulled"], false);
@@ -193,7 +181,7 @@ fn a_teammate_pushing_between_fetch_and_push_is_retried_and_converges() {
     let team = Team::new();
     let daemon = GitDaemon::start(&team.sb, &team.srv);
     team.set_origin(&team.me, &daemon.url("team.git"));
-    mate_pushes_memory(&team, "first-from-mate");
+    mate_pushes_memory(&team.sb, &team.mate, "first-from-mate");
     // The teammate's next commit is ready but not pushed yet.
     write_memory(&team.mate, "project", "second-from-mate", "Raced.\n");
     team.sb
@@ -359,7 +347,7 @@ fn over_http_with_basic_auth_a_token_works_and_a_wrong_one_fails_without_hanging
 #[test]
 fn a_shallow_clone_pulls_and_pushes() {
     let team = Team::new();
-    mate_pushes_memory(&team, "before-the-clone");
+    mate_pushes_memory(&team.sb, &team.mate, "before-the-clone");
     let daemon = GitDaemon::start(&team.sb, &team.srv);
     let url = daemon.url("team.git");
     team.sb.git(
@@ -367,7 +355,7 @@ fn a_shallow_clone_pulls_and_pushes() {
         ["clone", "-q", "--depth", "1", &url, "shallow"],
     );
     let shallow = team.sb.path().join("shallow");
-    mate_pushes_memory(&team, "after-the-clone");
+    mate_pushes_memory(&team.sb, &team.mate, "after-the-clone");
     write_memory(&shallow, "project", "from-the-shallow-clone", "Shallow.\n");
 
     let report = sync_json(&team.sb, &shallow, &[], &[]);
@@ -397,7 +385,7 @@ fn a_shallow_clone_of_a_local_folder_pushes_too() {
         ["clone", "-q", "--depth", "1", &url, "shallow"],
     );
     let shallow = team.sb.path().join("shallow");
-    mate_pushes_memory(&team, "after-the-shallow-clone");
+    mate_pushes_memory(&team.sb, &team.mate, "after-the-shallow-clone");
     write_memory(
         &shallow,
         "project",
@@ -429,7 +417,7 @@ fn a_linked_worktree_syncs_its_own_branch() {
         ],
     );
     let linked = team.sb.path().join("linked");
-    mate_pushes_memory(&team, "seen-from-the-worktree");
+    mate_pushes_memory(&team.sb, &team.mate, "seen-from-the-worktree");
     write_memory(&linked, "project", "written-in-the-worktree", "Linked.\n");
 
     let report = sync_json(&team.sb, &linked, &[], &[]);
@@ -454,7 +442,7 @@ fn with_autocrlf_on_the_remote_gets_lf_and_the_work_tree_stays_clean() {
     let text = memory_text("Crlf note", "Written on Windows", "project", "Line one.\n")
         .replace('\n', "\r\n");
     common::write(&team.me.join(TEAM).join("project/crlf-note.md"), &text);
-    mate_pushes_memory(&team, "from-linux");
+    mate_pushes_memory(&team.sb, &team.mate, "from-linux");
 
     let report = sync_json(&team.sb, &team.me, &[], &[]);
     assert_eq!(reason(&report), "", "{report:#}");
@@ -482,7 +470,7 @@ fn without_an_upstream_the_memory_is_committed_here() {
 #[test]
 fn no_push_pulls_and_commits_and_a_later_sync_publishes() {
     let team = Team::new();
-    mate_pushes_memory(&team, "pulled-without-pushing");
+    mate_pushes_memory(&team.sb, &team.mate, "pulled-without-pushing");
     write_memory(&team.me, "project", "held-back", "Not yet.\n");
     let remote_before = team.rev(&team.bare, "main");
 

@@ -167,11 +167,7 @@ pub fn process_alive(pid: u32) -> bool {
 mod tests {
     use super::*;
 
-    fn repo() -> (tempfile::TempDir, Repository) {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = Repository::init(dir.path()).unwrap();
-        (dir, repo)
-    }
+    use crate::git::scratch_repo as repo;
 
     #[test]
     fn second_acquire_is_refused_until_the_first_is_dropped() {

@@ -76,3 +76,11 @@ impl GitError {
         }
     }
 }
+
+/// A new empty repository in a temp folder, for the engine's unit tests.
+#[cfg(test)]
+pub(crate) fn scratch_repo() -> (tempfile::TempDir, git2::Repository) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = git2::Repository::init(dir.path()).unwrap();
+    (dir, repo)
+}

@@ -165,11 +165,7 @@ fn same_version(a: &fs::Metadata, b: &fs::Metadata) -> bool {
 mod tests {
     use super::*;
 
-    fn repo() -> (tempfile::TempDir, Repository) {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = Repository::init(dir.path()).unwrap();
-        (dir, repo)
-    }
+    use crate::git::scratch_repo as repo;
 
     const ID: &str = "0123456789abcdef0123456789abcdef01234567";
 

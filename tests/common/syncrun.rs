@@ -66,3 +66,13 @@ pub fn files_at(sb: &Sandbox, repo: &Path, rev: &str) -> String {
 pub fn subjects(sb: &Sandbox, repo: &Path, rev: &str) -> String {
     sb.git(repo, ["log", "--format=%s", rev])
 }
+
+/// The teammate writes a memory, regenerates the index, commits and pushes with the git CLI.
+pub fn mate_pushes_memory(sb: &Sandbox, mate: &Path, slug: &str) {
+    write_memory(mate, "project", slug, "From the teammate.\n");
+    sb.teammem(mate, ["index", "--scope", "team"])
+        .expect_code(0);
+    sb.git(mate, ["add", "-A"]);
+    sb.git(mate, ["commit", "-q", "-m", &format!("mate: {slug}")]);
+    sb.git(mate, ["push", "-q", "origin", "main"]);
+}
