@@ -25,6 +25,20 @@ pub fn free_port() -> u16 {
         .expect("bind a loopback port")
 }
 
+/// Waits up to 5 s for `child` to listen on `port`; false if it exited or never listened.
+fn listening(child: &mut Child, port: u16) -> bool {
+    for _ in 0..200 {
+        if let Ok(Some(_)) = child.try_wait() {
+            return false;
+        }
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    false
+}
+
 /// Where git keeps its own programs (`git --exec-path`).
 pub fn git_exec_path() -> PathBuf {
     let out = Command::new("git")
@@ -465,18 +479,7 @@ impl Sshd {
                 .stderr(Stdio::piped())
                 .spawn()
                 .expect("start sshd");
-            let mut up = false;
-            for _ in 0..200 {
-                if let Ok(Some(_)) = child.try_wait() {
-                    break;
-                }
-                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                    up = true;
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(25));
-            }
-            if up {
+            if listening(&mut child, port) {
                 std::fs::write(
                     &known_hosts,
                     format!("[127.0.0.1]:{port} {} {}\n", host_public[0], host_public[1]),
@@ -584,18 +587,12 @@ impl TlsFront {
                 .stderr(Stdio::null())
                 .spawn()
                 .expect("run socat (apt-get install -y socat; .ci/run installs it)");
-            for _ in 0..200 {
-                if let Ok(Some(_)) = child.try_wait() {
-                    break;
-                }
-                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                    return TlsFront {
-                        child,
-                        port,
-                        certificate,
-                    };
-                }
-                std::thread::sleep(Duration::from_millis(25));
+            if listening(&mut child, port) {
+                return TlsFront {
+                    child,
+                    port,
+                    certificate,
+                };
             }
             let _ = child.kill();
             let _ = child.wait();
