@@ -40,7 +40,8 @@ fn hooked_repo(sb: &Sandbox) -> std::path::PathBuf {
     let run = sb.teammem(&repo, ["install-hooks"]);
     run.expect_code(0);
     assert!(
-        run.stdout.contains("Installed the pre-commit hook"),
+        run.stdout.contains("Installed the pre-commit hook")
+            && run.stdout.contains("Installed the pre-merge-commit hook"),
         "{}",
         run.stdout
     );
@@ -261,8 +262,10 @@ fn hooks_go_where_git_looks_for_them() {
     );
     sb.teammem(&linked, ["install-hooks"]).expect_code(0);
     assert!(repo.join(".git/hooks/pre-commit").is_file());
+    assert!(repo.join(".git/hooks/pre-merge-commit").is_file());
     sb.teammem(&linked, ["uninstall-hooks"]).expect_code(0);
     assert!(!repo.join(".git/hooks/pre-commit").exists());
+    assert!(!repo.join(".git/hooks/pre-merge-commit").exists());
 
     // core.hooksPath (relative to the work tree) wins over .git/hooks.
     sb.git(&repo, ["config", "core.hooksPath", "githooks"]);
@@ -344,7 +347,7 @@ fn without_teammem_the_hook_warns_and_lets_the_commit_through() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
     let hook = repo.join(".git/hooks/pre-commit");
-    let script = teammem::ops::hooks::hook_script(Path::new("/nonexistent/teammem"));
+    let script = teammem::ops::hooks::hook_script(Path::new("/nonexistent/teammem"), "pre-commit");
     write(&hook, &script);
     make_executable(&hook);
     put(&repo, "feedback/x.md", "X", "x", INJECTION);
@@ -374,4 +377,60 @@ fn without_teammem_the_hook_warns_and_lets_the_commit_through() {
         stderr.contains("teammem: not found, so the team memory was not checked"),
         "{stderr}"
     );
+}
+
+/// A teammate committed a secret on a branch without the hook; merging that branch is a commit
+/// git makes by itself (no conflict, no editor), which only `pre-merge-commit` sees.
+#[test]
+fn a_merge_that_brings_a_secret_is_refused_and_left_for_the_user_to_fix() {
+    let sb = Sandbox::new();
+    let repo = hooked_repo(&sb);
+    let main_before = sb.git(&repo, ["rev-parse", "HEAD"]);
+    sb.git(&repo, ["checkout", "-q", "-b", "mate"]);
+    put(
+        &repo,
+        "project/deploy.md",
+        "Deploy",
+        "How we deploy",
+        &secret_body(),
+    );
+    reindex(&sb, &repo);
+    sb.git(&repo, ["add", "-A"]);
+    sb.git(&repo, ["commit", "-q", "--no-verify", "-m", "deploy notes"]);
+    sb.git(&repo, ["checkout", "-q", "main"]);
+
+    let merged = sb.git_output(&repo, ["merge", "--no-ff", "-m", "merge mate", "mate"]);
+    assert!(!merged.status.success(), "the merge must be refused");
+    let stderr = String::from_utf8_lossy(&merged.stderr);
+    assert!(stderr.contains("github-pat"), "{stderr}");
+    assert!(stderr.contains("merge refused"), "{stderr}");
+    assert!(
+        !stderr.contains(&token()),
+        "the secret is never shown: {stderr}"
+    );
+    assert_eq!(
+        sb.git(&repo, ["rev-parse", "HEAD"]),
+        main_before,
+        "no merge commit"
+    );
+
+    // A clean branch merges as usual.
+    sb.git(&repo, ["merge", "--abort"]);
+    sb.git(&repo, ["checkout", "-q", "-b", "clean", "mate~1"]);
+    put(
+        &repo,
+        "project/rota.md",
+        "Rota",
+        "Who is on call",
+        "Alice this week.\n",
+    );
+    reindex(&sb, &repo);
+    sb.git(&repo, ["add", "-A"]);
+    sb.git(&repo, ["commit", "-q", "-m", "rota"]);
+    sb.git(&repo, ["checkout", "-q", "main"]);
+    sb.git(
+        &repo,
+        ["merge", "-q", "--no-ff", "-m", "merge clean", "clean"],
+    );
+    assert_eq!(head_subject(&sb, &repo), "merge clean");
 }

@@ -5,15 +5,16 @@ use clap::Args;
 use crate::ops::hooks::{self, HookAction, HookOutcome};
 use crate::ops::{EXIT_OK, OpError, Project};
 
-/// Install the pre-commit hook that runs `teammem check --staged`.
+/// Install the pre-commit and pre-merge-commit hooks that run `teammem check --staged`.
 ///
-/// The hook goes where git looks for hooks: core.hooksPath when set, else the repository's
-/// hooks folder (shared by its linked worktrees). A pre-commit hook already there is kept as
-/// pre-commit.teammem-chained and runs first; running this again changes nothing.
+/// The hooks go where git looks for hooks: core.hooksPath when set, else the repository's
+/// hooks folder (shared by its linked worktrees). pre-merge-commit checks a merge git commits
+/// by itself. A hook already there is kept as <hook>.teammem-chained and runs first; running
+/// this again changes nothing.
 #[derive(Debug, Args)]
 pub struct InstallHooksArgs {}
 
-/// Remove teammem's pre-commit hook and put back the hook it had chained.
+/// Remove teammem's hooks and put back the hooks they had chained.
 #[derive(Debug, Args)]
 pub struct UninstallHooksArgs {}
 
@@ -21,27 +22,29 @@ pub struct UninstallHooksArgs {}
 pub fn install(project: &Project, _args: InstallHooksArgs) -> Result<u8, OpError> {
     let binary = std::env::current_exe()
         .map_err(|e| OpError::Usage(format!("cannot find the teammem binary: {e}")))?;
-    let outcome = hooks::install(project, &binary)?;
-    print_outcome(&outcome);
+    for outcome in hooks::install(project, &binary)? {
+        print_outcome(&outcome);
+    }
     Ok(EXIT_OK)
 }
 
 /// Runs `teammem uninstall-hooks`; returns its exit status.
 pub fn uninstall(project: &Project, _args: UninstallHooksArgs) -> Result<u8, OpError> {
-    let outcome = hooks::uninstall(project)?;
-    print_outcome(&outcome);
+    for outcome in hooks::uninstall(project)? {
+        print_outcome(&outcome);
+    }
     Ok(EXIT_OK)
 }
 
 fn print_outcome(outcome: &HookOutcome) {
-    let hook = outcome.hook.display();
+    let (name, hook) = (outcome.name, outcome.hook.display());
     match outcome.action {
-        HookAction::Installed => println!("Installed the pre-commit hook at {hook}."),
-        HookAction::Updated => println!("Updated the pre-commit hook at {hook}."),
-        HookAction::Unchanged => println!("The pre-commit hook at {hook} is already installed."),
-        HookAction::Removed => println!("Removed the pre-commit hook at {hook}."),
+        HookAction::Installed => println!("Installed the {name} hook at {hook}."),
+        HookAction::Updated => println!("Updated the {name} hook at {hook}."),
+        HookAction::Unchanged => println!("The {name} hook at {hook} is already installed."),
+        HookAction::Removed => println!("Removed the {name} hook at {hook}."),
         HookAction::NotInstalled => {
-            println!("No teammem pre-commit hook at {hook}; nothing to do.")
+            println!("No teammem {name} hook at {hook}; nothing to do.")
         }
     }
     match (&outcome.action, &outcome.chained) {

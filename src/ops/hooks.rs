@@ -1,5 +1,7 @@
-//! `install-hooks` / `uninstall-hooks`: the pre-commit hook that runs `teammem check --staged`,
-//! installed into the hooks folder git really uses, chaining any hook that was already there.
+//! `install-hooks` / `uninstall-hooks`: the `pre-commit` and `pre-merge-commit` hooks that run
+//! `teammem check --staged`, installed into the hooks folder git really uses, each chaining any
+//! hook that was already there. `pre-merge-commit` covers what `pre-commit` cannot see: a merge
+//! that git commits by itself (no conflict) bringing a secret in from another branch.
 
 use std::path::{Path, PathBuf};
 
@@ -10,12 +12,18 @@ use crate::git::{hooks_dir, repo};
 
 use super::{OpError, Project};
 
-/// The hook file name.
-pub const HOOK: &str = "pre-commit";
-/// Where an existing hook is kept and run from.
-pub const CHAINED: &str = "pre-commit.teammem-chained";
-/// The line that marks a hook as teammem's own.
-pub const MARKER: &str = "# teammem pre-commit hook";
+/// The hooks teammem installs: one for commits, one for merges git commits without an editor.
+pub const HOOKS: [&str; 2] = ["pre-commit", "pre-merge-commit"];
+
+/// Where an existing `hook` is kept and run from.
+pub fn chained_name(hook: &str) -> String {
+    format!("{hook}.teammem-chained")
+}
+
+/// The line that marks `hook` as teammem's own.
+pub fn marker(hook: &str) -> String {
+    format!("# teammem {hook} hook")
+}
 
 /// What installing or uninstalling did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -33,9 +41,11 @@ pub enum HookAction {
     NotInstalled,
 }
 
-/// The outcome of `install-hooks` or `uninstall-hooks`.
+/// The outcome of `install-hooks` or `uninstall-hooks` for one hook.
 #[derive(Debug, Clone, Serialize)]
 pub struct HookOutcome {
+    /// The hook's name (`pre-commit`, `pre-merge-commit`).
+    pub name: &'static str,
     /// What happened.
     pub action: HookAction,
     /// The hook file.
@@ -44,17 +54,32 @@ pub struct HookOutcome {
     pub chained: Option<PathBuf>,
 }
 
-/// The hook script. `binary` is tried first, then `teammem` on PATH.
-pub fn hook_script(binary: &Path) -> String {
+/// The script of `hook` (one of [`HOOKS`]). `binary` is tried first, then `teammem` on PATH.
+pub fn hook_script(binary: &Path, hook: &str) -> String {
     let binary = shell_quote(&binary.display().to_string());
+    let marker = marker(hook);
+    let chained = chained_name(hook);
+    let (refused, fix) = if hook == "pre-merge-commit" {
+        (
+            "merge refused: the merged team memory (.qwen/team-memory/)",
+            "fix the files (the merge is still in progress), 'git add' them and 'git commit'; \
+             a secret must also be rotated if it was ever pushed.",
+        )
+    } else {
+        (
+            "commit refused: the staged team memory (.qwen/team-memory/)",
+            "fix the files, 'git add' them again and commit; a secret must also be rotated if \
+             it was ever pushed.",
+        )
+    };
     format!(
         r#"#!/bin/sh
-{MARKER} — installed by `teammem install-hooks`, removed by `teammem uninstall-hooks`.
-# Refuses a commit that stages a secret, an invalid memory, a stale MEMORY.md or a risky memory.
-# The hook that was here before runs first, from {CHAINED}.
+{marker} — installed by `teammem install-hooks`, removed by `teammem uninstall-hooks`.
+# Refuses a {what} that stages a secret, an invalid memory, a stale MEMORY.md or a risky memory.
+# The hook that was here before runs first, from {chained}.
 hooks_dir=$(dirname "$0")
-if [ -x "$hooks_dir/{CHAINED}" ]; then
-  "$hooks_dir/{CHAINED}" "$@" || exit $?
+if [ -x "$hooks_dir/{chained}" ]; then
+  "$hooks_dir/{chained}" "$@" || exit $?
 fi
 teammem={binary}
 if [ ! -x "$teammem" ]; then
@@ -67,11 +92,16 @@ fi
 "$teammem" check --staged
 status=$?
 if [ "$status" -ne 0 ]; then
-  echo "teammem: commit refused: the staged team memory (.qwen/team-memory/) has the problems listed above." >&2
-  echo "teammem: fix the files, 'git add' them again and commit; a secret must also be rotated if it was ever pushed." >&2
+  echo "teammem: {refused} has the problems listed above." >&2
+  echo "teammem: {fix}" >&2
 fi
 exit "$status"
-"#
+"#,
+        what = if hook == "pre-merge-commit" {
+            "merge commit"
+        } else {
+            "commit"
+        },
     )
 }
 
@@ -79,72 +109,90 @@ fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
-/// Installs the hook. Idempotent; a foreign hook is moved to [`CHAINED`] and run first.
-pub fn install(project: &Project, binary: &Path) -> Result<HookOutcome, OpError> {
+/// Installs both hooks. Idempotent; a foreign hook is moved to its [`chained_name`] and run
+/// first. Nothing is written unless every hook can be installed.
+pub fn install(project: &Project, binary: &Path) -> Result<Vec<HookOutcome>, OpError> {
     let dir = hooks_folder(project)?;
-    let hook = dir.join(HOOK);
-    let chained = dir.join(CHAINED);
-    let script = hook_script(binary);
-    let existing = read_if_file(&hook)?;
-    let action = match &existing {
-        Some(text) if text.contains(MARKER) => {
-            if *text == script {
-                HookAction::Unchanged
-            } else {
-                HookAction::Updated
+    let mut plan = Vec::new();
+    for name in HOOKS {
+        let hook = dir.join(name);
+        let chained = dir.join(chained_name(name));
+        let script = hook_script(binary, name);
+        let existing = read_if_file(&hook)?;
+        let action = match &existing {
+            Some(text) if text.contains(&marker(name)) => {
+                if *text == script {
+                    HookAction::Unchanged
+                } else {
+                    HookAction::Updated
+                }
             }
-        }
-        Some(_) => {
-            if std::fs::symlink_metadata(&chained).is_ok() {
+            Some(_) if std::fs::symlink_metadata(&chained).is_ok() => {
                 return Err(OpError::Refused(format!(
-                    "{} is not teammem's hook, and {} already exists — merge them by hand, then run install-hooks again",
+                    "{} is not teammem's hook, and {} already exists — merge them by hand, then \
+                     run install-hooks again",
                     hook.display(),
                     chained.display()
                 )));
             }
-            std::fs::rename(&hook, &chained).map_err(|e| OpError::io(&hook, e))?;
-            HookAction::Installed
-        }
-        None => HookAction::Installed,
-    };
-    if action != HookAction::Unchanged {
-        store::write_atomic(&hook, script.as_bytes())?;
-        make_executable(&hook)?;
+            Some(_) => HookAction::Installed,
+            None => HookAction::Installed,
+        };
+        plan.push((name, hook, chained, script, existing.is_some(), action));
     }
-    Ok(HookOutcome {
-        action,
-        chained: std::fs::symlink_metadata(&chained)
-            .is_ok()
-            .then_some(chained),
-        hook,
-    })
-}
-
-/// Removes teammem's hook and puts a chained hook back in its place.
-pub fn uninstall(project: &Project) -> Result<HookOutcome, OpError> {
-    let dir = hooks_folder(project)?;
-    let hook = dir.join(HOOK);
-    let chained = dir.join(CHAINED);
-    let ours = read_if_file(&hook)?.is_some_and(|t| t.contains(MARKER));
-    if !ours {
-        return Ok(HookOutcome {
-            action: HookAction::NotInstalled,
+    let mut outcomes = Vec::new();
+    for (name, hook, chained, script, existed, action) in plan {
+        if action == HookAction::Installed && existed {
+            std::fs::rename(&hook, &chained).map_err(|e| OpError::io(&hook, e))?;
+        }
+        if action != HookAction::Unchanged {
+            store::write_atomic(&hook, script.as_bytes())?;
+            make_executable(&hook)?;
+        }
+        outcomes.push(HookOutcome {
+            name,
+            action,
+            chained: std::fs::symlink_metadata(&chained)
+                .is_ok()
+                .then_some(chained),
             hook,
-            chained: None,
         });
     }
-    std::fs::remove_file(&hook).map_err(|e| OpError::io(&hook, e))?;
-    let restored = if std::fs::symlink_metadata(&chained).is_ok() {
-        std::fs::rename(&chained, &hook).map_err(|e| OpError::io(&chained, e))?;
-        Some(hook.clone())
-    } else {
-        None
-    };
-    Ok(HookOutcome {
-        action: HookAction::Removed,
-        hook,
-        chained: restored,
-    })
+    Ok(outcomes)
+}
+
+/// Removes teammem's hooks and puts chained hooks back in their place.
+pub fn uninstall(project: &Project) -> Result<Vec<HookOutcome>, OpError> {
+    let dir = hooks_folder(project)?;
+    let mut outcomes = Vec::new();
+    for name in HOOKS {
+        let hook = dir.join(name);
+        let chained = dir.join(chained_name(name));
+        let ours = read_if_file(&hook)?.is_some_and(|t| t.contains(&marker(name)));
+        if !ours {
+            outcomes.push(HookOutcome {
+                name,
+                action: HookAction::NotInstalled,
+                hook,
+                chained: None,
+            });
+            continue;
+        }
+        std::fs::remove_file(&hook).map_err(|e| OpError::io(&hook, e))?;
+        let restored = if std::fs::symlink_metadata(&chained).is_ok() {
+            std::fs::rename(&chained, &hook).map_err(|e| OpError::io(&chained, e))?;
+            Some(hook.clone())
+        } else {
+            None
+        };
+        outcomes.push(HookOutcome {
+            name,
+            action: HookAction::Removed,
+            hook,
+            chained: restored,
+        });
+    }
+    Ok(outcomes)
 }
 
 fn hooks_folder(project: &Project) -> Result<PathBuf, OpError> {
