@@ -91,3 +91,29 @@ fn over_https_a_certificate_nobody_trusts_is_refused() {
         "nothing reached the remote"
     );
 }
+
+/// Without `SSL_CERT_FILE`, teammem lets OpenSSL look certificates up one by one in a hashed CA
+/// folder instead of parsing the whole bundle first: a certificate in that folder is trusted.
+#[test]
+fn over_https_a_certificate_in_the_hashed_ca_folder_is_trusted() {
+    let team = Team::new();
+    let (_http, tls) = over_https(&team);
+    let folder = team.sb.path().join("ca-folder");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::copy(&tls.certificate, folder.join("test-ca.pem")).unwrap();
+    let rehashed = std::process::Command::new("openssl")
+        .arg("rehash")
+        .arg(&folder)
+        .status()
+        .unwrap();
+    assert!(rehashed.success());
+    write_memory(&team.me, "project", "over-https", "Smart HTTP over TLS.\n");
+    let folder = folder.to_str().unwrap();
+    let mut env = TOKEN.to_vec();
+    env.push(("SSL_CERT_DIR", folder));
+
+    let report = sync_json(&team.sb, &team.me, &[], &env);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert!(files_at(&team.sb, &team.bare, "main").contains("over-https.md"));
+}

@@ -138,6 +138,57 @@ fn skip_tls_bundle() {
     };
 }
 
+/// Folders where distributions keep CA certificates as hashed links (`<hash>.0`), which
+/// OpenSSL can search one certificate at a time.
+const HASHED_CA_FOLDERS: &[&str] = &[
+    "/etc/ssl/certs",
+    "/usr/lib/ssl/certs",
+    "/usr/local/share/certs",
+];
+
+/// For a command that may fetch or push over HTTPS: unless the user chose a bundle
+/// (`SSL_CERT_FILE`), let OpenSSL look up the certificates a server's chain needs in the hashed
+/// CA folder (`SSL_CERT_DIR`, or the distribution's) instead of parsing the whole bundle at
+/// start — about 15 ms a run on Debian. The folder and the bundle hold the same certificates
+/// (`update-ca-certificates` writes both); with no hashed folder nothing changes.
+fn prefer_hashed_ca_folder() {
+    if std::env::var_os("SSL_CERT_FILE").is_some() {
+        return;
+    }
+    let folder = match std::env::var_os("SSL_CERT_DIR") {
+        Some(dir) => Some(std::path::PathBuf::from(dir)).filter(|d| has_hashed_certificates(d)),
+        None => HASHED_CA_FOLDERS
+            .iter()
+            .map(std::path::PathBuf::from)
+            .find(|d| has_hashed_certificates(d)),
+    };
+    if let Some(folder) = folder {
+        #[cfg(unix)]
+        // SAFETY: runs first thing in `main`, before any other thread exists.
+        unsafe {
+            std::env::set_var("SSL_CERT_FILE", "/dev/null");
+            std::env::set_var("SSL_CERT_DIR", folder);
+        }
+    }
+}
+
+/// Whether `dir` holds at least one `<8 hex digits>.<n>` link, as `openssl rehash` makes them.
+fn has_hashed_certificates(dir: &std::path::Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        name.split_once('.').is_some_and(|(hash, n)| {
+            hash.len() == 8
+                && hash.bytes().all(|b| b.is_ascii_hexdigit())
+                && !n.is_empty()
+                && n.bytes().all(|b| b.is_ascii_digit())
+        })
+    })
+}
+
 /// A scope as named on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ScopeArg {
@@ -196,6 +247,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     if cli.command.is_offline() || cli.command.needs_no_tls(cli.dir.as_deref()) {
         skip_tls_bundle();
+    } else {
+        prefer_hashed_ca_folder();
     }
     let cwd = match &cli.dir {
         Some(dir) => dir.clone(),
