@@ -107,6 +107,11 @@ impl GitProgram {
         ] {
             cmd.env_remove(var);
         }
+        // teammem points OpenSSL at an empty bundle for its own libgit2 (the CA folder is used
+        // instead, or no TLS is needed); git and its curl keep their own defaults.
+        if std::env::var_os("SSL_CERT_FILE").is_some_and(|f| f == "/dev/null") {
+            cmd.env_remove("SSL_CERT_FILE");
+        }
         cmd.env("GIT_TERMINAL_PROMPT", "0")
             .env("GCM_INTERACTIVE", "never")
             .env("GIT_PAGER", "cat")
