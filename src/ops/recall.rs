@@ -5,15 +5,20 @@
 //! query's tokens occurs in its (folded) text, found with one Aho-Corasick pass.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use aho_corasick::AhoCorasick;
 use serde::Serialize;
 
 use crate::domain::memory::{MAX_FILE_BYTES, MemoryFile, MemoryType};
 use crate::domain::recall::{Document, Query, fold};
+use crate::domain::recall_index::{
+    self, DocState, FileMeta, FolderMeta, IndexView, MemoryText, Postings, TokenMap, merge_tokens,
+    score_added,
+};
 use crate::domain::scope::ScopeKind;
-use crate::domain::store;
+use crate::domain::store::{self, Stamp};
 use crate::domain::usage::{self, UsageBook};
 use crate::git::{file_history, repo, snapshot};
 
@@ -74,6 +79,38 @@ pub struct Recalled {
     pub scanned: usize,
     /// The best matches, best first.
     pub hits: Vec<Hit>,
+    /// What the index did.
+    #[serde(skip)]
+    pub index: IndexReport,
+}
+
+/// How long a file's times must lie in the past before the recall index trusts its stamp:
+/// file times come from a coarse clock, and an edit within the same tick can leave them as
+/// they were (git's "racy clean" problem; baseline diff uses the same window).
+pub const SETTLE: Duration = Duration::from_secs(2);
+
+/// Whether recall uses its index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexUse {
+    /// Read every memory file: the reference the index must always agree with.
+    Off,
+    /// Score unchanged memories from the index, read the others, and refresh the index;
+    /// stamps younger than `settle` are not trusted.
+    On {
+        /// See [`SETTLE`].
+        settle: Duration,
+    },
+}
+
+/// What the index did for one recall (for tests and benchmarks; not printed).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IndexReport {
+    /// Memories scored from the index, without reading their files.
+    pub from_index: usize,
+    /// Memory files read (new, changed, or not yet settled).
+    pub files_read: usize,
+    /// Index files written.
+    pub written: usize,
 }
 
 /// Finds the `max` memories of `scopes` that best match `query`; bodies are cut at `chars`.
@@ -84,12 +121,32 @@ pub fn recall(
     max: usize,
     chars: usize,
 ) -> Result<Recalled, OpError> {
+    recall_with(
+        project,
+        scopes,
+        query,
+        max,
+        chars,
+        IndexUse::On { settle: SETTLE },
+    )
+}
+
+/// [`recall`], with or without the index.
+pub fn recall_with(
+    project: &Project,
+    scopes: &[ScopeKind],
+    query: &str,
+    max: usize,
+    chars: usize,
+    index: IndexUse,
+) -> Result<Recalled, OpError> {
     let parsed = Query::new(query);
     let mut recalled = Recalled {
         query: query.to_string(),
         tokens: parsed.tokens().to_vec(),
         scanned: 0,
         hits: Vec::new(),
+        index: IndexReport::default(),
     };
     if parsed.tokens().is_empty() || max == 0 {
         return Ok(recalled);
@@ -98,44 +155,48 @@ pub fn recall(
         .ascii_case_insensitive(true)
         .build(parsed.tokens())
         .map_err(|e| OpError::Usage(format!("cannot search for this query: {e}")))?;
-    // (score, scope position, path) orders results: best first, then a stable tie-break.
+    let search = Search {
+        finder: &finder,
+        query: &parsed,
+    };
     let mut scored: Vec<Scored> = Vec::new();
     for (order, &scope) in scopes.iter().enumerate() {
         let dir = project.check_scope_safe(scope)?;
-        let paths = store::memory_paths(&dir)?;
-        recalled.scanned += paths.len();
-        // Reading thousands of small files is syscall-bound: share it out over a few threads.
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .clamp(1, 4);
-        let chunk = paths.len().div_ceil(threads).max(256);
-        let found: Vec<Vec<Scored>> = std::thread::scope(|s| {
-            let workers: Vec<_> = paths
-                .chunks(chunk)
-                .map(|part| {
-                    let (dir, finder, parsed) = (&dir, &finder, &parsed);
-                    s.spawn(move || score_files(dir, part, finder, parsed, order, scope))
-                })
-                .collect();
-            workers
-                .into_iter()
-                .map(|w| w.join().unwrap_or_default())
-                .collect()
-        });
-        scored.extend(found.into_iter().flatten());
+        let found = match (index, index_file(project, scope, &dir)) {
+            (IndexUse::On { settle }, Some(file)) => {
+                scan_indexed(&dir, &file, &search, order, scope, settle)?
+            }
+            _ => scan_files(&dir, &search, order, scope)?,
+        };
+        recalled.scanned += found.scanned;
+        recalled.index.from_index += found.report.from_index;
+        recalled.index.files_read += found.report.files_read;
+        recalled.index.written += found.report.written;
+        scored.extend(found.scored);
     }
+    // (score, scope position, path) orders results: best first, then a stable tie-break.
     scored.sort_by(|a, b| {
-        b.0.cmp(&a.0)
-            .then(a.1.cmp(&b.1))
-            .then_with(|| a.2.as_bytes().cmp(b.2.as_bytes()))
+        b.score
+            .cmp(&a.score)
+            .then(a.order.cmp(&b.order))
+            .then_with(|| a.rel.as_bytes().cmp(b.rel.as_bytes()))
     });
     scored.truncate(max);
 
     let now = usage::now();
     let mut books: HashMap<ScopeKind, UsageBook> = HashMap::new();
-    for (score, _, rel, scope, file) in scored {
-        let dir = project.scope_dir(scope)?;
+    for found in scored {
+        let dir = project.scope_dir(found.scope)?;
+        let file = match found.file {
+            Some(file) => file,
+            // Scored from the index: only the memories shown are read. One that changed since
+            // its stat (a write racing this run) sends the whole query to the files.
+            None => match read_shown(&dir, &found.rel, found.stamp) {
+                Some(file) => file,
+                None => return recall_with(project, scopes, query, max, chars, IndexUse::Off),
+            },
+        };
+        let (scope, rel, score) = (found.scope, found.rel, found.score);
         let path = dir.join(&rel);
         let fresh = freshness(project, &dir, &rel)?;
         let book = books
@@ -165,52 +226,440 @@ pub fn recall(
     Ok(recalled)
 }
 
-/// One scored memory: score, scope position, path, scope, file.
-type Scored = (u32, usize, String, ScopeKind, MemoryFile);
+/// The query, tokenized and compiled once for every file.
+struct Search<'a> {
+    finder: &'a AhoCorasick,
+    query: &'a Query,
+}
 
-/// Reads, prefilters, parses and scores some files of one scope.
-fn score_files(
+/// One scored memory.
+struct Scored {
+    score: u32,
+    /// The scope's position in the query's scope list (the first tie-break).
+    order: usize,
+    rel: String,
+    scope: ScopeKind,
+    /// The parsed file; `None` when it was scored from the index (read when shown).
+    file: Option<MemoryFile>,
+    /// Its stamp when scored (from the index: the file must still have it when shown).
+    stamp: Stamp,
+}
+
+/// What scanning one scope found.
+#[derive(Default)]
+struct Found {
+    scored: Vec<Scored>,
+    scanned: usize,
+    report: IndexReport,
+}
+
+/// Where a scope's recall index lives: in its state folder, beside (never inside) the memory
+/// folder, so it is never committed, synced or shown in a pull request.
+fn index_file(project: &Project, scope: ScopeKind, dir: &Path) -> Option<PathBuf> {
+    if !cfg!(unix) {
+        // Without inode numbers and ctime a stamp cannot see every edit.
+        return None;
+    }
+    let folder = dir.file_name()?.to_string_lossy();
+    Some(
+        project
+            .layout
+            .state_dir(scope)?
+            .join(format!("{folder}-recall.idx")),
+    )
+}
+
+/// Scores every memory of one scope by reading its file (the reference).
+fn scan_files(
     dir: &Path,
-    rels: &[String],
-    finder: &AhoCorasick,
-    query: &Query,
+    search: &Search<'_>,
     order: usize,
     scope: ScopeKind,
-) -> Vec<Scored> {
+) -> Result<Found, OpError> {
+    let paths = store::memory_paths(dir)?;
+    let scored = in_parallel(&paths, |part| {
+        part.iter()
+            .filter_map(|rel| read_and_score(dir, rel, search, order, scope))
+            .collect()
+    });
+    Ok(Found {
+        scanned: paths.len(),
+        report: IndexReport {
+            files_read: paths.len(),
+            ..IndexReport::default()
+        },
+        scored,
+    })
+}
+
+/// Runs `work` over `items` split among a few threads (reading and statting thousands of
+/// small files is syscall-bound), joining the results back in order.
+fn in_parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(&[T]) -> Vec<R> + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 4);
+    let chunk = items.len().div_ceil(threads).max(256);
+    if items.len() <= chunk {
+        return work(items);
+    }
+    let work = &work;
+    std::thread::scope(|s| {
+        let workers: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| s.spawn(move || work(part)))
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+/// Reads one memory file as the reference does (at most one byte over the size limit),
+/// with the stamp of what was read.
+fn read_stamped(path: &Path) -> Option<(Stamp, Vec<u8>)> {
     use std::io::Read;
-    let mut out = Vec::new();
-    let mut bytes = Vec::with_capacity(MAX_FILE_BYTES + 1);
-    for rel in rels {
-        bytes.clear();
-        let Ok(file) = std::fs::File::open(dir.join(rel)) else {
-            continue;
-        };
-        if file
-            .take(MAX_FILE_BYTES as u64 + 1)
-            .read_to_end(&mut bytes)
-            .is_err()
-        {
+    let file = std::fs::File::open(path).ok()?;
+    let stamp = Stamp::of(&file.metadata().ok()?);
+    let mut bytes = Vec::with_capacity((stamp.size as usize).min(MAX_FILE_BYTES) + 1);
+    file.take(MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some((stamp, bytes))
+}
+
+/// Reads, prefilters, parses and scores one file (the reference); with the stamp of what
+/// was read.
+fn read_and_score(
+    dir: &Path,
+    rel: &str,
+    search: &Search<'_>,
+    order: usize,
+    scope: ScopeKind,
+) -> Option<Scored> {
+    let (stamp, bytes) = read_stamped(&dir.join(rel))?;
+    if !might_match(search.finder, &bytes) {
+        return None;
+    }
+    let file = MemoryFile::parse(rel, &bytes).ok()?;
+    let score = score_file(search.query, &file);
+    (score > 0).then(|| Scored {
+        score,
+        order,
+        rel: rel.to_string(),
+        scope,
+        file: Some(file),
+        stamp,
+    })
+}
+
+fn score_file(query: &Query, file: &MemoryFile) -> u32 {
+    let keywords = file.keywords.clone().unwrap_or_default();
+    query.score(&Document {
+        title: &file.name,
+        description: &file.description,
+        keywords: &keywords,
+        body: &file.body,
+        kind: file.kind,
+    })
+}
+
+/// What reading one file for the index gives: its score (if it matched) and its entry.
+type ReadForIndex = (Option<Scored>, Option<(Stamp, DocState, MemoryType)>);
+
+/// Reads one file for the index: scores it as [`read_and_score`] would, and adds its tokens
+/// (as memory number `doc`) to `tokens`. `None` entry: it could not be read.
+#[allow(clippy::too_many_arguments)]
+fn read_for_index(
+    dir: &Path,
+    rel: &str,
+    search: &Search<'_>,
+    order: usize,
+    scope: ScopeKind,
+    doc: u32,
+    tokens: &mut TokenMap<Postings>,
+) -> ReadForIndex {
+    let Some((stamp, bytes)) = read_stamped(&dir.join(rel)) else {
+        return (None, None);
+    };
+    let file = MemoryFile::parse(rel, &bytes).ok();
+    let text = MemoryText::of(&bytes, file.as_ref());
+    let score = match (&file, text.state) {
+        (Some(_), DocState::Indexed) => {
+            text.add_tokens(doc, tokens);
+            // Every field token of an indexed memory occurs in its raw text, so the
+            // prefilter would let it through whenever it scores.
+            score_added(search.query, tokens, doc, text.kind)
+        }
+        (Some(file), DocState::FromFile) if might_match(search.finder, &bytes) => {
+            score_file(search.query, file)
+        }
+        _ => 0,
+    };
+    let entry = Some((stamp, text.state, text.kind));
+    let scored = file.filter(|_| score > 0).map(|file| Scored {
+        score,
+        order,
+        rel: rel.to_string(),
+        scope,
+        file: Some(file),
+        stamp,
+    });
+    (scored, entry)
+}
+
+/// Reads the files `to_read` (positions in `paths`) for the index, over a few threads:
+/// what each gave, and the tokens of all, numbered by position in `paths`.
+fn read_all_for_index(
+    dir: &Path,
+    paths: &[String],
+    to_read: &[usize],
+    search: &Search<'_>,
+    order: usize,
+    scope: ScopeKind,
+) -> (Vec<ReadForIndex>, TokenMap<Postings>) {
+    let work = |part: &[usize]| {
+        let mut tokens = TokenMap::default();
+        let read: Vec<ReadForIndex> = part
+            .iter()
+            .map(|&i| read_for_index(dir, &paths[i], search, order, scope, i as u32, &mut tokens))
+            .collect();
+        (read, tokens)
+    };
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 4);
+    let chunk = to_read.len().div_ceil(threads).max(256);
+    if to_read.len() <= chunk {
+        return work(to_read);
+    }
+    let parts: Vec<(Vec<ReadForIndex>, TokenMap<Postings>)> = std::thread::scope(|s| {
+        let workers: Vec<_> = to_read
+            .chunks(chunk)
+            .map(|part| s.spawn(move || work(part)))
+            .collect();
+        workers
+            .into_iter()
+            .zip(to_read.chunks(chunk))
+            // A reader thread that died leaves its files unread: recorded as unreadable, so
+            // they are read again next time.
+            .map(|(w, part)| {
+                w.join().unwrap_or_else(|_| {
+                    (
+                        part.iter().map(|_| (None, None)).collect(),
+                        TokenMap::default(),
+                    )
+                })
+            })
+            .collect()
+    });
+    let mut read = Vec::with_capacity(to_read.len());
+    let mut tokens: TokenMap<Postings> = TokenMap::default();
+    // Parts come in path order, so appending keeps every token's postings ascending.
+    for (part_read, part_tokens) in parts {
+        read.extend(part_read);
+        if tokens.is_empty() {
+            tokens = part_tokens;
             continue;
         }
-        if !might_match(finder, &bytes) {
-            continue;
-        }
-        let Ok(file) = MemoryFile::parse(rel, &bytes) else {
-            continue;
-        };
-        let keywords = file.keywords.clone().unwrap_or_default();
-        let score = query.score(&Document {
-            title: &file.name,
-            description: &file.description,
-            keywords: &keywords,
-            body: &file.body,
-            kind: file.kind,
-        });
-        if score > 0 {
-            out.push((score, order, rel.clone(), scope, file));
+        for (token, postings) in part_tokens {
+            tokens.entry(token).or_default().extend(postings);
         }
     }
-    out
+    (read, tokens)
+}
+
+/// Reads a memory scored from the index, for showing it; `None` when its stamp is no longer
+/// the one it was scored with.
+fn read_shown(dir: &Path, rel: &str, stamp: Stamp) -> Option<MemoryFile> {
+    let (now, bytes) = read_stamped(&dir.join(rel))?;
+    if now != stamp {
+        return None;
+    }
+    MemoryFile::parse(rel, &bytes).ok()
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
+/// Scores one scope through its index: the memories whose stamp is unchanged and settled are
+/// scored from the index, the others are read as [`scan_files`] reads them; then the index is
+/// rewritten if anything changed. The listing itself comes from the index while no folder's
+/// stamp changed (a name added, removed or renamed changes its folder's times).
+fn scan_indexed(
+    dir: &Path,
+    index_path: &Path,
+    search: &Search<'_>,
+    order: usize,
+    scope: ScopeKind,
+    settle: Duration,
+) -> Result<Found, OpError> {
+    if !dir.is_dir() {
+        return scan_files(dir, search, order, scope);
+    }
+    let now = now_ns();
+    let window = i64::try_from(settle.as_nanos()).unwrap_or(i64::MAX);
+    let old_bytes = std::fs::read(index_path).ok();
+    let dir_text = dir.to_string_lossy();
+    let old = old_bytes
+        .as_deref()
+        .and_then(IndexView::decode)
+        .filter(|v| v.dir == dir_text);
+
+    let unchanged_listing = old.as_ref().filter(|v| {
+        !v.symlinks
+            && !v.folders.is_empty()
+            && v.folders.iter().all(|f| {
+                f.settled
+                    && std::fs::metadata(dir.join(f.rel)).is_ok_and(|m| Stamp::of(&m) == f.stamp)
+            })
+    });
+    let (paths, folders, symlinks): (Vec<String>, Vec<(String, Stamp, bool)>, bool) =
+        match unchanged_listing {
+            Some(v) => (
+                v.files.iter().map(|f| f.rel.to_string()).collect(),
+                v.folders
+                    .iter()
+                    .map(|f| (f.rel.to_string(), f.stamp, f.settled))
+                    .collect(),
+                false,
+            ),
+            None => {
+                let listing = store::memory_listing(dir)?;
+                let folders = listing
+                    .folders
+                    .into_iter()
+                    .map(|(rel, stamp)| {
+                        let settled = stamp.settled(now, window);
+                        (rel, stamp, settled)
+                    })
+                    .collect();
+                (listing.paths, folders, listing.symlinks)
+            }
+        };
+    // Without an index every file is read (and stamped as it is read): no stat pass first.
+    let stamps = match &old {
+        Some(_) => store::stamps(dir, &paths),
+        None => vec![None; paths.len()],
+    };
+
+    // Each listed file's entry in the old index, matched by path (both are sorted bytewise).
+    let old_files = old.as_ref().map_or(&[][..], |v| &v.files[..]);
+    let mut was: Vec<Option<usize>> = vec![None; paths.len()];
+    let mut j = 0;
+    for (i, rel) in paths.iter().enumerate() {
+        while j < old_files.len() && old_files[j].rel.as_bytes() < rel.as_bytes() {
+            j += 1;
+        }
+        if j < old_files.len() && old_files[j].rel == rel {
+            was[i] = Some(j);
+        }
+    }
+    // Trusted: same stamp as when indexed, and that stamp had settled.
+    let trusted: Vec<Option<usize>> = was
+        .iter()
+        .zip(&stamps)
+        .map(|(w, stamp)| {
+            w.filter(|&j| {
+                let f = &old_files[j];
+                f.settled && f.state != DocState::FromFile && Some(f.stamp) == *stamp
+            })
+        })
+        .collect();
+
+    let mut found = Found {
+        scanned: paths.len(),
+        ..Found::default()
+    };
+    if let Some(old) = &old {
+        let mut use_doc = vec![false; old.files.len()];
+        for &j in trusted.iter().flatten() {
+            use_doc[j] = old.files[j].state == DocState::Indexed;
+            found.report.from_index += 1;
+        }
+        for (j, score) in old.score(search.query, &use_doc) {
+            found.scored.push(Scored {
+                score,
+                order,
+                rel: old.files[j].rel.to_string(),
+                scope,
+                file: None,
+                stamp: old.files[j].stamp,
+            });
+        }
+    }
+
+    let to_read: Vec<usize> = (0..paths.len()).filter(|&i| trusted[i].is_none()).collect();
+    found.report.files_read = to_read.len();
+    let (read, mut added) = read_all_for_index(dir, &paths, &to_read, search, order, scope);
+    let mut fresh: Vec<Option<(Stamp, DocState, MemoryType)>> = vec![None; paths.len()];
+    for (&i, (scored, entry)) in to_read.iter().zip(read) {
+        found.scored.extend(scored);
+        fresh[i] = entry;
+    }
+
+    // The index as it now stands; written only when it says something new.
+    let files: Vec<FileMeta<'_>> = paths
+        .iter()
+        .enumerate()
+        .map(|(i, rel)| match (&fresh[i], trusted[i]) {
+            (Some((stamp, state, kind)), _) => FileMeta {
+                rel,
+                stamp: *stamp,
+                settled: stamp.settled(now, window),
+                state: *state,
+                kind: *kind,
+            },
+            (None, Some(j)) => FileMeta {
+                rel,
+                ..old_files[j]
+            },
+            // Unreadable: listed (it counts as scanned) and read again next time.
+            (None, None) => FileMeta {
+                rel,
+                stamp: stamps[i].unwrap_or_default(),
+                settled: false,
+                state: DocState::Skipped,
+                kind: MemoryType::User,
+            },
+        })
+        .collect();
+    let folder_metas: Vec<FolderMeta<'_>> = folders
+        .iter()
+        .map(|(rel, stamp, settled)| FolderMeta {
+            rel,
+            stamp: *stamp,
+            settled: *settled,
+        })
+        .collect();
+    let same = old
+        .as_ref()
+        .is_some_and(|v| v.symlinks == symlinks && v.folders == folder_metas && v.files == files);
+    if !same {
+        let mut renumber: Vec<Option<u32>> = vec![None; old_files.len()];
+        for (i, t) in trusted.iter().enumerate() {
+            if let Some(j) = *t {
+                if fresh[i].is_none() {
+                    renumber[j] = Some(i as u32);
+                }
+            }
+        }
+        let tokens = merge_tokens(old.as_ref(), &renumber, std::mem::take(&mut added));
+        let bytes = recall_index::encode(&dir_text, symlinks, &folder_metas, &files, tokens);
+        // The index is only a cache: a folder that cannot be written costs speed, not results.
+        if old_bytes.as_deref() != Some(&bytes[..])
+            && store::write_cache(index_path, &bytes).is_ok()
+        {
+            found.report.written = 1;
+        }
+    }
+    Ok(found)
 }
 
 /// Whether any query token can occur in the file: ASCII text is searched as it is (without
@@ -280,4 +729,365 @@ fn freshness(project: &Project, dir: &Path, rel: &str) -> Result<Freshness, OpEr
         from: "file-time",
         by: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::scope::Environment;
+    use std::fs;
+    use std::time::SystemTime;
+
+    /// Stamps older than this are trusted in these tests; [`settle`] waits it out, so every
+    /// edit the test makes lands in a later file-time tick than the stamps it must change.
+    const TEST_SETTLE: Duration = Duration::from_millis(50);
+
+    fn settle() {
+        std::thread::sleep(TEST_SETTLE + Duration::from_millis(20));
+    }
+
+    const WORDS: &[&str] = &[
+        "postgres",
+        "migration",
+        "deploy",
+        "cache",
+        "schema",
+        "release",
+        "feedback",
+        "rule",
+        "goal",
+        "Postgres",
+        "POSTGRESQL",
+        "café",
+        "résumé",
+        "ＡＢＣ",
+        "abc",
+        "go",
+        "x1",
+        "数据库",
+        "迁移",
+        "使用真实数据库",
+        "库",
+        "数",
+        "テスト",
+        "ｶﾀｶﾅ",
+        "İstanbul",
+        "x",
+        "42",
+        "deploy-cache",
+        "tests.",
+        "(schema)",
+    ];
+
+    /// A small deterministic generator (no test may depend on the clock or on chance).
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn next(&mut self, n: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((self.0 >> 33) as usize) % n
+        }
+
+        fn words(&mut self, n: usize) -> String {
+            (0..n)
+                .map(|_| WORDS[self.next(WORDS.len())])
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+    }
+
+    const TYPES: [&str; 4] = ["user", "feedback", "project", "reference"];
+
+    /// Memory number `i`: mostly valid memories of every type, with keywords now and then,
+    /// a few written with YAML escapes (fields whose text the raw bytes do not hold), a few
+    /// with CRLF line ends, and a few invalid files.
+    fn memory(rng: &mut Lcg, i: usize) -> (String, String) {
+        let kind = TYPES[i % 4];
+        let rel = format!("{kind}/m{i:04}.md");
+        let (title, description, body) = (rng.words(3), rng.words(5), rng.words(30));
+        let text = match i % 23 {
+            5 => format!("no frontmatter at all {body}\n"),
+            7 => format!(
+                "---\nname: {title}\ndescription: {description}\ntype: nonsense\n---\n{body}\n"
+            ),
+            11 => format!(
+                "---\nname: \"Post\\x67res {i}\"\ndescription: \"caf\\u00e9 {description}\"\ntype: {kind}\n---\n{body}\n"
+            ),
+            13 => format!(
+                "---\r\nname: {title} {i}\r\ndescription: {description}\r\ntype: {kind}\r\n---\r\n{body}\r\nWhy: measured.\r\n"
+            ),
+            17 => format!(
+                "---\nname: {title} {i}\ndescription: {description}\ntype: {kind}\nkeywords: [{}, {}]\n---\n{body}\n",
+                rng.words(1),
+                rng.words(1)
+            ),
+            _ => format!(
+                "---\nname: {title} {i}\ndescription: {description}\ntype: {kind}\n---\n{body}\n"
+            ),
+        };
+        (rel, text)
+    }
+
+    const QUERIES: &[&str] = &[
+        "postgres",
+        "postgres migration",
+        "deploy cache schema",
+        "Postgres feedback rule",
+        "cafe resume",
+        "abc",
+        "数据库 迁移",
+        "真实的数据",
+        "库",
+        "テスト",
+        "カタカナ",
+        "istanbul stanbul",
+        "release goal project",
+        "postgresql",
+        "zebra",
+        "42 x1",
+    ];
+
+    struct Fixture {
+        _tmp: tempfile::TempDir,
+        project: Project,
+        dir: PathBuf,
+    }
+
+    fn fixture(n: usize) -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        let env = Environment {
+            base_dir: Some(tmp.path().join("base")),
+            ..Default::default()
+        };
+        let project = Project::open_with(tmp.path(), env).unwrap();
+        let dir = project.scope_dir(ScopeKind::User).unwrap();
+        let mut rng = Lcg(7);
+        for i in 0..n {
+            let (rel, text) = memory(&mut rng, i);
+            write(&dir, &rel, &text);
+        }
+        Fixture {
+            _tmp: tmp,
+            project,
+            dir,
+        }
+    }
+
+    fn write(dir: &Path, rel: &str, text: &str) {
+        let path = dir.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+
+    /// Rewrites a file in place with other words of the same length ("zebra" is queried).
+    fn edit_keeping_size(path: &Path) {
+        let text = fs::read_to_string(path).unwrap();
+        let edited = [
+            ("postgres", "zebrazeb"),
+            ("deploy", "zebra!"),
+            ("cache", "zebra"),
+            ("schema", "zebra!"),
+        ]
+        .iter()
+        .find(|(from, _)| text.contains(from))
+        .map(|(from, to)| text.replacen(from, to, 1))
+        .unwrap_or_else(|| text.replacen("name:", "Name:", 1));
+        assert_eq!(edited.len(), text.len());
+        assert_ne!(edited, text);
+        fs::write(path, edited).unwrap();
+    }
+
+    fn set_mtime(path: &Path, time: SystemTime) {
+        fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(time)
+            .unwrap();
+    }
+
+    fn index_path(f: &Fixture) -> PathBuf {
+        index_file(&f.project, ScopeKind::User, &f.dir).unwrap()
+    }
+
+    /// Runs every query with and without the index, over the whole ranking, and checks that
+    /// both print the same; returns what the index did, summed over the queries.
+    fn same_as_reference(f: &Fixture) -> IndexReport {
+        let mut report = IndexReport::default();
+        for query in QUERIES {
+            let run = |index| {
+                recall_with(&f.project, &[ScopeKind::User], query, 100_000, 80, index).unwrap()
+            };
+            let reference = run(IndexUse::Off);
+            let indexed = run(IndexUse::On {
+                settle: TEST_SETTLE,
+            });
+            let ranking = |r: &Recalled| -> Vec<String> {
+                r.hits
+                    .iter()
+                    .map(|h| format!("{}:{} {}", h.scope, h.id, h.score))
+                    .collect()
+            };
+            assert_eq!(ranking(&indexed), ranking(&reference), "query {query:?}");
+            assert!(
+                serde_json::to_value(&indexed).unwrap()
+                    == serde_json::to_value(&reference).unwrap(),
+                "query {query:?}: same ranking, different output"
+            );
+            report.from_index += indexed.index.from_index;
+            report.files_read += indexed.index.files_read;
+            report.written += indexed.index.written;
+        }
+        report
+    }
+
+    /// The queries that have tokens (a query without any reads nothing).
+    fn searching() -> usize {
+        QUERIES
+            .iter()
+            .filter(|q| !Query::new(q).tokens().is_empty())
+            .count()
+    }
+
+    /// Files read on every query: those whose fields only YAML escapes produce.
+    fn from_file(f: &Fixture) -> usize {
+        let bytes = fs::read(index_path(f)).unwrap();
+        let view = IndexView::decode(&bytes).expect("a valid index");
+        view.files
+            .iter()
+            .filter(|m| m.state == DocState::FromFile)
+            .count()
+    }
+
+    #[test]
+    fn the_index_ranks_exactly_as_reading_every_file_through_edits_and_damage() {
+        let f = fixture(200);
+        settle();
+        // Cold: the first query builds the index.
+        let cold = same_as_reference(&f);
+        assert_eq!(cold.written, 1);
+        let escaped = from_file(&f);
+        assert!(escaped > 0);
+        // Warm: nothing read but the files the index cannot score.
+        let warm = same_as_reference(&f);
+        assert_eq!(warm.written, 0);
+        assert_eq!(warm.files_read, escaped * searching());
+        assert_eq!(warm.from_index, (200 - escaped) * searching());
+
+        // Edits that change the size, additions (one in a new folder), deletions, renames.
+        let mut rng = Lcg(99);
+        for i in [1, 2, 3, 50, 51] {
+            let (rel, _) = memory(&mut rng, i);
+            let path = f.dir.join(&rel);
+            let text = fs::read_to_string(&path).unwrap();
+            fs::write(
+                &path,
+                text.replace("---\n", "---\n\n").replacen(
+                    "\n\n",
+                    "\npostgres migration 数据库\n",
+                    1,
+                ),
+            )
+            .unwrap();
+        }
+        for i in 200..203 {
+            let (rel, text) = memory(&mut rng, i);
+            write(&f.dir, &rel, &text);
+        }
+        write(
+            &f.dir,
+            "project/deeper/nested.md",
+            "---\nname: Nested postgres\ndescription: deploy\ntype: project\n---\ncache\n",
+        );
+        for rel in ["user/m0000.md", "feedback/m0009.md", "project/m0010.md"] {
+            fs::remove_file(f.dir.join(rel)).unwrap();
+        }
+        fs::rename(f.dir.join("user/m0004.md"), f.dir.join("user/a-first.md")).unwrap();
+        fs::rename(
+            f.dir.join("reference/m0003.md"),
+            f.dir.join("feedback/m0003.md"),
+        )
+        .unwrap();
+        // Same size, and the mtime kept to the second (only its nanoseconds and ctime move).
+        let same_size = f.dir.join("project/m0006.md");
+        let modified = fs::metadata(&same_size).unwrap().modified().unwrap();
+        let since = modified.duration_since(SystemTime::UNIX_EPOCH).unwrap();
+        edit_keeping_size(&same_size);
+        let nanos = if since.subsec_nanos() == 123 {
+            456
+        } else {
+            123
+        };
+        set_mtime(
+            &same_size,
+            SystemTime::UNIX_EPOCH + Duration::new(since.as_secs(), nanos),
+        );
+        // Same size and the very same mtime: only ctime tells (a CRLF file, too).
+        for rel in ["feedback/m0021.md", "feedback/m0013.md"] {
+            let put_back = f.dir.join(rel);
+            let modified = fs::metadata(&put_back).unwrap().modified().unwrap();
+            edit_keeping_size(&put_back);
+            set_mtime(&put_back, modified);
+            assert_eq!(
+                fs::metadata(&put_back).unwrap().modified().unwrap(),
+                modified
+            );
+        }
+
+        // Right after the edits (stamps too young to trust) and once they settled.
+        let fresh = same_as_reference(&f);
+        assert!(fresh.files_read > 0);
+        settle();
+        same_as_reference(&f);
+        let warm = same_as_reference(&f);
+        assert_eq!(warm.written, 0);
+        assert_eq!(warm.files_read, from_file(&f) * searching());
+
+        // A damaged index is never trusted: it is rebuilt, and the answers stay right.
+        let path = index_path(&f);
+        let good = fs::read(&path).unwrap();
+        let mut flipped = good.clone();
+        let middle = flipped.len() / 2;
+        flipped[middle] ^= 0x01;
+        let damaged: Vec<Vec<u8>> = vec![
+            flipped,
+            good[..good.len() / 2].to_vec(),
+            good[..good.len() - 1].to_vec(),
+            good[..8].to_vec(),
+            Vec::new(),
+            b"not an index at all".to_vec(),
+            [&good[..], b"trailing"].concat(),
+        ];
+        for bad in damaged {
+            fs::write(&path, &bad).unwrap();
+            let report = same_as_reference(&f);
+            assert!(report.written >= 1);
+            assert!(IndexView::decode(&fs::read(&path).unwrap()).is_some());
+        }
+        // An index that cannot be written (a folder in its place) costs speed, not answers.
+        fs::remove_file(&path).unwrap();
+        fs::create_dir(&path).unwrap();
+        let report = same_as_reference(&f);
+        assert_eq!(report.written, 0);
+    }
+
+    #[test]
+    fn an_index_built_for_another_folder_is_not_used() {
+        let f = fixture(40);
+        settle();
+        same_as_reference(&f);
+        let path = index_path(&f);
+        let bytes = fs::read(&path).unwrap();
+        let view = IndexView::decode(&bytes).unwrap();
+        assert_eq!(view.dir, f.dir.to_string_lossy());
+        // Same files, another folder name recorded: rebuilt, not trusted.
+        let files: Vec<FileMeta<'_>> = view.files.clone();
+        let other = recall_index::encode("/elsewhere", false, &view.folders, &files, Vec::new());
+        fs::write(&path, other).unwrap();
+        let report = same_as_reference(&f);
+        assert!(report.written >= 1);
+    }
 }
