@@ -1,8 +1,11 @@
 //! Recall: the memories most relevant to a query, across the enabled scopes, each with its
 //! freshness, who last changed it (team memories), and how often it was used.
 //!
-//! Speed comes from not parsing what cannot match: a file is parsed only when one of the
-//! query's tokens occurs in its (folded) text, found with one Aho-Corasick pass.
+//! Speed comes from not reading what did not change: each scope's recall index
+//! ([`crate::domain::recall_index`]) scores every memory whose stamp is unchanged, and only the
+//! others are read. A file that is read is parsed only when one of the query's tokens occurs
+//! in its (folded) text, found with one Aho-Corasick pass. [`IndexUse::Off`] reads every file:
+//! the reference the index is tested against.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -17,7 +20,7 @@ use crate::domain::recall_index::{
     self, DocState, FileMeta, FolderMeta, IndexView, MemoryText, Postings, TokenMap, merge_tokens,
     score_added,
 };
-use crate::domain::scope::ScopeKind;
+use crate::domain::scope::{Layout, ScopeKind};
 use crate::domain::store::{self, Stamp};
 use crate::domain::usage::{self, UsageBook};
 use crate::git::{file_history, repo, snapshot};
@@ -254,19 +257,23 @@ struct Found {
 }
 
 /// Where a scope's recall index lives: in its state folder, beside (never inside) the memory
-/// folder, so it is never committed, synced or shown in a pull request.
+/// folder, so it is never committed, synced or shown in a pull request. With
+/// `QWEN_CODE_MEMORY_LOCAL=1` the private state folder is `.qwen/` in the work tree; the
+/// index goes to the usual per-project folder under `<base>` instead, so that a cache never
+/// shows up in `git status`.
 fn index_file(project: &Project, scope: ScopeKind, dir: &Path) -> Option<PathBuf> {
     if !cfg!(unix) {
         // Without inode numbers and ctime a stamp cannot see every edit.
         return None;
     }
     let folder = dir.file_name()?.to_string_lossy();
-    Some(
-        project
-            .layout
-            .state_dir(scope)?
-            .join(format!("{folder}-recall.idx")),
-    )
+    let local = scope == ScopeKind::Private && project.layout.local_private;
+    let outside = Layout {
+        local_private: false,
+        ..project.layout.clone()
+    };
+    let name = format!("{}{folder}-recall.idx", if local { "local-" } else { "" });
+    Some(outside.state_dir(scope)?.join(name))
 }
 
 /// Scores every memory of one scope by reading its file (the reference).
