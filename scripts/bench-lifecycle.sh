@@ -78,12 +78,23 @@ hyperfine --warmup 3 --runs 30 --export-json "$WORK/recall-warm.json" \
 p50 "$WORK/recall-warm.json"
 
 echo
-echo "== recall, cold: no index yet (the run builds it) =="
+echo "== recall, cold: no index yet (the run starts it) =="
 hyperfine --runs 15 --prepare "rm -f '$IDX'" --export-json "$WORK/recall-cold.json" \
   -n "cold: $Q1" "$BIN recall '$Q1'" \
   -n "cold: $Q2" "$BIN recall '$Q2'" \
   -n "cold: $Q3" "$BIN recall '$Q3'"
 p50 "$WORK/recall-cold.json"
+
+echo
+echo "== recall right after the index was removed, run by run until warm =="
+echo "   (each run indexes at most 1,000 memories and scans the rest as --no-index does)"
+rm -f "$IDX"
+for run in $(seq 1 12); do
+  start=$EPOCHREALTIME
+  "$BIN" recall "$Q1" >/dev/null
+  end=$EPOCHREALTIME
+  python3 -c "print(f'run $run: {($end - $start) * 1000:.1f} ms')"
+done
 
 echo
 echo "== recall after one memory changed (read again, index rewritten) =="

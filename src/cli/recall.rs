@@ -48,9 +48,7 @@ pub fn run(project: &Project, args: RecallArgs) -> Result<u8, OpError> {
     let index = if args.no_index {
         IndexUse::Off
     } else {
-        IndexUse::On {
-            settle: ops::recall::SETTLE,
-        }
+        IndexUse::STANDARD
     };
     let found =
         ops::recall::recall_with(project, &scopes, &args.query, args.max, args.chars, index)?;

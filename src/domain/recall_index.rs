@@ -160,18 +160,34 @@ pub fn score_added(query: &Query, tokens: &TokenMap<Postings>, doc: u32, kind: M
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TokenHasher(u64);
 
+impl TokenHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
 impl std::hash::Hasher for TokenHasher {
     fn finish(&self) -> u64 {
         self.0
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
+        let mut words = bytes.chunks_exact(8);
+        for chunk in &mut words {
             let mut w = [0u8; 8];
-            w[..chunk.len()].copy_from_slice(chunk);
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w))
-                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+            w.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(w));
         }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+
+    fn write_u8(&mut self, byte: u8) {
+        self.add(u64::from(byte));
     }
 }
 

@@ -157,7 +157,7 @@ impl Stamp {
 /// `None` where the stat failed. Each folder is opened once and its files are looked up from
 /// it, and the work is shared over a few threads: stat calls are most of a check that nothing
 /// changed.
-pub fn stamps(dir: &Path, rels: &[String]) -> Vec<Option<Stamp>> {
+pub fn stamps(dir: &Path, rels: &[&str]) -> Vec<Option<Stamp>> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4));
     let chunk = rels.len().div_ceil(threads).max(1024);
     if rels.len() <= chunk {
@@ -177,7 +177,7 @@ pub fn stamps(dir: &Path, rels: &[String]) -> Vec<Option<Stamp>> {
 }
 
 #[cfg(unix)]
-fn stamps_of(dir: &Path, rels: &[String]) -> Vec<Option<Stamp>> {
+fn stamps_of(dir: &Path, rels: &[&str]) -> Vec<Option<Stamp>> {
     use std::ffi::CString;
     use std::os::fd::AsRawFd;
     let mut out = Vec::with_capacity(rels.len());
@@ -216,7 +216,7 @@ fn stamps_of(dir: &Path, rels: &[String]) -> Vec<Option<Stamp>> {
 }
 
 #[cfg(not(unix))]
-fn stamps_of(dir: &Path, rels: &[String]) -> Vec<Option<Stamp>> {
+fn stamps_of(dir: &Path, rels: &[&str]) -> Vec<Option<Stamp>> {
     rels.iter()
         .map(|rel| fs::metadata(dir.join(rel)).ok().map(|m| Stamp::of(&m)))
         .collect()

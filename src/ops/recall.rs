@@ -92,17 +92,31 @@ pub struct Recalled {
 /// they were (git's "racy clean" problem; baseline diff uses the same window).
 pub const SETTLE: Duration = Duration::from_secs(2);
 
+/// The most files one query indexes: indexing a file costs more than scanning it, so the
+/// first query over a large scope indexes part of it and scans the rest as without the index
+/// (costing about what a query without the index costs); the next queries index the rest.
+pub const INDEX_BUDGET: usize = 1_000;
+
 /// Whether recall uses its index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IndexUse {
     /// Read every memory file: the reference the index must always agree with.
     Off,
-    /// Score unchanged memories from the index, read the others, and refresh the index;
-    /// stamps younger than `settle` are not trusted.
+    /// Score unchanged memories from the index, read the others, and refresh the index.
     On {
-        /// See [`SETTLE`].
+        /// Stamps younger than this are not trusted (see [`SETTLE`]).
         settle: Duration,
+        /// The most files indexed by one query (see [`INDEX_BUDGET`]).
+        budget: usize,
     },
+}
+
+impl IndexUse {
+    /// The index as `teammem recall` uses it.
+    pub const STANDARD: IndexUse = IndexUse::On {
+        settle: SETTLE,
+        budget: INDEX_BUDGET,
+    };
 }
 
 /// What the index did for one recall (for tests and benchmarks; not printed).
@@ -124,14 +138,7 @@ pub fn recall(
     max: usize,
     chars: usize,
 ) -> Result<Recalled, OpError> {
-    recall_with(
-        project,
-        scopes,
-        query,
-        max,
-        chars,
-        IndexUse::On { settle: SETTLE },
-    )
+    recall_with(project, scopes, query, max, chars, IndexUse::STANDARD)
 }
 
 /// [`recall`], with or without the index.
@@ -166,8 +173,8 @@ pub fn recall_with(
     for (order, &scope) in scopes.iter().enumerate() {
         let dir = project.check_scope_safe(scope)?;
         let found = match (index, index_file(project, scope, &dir)) {
-            (IndexUse::On { settle }, Some(file)) => {
-                scan_indexed(&dir, &file, &search, order, scope, settle)?
+            (IndexUse::On { settle, budget }, Some(file)) => {
+                scan_indexed(&dir, &file, &search, (order, scope, max), (settle, budget))?
             }
             _ => scan_files(&dir, &search, order, scope)?,
         };
@@ -416,8 +423,17 @@ fn read_for_index(
     (scored, entry)
 }
 
-/// Reads the files `to_read` (positions in `paths`) for the index, over a few threads:
-/// what each gave, and the tokens of all, numbered by position in `paths`.
+/// What reading files for the index gives: each file's entry (`None`: unreadable), in order;
+/// the best `max` scored of them; and the tokens of all.
+type ReadAll = (
+    Vec<Option<(Stamp, DocState, MemoryType)>>,
+    Vec<Scored>,
+    TokenMap<Postings>,
+);
+
+/// Reads the files `to_read` (positions in `paths`) for the index, over a few threads; their
+/// tokens are numbered by position in `paths`.
+#[allow(clippy::too_many_arguments)]
 fn read_all_for_index(
     dir: &Path,
     paths: &[String],
@@ -425,14 +441,21 @@ fn read_all_for_index(
     search: &Search<'_>,
     order: usize,
     scope: ScopeKind,
-) -> (Vec<ReadForIndex>, TokenMap<Postings>) {
+    max: usize,
+) -> ReadAll {
     let work = |part: &[usize]| {
         let mut tokens = TokenMap::default();
-        let read: Vec<ReadForIndex> = part
-            .iter()
-            .map(|&i| read_for_index(dir, &paths[i], search, order, scope, i as u32, &mut tokens))
-            .collect();
-        (read, tokens)
+        let mut best = Vec::new();
+        let mut entries = Vec::with_capacity(part.len());
+        for &i in part {
+            let (scored, entry) =
+                read_for_index(dir, &paths[i], search, order, scope, i as u32, &mut tokens);
+            entries.push(entry);
+            best.extend(scored);
+            keep_best(&mut best, max, false);
+        }
+        keep_best(&mut best, max, true);
+        (entries, best, tokens)
     };
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
@@ -442,7 +465,7 @@ fn read_all_for_index(
     if to_read.len() <= chunk {
         return work(to_read);
     }
-    let parts: Vec<(Vec<ReadForIndex>, TokenMap<Postings>)> = std::thread::scope(|s| {
+    let parts: Vec<ReadAll> = std::thread::scope(|s| {
         let workers: Vec<_> = to_read
             .chunks(chunk)
             .map(|part| s.spawn(move || work(part)))
@@ -453,20 +476,18 @@ fn read_all_for_index(
             // A reader thread that died leaves its files unread: recorded as unreadable, so
             // they are read again next time.
             .map(|(w, part)| {
-                w.join().unwrap_or_else(|_| {
-                    (
-                        part.iter().map(|_| (None, None)).collect(),
-                        TokenMap::default(),
-                    )
-                })
+                w.join()
+                    .unwrap_or_else(|_| (vec![None; part.len()], Vec::new(), TokenMap::default()))
             })
             .collect()
     });
-    let mut read = Vec::with_capacity(to_read.len());
+    let mut entries = Vec::with_capacity(to_read.len());
+    let mut best = Vec::new();
     let mut tokens: TokenMap<Postings> = TokenMap::default();
     // Parts come in path order, so appending keeps every token's postings ascending.
-    for (part_read, part_tokens) in parts {
-        read.extend(part_read);
+    for (part_entries, part_best, part_tokens) in parts {
+        entries.extend(part_entries);
+        best.extend(part_best);
         if tokens.is_empty() {
             tokens = part_tokens;
             continue;
@@ -475,7 +496,27 @@ fn read_all_for_index(
             tokens.entry(token).or_default().extend(postings);
         }
     }
-    (read, tokens)
+    (entries, best, tokens)
+}
+
+/// Keeps the best `max` of one scope's scored memories (by score, then path), so a query that
+/// matches thousands of memories does not hold thousands of parsed files. Without `now`, only
+/// once twice as many have gathered (the cost of a selection is then shared out).
+fn keep_best(scored: &mut Vec<Scored>, max: usize, now: bool) {
+    let limit = if now {
+        max
+    } else {
+        max.saturating_mul(2).max(64)
+    };
+    if scored.len() <= limit || max == 0 {
+        return;
+    }
+    scored.select_nth_unstable_by(max, |a, b| {
+        b.score
+            .cmp(&a.score)
+            .then_with(|| a.rel.as_bytes().cmp(b.rel.as_bytes()))
+    });
+    scored.truncate(max);
 }
 
 /// Reads a memory scored from the index, for showing it; `None` when its stamp is no longer
@@ -503,9 +544,8 @@ fn scan_indexed(
     dir: &Path,
     index_path: &Path,
     search: &Search<'_>,
-    order: usize,
-    scope: ScopeKind,
-    settle: Duration,
+    (order, scope, max): (usize, ScopeKind, usize),
+    (settle, budget): (Duration, usize),
 ) -> Result<Found, OpError> {
     if !dir.is_dir() {
         return scan_files(dir, search, order, scope);
@@ -550,12 +590,6 @@ fn scan_indexed(
                 (listing.paths, folders, listing.symlinks)
             }
         };
-    // Without an index every file is read (and stamped as it is read): no stat pass first.
-    let stamps = match &old {
-        Some(_) => store::stamps(dir, &paths),
-        None => vec![None; paths.len()],
-    };
-
     // Each listed file's entry in the old index, matched by path (both are sorted bytewise).
     let old_files = old.as_ref().map_or(&[][..], |v| &v.files[..]);
     let mut was: Vec<Option<usize>> = vec![None; paths.len()];
@@ -568,17 +602,27 @@ fn scan_indexed(
             was[i] = Some(j);
         }
     }
-    // Trusted: same stamp as when indexed, and that stamp had settled.
-    let trusted: Vec<Option<usize>> = was
-        .iter()
-        .zip(&stamps)
-        .map(|(w, stamp)| {
-            w.filter(|&j| {
-                let f = &old_files[j];
-                f.settled && f.state != DocState::FromFile && Some(f.stamp) == *stamp
-            })
+    // Only an entry that could be trusted is worth a stat: the other files are read anyway
+    // (and stamped as they are read).
+    let could_trust: Vec<usize> = (0..paths.len())
+        .filter(|&i| {
+            was[i].is_some_and(|j| old_files[j].settled && old_files[j].state != DocState::FromFile)
         })
         .collect();
+    let names: Vec<&str> = could_trust.iter().map(|&i| paths[i].as_str()).collect();
+    let mut stamps: Vec<Option<Stamp>> = vec![None; paths.len()];
+    for (&i, stamp) in could_trust.iter().zip(store::stamps(dir, &names)) {
+        stamps[i] = stamp;
+    }
+    // Trusted: same stamp as when indexed, and that stamp had settled.
+    let trusted: Vec<Option<usize>> =
+        could_trust
+            .iter()
+            .fold(vec![None; paths.len()], |mut t, &i| {
+                let j = was[i].filter(|&j| Some(old_files[j].stamp) == stamps[i]);
+                t[i] = j;
+                t
+            });
 
     let mut found = Found {
         scanned: paths.len(),
@@ -590,7 +634,22 @@ fn scan_indexed(
             use_doc[j] = old.files[j].state == DocState::Indexed;
             found.report.from_index += 1;
         }
-        for (j, score) in old.score(search.query, &use_doc) {
+        // Only the best `max` of this scope can be among the results: the others are never
+        // turned into paths (a query that matches every memory would pay for each).
+        let mut best = old.score(search.query, &use_doc);
+        let rank = |a: &(usize, u32), b: &(usize, u32)| {
+            b.1.cmp(&a.1).then_with(|| {
+                old.files[a.0]
+                    .rel
+                    .as_bytes()
+                    .cmp(old.files[b.0].rel.as_bytes())
+            })
+        };
+        if best.len() > max {
+            best.select_nth_unstable_by(max, rank);
+            best.truncate(max);
+        }
+        for (j, score) in best {
             found.scored.push(Scored {
                 score,
                 order,
@@ -604,12 +663,26 @@ fn scan_indexed(
 
     let to_read: Vec<usize> = (0..paths.len()).filter(|&i| trusted[i].is_none()).collect();
     found.report.files_read = to_read.len();
-    let (read, mut added) = read_all_for_index(dir, &paths, &to_read, search, order, scope);
+    // Indexing a file costs more than scanning it: at most `budget` files are indexed, the
+    // rest scanned as without the index (and indexed by the next queries).
+    let (to_index, to_scan) = to_read.split_at(to_read.len().min(budget));
+    let (entries, best, mut added) =
+        read_all_for_index(dir, &paths, to_index, search, order, scope, max);
+    found.scored.extend(best);
     let mut fresh: Vec<Option<(Stamp, DocState, MemoryType)>> = vec![None; paths.len()];
-    for (&i, (scored, entry)) in to_read.iter().zip(read) {
-        found.scored.extend(scored);
+    for (&i, entry) in to_index.iter().zip(entries) {
         fresh[i] = entry;
     }
+    found.scored.extend(in_parallel(to_scan, |part| {
+        let mut best = Vec::new();
+        for &i in part {
+            best.extend(read_and_score(dir, &paths[i], search, order, scope));
+            keep_best(&mut best, max, false);
+        }
+        keep_best(&mut best, max, true);
+        best
+    }));
+    keep_best(&mut found.scored, max, true);
 
     // The index as it now stands; written only when it says something new.
     let files: Vec<FileMeta<'_>> = paths
@@ -627,7 +700,7 @@ fn scan_indexed(
                 rel,
                 ..old_files[j]
             },
-            // Unreadable: listed (it counts as scanned) and read again next time.
+            // Unreadable, or not indexed yet: listed (it counts as scanned), read next time.
             (None, None) => FileMeta {
                 rel,
                 stamp: stamps[i].unwrap_or_default(),
@@ -923,14 +996,20 @@ mod tests {
     /// Runs every query with and without the index, over the whole ranking, and checks that
     /// both print the same; returns what the index did, summed over the queries.
     fn same_as_reference(f: &Fixture) -> IndexReport {
+        same_as_reference_with(f, INDEX_BUDGET)
+    }
+
+    /// [`same_as_reference`], indexing at most `budget` files per query.
+    fn same_as_reference_with(f: &Fixture, budget: usize) -> IndexReport {
         let mut report = IndexReport::default();
-        for query in QUERIES {
-            let run = |index| {
-                recall_with(&f.project, &[ScopeKind::User], query, 100_000, 80, index).unwrap()
-            };
+        // The whole ranking, then the top 3 (the index keeps only each scope's best).
+        for (query, max) in QUERIES.iter().flat_map(|q| [(q, 100_000), (q, 3)]) {
+            let run =
+                |index| recall_with(&f.project, &[ScopeKind::User], query, max, 80, index).unwrap();
             let reference = run(IndexUse::Off);
             let indexed = run(IndexUse::On {
                 settle: TEST_SETTLE,
+                budget,
             });
             let ranking = |r: &Recalled| -> Vec<String> {
                 r.hits
@@ -944,9 +1023,11 @@ mod tests {
                     == serde_json::to_value(&reference).unwrap(),
                 "query {query:?}: same ranking, different output"
             );
-            report.from_index += indexed.index.from_index;
-            report.files_read += indexed.index.files_read;
-            report.written += indexed.index.written;
+            if max > 3 {
+                report.from_index += indexed.index.from_index;
+                report.files_read += indexed.index.files_read;
+                report.written += indexed.index.written;
+            }
         }
         report
     }
@@ -1079,6 +1160,25 @@ mod tests {
         fs::create_dir(&path).unwrap();
         let report = same_as_reference(&f);
         assert_eq!(report.written, 0);
+    }
+
+    #[test]
+    fn a_large_scope_is_indexed_over_several_queries_with_the_same_answers() {
+        let f = fixture(120);
+        settle();
+        // Queries indexing at most 25 files each: the first few fill the index.
+        let first = same_as_reference_with(&f, 25);
+        assert!(first.written >= 2);
+        let bytes = fs::read(index_path(&f)).unwrap();
+        let view = IndexView::decode(&bytes).unwrap();
+        assert!(
+            view.files
+                .iter()
+                .all(|m| m.settled || m.state == DocState::Skipped)
+        );
+        let warm = same_as_reference_with(&f, 25);
+        assert_eq!(warm.written, 0);
+        assert_eq!(warm.files_read, from_file(&f) * searching());
     }
 
     #[test]
