@@ -966,7 +966,7 @@ mod tests {
     fn edit_keeping_size(path: &Path) {
         let text = fs::read_to_string(path).unwrap();
         let edited = [
-            ("postgres", "zebrazeb"),
+            ("postgres", "zebra!!!"),
             ("deploy", "zebra!"),
             ("cache", "zebra"),
             ("schema", "zebra!"),
@@ -1124,6 +1124,25 @@ mod tests {
                 modified
             );
         }
+
+        // The same-size edits wrote "zebra": only a reader that saw them finds it.
+        let zebra = recall_with(
+            &f.project,
+            &[ScopeKind::User],
+            "zebra",
+            100,
+            80,
+            IndexUse::Off,
+        )
+        .unwrap()
+        .hits
+        .into_iter()
+        .map(|h| h.id)
+        .collect::<Vec<_>>();
+        assert_eq!(
+            zebra,
+            ["feedback/m0013.md", "feedback/m0021.md", "project/m0006.md"]
+        );
 
         // Right after the edits (stamps too young to trust) and once they settled.
         let fresh = same_as_reference(&f);
