@@ -615,14 +615,10 @@ fn scan_indexed(
         stamps[i] = stamp;
     }
     // Trusted: same stamp as when indexed, and that stamp had settled.
-    let trusted: Vec<Option<usize>> =
-        could_trust
-            .iter()
-            .fold(vec![None; paths.len()], |mut t, &i| {
-                let j = was[i].filter(|&j| Some(old_files[j].stamp) == stamps[i]);
-                t[i] = j;
-                t
-            });
+    let mut trusted: Vec<Option<usize>> = vec![None; paths.len()];
+    for &i in &could_trust {
+        trusted[i] = was[i].filter(|&j| Some(old_files[j].stamp) == stamps[i]);
+    }
 
     let mut found = Found {
         scanned: paths.len(),
@@ -1198,6 +1194,56 @@ mod tests {
         let warm = same_as_reference_with(&f, 25);
         assert_eq!(warm.written, 0);
         assert_eq!(warm.files_read, from_file(&f) * searching());
+    }
+
+    #[test]
+    fn recalls_racing_to_write_the_index_all_answer_right_and_leave_it_whole() {
+        let f = fixture(150);
+        settle();
+        let reference: Vec<serde_json::Value> = QUERIES
+            .iter()
+            .map(|q| {
+                let r = recall_with(&f.project, &[ScopeKind::User], q, 50, 80, IndexUse::Off);
+                serde_json::to_value(r.unwrap()).unwrap()
+            })
+            .collect();
+        for round in 0..3 {
+            // Each round starts without an index (or with one about to change), and four
+            // recalls build and rewrite it at once.
+            if round == 1 {
+                fs::remove_file(index_path(&f)).unwrap();
+            }
+            if round == 2 {
+                fs::remove_file(f.dir.join("user/m0000.md")).unwrap();
+            }
+            let expected: Vec<serde_json::Value> = if round == 2 {
+                QUERIES
+                    .iter()
+                    .map(|q| {
+                        let r =
+                            recall_with(&f.project, &[ScopeKind::User], q, 50, 80, IndexUse::Off);
+                        serde_json::to_value(r.unwrap()).unwrap()
+                    })
+                    .collect()
+            } else {
+                reference.clone()
+            };
+            std::thread::scope(|s| {
+                for _ in 0..4 {
+                    s.spawn(|| {
+                        for (q, want) in QUERIES.iter().zip(&expected) {
+                            let index = IndexUse::On {
+                                settle: TEST_SETTLE,
+                                budget: 40,
+                            };
+                            let r = recall_with(&f.project, &[ScopeKind::User], q, 50, 80, index);
+                            assert_eq!(&serde_json::to_value(r.unwrap()).unwrap(), want);
+                        }
+                    });
+                }
+            });
+            assert!(IndexView::decode(&fs::read(index_path(&f)).unwrap()).is_some());
+        }
     }
 
     #[test]
