@@ -519,6 +519,37 @@ fn keep_best(scored: &mut Vec<Scored>, max: usize, now: bool) {
     scored.truncate(max);
 }
 
+/// Whether the index as it now stands says something the old one does not: a name added or
+/// removed, or an entry changed whose new stamp can be trusted. An entry whose stamp is too
+/// young to trust (a memory edited seconds ago) is read again by every query anyway, so it is
+/// not worth rewriting the whole index for: that waits until it settles.
+fn worth_writing(
+    old: Option<&IndexView<'_>>,
+    symlinks: bool,
+    folders: &[FolderMeta<'_>],
+    files: &[FileMeta<'_>],
+) -> bool {
+    let Some(old) = old else {
+        return true;
+    };
+    let same_names = old.symlinks == symlinks
+        && old.folders.len() == folders.len()
+        && old.files.len() == files.len()
+        && old.folders.iter().zip(folders).all(|(a, b)| a.rel == b.rel)
+        && old.files.iter().zip(files).all(|(a, b)| a.rel == b.rel);
+    !same_names
+        || old
+            .folders
+            .iter()
+            .zip(folders)
+            .any(|(a, b)| a != b && b.settled)
+        || old
+            .files
+            .iter()
+            .zip(files)
+            .any(|(a, b)| a != b && b.settled)
+}
+
 /// Reads a memory scored from the index, for showing it; `None` when its stamp is no longer
 /// the one it was scored with.
 fn read_shown(dir: &Path, rel: &str, stamp: Stamp) -> Option<MemoryFile> {
@@ -714,10 +745,7 @@ fn scan_indexed(
             settled: *settled,
         })
         .collect();
-    let same = old
-        .as_ref()
-        .is_some_and(|v| v.symlinks == symlinks && v.folders == folder_metas && v.files == files);
-    if !same {
+    if worth_writing(old.as_ref(), symlinks, &folder_metas, &files) {
         let mut renumber: Vec<Option<u32>> = vec![None; old_files.len()];
         for (i, t) in trusted.iter().enumerate() {
             if let Some(j) = *t {
