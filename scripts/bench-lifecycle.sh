@@ -97,13 +97,20 @@ for run in $(seq 1 12); do
 done
 
 echo
-echo "== recall after one memory changed (read again, index rewritten) =="
+echo "== recall right after one memory changed (it is read again) =="
 "$BIN" recall "$Q1" >/dev/null
 hyperfine --runs 20 --prepare "printf 'One more line.\n' >> '$CHANGED'" \
   --export-json "$WORK/recall-changed.json" \
   -n "one changed: $Q1" "$BIN recall '$Q1'" \
   -n "one changed: $Q2" "$BIN recall '$Q2'"
 p50 "$WORK/recall-changed.json"
+
+echo
+echo "== recall after one memory changed and settled (read again, index rewritten) =="
+hyperfine --runs 10 --prepare "printf 'One more line.\n' >> '$CHANGED'; sleep 2.2" \
+  --export-json "$WORK/recall-settled.json" \
+  -n "one changed, settled: $Q1" "$BIN recall '$Q1'"
+p50 "$WORK/recall-settled.json"
 ls -l "$IDX" | awk '{print "index size: " $5 " bytes"}'
 
 echo
