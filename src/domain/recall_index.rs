@@ -6,10 +6,10 @@
 //! hold it (an inverted index: token → memories). A memory whose stamp still matches is scored
 //! from the index; any other is read again. Scores from the index equal scores from the files
 //! because a query token is found in a folded field exactly when it is one of that field's
-//! tokens ([`split_folded`]). Recall only parses a file when a query token occurs in its raw
-//! text; a memory whose fields hold a token its raw text does not (one made by YAML escapes)
-//! would be missed by that filter, so it is marked [`DocState::FromFile`] and scored from its
-//! file each time, exactly as without the index.
+//! tokens ([`super::recall::split_folded`]). Recall only parses a file when a query token
+//! occurs in its raw text; a memory whose fields hold a token its raw text does not (one made by
+//! YAML escapes) would be missed by that filter, so it is marked [`DocState::FromFile`] and
+//! scored from its file each time, exactly as without the index.
 //!
 //! Layout (little-endian; varints are LEB128): [`MAGIC`], the body's length (u64), its
 //! [`checksum`] (u64), then the body: the scope folder; whether the listing met a symlink; the
