@@ -87,9 +87,9 @@ p50 "$WORK/recall-cold.json"
 
 echo
 echo "== recall right after the index was removed, run by run until warm =="
-echo "   (each run indexes at most 1,000 memories and scans the rest as --no-index does)"
+echo "   (each run indexes at most a twentieth of the memories and scans the rest as --no-index does)"
 rm -f "$IDX"
-for run in $(seq 1 12); do
+for run in $(seq 1 22); do
   start=$EPOCHREALTIME
   "$BIN" recall "$Q1" >/dev/null
   end=$EPOCHREALTIME

@@ -92,10 +92,14 @@ pub struct Recalled {
 /// they were (git's "racy clean" problem; baseline diff uses the same window).
 pub const SETTLE: Duration = Duration::from_secs(2);
 
-/// The most files one query indexes: indexing a file costs more than scanning it, so the
-/// first query over a large scope indexes part of it and scans the rest as without the index
-/// (costing about what a query without the index costs); the next queries index the rest.
-pub const INDEX_BUDGET: usize = 1_000;
+/// The most files one query indexes, unless a twentieth of the scope is more: indexing a file
+/// costs more than scanning it, so the first query over a large scope indexes a twentieth of
+/// it and scans the rest as without the index (costing about 5% more than a query without the
+/// index); the next queries index the rest, each costing less than the one before.
+pub const INDEX_BUDGET: usize = 200;
+
+/// The share of a scope one query indexes at most (see [`INDEX_BUDGET`]).
+const INDEX_SHARE: usize = 20;
 
 /// Whether recall uses its index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,7 +110,8 @@ pub enum IndexUse {
     On {
         /// Stamps younger than this are not trusted (see [`SETTLE`]).
         settle: Duration,
-        /// The most files indexed by one query (see [`INDEX_BUDGET`]).
+        /// The most files indexed by one query, unless a twentieth of the scope is more
+        /// (see [`INDEX_BUDGET`]).
         budget: usize,
     },
 }
@@ -330,16 +335,31 @@ fn in_parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(&[T]) -> Vec<R> + Sy
     })
 }
 
-/// Reads one memory file as the reference does (at most one byte over the size limit),
-/// with the stamp of what was read.
+/// Reads one memory file, at most one byte over the size limit, with the stamp of what was
+/// read. The stamp gives the length, so a file is read in one call, without a second one to
+/// find its end (a file growing meanwhile is read up to the length it had; its stamp then no
+/// longer matches, and the next query reads it again).
 fn read_stamped(path: &Path) -> Option<(Stamp, Vec<u8>)> {
     use std::io::Read;
-    let file = std::fs::File::open(path).ok()?;
+    let mut file = std::fs::File::open(path).ok()?;
     let stamp = Stamp::of(&file.metadata().ok()?);
-    let mut bytes = Vec::with_capacity((stamp.size as usize).min(MAX_FILE_BYTES) + 1);
-    file.take(MAX_FILE_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .ok()?;
+    let limit = MAX_FILE_BYTES as u64 + 1;
+    let mut bytes = Vec::new();
+    if stamp.size > 0 && stamp.size < limit {
+        bytes.resize(stamp.size as usize, 0);
+        let mut filled = 0;
+        while filled < bytes.len() {
+            match file.read(&mut bytes[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
+        bytes.truncate(filled);
+        return Some((stamp, bytes));
+    }
+    file.take(limit).read_to_end(&mut bytes).ok()?;
     Some((stamp, bytes))
 }
 
@@ -690,8 +710,9 @@ fn scan_indexed(
 
     let to_read: Vec<usize> = (0..paths.len()).filter(|&i| trusted[i].is_none()).collect();
     found.report.files_read = to_read.len();
-    // Indexing a file costs more than scanning it: at most `budget` files are indexed, the
-    // rest scanned as without the index (and indexed by the next queries).
+    // Indexing a file costs more than scanning it: at most `budget` files (or a twentieth of
+    // the scope) are indexed, the rest scanned as without the index and indexed later.
+    let budget = budget.max(paths.len() / INDEX_SHARE);
     let (to_index, to_scan) = to_read.split_at(to_read.len().min(budget));
     let (entries, best, mut added) =
         read_all_for_index(dir, &paths, to_index, search, order, scope, max);
