@@ -4,6 +4,7 @@
 #     the index (--no-index), cold (the run builds the index), and after one memory changed
 #   - baseline diff of 10,000 files with 100 changed (goal: <= 200 ms)
 # Usage: scripts/bench-lifecycle.sh [N]   (N memories, default 10000)
+#        OLD_BIN=path/to/an/older/teammem scripts/bench-lifecycle.sh   (also times that binary)
 # Needs hyperfine (apt-get install -y hyperfine). Builds the release binary once.
 set -euo pipefail
 
@@ -76,6 +77,15 @@ hyperfine --warmup 3 --runs 30 --export-json "$WORK/recall-warm.json" \
   -n "no index: $Q2" "$BIN recall --no-index '$Q2'" \
   -n "no index: $Q3" "$BIN recall --no-index '$Q3'"
 p50 "$WORK/recall-warm.json"
+if [ -n "${OLD_BIN:-}" ]; then
+  echo
+  echo "== the same queries with OLD_BIN=$OLD_BIN =="
+  hyperfine --warmup 3 --runs 30 --export-json "$WORK/recall-old.json" \
+    -n "old: $Q1" "$OLD_BIN recall '$Q1'" \
+    -n "old: $Q2" "$OLD_BIN recall '$Q2'" \
+    -n "old: $Q3" "$OLD_BIN recall '$Q3'"
+  p50 "$WORK/recall-old.json"
+fi
 
 echo
 echo "== recall, cold: no index yet (the run starts it) =="
