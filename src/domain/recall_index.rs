@@ -658,6 +658,49 @@ mod tests {
         }
     }
 
+    /// A body with a valid length and checksum around it: what a bug in the writer, or a
+    /// collision, would hand the decoder.
+    fn sealed(body: &[u8]) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+        out.extend_from_slice(&checksum(body).to_le_bytes());
+        out.extend_from_slice(body);
+        out
+    }
+
+    /// Uses everything a query uses of an index, so that a panic anywhere shows.
+    fn read_all(view: &IndexView<'_>) {
+        let query = Query::new("postgres 数据 text");
+        let _ = view.score(&query, &vec![true; view.files.len()]);
+        for (_, postings) in view.tokens() {
+            postings.for_each(drop);
+        }
+        let renumber: Vec<Option<u32>> = (0..view.files.len() as u32).map(Some).collect();
+        let merged = merge_tokens(Some(view), &renumber, TokenMap::default());
+        let _ = encode(view.dir, view.symlinks, &view.folders, &view.files, merged);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn no_bytes_make_the_decoder_panic(
+            noise in proptest::collection::vec(proptest::num::u8::ANY, 0..200),
+            at in 0usize..400,
+            value in proptest::num::u8::ANY,
+        ) {
+            if let Some(view) = IndexView::decode(&sealed(&noise)) {
+                read_all(&view);
+            }
+            // A real index with one body byte changed and the checksum made to match.
+            let good = sample();
+            let mut body = good[24..].to_vec();
+            let at = at % body.len();
+            body[at] = value;
+            if let Some(view) = IndexView::decode(&sealed(&body)) {
+                read_all(&view);
+            }
+        }
+    }
+
     #[test]
     fn fields_only_yaml_escapes_produce_are_scored_from_the_file() {
         let plain =
