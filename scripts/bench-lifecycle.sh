@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Benchmarks for the lifecycle commands, whole process (hyperfine):
-#   - recall over 10,000 memories (goal: p50 <= 20 ms per query)
+#   - recall over 10,000 memories (goal: p50 <= 20 ms per query): with a warm index, without
+#     the index (--no-index), cold (the run builds the index), and after one memory changed
 #   - baseline diff of 10,000 files with 100 changed (goal: <= 200 ms)
 # Usage: scripts/bench-lifecycle.sh [N]   (N memories, default 10000)
+#        OLD_BIN=path/to/an/older/teammem scripts/bench-lifecycle.sh   (also times that binary)
 # Needs hyperfine (apt-get install -y hyperfine). Builds the release binary once.
 set -euo pipefail
 
@@ -48,28 +50,89 @@ for i in range(n):
 PY
 
 cd "$REPO"
-echo
-echo "== recall over $N memories (whole process) =="
-hyperfine --warmup 3 --runs 30 --export-json "$WORK/recall.json" \
-  "$BIN recall 'postgres migration'" \
-  "$BIN recall 'deploy cache schema'" \
-  "$BIN recall '数据库 迁移'"
-python3 - "$WORK/recall.json" <<'PY'
+IDX="$QWEN_CODE_MEMORY_BASE_DIR/projects/$SANITIZED/memory-recall.idx"
+CHANGED="$MEM/project/memory-00002.md"
+p50() {
+  python3 - "$1" <<'PY'
 import json, statistics, sys
 for r in json.load(open(sys.argv[1]))["results"]:
-    print(f"p50 {statistics.median(r['times'])*1000:.1f} ms  {r['command']}")
+    t = r["times"]
+    print(f"p50 {statistics.median(t)*1000:6.1f} ms  user {r['user']*1000:5.1f} ms  sys {r['system']*1000:5.1f} ms  {r['command']}")
 PY
+}
+# Memories are older than the recall index's 2-second settle window in real life.
+sleep 3
+Q1='postgres migration'  # selective: 10 matches
+Q2='deploy cache schema' # every memory matches
+Q3='数据库 迁移'          # CJK, no match
 
 echo
-echo "== floor: list and read the same files with coreutils =="
+echo "== recall over $N memories (whole process): warm index, and without the index =="
+# Warm: the index is complete (each query indexes at most a twentieth of the memories).
+for run in $(seq 1 25); do "$BIN" recall "$Q1" >/dev/null; done
+hyperfine --warmup 3 --runs 30 --export-json "$WORK/recall-warm.json" \
+  -n "warm: $Q1" "$BIN recall '$Q1'" \
+  -n "warm: $Q2" "$BIN recall '$Q2'" \
+  -n "warm: $Q3" "$BIN recall '$Q3'" \
+  -n "no index: $Q1" "$BIN recall --no-index '$Q1'" \
+  -n "no index: $Q2" "$BIN recall --no-index '$Q2'" \
+  -n "no index: $Q3" "$BIN recall --no-index '$Q3'"
+p50 "$WORK/recall-warm.json"
+if [ -n "${OLD_BIN:-}" ]; then
+  echo
+  echo "== the same queries with OLD_BIN=$OLD_BIN =="
+  hyperfine --warmup 3 --runs 30 --export-json "$WORK/recall-old.json" \
+    -n "old: $Q1" "$OLD_BIN recall '$Q1'" \
+    -n "old: $Q2" "$OLD_BIN recall '$Q2'" \
+    -n "old: $Q3" "$OLD_BIN recall '$Q3'"
+  p50 "$WORK/recall-old.json"
+fi
+
+echo
+echo "== recall, cold: no index yet (the run starts it) =="
+hyperfine --runs 15 --prepare "rm -f '$IDX'" --export-json "$WORK/recall-cold.json" \
+  -n "cold: $Q1" "$BIN recall '$Q1'" \
+  -n "cold: $Q2" "$BIN recall '$Q2'" \
+  -n "cold: $Q3" "$BIN recall '$Q3'"
+p50 "$WORK/recall-cold.json"
+
+echo
+echo "== recall right after the index was removed, run by run until warm =="
+echo "   (each run indexes at most a twentieth of the memories and scans the rest as --no-index does)"
+rm -f "$IDX"
+for run in $(seq 1 22); do
+  start=$EPOCHREALTIME
+  "$BIN" recall "$Q1" >/dev/null
+  end=$EPOCHREALTIME
+  python3 -c "print(f'run $run: {($end - $start) * 1000:.1f} ms')"
+done
+
+echo
+echo "== recall right after one memory changed (it is read again) =="
+for run in $(seq 1 25); do "$BIN" recall "$Q1" >/dev/null; done
+hyperfine --runs 20 --prepare "printf 'One more line.\n' >> '$CHANGED'" \
+  --export-json "$WORK/recall-changed.json" \
+  -n "one changed: $Q1" "$BIN recall '$Q1'" \
+  -n "one changed: $Q2" "$BIN recall '$Q2'"
+p50 "$WORK/recall-changed.json"
+
+echo
+echo "== recall after one memory changed and settled (read again, index rewritten) =="
+hyperfine --runs 10 --prepare "printf 'One more line.\n' >> '$CHANGED'; sleep 2.2" \
+  --export-json "$WORK/recall-settled.json" \
+  -n "one changed, settled: $Q1" "$BIN recall '$Q1'"
+p50 "$WORK/recall-settled.json"
+ls -l "$IDX" | awk '{print "index size: " $5 " bytes"}'
+
+echo
+echo "== floor: stat, list and read the same files with findutils and coreutils =="
 hyperfine --warmup 3 --runs 20 \
+  "find '$MEM' -name '*.md' -printf '%s %T@ %C@ %i\\n' >/dev/null" \
   "ls -lR '$MEM' >/dev/null" \
   "find '$MEM' -name '*.md' -print0 | xargs -0 cat >/dev/null"
 
 echo
 echo "== baseline diff of $N files with 100 changed (whole process) =="
-# Memories are older than the stat cache's 2-second racy window in real life.
-sleep 3
 "$BIN" baseline commit >/dev/null
 for i in $(seq 0 99); do
   f="$MEM/project/memory-$(printf '%05d' $((i * 40 + 2))).md"

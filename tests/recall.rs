@@ -229,3 +229,60 @@ fn results_carry_freshness_author_cut_bodies_and_usage() {
     assert_eq!(v["hits"][0]["changed_from"], "file-time");
     assert!(v["hits"][0]["changed_by"].is_null());
 }
+
+#[test]
+fn the_recall_index_stays_out_of_the_work_tree_and_changes_no_answer() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    sb.teammem(&repo, ["init"]).expect_code(0);
+    put(
+        &team_dir(&repo),
+        "project/postgres.md",
+        "Postgres migrations",
+        "Run them in order",
+        "Before the deploy.\n",
+    );
+    sb.git(&repo, ["add", "-A"]);
+    sb.git(&repo, ["commit", "-qm", "team memory"]);
+    // Private memory inside the work tree (QWEN_CODE_MEMORY_LOCAL=1).
+    put(
+        &repo.join(".qwen/memory"),
+        "feedback/tests.md",
+        "Tests hit postgres",
+        "Never a mock",
+        "Start the database first.\n",
+    );
+    let recall = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_teammem"));
+        let out = sb
+            .isolate(&mut cmd)
+            .env("QWEN_CODE_MEMORY_LOCAL", "1")
+            .current_dir(&repo)
+            .arg("recall")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let status = sb.git(&repo, ["status", "--porcelain", "--untracked-files=all"]);
+    let reference = recall(&["postgres", "--no-index"]);
+    assert!(
+        reference.contains("team:project/postgres.md"),
+        "{reference}"
+    );
+    assert!(
+        reference.contains("private:feedback/tests.md"),
+        "{reference}"
+    );
+    // The first run builds the indexes, the second reads them: the same answer each time.
+    assert_eq!(recall(&["postgres"]), reference);
+    assert_eq!(recall(&["postgres"]), reference);
+    let state = lifecycle::private_state(&sb, &repo);
+    assert!(state.join("team/team-memory-recall.idx").is_file());
+    assert!(state.join("local-memory-recall.idx").is_file());
+    assert_eq!(
+        sb.git(&repo, ["status", "--porcelain", "--untracked-files=all"]),
+        status
+    );
+}

@@ -4,6 +4,7 @@ use clap::Args;
 
 use super::ScopeArg;
 use crate::domain::usage;
+use crate::ops::recall::IndexUse;
 use crate::ops::{self, EXIT_OK, OpError, Project};
 
 /// Find the memories most relevant to a query, across the enabled scopes.
@@ -14,6 +15,9 @@ use crate::ops::{self, EXIT_OK, OpError, Project};
 /// two-character pieces; other words need at least 3 characters. Ties are broken by scope, then
 /// path. Each result says how old it is (from the last commit that touched it when git tracks
 /// it, else the file time) and, for tracked memories, who changed it last.
+///
+/// A recall index in each scope's state folder (never in the memory folder) spares reading
+/// every memory: only new and changed files are read, and the results are the same.
 #[derive(Debug, Args)]
 pub struct RecallArgs {
     /// What to look for.
@@ -32,12 +36,22 @@ pub struct RecallArgs {
     /// last_usage}]}.
     #[arg(long)]
     json: bool,
+    /// Read every memory file instead of the recall index (which is then neither read nor
+    /// updated). The results are the same; this checks that, and measures the difference.
+    #[arg(long)]
+    no_index: bool,
 }
 
 /// Runs `teammem recall`; returns its exit status.
 pub fn run(project: &Project, args: RecallArgs) -> Result<u8, OpError> {
     let scopes = super::scopes(project, args.scope);
-    let found = ops::recall::recall(project, &scopes, &args.query, args.max, args.chars)?;
+    let index = if args.no_index {
+        IndexUse::Off
+    } else {
+        IndexUse::STANDARD
+    };
+    let found =
+        ops::recall::recall_with(project, &scopes, &args.query, args.max, args.chars, index)?;
     if args.json {
         super::print_json(&found)?;
         return Ok(EXIT_OK);

@@ -8,6 +8,7 @@ pub mod index;
 pub mod memory;
 pub mod memory_diff;
 pub mod recall;
+pub mod recall_index;
 pub mod scope;
 pub mod secrets;
 pub mod store;

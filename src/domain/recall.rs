@@ -74,61 +74,96 @@ pub fn is_cjk(c: char) -> bool {
 
 /// The distinct tokens of a text, in the order they first appear.
 pub fn tokenize(text: &str) -> Vec<String> {
-    let mut tokens = Tokens::default();
-    for c in fold(text).chars() {
-        if is_cjk(c) {
-            tokens.end_word();
-            tokens.cjk.push(c);
+    split_folded(&fold(text))
+}
+
+/// The distinct tokens of text that is already folded, in the order they first appear: a
+/// query token `t` is one of them exactly when [`has_token`] finds `t` in that text, which is
+/// what lets the recall index store tokens instead of text.
+pub fn split_folded(folded: &str) -> Vec<String> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for_each_token(folded, |token| {
+        if seen.insert(token) {
+            out.push(token.to_string());
+        }
+    });
+    out
+}
+
+/// Calls `each` with every token of already folded text, repeats included, in order, as
+/// slices of the text (no allocation): runs of at least [`MIN_WORD_CHARS`] letters and digits,
+/// and the two-character pieces of CJK runs (a lone CJK character is a token by itself).
+pub fn for_each_token<'t>(folded: &'t str, mut each: impl FnMut(&'t str)) {
+    if folded.is_ascii() {
+        // Most memories: words are runs of ASCII letters and digits, and there is no CJK.
+        let bytes = folded.as_bytes();
+        let mut start = None;
+        for (at, b) in bytes.iter().enumerate() {
+            match (b.is_ascii_alphanumeric(), start) {
+                (true, None) => start = Some(at),
+                (false, Some(s)) => {
+                    if at - s >= MIN_WORD_CHARS {
+                        each(&folded[s..at]);
+                    }
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(s) = start {
+            if bytes.len() - s >= MIN_WORD_CHARS {
+                each(&folded[s..]);
+            }
+        }
+        return;
+    }
+    // The word being read: its start, and its length in characters.
+    let mut word: Option<(usize, usize)> = None;
+    // The CJK run being read: the start of its last character, and its length.
+    let mut cjk: Option<(usize, usize)> = None;
+    for (at, c) in folded.char_indices() {
+        let (ends_word, ends_cjk) = if is_cjk(c) {
+            (true, false)
         } else if c.is_alphanumeric() {
-            tokens.end_cjk();
-            tokens.word.push(c);
-            tokens.word_chars += 1;
+            (false, true)
         } else {
-            tokens.end_word();
-            tokens.end_cjk();
-        }
-    }
-    tokens.end_word();
-    tokens.end_cjk();
-    tokens.out
-}
-
-/// The tokenizer's state: the run being read and the tokens so far.
-#[derive(Default)]
-struct Tokens {
-    seen: HashSet<String>,
-    out: Vec<String>,
-    word: String,
-    word_chars: usize,
-    cjk: Vec<char>,
-}
-
-impl Tokens {
-    fn push(&mut self, token: String) {
-        if self.seen.insert(token.clone()) {
-            self.out.push(token);
-        }
-    }
-
-    fn end_word(&mut self) {
-        let word = std::mem::take(&mut self.word);
-        if self.word_chars >= MIN_WORD_CHARS {
-            self.push(word);
-        }
-        self.word_chars = 0;
-    }
-
-    fn end_cjk(&mut self) {
-        let run = std::mem::take(&mut self.cjk);
-        match run.len() {
-            0 => {}
-            1 => self.push(run[0].to_string()),
-            _ => {
-                for pair in run.windows(2) {
-                    self.push(pair.iter().collect());
+            (true, true)
+        };
+        if ends_word {
+            if let Some((start, chars)) = word.take() {
+                if chars >= MIN_WORD_CHARS {
+                    each(&folded[start..at]);
                 }
             }
         }
+        if ends_cjk {
+            if let Some((last, 1)) = cjk.take() {
+                each(&folded[last..at]);
+            }
+        }
+        if is_cjk(c) {
+            cjk = match cjk {
+                Some((last, n)) => {
+                    each(&folded[last..at + c.len_utf8()]);
+                    Some((at, n + 1))
+                }
+                None => Some((at, 1)),
+            };
+        } else if c.is_alphanumeric() {
+            word = match word {
+                Some((start, n)) => Some((start, n + 1)),
+                None => Some((at, 1)),
+            };
+        }
+    }
+    if let Some((start, chars)) = word {
+        if chars >= MIN_WORD_CHARS {
+            each(&folded[start..]);
+        }
+    }
+    if let Some((last, 1)) = cjk {
+        each(&folded[last..]);
     }
 }
 
@@ -171,35 +206,100 @@ impl Query {
         if self.tokens.is_empty() {
             return 0;
         }
-        let title = fold_fast(doc.title);
-        let description = fold_fast(doc.description);
-        let keywords = fold_fast(&doc.keywords.join("\n"));
-        let body = fold_fast(doc.body);
-        let mut score = 0;
-        for token in &self.tokens {
-            if has_token(&title, token) {
-                score += TITLE_POINTS;
-            }
-            if has_token(&keywords, token) {
-                score += KEYWORD_POINTS;
-            }
-            if has_token(&description, token) {
-                score += DESCRIPTION_POINTS;
-            }
-            if has_token(&body, token) {
-                score += BODY_POINTS;
-            }
-        }
+        let fields = FoldedFields::of(doc);
+        let score = self
+            .tokens
+            .iter()
+            .map(|token| field_points(fields.found(token)))
+            .sum();
+        self.with_type_boost(score, doc.kind)
+    }
+
+    /// A match score plus the type boost of `kind`; 0 stays 0 (type words never make a match).
+    pub fn with_type_boost(&self, score: u32, kind: MemoryType) -> u32 {
         if score == 0 {
             return 0;
         }
-        let words = type_keywords(doc.kind);
+        let words = type_keywords(kind);
         let boost = self
             .tokens
             .iter()
             .filter(|t| words.contains(&t.as_str()))
             .count() as u32;
         score + boost.min(MAX_TYPE_BOOST)
+    }
+}
+
+/// A token found in the title.
+pub const IN_TITLE: u8 = 1;
+/// A token found among the keywords.
+pub const IN_KEYWORDS: u8 = 2;
+/// A token found in the description.
+pub const IN_DESCRIPTION: u8 = 4;
+/// A token found in the body.
+pub const IN_BODY: u8 = 8;
+
+/// The points a token earns for the fields it was found in (a set of `IN_*` bits).
+pub fn field_points(found: u8) -> u32 {
+    let mut points = 0;
+    if found & IN_TITLE != 0 {
+        points += TITLE_POINTS;
+    }
+    if found & IN_KEYWORDS != 0 {
+        points += KEYWORD_POINTS;
+    }
+    if found & IN_DESCRIPTION != 0 {
+        points += DESCRIPTION_POINTS;
+    }
+    if found & IN_BODY != 0 {
+        points += BODY_POINTS;
+    }
+    points
+}
+
+/// A document's fields, folded as scoring compares them.
+#[derive(Debug, Clone)]
+pub struct FoldedFields {
+    /// The title.
+    pub title: String,
+    /// The keywords, one a line.
+    pub keywords: String,
+    /// The description.
+    pub description: String,
+    /// The body.
+    pub body: String,
+}
+
+impl FoldedFields {
+    /// Folds a document's fields.
+    pub fn of(doc: &Document<'_>) -> FoldedFields {
+        FoldedFields {
+            title: fold_fast(doc.title),
+            keywords: fold_fast(&doc.keywords.join("\n")),
+            description: fold_fast(doc.description),
+            body: fold_fast(doc.body),
+        }
+    }
+
+    /// The fields (`IN_*` bits) that hold `token` as a token.
+    pub fn found(&self, token: &str) -> u8 {
+        let mut found = 0;
+        for (text, bit) in self.each() {
+            if has_token(text, token) {
+                found |= bit;
+            }
+        }
+        found
+    }
+
+    /// Each field with its `IN_*` bit.
+    pub fn each(&self) -> [(&str, u8); 4] {
+        [
+            (&self.title, IN_TITLE),
+            (&self.keywords, IN_KEYWORDS),
+            (&self.description, IN_DESCRIPTION),
+            (&self.body, IN_BODY),
+        ]
     }
 }
 
@@ -280,6 +380,73 @@ mod tests {
             }
         }
     }
+
+    proptest::proptest! {
+        /// The recall index stores a field's tokens instead of its text: that is exact only
+        /// if a query token is found in folded text precisely when it is one of its tokens.
+        #[test]
+        fn a_token_is_found_exactly_when_the_text_has_it(
+            text in proptest::collection::vec(0..PIECES.len(), 0..14),
+            query in proptest::collection::vec(0..PIECES.len(), 0..8),
+        ) {
+            let text: String = text.iter().map(|&i| PIECES[i]).collect();
+            let query: String = query.iter().map(|&i| PIECES[i]).collect();
+            let folded = fold_fast(&text);
+            let tokens = split_folded(&folded);
+            for probe in tokenize(&query).iter().chain(&tokens) {
+                proptest::prop_assert_eq!(
+                    has_token(&folded, probe),
+                    tokens.contains(probe),
+                    "text {:?}, token {:?}", text, probe
+                );
+            }
+        }
+    }
+
+    /// Pieces of text that stress folding and splitting: case, accents (precomposed and
+    /// combining), full and half width, letters that lowercase to two characters, CJK runs
+    /// with the non-letter characters of their blocks, Hangul jamo that compose, digits.
+    const PIECES: &[&str] = &[
+        "a",
+        "b",
+        "ab",
+        "abc",
+        "Post",
+        "gres",
+        " ",
+        "-",
+        ".",
+        "\n",
+        "1",
+        "42",
+        "é",
+        "É",
+        "e\u{301}",
+        "数",
+        "据",
+        "库",
+        "数据",
+        "ｶ",
+        "ﾀ",
+        "・",
+        "ー",
+        "İ",
+        "ß",
+        "Ａ",
+        "ＢＣ",
+        "가",
+        "\u{1100}",
+        "\u{1161}",
+        "ǅ",
+        "½",
+        "①",
+        "ﬁ",
+        "Σ",
+        "ς",
+        "_",
+        "'",
+        "x\u{200b}y",
+    ];
 
     #[test]
     fn cjk_runs_become_bigrams() {

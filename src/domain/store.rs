@@ -98,17 +98,160 @@ fn check_not_symlink(path: &Path) -> Result<(), StoreError> {
 /// top-level `MEMORY.md`, skipping hidden files and folders. A symlink that resolves outside
 /// `dir` is refused; one inside is followed for files and skipped for folders.
 pub fn memory_paths(dir: &Path) -> Result<Vec<String>, StoreError> {
-    let mut out = Vec::new();
+    Ok(memory_listing(dir)?.paths)
+}
+
+/// What the stat of a file or folder says about its content: equal stamps mean unchanged
+/// content, unless the change came within the file system's timestamp tick (see
+/// [`Stamp::settled`]). ctime catches an edit whose mtime was put back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stamp {
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, nanoseconds since the Unix epoch.
+    pub mtime_ns: i64,
+    /// Status change time, nanoseconds since the Unix epoch.
+    pub ctime_ns: i64,
+    /// Inode number: a file replaced by a rename gets a new one.
+    pub ino: u64,
+}
+
+impl Stamp {
+    /// The stamp of a stat result.
+    #[cfg(unix)]
+    pub fn of(meta: &fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        Stamp {
+            size: meta.size(),
+            mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+            ctime_ns: meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
+            ino: meta.ino(),
+        }
+    }
+
+    /// The stamp of a stat result (no ctime or inode outside Unix).
+    #[cfg(not(unix))]
+    pub fn of(meta: &fs::Metadata) -> Stamp {
+        let mtime_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as i64);
+        Stamp {
+            size: meta.len(),
+            mtime_ns,
+            ctime_ns: mtime_ns,
+            ino: 0,
+        }
+    }
+
+    /// Whether the stamp can be trusted to change with the next edit: file times come from a
+    /// coarse clock, so an edit within the same tick as the stat (or as a read that followed
+    /// it) can leave the stamp as it was. Only a stamp older than `window` at `now_ns` is.
+    pub fn settled(&self, now_ns: i64, window_ns: i64) -> bool {
+        self.mtime_ns.max(self.ctime_ns) < now_ns.saturating_sub(window_ns)
+    }
+}
+
+/// A stat of each memory file (paths relative to `dir`), following symlinks as reading does;
+/// `None` where the stat failed. Each folder is opened once and its files are looked up from
+/// it, and the work is shared over a few threads: stat calls are most of a check that nothing
+/// changed.
+pub fn stamps(dir: &Path, rels: &[&str]) -> Vec<Option<Stamp>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4));
+    let chunk = rels.len().div_ceil(threads).max(1024);
+    if rels.len() <= chunk {
+        return stamps_of(dir, rels);
+    }
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = rels
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || stamps_of(dir, part)))
+            .collect();
+        workers
+            .into_iter()
+            .zip(rels.chunks(chunk))
+            .flat_map(|(w, part)| w.join().unwrap_or_else(|_| vec![None; part.len()]))
+            .collect()
+    })
+}
+
+#[cfg(unix)]
+fn stamps_of(dir: &Path, rels: &[&str]) -> Vec<Option<Stamp>> {
+    use std::ffi::CString;
+    use std::os::fd::AsRawFd;
+    let mut out = Vec::with_capacity(rels.len());
+    let mut open: Option<(&str, Option<fs::File>)> = None;
+    for rel in rels {
+        let (parent, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+        if open.as_ref().is_none_or(|(p, _)| *p != parent) {
+            open = Some((parent, fs::File::open(dir.join(parent)).ok()));
+        }
+        let folder = open.as_ref().and_then(|(_, f)| f.as_ref());
+        let stamp = match (folder, CString::new(name)) {
+            (Some(folder), Ok(name)) => {
+                let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+                // SAFETY: `name` is a valid C string, `st` a buffer of the right type that
+                // fstatat fills when it returns 0, and `folder` keeps the fd open for the call.
+                let done =
+                    unsafe { libc::fstatat(folder.as_raw_fd(), name.as_ptr(), st.as_mut_ptr(), 0) };
+                // The stat field types differ between Unix systems; the casts are for those.
+                #[allow(clippy::unnecessary_cast)]
+                (done == 0).then(|| {
+                    // SAFETY: fstatat returned 0, so it filled `st`.
+                    let st = unsafe { st.assume_init() };
+                    Stamp {
+                        size: st.st_size as u64,
+                        mtime_ns: st.st_mtime as i64 * 1_000_000_000 + st.st_mtime_nsec as i64,
+                        ctime_ns: st.st_ctime as i64 * 1_000_000_000 + st.st_ctime_nsec as i64,
+                        ino: st.st_ino as u64,
+                    }
+                })
+            }
+            _ => None,
+        };
+        out.push(stamp);
+    }
+    out
+}
+
+#[cfg(not(unix))]
+fn stamps_of(dir: &Path, rels: &[&str]) -> Vec<Option<Stamp>> {
+    rels.iter()
+        .map(|rel| fs::metadata(dir.join(rel)).ok().map(|m| Stamp::of(&m)))
+        .collect()
+}
+
+/// The memory files of a scope folder, and the stamp of every folder listed to find them.
+#[derive(Debug, Default, Clone)]
+pub struct Listing {
+    /// Memory files, relative to the scope folder, sorted bytewise (as [`memory_paths`]).
+    pub paths: Vec<String>,
+    /// Each folder read (relative, `""` for the scope folder itself), with its stamp taken
+    /// before it was read: while every stamp stays the same, so do the names in it.
+    pub folders: Vec<(String, Stamp)>,
+    /// Whether any entry was a symlink (whose target can change without its folder changing).
+    pub symlinks: bool,
+}
+
+/// Lists the memory files below `dir`, as [`memory_paths`], with the stamps of its folders.
+pub fn memory_listing(dir: &Path) -> Result<Listing, StoreError> {
+    let mut out = Listing::default();
     if !dir.exists() {
         return Ok(out);
     }
     let root = fs::canonicalize(dir).map_err(|e| StoreError::io(dir, e))?;
     walk(dir, &root, "", &mut out)?;
-    out.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    out.paths.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
     Ok(out)
 }
 
-fn walk(dir: &Path, root: &Path, prefix: &str, out: &mut Vec<String>) -> Result<(), StoreError> {
+fn walk(dir: &Path, root: &Path, prefix: &str, listing: &mut Listing) -> Result<(), StoreError> {
+    // Stamped before it is read: a name added after the stamp changes the folder's times.
+    let stamp = fs::metadata(dir).map_err(|e| StoreError::io(dir, e))?;
+    listing
+        .folders
+        .push((prefix.trim_end_matches('/').to_string(), Stamp::of(&stamp)));
     let entries = fs::read_dir(dir).map_err(|e| StoreError::io(dir, e))?;
     for entry in entries {
         let entry = entry.map_err(|e| StoreError::io(dir, e))?;
@@ -117,7 +260,7 @@ fn walk(dir: &Path, root: &Path, prefix: &str, out: &mut Vec<String>) -> Result<
             // Listed (under a lossy name) so that it is reported as not a slug, never skipped.
             let lossy = name.to_string_lossy();
             if lossy.ends_with(".md") && entry.file_type().is_ok_and(|t| t.is_file()) {
-                out.push(format!("{prefix}{lossy}"));
+                listing.paths.push(format!("{prefix}{lossy}"));
             }
             continue;
         };
@@ -129,6 +272,7 @@ fn walk(dir: &Path, root: &Path, prefix: &str, out: &mut Vec<String>) -> Result<
         let rel = format!("{prefix}{name}");
         let file_type = entry.file_type().map_err(|e| StoreError::io(&path, e))?;
         if file_type.is_symlink() {
+            listing.symlinks = true;
             let target = fs::canonicalize(&path).map_err(|_| StoreError::UnsafePath {
                 path: path.clone(),
                 why: "is a symlink that points nowhere".into(),
@@ -143,12 +287,12 @@ fn walk(dir: &Path, root: &Path, prefix: &str, out: &mut Vec<String>) -> Result<
                 });
             }
             if target.is_file() && name.ends_with(".md") {
-                out.push(rel);
+                listing.paths.push(rel);
             }
         } else if file_type.is_dir() {
-            walk(&path, root, &format!("{rel}/"), out)?;
+            walk(&path, root, &format!("{rel}/"), listing)?;
         } else if name.ends_with(".md") {
-            out.push(rel);
+            listing.paths.push(rel);
         }
     }
     Ok(())
@@ -306,6 +450,17 @@ pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, StoreError> {
 
 /// Writes through a temp file and a rename, so readers see the old bytes or the new, never half.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    write_through_temp(path, bytes, true)
+}
+
+/// Writes a cache file like [`write_atomic`], without waiting for the disk: concurrent
+/// readers still see the old bytes or the new, but a machine crash may leave a torn file, so
+/// readers of a cache must check it (the recall index carries its length and a checksum).
+pub fn write_cache(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    write_through_temp(path, bytes, false)
+}
+
+fn write_through_temp(path: &Path, bytes: &[u8], sync: bool) -> Result<(), StoreError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
     let name = path
@@ -329,7 +484,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     };
     let result = (|| {
         file.write_all(bytes)?;
-        file.sync_all()?;
+        if sync {
+            file.sync_all()?;
+        }
         fs::rename(&tmp, path)
     })();
     if let Err(e) = result {

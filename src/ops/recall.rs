@@ -1,19 +1,27 @@
 //! Recall: the memories most relevant to a query, across the enabled scopes, each with its
 //! freshness, who last changed it (team memories), and how often it was used.
 //!
-//! Speed comes from not parsing what cannot match: a file is parsed only when one of the
-//! query's tokens occurs in its (folded) text, found with one Aho-Corasick pass.
+//! Speed comes from not reading what did not change: each scope's recall index
+//! ([`crate::domain::recall_index`]) scores every memory whose stamp is unchanged, and only the
+//! others are read. A file that is read is parsed only when one of the query's tokens occurs
+//! in its (folded) text, found with one Aho-Corasick pass. [`IndexUse::Off`] reads every file:
+//! the reference the index is tested against.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use aho_corasick::AhoCorasick;
 use serde::Serialize;
 
 use crate::domain::memory::{MAX_FILE_BYTES, MemoryFile, MemoryType};
 use crate::domain::recall::{Document, Query, fold};
-use crate::domain::scope::ScopeKind;
-use crate::domain::store;
+use crate::domain::recall_index::{
+    self, DocState, FileMeta, FolderMeta, IndexView, MemoryText, Postings, TokenMap, merge_tokens,
+    score_added,
+};
+use crate::domain::scope::{Layout, ScopeKind};
+use crate::domain::store::{self, Stamp};
 use crate::domain::usage::{self, UsageBook};
 use crate::git::{file_history, repo, snapshot};
 
@@ -74,6 +82,57 @@ pub struct Recalled {
     pub scanned: usize,
     /// The best matches, best first.
     pub hits: Vec<Hit>,
+    /// What the index did.
+    #[serde(skip)]
+    pub index: IndexReport,
+}
+
+/// How long a file's times must lie in the past before the recall index trusts its stamp:
+/// file times come from a coarse clock, and an edit within the same tick can leave them as
+/// they were (git's "racy clean" problem; baseline diff uses the same window).
+pub const SETTLE: Duration = Duration::from_secs(2);
+
+/// The most files one query indexes, unless a twentieth of the scope is more: indexing a file
+/// costs more than scanning it, so the first query over a large scope indexes a twentieth of
+/// it and scans the rest as without the index (costing about 5% more than a query without the
+/// index); the next queries index the rest, each costing less than the one before.
+pub const INDEX_BUDGET: usize = 200;
+
+/// The share of a scope one query indexes at most (see [`INDEX_BUDGET`]).
+const INDEX_SHARE: usize = 20;
+
+/// Whether recall uses its index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexUse {
+    /// Read every memory file: the reference the index must always agree with.
+    Off,
+    /// Score unchanged memories from the index, read the others, and refresh the index.
+    On {
+        /// Stamps younger than this are not trusted (see [`SETTLE`]).
+        settle: Duration,
+        /// The most files indexed by one query, unless a twentieth of the scope is more
+        /// (see [`INDEX_BUDGET`]).
+        budget: usize,
+    },
+}
+
+impl IndexUse {
+    /// The index as `teammem recall` uses it.
+    pub const STANDARD: IndexUse = IndexUse::On {
+        settle: SETTLE,
+        budget: INDEX_BUDGET,
+    };
+}
+
+/// What the index did for one recall (for tests and benchmarks; not printed).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IndexReport {
+    /// Memories scored from the index, without reading their files.
+    pub from_index: usize,
+    /// Memory files read (new, changed, or not yet settled).
+    pub files_read: usize,
+    /// Index files written.
+    pub written: usize,
 }
 
 /// Finds the `max` memories of `scopes` that best match `query`; bodies are cut at `chars`.
@@ -84,12 +143,25 @@ pub fn recall(
     max: usize,
     chars: usize,
 ) -> Result<Recalled, OpError> {
+    recall_with(project, scopes, query, max, chars, IndexUse::STANDARD)
+}
+
+/// [`recall`], with or without the index.
+pub fn recall_with(
+    project: &Project,
+    scopes: &[ScopeKind],
+    query: &str,
+    max: usize,
+    chars: usize,
+    index: IndexUse,
+) -> Result<Recalled, OpError> {
     let parsed = Query::new(query);
     let mut recalled = Recalled {
         query: query.to_string(),
         tokens: parsed.tokens().to_vec(),
         scanned: 0,
         hits: Vec::new(),
+        index: IndexReport::default(),
     };
     if parsed.tokens().is_empty() || max == 0 {
         return Ok(recalled);
@@ -98,44 +170,48 @@ pub fn recall(
         .ascii_case_insensitive(true)
         .build(parsed.tokens())
         .map_err(|e| OpError::Usage(format!("cannot search for this query: {e}")))?;
-    // (score, scope position, path) orders results: best first, then a stable tie-break.
+    let search = Search {
+        finder: &finder,
+        query: &parsed,
+    };
     let mut scored: Vec<Scored> = Vec::new();
     for (order, &scope) in scopes.iter().enumerate() {
         let dir = project.check_scope_safe(scope)?;
-        let paths = store::memory_paths(&dir)?;
-        recalled.scanned += paths.len();
-        // Reading thousands of small files is syscall-bound: share it out over a few threads.
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .clamp(1, 4);
-        let chunk = paths.len().div_ceil(threads).max(256);
-        let found: Vec<Vec<Scored>> = std::thread::scope(|s| {
-            let workers: Vec<_> = paths
-                .chunks(chunk)
-                .map(|part| {
-                    let (dir, finder, parsed) = (&dir, &finder, &parsed);
-                    s.spawn(move || score_files(dir, part, finder, parsed, order, scope))
-                })
-                .collect();
-            workers
-                .into_iter()
-                .map(|w| w.join().unwrap_or_default())
-                .collect()
-        });
-        scored.extend(found.into_iter().flatten());
+        let found = match (index, index_file(project, scope, &dir)) {
+            (IndexUse::On { settle, budget }, Some(file)) => {
+                scan_indexed(&dir, &file, &search, (order, scope, max), (settle, budget))?
+            }
+            _ => scan_files(&dir, &search, order, scope)?,
+        };
+        recalled.scanned += found.scanned;
+        recalled.index.from_index += found.report.from_index;
+        recalled.index.files_read += found.report.files_read;
+        recalled.index.written += found.report.written;
+        scored.extend(found.scored);
     }
+    // (score, scope position, path) orders results: best first, then a stable tie-break.
     scored.sort_by(|a, b| {
-        b.0.cmp(&a.0)
-            .then(a.1.cmp(&b.1))
-            .then_with(|| a.2.as_bytes().cmp(b.2.as_bytes()))
+        b.score
+            .cmp(&a.score)
+            .then(a.order.cmp(&b.order))
+            .then_with(|| a.rel.as_bytes().cmp(b.rel.as_bytes()))
     });
     scored.truncate(max);
 
     let now = usage::now();
     let mut books: HashMap<ScopeKind, UsageBook> = HashMap::new();
-    for (score, _, rel, scope, file) in scored {
-        let dir = project.scope_dir(scope)?;
+    for found in scored {
+        let dir = project.scope_dir(found.scope)?;
+        let file = match found.file {
+            Some(file) => file,
+            // Scored from the index: only the memories shown are read. One that changed since
+            // its stat (a write racing this run) sends the whole query to the files.
+            None => match read_shown(&dir, &found.rel, found.stamp) {
+                Some(file) => file,
+                None => return recall_with(project, scopes, query, max, chars, IndexUse::Off),
+            },
+        };
+        let (scope, rel, score) = (found.scope, found.rel, found.score);
         let path = dir.join(&rel);
         let fresh = freshness(project, &dir, &rel)?;
         let book = books
@@ -165,52 +241,550 @@ pub fn recall(
     Ok(recalled)
 }
 
-/// One scored memory: score, scope position, path, scope, file.
-type Scored = (u32, usize, String, ScopeKind, MemoryFile);
+/// The query, tokenized and compiled once for every file.
+struct Search<'a> {
+    finder: &'a AhoCorasick,
+    query: &'a Query,
+}
 
-/// Reads, prefilters, parses and scores some files of one scope.
-fn score_files(
+/// One scored memory.
+struct Scored {
+    score: u32,
+    /// The scope's position in the query's scope list (the first tie-break).
+    order: usize,
+    rel: String,
+    scope: ScopeKind,
+    /// The parsed file; `None` when it was scored from the index (read when shown).
+    file: Option<MemoryFile>,
+    /// Its stamp when scored (from the index: the file must still have it when shown).
+    stamp: Stamp,
+}
+
+/// What scanning one scope found.
+#[derive(Default)]
+struct Found {
+    scored: Vec<Scored>,
+    scanned: usize,
+    report: IndexReport,
+}
+
+/// Where a scope's recall index lives: in its state folder, beside (never inside) the memory
+/// folder, so it is never committed, synced or shown in a pull request. With
+/// `QWEN_CODE_MEMORY_LOCAL=1` the private state folder is `.qwen/` in the work tree; the
+/// index goes to the usual per-project folder under `<base>` instead, so that a cache never
+/// shows up in `git status`.
+fn index_file(project: &Project, scope: ScopeKind, dir: &Path) -> Option<PathBuf> {
+    if !cfg!(unix) {
+        // Without inode numbers and ctime a stamp cannot see every edit.
+        return None;
+    }
+    let folder = dir.file_name()?.to_string_lossy();
+    let local = scope == ScopeKind::Private && project.layout.local_private;
+    let outside = Layout {
+        local_private: false,
+        ..project.layout.clone()
+    };
+    let name = format!("{}{folder}-recall.idx", if local { "local-" } else { "" });
+    Some(outside.state_dir(scope)?.join(name))
+}
+
+/// Scores every memory of one scope by reading its file (the reference).
+fn scan_files(
     dir: &Path,
-    rels: &[String],
-    finder: &AhoCorasick,
-    query: &Query,
+    search: &Search<'_>,
     order: usize,
     scope: ScopeKind,
-) -> Vec<Scored> {
+) -> Result<Found, OpError> {
+    let paths = store::memory_paths(dir)?;
+    let scored = in_parallel(&paths, |part| {
+        part.iter()
+            .filter_map(|rel| read_and_score(dir, rel, search, order, scope))
+            .collect()
+    });
+    Ok(Found {
+        scanned: paths.len(),
+        report: IndexReport {
+            files_read: paths.len(),
+            ..IndexReport::default()
+        },
+        scored,
+    })
+}
+
+/// Runs `work` over `items` split among a few threads (reading and statting thousands of
+/// small files is syscall-bound), joining the results back in order.
+fn in_parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(&[T]) -> Vec<R> + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 4);
+    let chunk = items.len().div_ceil(threads).max(256);
+    if items.len() <= chunk {
+        return work(items);
+    }
+    let work = &work;
+    std::thread::scope(|s| {
+        let workers: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| s.spawn(move || work(part)))
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+/// Reads one memory file, at most one byte over the size limit, with the stamp of what was
+/// read. The stamp gives the length, so a file is read in one call, without a second one to
+/// find its end (a file growing meanwhile is read up to the length it had; its stamp then no
+/// longer matches, and the next query reads it again).
+fn read_stamped(path: &Path) -> Option<(Stamp, Vec<u8>)> {
     use std::io::Read;
-    let mut out = Vec::new();
-    let mut bytes = Vec::with_capacity(MAX_FILE_BYTES + 1);
-    for rel in rels {
-        bytes.clear();
-        let Ok(file) = std::fs::File::open(dir.join(rel)) else {
-            continue;
-        };
-        if file
-            .take(MAX_FILE_BYTES as u64 + 1)
-            .read_to_end(&mut bytes)
-            .is_err()
-        {
+    let mut file = std::fs::File::open(path).ok()?;
+    let stamp = Stamp::of(&file.metadata().ok()?);
+    let limit = MAX_FILE_BYTES as u64 + 1;
+    let mut bytes = Vec::new();
+    if stamp.size > 0 && stamp.size < limit {
+        bytes.resize(stamp.size as usize, 0);
+        let mut filled = 0;
+        while filled < bytes.len() {
+            match file.read(&mut bytes[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
+        bytes.truncate(filled);
+        return Some((stamp, bytes));
+    }
+    file.take(limit).read_to_end(&mut bytes).ok()?;
+    Some((stamp, bytes))
+}
+
+/// Reads, prefilters, parses and scores one file (the reference); with the stamp of what
+/// was read.
+fn read_and_score(
+    dir: &Path,
+    rel: &str,
+    search: &Search<'_>,
+    order: usize,
+    scope: ScopeKind,
+) -> Option<Scored> {
+    let (stamp, bytes) = read_stamped(&dir.join(rel))?;
+    if !might_match(search.finder, &bytes) {
+        return None;
+    }
+    let file = MemoryFile::parse(rel, &bytes).ok()?;
+    let score = score_file(search.query, &file);
+    (score > 0).then(|| Scored {
+        score,
+        order,
+        rel: rel.to_string(),
+        scope,
+        file: Some(file),
+        stamp,
+    })
+}
+
+fn score_file(query: &Query, file: &MemoryFile) -> u32 {
+    let keywords = file.keywords.clone().unwrap_or_default();
+    query.score(&Document {
+        title: &file.name,
+        description: &file.description,
+        keywords: &keywords,
+        body: &file.body,
+        kind: file.kind,
+    })
+}
+
+/// What reading one file for the index gives: its score (if it matched) and its entry.
+type ReadForIndex = (Option<Scored>, Option<(Stamp, DocState, MemoryType)>);
+
+/// Reads one file for the index: scores it as [`read_and_score`] would, and adds its tokens
+/// (as memory number `doc`) to `tokens`. `None` entry: it could not be read.
+#[allow(clippy::too_many_arguments)]
+fn read_for_index(
+    dir: &Path,
+    rel: &str,
+    search: &Search<'_>,
+    order: usize,
+    scope: ScopeKind,
+    doc: u32,
+    tokens: &mut TokenMap<Postings>,
+) -> ReadForIndex {
+    let Some((stamp, bytes)) = read_stamped(&dir.join(rel)) else {
+        return (None, None);
+    };
+    let file = MemoryFile::parse(rel, &bytes).ok();
+    let text = MemoryText::of(&bytes, file.as_ref());
+    let score = match (&file, text.state) {
+        (Some(_), DocState::Indexed) => {
+            text.add_tokens(doc, tokens);
+            // Every field token of an indexed memory occurs in its raw text, so the
+            // prefilter would let it through whenever it scores.
+            score_added(search.query, tokens, doc, text.kind)
+        }
+        (Some(file), DocState::FromFile) if might_match(search.finder, &bytes) => {
+            score_file(search.query, file)
+        }
+        _ => 0,
+    };
+    let entry = Some((stamp, text.state, text.kind));
+    let scored = file.filter(|_| score > 0).map(|file| Scored {
+        score,
+        order,
+        rel: rel.to_string(),
+        scope,
+        file: Some(file),
+        stamp,
+    });
+    (scored, entry)
+}
+
+/// What reading files for the index gives: each file's entry (`None`: unreadable), in order;
+/// the best `max` scored of them; and the tokens of all.
+type ReadAll = (
+    Vec<Option<(Stamp, DocState, MemoryType)>>,
+    Vec<Scored>,
+    TokenMap<Postings>,
+);
+
+/// Reads the files `to_read` (positions in `paths`) for the index, over a few threads; their
+/// tokens are numbered by position in `paths`.
+#[allow(clippy::too_many_arguments)]
+fn read_all_for_index(
+    dir: &Path,
+    paths: &[String],
+    to_read: &[usize],
+    search: &Search<'_>,
+    order: usize,
+    scope: ScopeKind,
+    max: usize,
+) -> ReadAll {
+    let work = |part: &[usize]| {
+        let mut tokens = TokenMap::default();
+        let mut best = Vec::new();
+        let mut entries = Vec::with_capacity(part.len());
+        for &i in part {
+            let (scored, entry) =
+                read_for_index(dir, &paths[i], search, order, scope, i as u32, &mut tokens);
+            entries.push(entry);
+            best.extend(scored);
+            keep_best(&mut best, max, false);
+        }
+        keep_best(&mut best, max, true);
+        (entries, best, tokens)
+    };
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 4);
+    let chunk = to_read.len().div_ceil(threads).max(256);
+    if to_read.len() <= chunk {
+        return work(to_read);
+    }
+    let parts: Vec<ReadAll> = std::thread::scope(|s| {
+        let workers: Vec<_> = to_read
+            .chunks(chunk)
+            .map(|part| s.spawn(move || work(part)))
+            .collect();
+        workers
+            .into_iter()
+            .zip(to_read.chunks(chunk))
+            // A reader thread that died leaves its files unread: recorded as unreadable, so
+            // they are read again next time.
+            .map(|(w, part)| {
+                w.join()
+                    .unwrap_or_else(|_| (vec![None; part.len()], Vec::new(), TokenMap::default()))
+            })
+            .collect()
+    });
+    let mut entries = Vec::with_capacity(to_read.len());
+    let mut best = Vec::new();
+    let mut tokens: TokenMap<Postings> = TokenMap::default();
+    // Parts come in path order, so appending keeps every token's postings ascending.
+    for (part_entries, part_best, part_tokens) in parts {
+        entries.extend(part_entries);
+        best.extend(part_best);
+        if tokens.is_empty() {
+            tokens = part_tokens;
             continue;
         }
-        if !might_match(finder, &bytes) {
-            continue;
-        }
-        let Ok(file) = MemoryFile::parse(rel, &bytes) else {
-            continue;
-        };
-        let keywords = file.keywords.clone().unwrap_or_default();
-        let score = query.score(&Document {
-            title: &file.name,
-            description: &file.description,
-            keywords: &keywords,
-            body: &file.body,
-            kind: file.kind,
-        });
-        if score > 0 {
-            out.push((score, order, rel.clone(), scope, file));
+        for (token, postings) in part_tokens {
+            tokens.entry(token).or_default().extend(postings);
         }
     }
-    out
+    (entries, best, tokens)
+}
+
+/// Keeps the best `max` of one scope's scored memories (by score, then path), so a query that
+/// matches thousands of memories does not hold thousands of parsed files. Without `now`, only
+/// once twice as many have gathered (the cost of a selection is then shared out).
+fn keep_best(scored: &mut Vec<Scored>, max: usize, now: bool) {
+    let limit = if now {
+        max
+    } else {
+        max.saturating_mul(2).max(64)
+    };
+    if scored.len() <= limit || max == 0 {
+        return;
+    }
+    scored.select_nth_unstable_by(max, |a, b| {
+        b.score
+            .cmp(&a.score)
+            .then_with(|| a.rel.as_bytes().cmp(b.rel.as_bytes()))
+    });
+    scored.truncate(max);
+}
+
+/// Whether the index as it now stands says something the old one does not: a name added or
+/// removed, or an entry changed whose new stamp can be trusted. An entry whose stamp is too
+/// young to trust (a memory edited seconds ago) is read again by every query anyway, so it is
+/// not worth rewriting the whole index for: that waits until it settles.
+fn worth_writing(
+    old: Option<&IndexView<'_>>,
+    symlinks: bool,
+    folders: &[FolderMeta<'_>],
+    files: &[FileMeta<'_>],
+) -> bool {
+    let Some(old) = old else {
+        return true;
+    };
+    let same_names = old.symlinks == symlinks
+        && old.folders.len() == folders.len()
+        && old.files.len() == files.len()
+        && old.folders.iter().zip(folders).all(|(a, b)| a.rel == b.rel)
+        && old.files.iter().zip(files).all(|(a, b)| a.rel == b.rel);
+    !same_names
+        || old
+            .folders
+            .iter()
+            .zip(folders)
+            .any(|(a, b)| a != b && b.settled)
+        || old
+            .files
+            .iter()
+            .zip(files)
+            .any(|(a, b)| a != b && b.settled)
+}
+
+/// Reads a memory scored from the index, for showing it; `None` when its stamp is no longer
+/// the one it was scored with.
+fn read_shown(dir: &Path, rel: &str, stamp: Stamp) -> Option<MemoryFile> {
+    let (now, bytes) = read_stamped(&dir.join(rel))?;
+    if now != stamp {
+        return None;
+    }
+    MemoryFile::parse(rel, &bytes).ok()
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
+/// Scores one scope through its index: the memories whose stamp is unchanged and settled are
+/// scored from the index, the others are read as [`scan_files`] reads them; then the index is
+/// rewritten if anything changed. The listing itself comes from the index while no folder's
+/// stamp changed (a name added, removed or renamed changes its folder's times).
+fn scan_indexed(
+    dir: &Path,
+    index_path: &Path,
+    search: &Search<'_>,
+    (order, scope, max): (usize, ScopeKind, usize),
+    (settle, budget): (Duration, usize),
+) -> Result<Found, OpError> {
+    if !dir.is_dir() {
+        return scan_files(dir, search, order, scope);
+    }
+    let now = now_ns();
+    let window = i64::try_from(settle.as_nanos()).unwrap_or(i64::MAX);
+    let old_bytes = std::fs::read(index_path).ok();
+    let dir_text = dir.to_string_lossy();
+    let old = old_bytes
+        .as_deref()
+        .and_then(IndexView::decode)
+        .filter(|v| v.dir == dir_text);
+
+    let unchanged_listing = old.as_ref().filter(|v| {
+        !v.symlinks
+            && !v.folders.is_empty()
+            && v.folders.iter().all(|f| {
+                f.settled
+                    && std::fs::metadata(dir.join(f.rel)).is_ok_and(|m| Stamp::of(&m) == f.stamp)
+            })
+    });
+    let (paths, folders, symlinks): (Vec<String>, Vec<(String, Stamp, bool)>, bool) =
+        match unchanged_listing {
+            Some(v) => (
+                v.files.iter().map(|f| f.rel.to_string()).collect(),
+                v.folders
+                    .iter()
+                    .map(|f| (f.rel.to_string(), f.stamp, f.settled))
+                    .collect(),
+                false,
+            ),
+            None => {
+                let listing = store::memory_listing(dir)?;
+                let folders = listing
+                    .folders
+                    .into_iter()
+                    .map(|(rel, stamp)| {
+                        let settled = stamp.settled(now, window);
+                        (rel, stamp, settled)
+                    })
+                    .collect();
+                (listing.paths, folders, listing.symlinks)
+            }
+        };
+    // Each listed file's entry in the old index, matched by path (both are sorted bytewise).
+    let old_files = old.as_ref().map_or(&[][..], |v| &v.files[..]);
+    let mut was: Vec<Option<usize>> = vec![None; paths.len()];
+    let mut j = 0;
+    for (i, rel) in paths.iter().enumerate() {
+        while j < old_files.len() && old_files[j].rel.as_bytes() < rel.as_bytes() {
+            j += 1;
+        }
+        if j < old_files.len() && old_files[j].rel == rel {
+            was[i] = Some(j);
+        }
+    }
+    // Only an entry that could be trusted is worth a stat: the other files are read anyway
+    // (and stamped as they are read).
+    let could_trust: Vec<usize> = (0..paths.len())
+        .filter(|&i| {
+            was[i].is_some_and(|j| old_files[j].settled && old_files[j].state != DocState::FromFile)
+        })
+        .collect();
+    let names: Vec<&str> = could_trust.iter().map(|&i| paths[i].as_str()).collect();
+    let mut stamps: Vec<Option<Stamp>> = vec![None; paths.len()];
+    for (&i, stamp) in could_trust.iter().zip(store::stamps(dir, &names)) {
+        stamps[i] = stamp;
+    }
+    // Trusted: same stamp as when indexed, and that stamp had settled.
+    let mut trusted: Vec<Option<usize>> = vec![None; paths.len()];
+    for &i in &could_trust {
+        trusted[i] = was[i].filter(|&j| Some(old_files[j].stamp) == stamps[i]);
+    }
+
+    let mut found = Found {
+        scanned: paths.len(),
+        ..Found::default()
+    };
+    if let Some(old) = &old {
+        let mut use_doc = vec![false; old.files.len()];
+        for &j in trusted.iter().flatten() {
+            use_doc[j] = old.files[j].state == DocState::Indexed;
+            found.report.from_index += 1;
+        }
+        // Only the best `max` of this scope can be among the results: the others are never
+        // turned into paths (a query that matches every memory would pay for each).
+        let mut best = old.score(search.query, &use_doc);
+        let rank = |a: &(usize, u32), b: &(usize, u32)| {
+            b.1.cmp(&a.1).then_with(|| {
+                old.files[a.0]
+                    .rel
+                    .as_bytes()
+                    .cmp(old.files[b.0].rel.as_bytes())
+            })
+        };
+        if best.len() > max {
+            best.select_nth_unstable_by(max, rank);
+            best.truncate(max);
+        }
+        for (j, score) in best {
+            found.scored.push(Scored {
+                score,
+                order,
+                rel: old.files[j].rel.to_string(),
+                scope,
+                file: None,
+                stamp: old.files[j].stamp,
+            });
+        }
+    }
+
+    let to_read: Vec<usize> = (0..paths.len()).filter(|&i| trusted[i].is_none()).collect();
+    found.report.files_read = to_read.len();
+    // Indexing a file costs more than scanning it: at most `budget` files (or a twentieth of
+    // the scope) are indexed, the rest scanned as without the index and indexed later.
+    let budget = budget.max(paths.len() / INDEX_SHARE);
+    let (to_index, to_scan) = to_read.split_at(to_read.len().min(budget));
+    let (entries, best, mut added) =
+        read_all_for_index(dir, &paths, to_index, search, order, scope, max);
+    found.scored.extend(best);
+    let mut fresh: Vec<Option<(Stamp, DocState, MemoryType)>> = vec![None; paths.len()];
+    for (&i, entry) in to_index.iter().zip(entries) {
+        fresh[i] = entry;
+    }
+    found.scored.extend(in_parallel(to_scan, |part| {
+        let mut best = Vec::new();
+        for &i in part {
+            best.extend(read_and_score(dir, &paths[i], search, order, scope));
+            keep_best(&mut best, max, false);
+        }
+        keep_best(&mut best, max, true);
+        best
+    }));
+    keep_best(&mut found.scored, max, true);
+
+    // The index as it now stands; written only when it says something new.
+    let files: Vec<FileMeta<'_>> = paths
+        .iter()
+        .enumerate()
+        .map(|(i, rel)| match (&fresh[i], trusted[i]) {
+            (Some((stamp, state, kind)), _) => FileMeta {
+                rel,
+                stamp: *stamp,
+                settled: stamp.settled(now, window),
+                state: *state,
+                kind: *kind,
+            },
+            (None, Some(j)) => FileMeta {
+                rel,
+                ..old_files[j]
+            },
+            // Unreadable, or not indexed yet: listed (it counts as scanned), read next time.
+            (None, None) => FileMeta {
+                rel,
+                stamp: stamps[i].unwrap_or_default(),
+                settled: false,
+                state: DocState::Skipped,
+                kind: MemoryType::User,
+            },
+        })
+        .collect();
+    let folder_metas: Vec<FolderMeta<'_>> = folders
+        .iter()
+        .map(|(rel, stamp, settled)| FolderMeta {
+            rel,
+            stamp: *stamp,
+            settled: *settled,
+        })
+        .collect();
+    if worth_writing(old.as_ref(), symlinks, &folder_metas, &files) {
+        let mut renumber: Vec<Option<u32>> = vec![None; old_files.len()];
+        for (i, t) in trusted.iter().enumerate() {
+            if let Some(j) = *t {
+                if fresh[i].is_none() {
+                    renumber[j] = Some(i as u32);
+                }
+            }
+        }
+        let tokens = merge_tokens(old.as_ref(), &renumber, std::mem::take(&mut added));
+        let bytes = recall_index::encode(&dir_text, symlinks, &folder_metas, &files, tokens);
+        // The index is only a cache: a folder that cannot be written costs speed, not results.
+        if old_bytes.as_deref() != Some(&bytes[..])
+            && store::write_cache(index_path, &bytes).is_ok()
+        {
+            found.report.written = 1;
+        }
+    }
+    Ok(found)
 }
 
 /// Whether any query token can occur in the file: ASCII text is searched as it is (without
@@ -280,4 +854,461 @@ fn freshness(project: &Project, dir: &Path, rel: &str) -> Result<Freshness, OpEr
         from: "file-time",
         by: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::scope::Environment;
+    use std::fs;
+    use std::time::SystemTime;
+
+    /// Stamps older than this are trusted in these tests; [`settle`] waits it out, so every
+    /// edit the test makes lands in a later file-time tick than the stamps it must change.
+    const TEST_SETTLE: Duration = Duration::from_millis(50);
+
+    fn settle() {
+        std::thread::sleep(TEST_SETTLE + Duration::from_millis(20));
+    }
+
+    const WORDS: &[&str] = &[
+        "postgres",
+        "migration",
+        "deploy",
+        "cache",
+        "schema",
+        "release",
+        "feedback",
+        "rule",
+        "goal",
+        "Postgres",
+        "POSTGRESQL",
+        "café",
+        "résumé",
+        "ＡＢＣ",
+        "abc",
+        "go",
+        "x1",
+        "数据库",
+        "迁移",
+        "使用真实数据库",
+        "库",
+        "数",
+        "テスト",
+        "ｶﾀｶﾅ",
+        "İstanbul",
+        "x",
+        "42",
+        "deploy-cache",
+        "tests.",
+        "(schema)",
+    ];
+
+    /// A small deterministic generator (no test may depend on the clock or on chance).
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn next(&mut self, n: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((self.0 >> 33) as usize) % n
+        }
+
+        fn words(&mut self, n: usize) -> String {
+            (0..n)
+                .map(|_| WORDS[self.next(WORDS.len())])
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+    }
+
+    const TYPES: [&str; 4] = ["user", "feedback", "project", "reference"];
+
+    /// Memory number `i`: mostly valid memories of every type, with keywords now and then,
+    /// a few written with YAML escapes (fields whose text the raw bytes do not hold), a few
+    /// with CRLF line ends, and a few invalid files.
+    fn memory(rng: &mut Lcg, i: usize) -> (String, String) {
+        let kind = TYPES[i % 4];
+        let rel = format!("{kind}/m{i:04}.md");
+        let (title, description, body) = (rng.words(3), rng.words(5), rng.words(30));
+        let text = match i % 23 {
+            5 => format!("no frontmatter at all {body}\n"),
+            7 => format!(
+                "---\nname: {title}\ndescription: {description}\ntype: nonsense\n---\n{body}\n"
+            ),
+            11 => format!(
+                "---\nname: \"Post\\x67res {i}\"\ndescription: \"caf\\u00e9 {description}\"\ntype: {kind}\n---\n{body}\n"
+            ),
+            13 => format!(
+                "---\r\nname: {title} {i}\r\ndescription: {description}\r\ntype: {kind}\r\n---\r\n{body}\r\nWhy: measured.\r\n"
+            ),
+            17 => format!(
+                "---\nname: {title} {i}\ndescription: {description}\ntype: {kind}\nkeywords: [{}, {}]\n---\n{body}\n",
+                rng.words(1),
+                rng.words(1)
+            ),
+            _ => format!(
+                "---\nname: {title} {i}\ndescription: {description}\ntype: {kind}\n---\n{body}\n"
+            ),
+        };
+        (rel, text)
+    }
+
+    const QUERIES: &[&str] = &[
+        "postgres",
+        "postgres migration",
+        "deploy cache schema",
+        "Postgres feedback rule",
+        "cafe resume",
+        "abc",
+        "数据库 迁移",
+        "真实的数据",
+        "库",
+        "テスト",
+        "カタカナ",
+        "istanbul stanbul",
+        "release goal project",
+        "postgresql",
+        "zebra",
+        "42 x1",
+    ];
+
+    struct Fixture {
+        _tmp: tempfile::TempDir,
+        project: Project,
+        dir: PathBuf,
+    }
+
+    fn fixture(n: usize) -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        let env = Environment {
+            base_dir: Some(tmp.path().join("base")),
+            ..Default::default()
+        };
+        let project = Project::open_with(tmp.path(), env).unwrap();
+        let dir = project.scope_dir(ScopeKind::User).unwrap();
+        let mut rng = Lcg(7);
+        for i in 0..n {
+            let (rel, text) = memory(&mut rng, i);
+            write(&dir, &rel, &text);
+        }
+        Fixture {
+            _tmp: tmp,
+            project,
+            dir,
+        }
+    }
+
+    fn write(dir: &Path, rel: &str, text: &str) {
+        let path = dir.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+
+    /// Rewrites a file in place with other words of the same length ("zebra" is queried).
+    fn edit_keeping_size(path: &Path) {
+        let text = fs::read_to_string(path).unwrap();
+        let edited = [
+            ("postgres", "zebra!!!"),
+            ("deploy", "zebra!"),
+            ("cache", "zebra"),
+            ("schema", "zebra!"),
+        ]
+        .iter()
+        .find(|(from, _)| text.contains(from))
+        .map(|(from, to)| text.replacen(from, to, 1))
+        .unwrap_or_else(|| text.replacen("name:", "Name:", 1));
+        assert_eq!(edited.len(), text.len());
+        assert_ne!(edited, text);
+        fs::write(path, edited).unwrap();
+    }
+
+    fn set_mtime(path: &Path, time: SystemTime) {
+        fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(time)
+            .unwrap();
+    }
+
+    fn index_path(f: &Fixture) -> PathBuf {
+        index_file(&f.project, ScopeKind::User, &f.dir).unwrap()
+    }
+
+    /// Runs every query with and without the index, over the whole ranking, and checks that
+    /// both print the same; returns what the index did, summed over the queries.
+    fn same_as_reference(f: &Fixture) -> IndexReport {
+        same_as_reference_with(f, INDEX_BUDGET)
+    }
+
+    /// [`same_as_reference`], indexing at most `budget` files per query.
+    fn same_as_reference_with(f: &Fixture, budget: usize) -> IndexReport {
+        let mut report = IndexReport::default();
+        // The whole ranking, then the top 3 (the index keeps only each scope's best).
+        for (query, max) in QUERIES.iter().flat_map(|q| [(q, 100_000), (q, 3)]) {
+            let run =
+                |index| recall_with(&f.project, &[ScopeKind::User], query, max, 80, index).unwrap();
+            let reference = run(IndexUse::Off);
+            let indexed = run(IndexUse::On {
+                settle: TEST_SETTLE,
+                budget,
+            });
+            let ranking = |r: &Recalled| -> Vec<String> {
+                r.hits
+                    .iter()
+                    .map(|h| format!("{}:{} {}", h.scope, h.id, h.score))
+                    .collect()
+            };
+            assert_eq!(ranking(&indexed), ranking(&reference), "query {query:?}");
+            assert!(
+                serde_json::to_value(&indexed).unwrap()
+                    == serde_json::to_value(&reference).unwrap(),
+                "query {query:?}: same ranking, different output"
+            );
+            if max > 3 {
+                report.from_index += indexed.index.from_index;
+                report.files_read += indexed.index.files_read;
+                report.written += indexed.index.written;
+            }
+        }
+        report
+    }
+
+    /// The queries that have tokens (a query without any reads nothing).
+    fn searching() -> usize {
+        QUERIES
+            .iter()
+            .filter(|q| !Query::new(q).tokens().is_empty())
+            .count()
+    }
+
+    /// Files read on every query: those whose fields only YAML escapes produce.
+    fn from_file(f: &Fixture) -> usize {
+        let bytes = fs::read(index_path(f)).unwrap();
+        let view = IndexView::decode(&bytes).expect("a valid index");
+        view.files
+            .iter()
+            .filter(|m| m.state == DocState::FromFile)
+            .count()
+    }
+
+    #[test]
+    fn the_index_ranks_exactly_as_reading_every_file_through_edits_and_damage() {
+        let f = fixture(200);
+        settle();
+        // Cold: the first query builds the index.
+        let cold = same_as_reference(&f);
+        assert_eq!(cold.written, 1);
+        let escaped = from_file(&f);
+        assert!(escaped > 0);
+        // Warm: nothing read but the files the index cannot score.
+        let warm = same_as_reference(&f);
+        assert_eq!(warm.written, 0);
+        assert_eq!(warm.files_read, escaped * searching());
+        assert_eq!(warm.from_index, (200 - escaped) * searching());
+
+        // Edits that change the size, additions (one in a new folder), deletions, renames.
+        let mut rng = Lcg(99);
+        for i in [1, 2, 3, 50, 51] {
+            let (rel, _) = memory(&mut rng, i);
+            let path = f.dir.join(&rel);
+            let text = fs::read_to_string(&path).unwrap();
+            fs::write(
+                &path,
+                text.replace("---\n", "---\n\n").replacen(
+                    "\n\n",
+                    "\npostgres migration 数据库\n",
+                    1,
+                ),
+            )
+            .unwrap();
+        }
+        for i in 200..203 {
+            let (rel, text) = memory(&mut rng, i);
+            write(&f.dir, &rel, &text);
+        }
+        write(
+            &f.dir,
+            "project/deeper/nested.md",
+            "---\nname: Nested postgres\ndescription: deploy\ntype: project\n---\ncache\n",
+        );
+        for rel in ["user/m0000.md", "feedback/m0009.md", "project/m0010.md"] {
+            fs::remove_file(f.dir.join(rel)).unwrap();
+        }
+        fs::rename(f.dir.join("user/m0004.md"), f.dir.join("user/a-first.md")).unwrap();
+        fs::rename(
+            f.dir.join("reference/m0003.md"),
+            f.dir.join("feedback/m0003.md"),
+        )
+        .unwrap();
+        // Same size, and the mtime kept to the second (only its nanoseconds and ctime move).
+        let same_size = f.dir.join("project/m0006.md");
+        let modified = fs::metadata(&same_size).unwrap().modified().unwrap();
+        let since = modified.duration_since(SystemTime::UNIX_EPOCH).unwrap();
+        edit_keeping_size(&same_size);
+        let nanos = if since.subsec_nanos() == 123 {
+            456
+        } else {
+            123
+        };
+        set_mtime(
+            &same_size,
+            SystemTime::UNIX_EPOCH + Duration::new(since.as_secs(), nanos),
+        );
+        // Same size and the very same mtime: only ctime tells (a CRLF file, too).
+        for rel in ["feedback/m0021.md", "feedback/m0013.md"] {
+            let put_back = f.dir.join(rel);
+            let modified = fs::metadata(&put_back).unwrap().modified().unwrap();
+            edit_keeping_size(&put_back);
+            set_mtime(&put_back, modified);
+            assert_eq!(
+                fs::metadata(&put_back).unwrap().modified().unwrap(),
+                modified
+            );
+        }
+
+        // The same-size edits wrote "zebra": only a reader that saw them finds it.
+        let zebra = recall_with(
+            &f.project,
+            &[ScopeKind::User],
+            "zebra",
+            100,
+            80,
+            IndexUse::Off,
+        )
+        .unwrap()
+        .hits
+        .into_iter()
+        .map(|h| h.id)
+        .collect::<Vec<_>>();
+        assert_eq!(
+            zebra,
+            ["feedback/m0013.md", "feedback/m0021.md", "project/m0006.md"]
+        );
+
+        // Right after the edits (stamps too young to trust) and once they settled.
+        let fresh = same_as_reference(&f);
+        assert!(fresh.files_read > 0);
+        settle();
+        same_as_reference(&f);
+        let warm = same_as_reference(&f);
+        assert_eq!(warm.written, 0);
+        assert_eq!(warm.files_read, from_file(&f) * searching());
+
+        // A damaged index is never trusted: it is rebuilt, and the answers stay right.
+        let path = index_path(&f);
+        let good = fs::read(&path).unwrap();
+        let mut flipped = good.clone();
+        let middle = flipped.len() / 2;
+        flipped[middle] ^= 0x01;
+        let damaged: Vec<Vec<u8>> = vec![
+            flipped,
+            good[..good.len() / 2].to_vec(),
+            good[..good.len() - 1].to_vec(),
+            good[..8].to_vec(),
+            Vec::new(),
+            b"not an index at all".to_vec(),
+            [&good[..], b"trailing"].concat(),
+        ];
+        for bad in damaged {
+            fs::write(&path, &bad).unwrap();
+            let report = same_as_reference(&f);
+            assert!(report.written >= 1);
+            assert!(IndexView::decode(&fs::read(&path).unwrap()).is_some());
+        }
+        // An index that cannot be written (a folder in its place) costs speed, not answers.
+        fs::remove_file(&path).unwrap();
+        fs::create_dir(&path).unwrap();
+        let report = same_as_reference(&f);
+        assert_eq!(report.written, 0);
+    }
+
+    #[test]
+    fn a_large_scope_is_indexed_over_several_queries_with_the_same_answers() {
+        let f = fixture(120);
+        settle();
+        // Queries indexing at most 25 files each: the first few fill the index.
+        let first = same_as_reference_with(&f, 25);
+        assert!(first.written >= 2);
+        let bytes = fs::read(index_path(&f)).unwrap();
+        let view = IndexView::decode(&bytes).unwrap();
+        assert!(
+            view.files
+                .iter()
+                .all(|m| m.settled || m.state == DocState::Skipped)
+        );
+        let warm = same_as_reference_with(&f, 25);
+        assert_eq!(warm.written, 0);
+        assert_eq!(warm.files_read, from_file(&f) * searching());
+    }
+
+    #[test]
+    fn recalls_racing_to_write_the_index_all_answer_right_and_leave_it_whole() {
+        let f = fixture(150);
+        settle();
+        let reference: Vec<serde_json::Value> = QUERIES
+            .iter()
+            .map(|q| {
+                let r = recall_with(&f.project, &[ScopeKind::User], q, 50, 80, IndexUse::Off);
+                serde_json::to_value(r.unwrap()).unwrap()
+            })
+            .collect();
+        for round in 0..3 {
+            // Each round starts without an index (or with one about to change), and four
+            // recalls build and rewrite it at once.
+            if round == 1 {
+                fs::remove_file(index_path(&f)).unwrap();
+            }
+            if round == 2 {
+                fs::remove_file(f.dir.join("user/m0000.md")).unwrap();
+            }
+            let expected: Vec<serde_json::Value> = if round == 2 {
+                QUERIES
+                    .iter()
+                    .map(|q| {
+                        let r =
+                            recall_with(&f.project, &[ScopeKind::User], q, 50, 80, IndexUse::Off);
+                        serde_json::to_value(r.unwrap()).unwrap()
+                    })
+                    .collect()
+            } else {
+                reference.clone()
+            };
+            std::thread::scope(|s| {
+                for _ in 0..4 {
+                    s.spawn(|| {
+                        for (q, want) in QUERIES.iter().zip(&expected) {
+                            let index = IndexUse::On {
+                                settle: TEST_SETTLE,
+                                budget: 40,
+                            };
+                            let r = recall_with(&f.project, &[ScopeKind::User], q, 50, 80, index);
+                            assert_eq!(&serde_json::to_value(r.unwrap()).unwrap(), want);
+                        }
+                    });
+                }
+            });
+            assert!(IndexView::decode(&fs::read(index_path(&f)).unwrap()).is_some());
+        }
+    }
+
+    #[test]
+    fn an_index_built_for_another_folder_is_not_used() {
+        let f = fixture(40);
+        settle();
+        same_as_reference(&f);
+        let path = index_path(&f);
+        let bytes = fs::read(&path).unwrap();
+        let view = IndexView::decode(&bytes).unwrap();
+        assert_eq!(view.dir, f.dir.to_string_lossy());
+        // Same files, another folder name recorded: rebuilt, not trusted.
+        let files: Vec<FileMeta<'_>> = view.files.clone();
+        let other = recall_index::encode("/elsewhere", false, &view.folders, &files, Vec::new());
+        fs::write(&path, other).unwrap();
+        let report = same_as_reference(&f);
+        assert!(report.written >= 1);
+    }
 }
