@@ -1,17 +1,20 @@
 //! Bringing the index's team entries in line with a commit, leaving every other entry exactly
 //! as it was (invariant 2: the user's staged changes outside the team folder survive).
 //!
-//! The new index is built in a side file from a copy of `.git/index`, then put in place under
-//! git's own `index.lock`, and only if `.git/index` did not change since it was copied. git
+//! The new index is built in a side file — the bytes of `.git/index` with the team entries
+//! spliced in ([`index_splice`]), or, for index forms that leaves alone, a copy of it rewritten
+//! by libgit2 — then put in place under git's own `index.lock`, and only if `.git/index` did not
+//! change since it was read. git
 //! writes its index the same way; the differences: the lock is held for microseconds instead of
 //! the whole build, and it is a hard link of the side file, so a sync killed while holding it
 //! leaves a lock the next sync can prove is its own and remove ([`release_abandoned_lock`]).
 //! libgit2 also "truncates racily clean entries" when writing an index it owns; a side index has
 //! no owner, so entries outside the team folder keep their stat data byte for byte.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
-use std::io;
+use std::io::{self, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -19,6 +22,7 @@ use std::time::{Duration, Instant};
 use git2::{Index, IndexEntry, IndexTime, Oid, Repository, Tree};
 
 use super::GitError;
+use super::index_splice;
 use super::status::{self, TreeFile};
 
 /// What happened to the index.
@@ -83,26 +87,24 @@ pub fn update_team_entries(
     let index_path = git_dir.join("index");
     let side = git_dir.join(SIDE_INDEX);
     let desired = status::tree_files(repo, Some(tree), dir)?;
+    let sha1 = repo.object_format() == git2::ObjectFormat::Sha1;
     release_abandoned_lock(repo)?;
     for _ in 0..3 {
         remove_if_there(&side)?;
         remove_if_there(&side.with_extension("next.lock"))?;
         let before = identity(&index_path);
-        match fs::copy(&index_path, &side) {
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(GitError::io(&side, e)),
-        }
-        let mut index =
-            Index::open(&side).map_err(|e| GitError::git("reading a copy of the index", e))?;
-        let changed = reconcile(&mut index, workdir, dir, &desired, fresh)?;
+        let spliced = match sha1 {
+            true => splice(&index_path, &side, workdir, dir, &desired, fresh)?,
+            false => None,
+        };
+        let changed = match spliced {
+            Some(changed) => changed,
+            None => rebuild_with_libgit2(&index_path, &side, workdir, dir, &desired, fresh)?,
+        };
         if !changed {
             remove_if_there(&side)?;
             return Ok(IndexUpdate::Unchanged);
         }
-        index
-            .write()
-            .map_err(|e| GitError::git("writing the new index", e))?;
         let lock = git_dir.join("index.lock");
         // The lock is taken by hard-linking the finished side file as `index.lock`, and given
         // back by renaming it over the index: the new index lands and the lock goes in one step.
@@ -121,6 +123,119 @@ pub fn update_team_entries(
     }
     remove_if_there(&side)?;
     Ok(IndexUpdate::Locked)
+}
+
+/// Writes the new index to `side` by splicing the folder's entries into the bytes of the index
+/// ([`index_splice`]): the cost is reading and hashing the file, whatever its size. Returns
+/// whether anything changed, or `None` when the index's form is left to libgit2.
+fn splice(
+    index_path: &Path,
+    side: &Path,
+    workdir: &Path,
+    dir: &str,
+    desired: &BTreeMap<String, TreeFile>,
+    fresh: &HashMap<String, FreshFile>,
+) -> Result<Option<bool>, GitError> {
+    let bytes = match fs::read(index_path) {
+        Ok(bytes) => bytes,
+        // No index yet: libgit2 starts an empty one.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(GitError::io(index_path, e)),
+    };
+    let prefix = format!("{dir}/");
+    let Ok(split) = index_splice::split(&bytes, prefix.as_bytes()) else {
+        return Ok(None);
+    };
+    let current: HashMap<&[u8], &index_splice::FolderEntry<'_>> = split
+        .entries()
+        .iter()
+        .filter(|e| e.stage == 0)
+        .map(|e| (e.path, e))
+        .collect();
+    let mut changed = split.entries().len() != desired.len();
+    let mut entries: Vec<Cow<'_, [u8]>> = Vec::with_capacity(desired.len());
+    for (path, file) in desired {
+        match current.get(path.as_bytes()) {
+            Some(entry) if entry.id == file.id.as_bytes() && entry.mode == u32::from(file.mode) => {
+                entries.push(Cow::Borrowed(entry.raw));
+            }
+            _ => {
+                changed = true;
+                let entry = entry_for(workdir, path, file, fresh.get(path))?;
+                entries.push(Cow::Owned(encode(&entry)));
+            }
+        }
+    }
+    if !changed {
+        return Ok(Some(false));
+    }
+    let entries: Vec<&[u8]> = entries.iter().map(|e| e.as_ref()).collect();
+    let write_side = || -> io::Result<()> {
+        let mut out = io::BufWriter::with_capacity(64 * 1024, fs::File::create(side)?);
+        split.write_to(&mut out, &entries, dir)?;
+        out.flush()
+    };
+    // Checking the old file's checksum costs as much as hashing the new one: in a large index
+    // the two run side by side.
+    let (written, intact) = if bytes.len() >= PARALLEL_CHECK_FROM {
+        std::thread::scope(|scope| {
+            let check = scope.spawn(|| index_splice::checksum_ok(&bytes));
+            let written = write_side();
+            (written, check.join().unwrap_or(false))
+        })
+    } else {
+        (write_side(), index_splice::checksum_ok(&bytes))
+    };
+    written.map_err(|e| GitError::io(side, e))?;
+    if !intact {
+        // libgit2 reads it again and reports the damage.
+        remove_if_there(side)?;
+        return Ok(None);
+    }
+    Ok(Some(true))
+}
+
+/// The index size from which its checksum is checked on a second thread.
+const PARALLEL_CHECK_FROM: usize = 1024 * 1024;
+
+/// An entry's bytes in the index file.
+fn encode(entry: &IndexEntry) -> Vec<u8> {
+    let stat = index_splice::Stat {
+        ctime: (entry.ctime.seconds() as u32, entry.ctime.nanoseconds()),
+        mtime: (entry.mtime.seconds() as u32, entry.mtime.nanoseconds()),
+        dev: entry.dev,
+        ino: entry.ino,
+        uid: entry.uid,
+        gid: entry.gid,
+        size: entry.file_size,
+    };
+    index_splice::encode_entry(&entry.path, entry.mode, entry.id.as_bytes(), &stat)
+}
+
+/// Writes the new index to `side` through libgit2, from a copy of the index: for the forms
+/// [`index_splice`] leaves alone. Returns whether anything changed.
+fn rebuild_with_libgit2(
+    index_path: &Path,
+    side: &Path,
+    workdir: &Path,
+    dir: &str,
+    desired: &BTreeMap<String, TreeFile>,
+    fresh: &HashMap<String, FreshFile>,
+) -> Result<bool, GitError> {
+    match fs::copy(index_path, side) {
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(GitError::io(side, e)),
+    }
+    let mut index =
+        Index::open(side).map_err(|e| GitError::git("reading a copy of the index", e))?;
+    if !reconcile(&mut index, workdir, dir, desired, fresh)? {
+        return Ok(false);
+    }
+    index
+        .write()
+        .map_err(|e| GitError::git("writing the new index", e))?;
+    Ok(true)
 }
 
 /// Removes an `index.lock` left by a sync that was killed while it held it. Ownership is
