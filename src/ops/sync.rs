@@ -711,7 +711,7 @@ fn regenerate_index(
         .collect();
     let text = store::render_index(&clean);
     if team_dir.is_dir() {
-        store::write_index(team_dir, &text)?;
+        store::write_index_unsynced(team_dir, &text)?;
     }
     Ok(())
 }
