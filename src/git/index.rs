@@ -136,14 +136,16 @@ fn splice(
     desired: &BTreeMap<String, TreeFile>,
     fresh: &HashMap<String, FreshFile>,
 ) -> Result<Option<bool>, GitError> {
-    let bytes = match fs::read(index_path) {
-        Ok(bytes) => bytes,
-        // No index yet: libgit2 starts an empty one.
+    let mapped = match MappedFile::open(index_path) {
+        Ok(Some(mapped)) => mapped,
+        // No index yet, or an empty file: libgit2 starts an empty one or reports it.
+        Ok(None) => return Ok(None),
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(GitError::io(index_path, e)),
     };
+    let bytes: &[u8] = &mapped;
     let prefix = format!("{dir}/");
-    let Ok(split) = index_splice::split(&bytes, prefix.as_bytes()) else {
+    let Ok(split) = index_splice::split(bytes, prefix.as_bytes()) else {
         return Ok(None);
     };
     let current: HashMap<&[u8], &index_splice::FolderEntry<'_>> = split
@@ -179,12 +181,12 @@ fn splice(
     // the two run side by side.
     let (written, intact) = if bytes.len() >= PARALLEL_CHECK_FROM {
         std::thread::scope(|scope| {
-            let check = scope.spawn(|| index_splice::checksum_ok(&bytes));
+            let check = scope.spawn(|| index_splice::checksum_ok(bytes));
             let written = write_side();
             (written, check.join().unwrap_or(false))
         })
     } else {
-        (write_side(), index_splice::checksum_ok(&bytes))
+        (write_side(), index_splice::checksum_ok(bytes))
     };
     written.map_err(|e| GitError::io(side, e))?;
     if !intact {
@@ -197,6 +199,63 @@ fn splice(
 
 /// The index size from which its checksum is checked on a second thread.
 const PARALLEL_CHECK_FROM: usize = 1024 * 1024;
+
+/// A whole file mapped read-only into memory, as git maps its index: a 9 MB index is used
+/// where the page cache holds it instead of being copied (about 2 ms of a sync in a
+/// 100,000-file repository). git and libgit2 replace the index by renaming a new file over it,
+/// never by rewriting it in place, so the mapped bytes do not change under us.
+struct MappedFile {
+    at: std::ptr::NonNull<libc::c_void>,
+    len: usize,
+}
+
+impl MappedFile {
+    /// Maps the file at `path`; `None` when it is empty (nothing to map).
+    fn open(path: &Path) -> io::Result<Option<MappedFile>> {
+        use std::os::fd::AsRawFd;
+        let file = fs::File::open(path)?;
+        let len = usize::try_from(file.metadata()?.len())
+            .map_err(|_| io::Error::other("the index is too large to map"))?;
+        if len == 0 {
+            return Ok(None);
+        }
+        // SAFETY: a fresh read-only private mapping of an open file descriptor, checked for
+        // failure; the fd may be closed afterwards (the mapping keeps the file).
+        let at = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE | libc::MAP_POPULATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if at == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let at = std::ptr::NonNull::new(at).ok_or_else(|| io::Error::other("mmap gave null"))?;
+        Ok(Some(MappedFile { at, len }))
+    }
+}
+
+impl std::ops::Deref for MappedFile {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        // SAFETY: `at` points at `len` readable bytes for as long as `self` lives.
+        unsafe { std::slice::from_raw_parts(self.at.as_ptr().cast::<u8>(), self.len) }
+    }
+}
+
+impl Drop for MappedFile {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `open`, once.
+        unsafe {
+            libc::munmap(self.at.as_ptr(), self.len);
+        }
+    }
+}
 
 /// An entry's bytes in the index file.
 fn encode(entry: &IndexEntry) -> Vec<u8> {
