@@ -172,22 +172,12 @@ fn splice(
         return Ok(Some(false));
     }
     let entries: Vec<&[u8]> = entries.iter().map(|e| e.as_ref()).collect();
-    let write_side = || -> io::Result<()> {
-        let mut out = io::BufWriter::with_capacity(64 * 1024, fs::File::create(side)?);
-        split.write_to(&mut out, &entries, dir)?;
-        out.flush()
-    };
-    // Checking the old file's checksum costs as much as hashing the new one: in a large index
-    // the two run side by side.
-    let (written, intact) = if bytes.len() >= PARALLEL_CHECK_FROM {
-        std::thread::scope(|scope| {
-            let check = scope.spawn(|| index_splice::checksum_ok(bytes));
-            let written = write_side();
-            (written, check.join().unwrap_or(false))
-        })
-    } else {
-        (write_side(), index_splice::checksum_ok(bytes))
-    };
+    let pieces = split
+        .pieces(&entries, dir)
+        .map_err(|e| GitError::io(side, e))?;
+    let file = fs::File::create(side).map_err(|e| GitError::io(side, e))?;
+    let parallel = bytes.len() >= PARALLEL_FROM;
+    let (written, intact) = write_side(&file, &split, &pieces, bytes, parallel);
     written.map_err(|e| GitError::io(side, e))?;
     if !intact {
         // libgit2 reads it again and reports the damage.
@@ -197,8 +187,67 @@ fn splice(
     Ok(Some(true))
 }
 
-/// The index size from which its checksum is checked on a second thread.
-const PARALLEL_CHECK_FROM: usize = 1024 * 1024;
+/// Writes `pieces` and their trailer to `file`, and checks the old index `bytes`' checksum.
+/// Returns the write's result and whether the old checksum matched.
+fn write_side(
+    file: &fs::File,
+    split: &index_splice::FolderSplice<'_>,
+    pieces: &[Cow<'_, [u8]>],
+    bytes: &[u8],
+    parallel: bool,
+) -> (io::Result<()>, bool) {
+    if !parallel {
+        let written = write_pieces(file, pieces).and_then(|()| {
+            let mut file = file;
+            file.write_all(&split.trailer(pieces))
+        });
+        return (written, index_splice::checksum_ok(bytes));
+    }
+    // Three jobs of a few milliseconds each in a large index: checking the old file's checksum,
+    // hashing the new file, and writing it (then starting its write-back). They do not depend
+    // on each other until the trailer, so they run side by side.
+    std::thread::scope(|scope| {
+        let check = scope.spawn(|| index_splice::checksum_ok(bytes));
+        let hash = scope.spawn(|| split.trailer(pieces));
+        let written = write_pieces(file, pieces).and_then(|()| {
+            start_writeback(file);
+            let trailer = hash
+                .join()
+                .map_err(|_| io::Error::other("the thread hashing the index stopped"))?;
+            let mut file = file;
+            file.write_all(&trailer)
+        });
+        (written, check.join().unwrap_or(false))
+    })
+}
+
+/// The index size from which the new index is hashed, written and the old one checked on
+/// separate threads.
+const PARALLEL_FROM: usize = 1024 * 1024;
+
+fn write_pieces(file: &fs::File, pieces: &[Cow<'_, [u8]>]) -> io::Result<()> {
+    let mut out = io::BufWriter::with_capacity(64 * 1024, file);
+    for piece in pieces {
+        out.write_all(piece)?;
+    }
+    out.flush()
+}
+
+/// Starts writing the new index to disk while the other threads hash. ext4 would otherwise do
+/// it inside the rename that replaces the index (its safeguard for a file replaced without an
+/// fsync): about 4 ms for a 9 MB index, with nothing to overlap it. It does not wait for the
+/// disk; a failure only leaves the work to the rename.
+#[cfg(target_os = "linux")]
+fn start_writeback(file: &fs::File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a system call on a descriptor we own, with no memory passed in.
+    unsafe {
+        libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn start_writeback(_file: &fs::File) {}
 
 /// A whole file mapped read-only into memory, as git maps its index: a 9 MB index is used
 /// where the page cache holds it instead of being copied (about 2 ms of a sync in a
@@ -463,6 +512,53 @@ fn raw_matches(abs: &Path, meta: &fs::Metadata, id: Oid) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_threaded_and_the_plain_write_give_the_same_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .current_dir(dir.path())
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+        };
+        git(&["init", "-q"]);
+        for f in [
+            "a.txt",
+            ".qwen/team-memory/MEMORY.md",
+            ".qwen/team-memory/p/b.md",
+            "z.txt",
+        ] {
+            let path = dir.path().join(f);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, f).unwrap();
+        }
+        git(&["add", "-A"]);
+        let bytes = fs::read(dir.path().join(".git/index")).unwrap();
+        let split = index_splice::split(&bytes, b".qwen/team-memory/").unwrap();
+        let kept: Vec<&[u8]> = vec![split.entries()[1].raw];
+        let pieces = split.pieces(&kept, ".qwen/team-memory").unwrap();
+        let mut written = Vec::new();
+        for parallel in [false, true] {
+            let path = dir.path().join(format!("side-{parallel}"));
+            let file = fs::File::create(&path).unwrap();
+            let (result, intact) = write_side(&file, &split, &pieces, &bytes, parallel);
+            result.unwrap();
+            assert!(intact);
+            written.push(fs::read(&path).unwrap());
+        }
+        let mut expected = Vec::new();
+        split
+            .write_to(&mut expected, &kept, ".qwen/team-memory")
+            .unwrap();
+        assert_eq!(written, [expected.clone(), expected.clone()]);
+        assert!(index_splice::checksum_ok(&expected));
+        assert_eq!(expected.len(), bytes.len() - split.entries()[0].raw.len());
+    }
 
     #[test]
     fn only_a_lock_proven_ours_is_released() {

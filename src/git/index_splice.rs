@@ -16,6 +16,7 @@
 //! required extension (lowercase signature), a file or symlink where the folder or a parent should
 //! be, a checksum that does not match — are reported, and the caller falls back to libgit2.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 
 use sha1::{Digest, Sha1};
@@ -182,51 +183,68 @@ impl<'a> FolderSplice<'a> {
         &self.entries
     }
 
-    /// Writes the index file with the folder's entries replaced by `entries` (each the bytes of
-    /// one entry, in path order, from [`encode_entry`] or [`FolderEntry::raw`]) to `out`, piece
-    /// by piece: the unchanged runs of the old file are written straight from it, never copied
-    /// into a new buffer. `folder` is the folder's path without a trailing slash, for the cache
-    /// tree.
+    /// The index file with the folder's entries replaced by `entries` (each the bytes of one
+    /// entry, in path order, from [`encode_entry`] or [`FolderEntry::raw`]), trailer excepted,
+    /// as a list of pieces: the unchanged runs of the old file are borrowed from it, never
+    /// copied. `folder` is the folder's path without a trailing slash, for the cache tree.
+    pub fn pieces<'s>(
+        &'s self,
+        entries: &[&'s [u8]],
+        folder: &str,
+    ) -> io::Result<Vec<Cow<'s, [u8]>>> {
+        let bytes = self.bytes;
+        let (start, end) = self.range;
+        let count = be32(bytes, 8) as usize - self.entries.len() + entries.len();
+        let count = u32::try_from(count)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "too many index entries"))?;
+        let mut pieces: Vec<Cow<'s, [u8]>> = Vec::with_capacity(entries.len() + 8);
+        pieces.push(Cow::Borrowed(&bytes[..8]));
+        pieces.push(Cow::Owned(count.to_be_bytes().to_vec()));
+        pieces.push(Cow::Borrowed(&bytes[HEADER..start]));
+        pieces.extend(entries.iter().map(|e| Cow::Borrowed(*e)));
+        pieces.push(Cow::Borrowed(&bytes[end..self.entries_end]));
+        for (signature, (from, to)) in &self.extensions {
+            match signature {
+                b"TREE" => {
+                    if let Some(tree) = invalidate_tree(&bytes[from + 8..*to], folder) {
+                        let mut extension = b"TREE".to_vec();
+                        extension.extend_from_slice(&(tree.len() as u32).to_be_bytes());
+                        extension.extend_from_slice(&tree);
+                        pieces.push(Cow::Owned(extension));
+                    }
+                }
+                b"REUC" => pieces.push(Cow::Borrowed(&bytes[*from..*to])),
+                _ => {}
+            }
+        }
+        Ok(pieces)
+    }
+
+    /// The trailer that ends a file made of `pieces`: their SHA-1, or zeros when the old file's
+    /// trailer was zeros (`index.skipHash`).
+    pub fn trailer(&self, pieces: &[Cow<'_, [u8]>]) -> [u8; ID_LEN] {
+        if self.skip_hash {
+            return [0; ID_LEN];
+        }
+        let mut sha1 = Sha1::new();
+        for piece in pieces {
+            sha1.update(piece);
+        }
+        sha1.finalize().into()
+    }
+
+    /// Writes the whole new file ([`FolderSplice::pieces`], then the trailer) to `out`.
     pub fn write_to(
         &self,
         out: &mut impl Write,
         entries: &[&[u8]],
         folder: &str,
     ) -> io::Result<()> {
-        let bytes = self.bytes;
-        let (start, end) = self.range;
-        let count = be32(bytes, 8) as usize - self.entries.len() + entries.len();
-        let count = u32::try_from(count)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "too many index entries"))?;
-        let mut out = Hashing {
-            out,
-            sha1: Sha1::new(),
-        };
-        out.put(&bytes[..8])?;
-        out.put(&count.to_be_bytes())?;
-        out.put(&bytes[HEADER..start])?;
-        for entry in entries {
-            out.put(entry)?;
+        let pieces = self.pieces(entries, folder)?;
+        for piece in &pieces {
+            out.write_all(piece)?;
         }
-        out.put(&bytes[end..self.entries_end])?;
-        for (signature, (from, to)) in &self.extensions {
-            match signature {
-                b"TREE" => {
-                    if let Some(tree) = invalidate_tree(&bytes[from + 8..*to], folder) {
-                        out.put(b"TREE")?;
-                        out.put(&(tree.len() as u32).to_be_bytes())?;
-                        out.put(&tree)?;
-                    }
-                }
-                b"REUC" => out.put(&bytes[*from..*to])?,
-                _ => {}
-            }
-        }
-        let sum = out.sha1.finalize();
-        match self.skip_hash {
-            true => out.out.write_all(&[0; ID_LEN]),
-            false => out.out.write_all(&sum),
-        }
+        out.write_all(&self.trailer(&pieces))
     }
 }
 
@@ -238,19 +256,6 @@ pub fn checksum_ok(bytes: &[u8]) -> bool {
     };
     let trailer = &bytes[end..];
     trailer.iter().all(|&b| b == 0) || Sha1::digest(&bytes[..end]).as_slice() == trailer
-}
-
-/// A writer that hashes what goes through it.
-struct Hashing<'w, W: Write> {
-    out: &'w mut W,
-    sha1: Sha1,
-}
-
-impl<W: Write> Hashing<'_, W> {
-    fn put(&mut self, piece: &[u8]) -> io::Result<()> {
-        self.sha1.update(piece);
-        self.out.write_all(piece)
-    }
 }
 
 /// Stat data for a new entry, as git keeps it (32-bit fields).
