@@ -58,22 +58,50 @@ printf -- '---\nname: New %s\ndescription: What new memory %s is about\ntype: pr
 SCRIPT
 chmod +x "$work/new-memory.sh"
 
-cli_sync() { # what a script would run with the git CLI
-  printf '%s' "if [ -n \"\$(git -C $1 status --porcelain -- $team)\" ]; then git -C $1 add -- $team && git -C $1 commit -q -m 'chore(memory): sync team memory' -- $team; fi"
-}
+# What a script would run with the git CLI. Both sides run without hyperfine's shell (-N):
+# hyperfine's subtraction of its shell's start time is noisier than a 2 ms command on a busy
+# machine. So the CLI's time includes the start of the /bin/sh that chains its commands.
+cat >"$work/cli-sync.sh" <<SCRIPT
+#!/bin/sh
+if [ -n "\$(git -C "\$1" status --porcelain -- $team)" ]; then
+  git -C "\$1" add -- $team && git -C "\$1" commit -q -m 'chore(memory): sync team memory' -- $team
+fi
+SCRIPT
+chmod +x "$work/cli-sync.sh"
 
 for size in 100 100000; do
   repo="$work/repo-$size"
   echo "== generating $size files in $repo"
   make_repo "$repo" "$size"
-  hyperfine --warmup 3 --runs "$runs" --export-markdown "$work/nothing-$size.md" \
+  hyperfine -N --warmup 3 --runs "$runs" --export-markdown "$work/nothing-$size.md" \
+    --export-json "$work/nothing-$size.json" \
     -n "teammem nothing to do ($size files)" "$teammem -C $repo sync --no-pull --no-push" \
-    -n "git CLI nothing to do ($size files)" "$(cli_sync "$repo")"
-  hyperfine --warmup 3 --runs "$runs" --export-markdown "$work/one-new-$size.md" \
+    -n "git CLI nothing to do ($size files)" "$work/cli-sync.sh $repo"
+  hyperfine -N --warmup 3 --runs "$runs" --export-markdown "$work/one-new-$size.md" \
+    --export-json "$work/one-new-$size.json" \
     --prepare "$work/new-memory.sh $repo" \
     -n "teammem one new memory ($size files)" "$teammem -C $repo sync --no-pull --no-push" \
-    -n "git CLI one new memory ($size files)" "$(cli_sync "$repo")"
+    -n "git CLI one new memory ($size files)" "$work/cli-sync.sh $repo"
   git -C "$repo" fsck --no-progress
   test -z "$(git -C "$repo" status --porcelain -- $team)"
 done
 cat "$work"/nothing-*.md "$work"/one-new-*.md
+
+# Medians resist the load spikes of a shared machine better than means.
+python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+median = {}
+print("\n| scenario | teammem median | git CLI median | teammem / git |")
+print("|---|---:|---:|---:|")
+for case, label in (("nothing", "nothing to do"), ("one-new", "one new memory")):
+    for size in ("100", "100000"):
+        results = json.load(open(f"{work}/{case}-{size}.json"))["results"]
+        ours, theirs = (r["median"] * 1000 for r in results)
+        median[case, size] = ours
+        ratio = f"{ours / theirs:.2f}x" if theirs > 0 else "n/a"
+        print(f"| {label}, {int(size):,} files | {ours:.1f} ms | {theirs:.1f} ms | {ratio} |")
+for case, label in (("nothing", "nothing to do"), ("one-new", "one new memory")):
+    ratio = median[case, "100000"] / median[case, "100"]
+    print(f"teammem {label}: 100,000 files / 100 files = {ratio:.2f}x")
+PY

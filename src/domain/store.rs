@@ -325,6 +325,9 @@ pub fn load_index_entries(
 /// What a load keeps of the valid memories, and the problems of the others.
 type Kept<T> = (Vec<T>, Vec<Invalid>);
 
+/// The fewest files a reader thread gets: below that, threads cost more than they save.
+const MIN_CHUNK: usize = 256;
+
 /// Reads and validates every memory below `dir` in path order, turning each valid one into a
 /// `T` as soon as it is parsed.
 fn load_with<T: Send>(
@@ -335,8 +338,12 @@ fn load_with<T: Send>(
     let paths = memory_paths(dir)?;
     // Reading and parsing thousands of files is most of an index rebuild; it splits cleanly
     // over the cores, and the results are joined back in path order.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    let chunk = paths.len().div_ceil(threads).max(256);
+    // Asking for the core count reads cgroup files: not worth it for one chunk.
+    let threads = match paths.len() > MIN_CHUNK {
+        true => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+        false => 1,
+    };
+    let chunk = paths.len().div_ceil(threads).max(MIN_CHUNK);
     let keep = &keep;
     let parts: Vec<Result<Kept<T>, StoreError>> = if paths.len() <= chunk {
         vec![load_paths(dir, shown_as, &paths, keep)]
@@ -434,17 +441,28 @@ pub fn write_index(dir: &Path, text: &str) -> Result<bool, StoreError> {
     write_if_changed(&dir.join(INDEX_FILE), text.as_bytes())
 }
 
+/// [`write_index`] without waiting for the disk to have the bytes (no fsync), for a caller that
+/// regenerates the index on every run anyway, so a crash right after costs nothing: sync. The
+/// fsync is most of the time a sync takes to commit one memory on a busy disk.
+pub fn write_index_unsynced(dir: &Path, text: &str) -> Result<bool, StoreError> {
+    write_if_changed_with(&dir.join(INDEX_FILE), text.as_bytes(), false)
+}
+
 /// Writes `bytes` to `path` atomically (temp file in the same folder, then rename), and only
 /// when they differ from what is there. A symlink at `path` is replaced by a regular file,
 /// never written through.
 pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, StoreError> {
+    write_if_changed_with(path, bytes, true)
+}
+
+fn write_if_changed_with(path: &Path, bytes: &[u8], fsync: bool) -> Result<bool, StoreError> {
     let meta = fs::symlink_metadata(path).ok();
     if let Some(meta) = &meta {
         if meta.is_file() && fs::read(path).map(|old| old == bytes).unwrap_or(false) {
             return Ok(false);
         }
     }
-    write_atomic(path, bytes)?;
+    write_through_temp(path, bytes, fsync)?;
     Ok(true)
 }
 

@@ -21,6 +21,8 @@ pub struct IndexEntry {
     pub id: Vec<u8>,
     /// The merge stage (0 when resolved).
     pub stage: u8,
+    /// The skip-worktree bit: a sparse checkout leaves the file out of the work tree.
+    pub skip_worktree: bool,
 }
 
 /// What reading the index gave.
@@ -34,6 +36,8 @@ pub enum FolderEntries {
 
 const STAT_BYTES: usize = 40;
 const EXTENDED_FLAG: u16 = 0x4000;
+/// The skip-worktree bit of an entry's extended flags (index version 3 and later).
+const SKIP_WORKTREE: u16 = 0x4000;
 
 /// Reads the entries whose path starts with `prefix` (e.g. `.qwen/team-memory/`) from the index
 /// file at `path`, and any entry that stands where the folder or one of its parents should be
@@ -66,8 +70,13 @@ fn parse(bytes: &[u8], prefix: &[u8], id_len: usize) -> FolderEntries {
         let id = &bytes[at + STAT_BYTES..at + STAT_BYTES + id_len];
         let flags = be16(bytes, at + STAT_BYTES + id_len);
         let mut cursor = at + fixed;
+        let mut skip_worktree = false;
         if version >= 3 && flags & EXTENDED_FLAG != 0 {
             cursor += 2;
+            if cursor > end {
+                return unsupported("truncated index");
+            }
+            skip_worktree = be16(bytes, at + fixed) & SKIP_WORKTREE != 0;
         }
         if cursor > end {
             return unsupported("truncated index");
@@ -108,6 +117,7 @@ fn parse(bytes: &[u8], prefix: &[u8], id_len: usize) -> FolderEntries {
                 mode,
                 id: id.to_vec(),
                 stage: ((flags >> 12) & 0x3) as u8,
+                skip_worktree,
             });
         }
         at = cursor;
@@ -211,6 +221,34 @@ mod tests {
                 "version {version}"
             );
             assert!(entries.iter().all(|e| e.mode == 0o100644 && e.stage == 0));
+        }
+    }
+
+    #[test]
+    fn the_skip_worktree_bit_is_read_in_versions_3_and_4() {
+        let files = [
+            "a.txt",
+            ".qwen/team-memory/MEMORY.md",
+            ".qwen/team-memory/feedback/b.md",
+        ];
+        for version in ["3", "4"] {
+            let (dir, _) = index_of(version, &files);
+            let status = std::process::Command::new("git")
+                .current_dir(dir.path())
+                .args([
+                    "update-index",
+                    "--skip-worktree",
+                    ".qwen/team-memory/feedback/b.md",
+                ])
+                .status()
+                .unwrap();
+            assert!(status.success());
+            let bytes = std::fs::read(dir.path().join(".git/index")).unwrap();
+            let FolderEntries::Read(entries) = parse(&bytes, b".qwen/team-memory/", 20) else {
+                panic!("version {version} unsupported");
+            };
+            let skipped: Vec<bool> = entries.iter().map(|e| e.skip_worktree).collect();
+            assert_eq!(skipped, [false, true], "version {version}");
         }
     }
 

@@ -13,6 +13,7 @@ pub mod history;
 pub mod hooks_dir;
 pub mod index;
 pub mod index_file;
+pub mod index_splice;
 pub mod lock;
 pub mod preflight;
 pub mod push;

@@ -70,6 +70,26 @@ fn every_rule_compiles() {
 }
 
 #[test]
+fn the_keyword_nfa_and_dfa_find_the_same_secrets() {
+    let mut rng = Rng(0x5EED_1234_ABCD_0002);
+    let mut text = String::new();
+    for rule in RULES {
+        let (sample, _) = expand(rule.sample, &mut rng);
+        text.push_str(&format!("- note: {sample}\n"));
+    }
+    let spans = |found: Vec<engine::RawFinding>| -> Vec<(usize, usize, usize)> {
+        found.iter().map(|f| (f.rule, f.start, f.end)).collect()
+    };
+    // A fresh scanner searches with the NFA; one that has seen a megabyte, with the DFA.
+    let small = spans(Scanner::new().find(&text));
+    let large_scanner = Scanner::new();
+    assert!(large_scanner.find(&" ".repeat(1 << 20)).is_empty());
+    let large = spans(large_scanner.find(&text));
+    assert!(small.len() >= RULES.len() / 2, "{small:?}");
+    assert_eq!(small, large);
+}
+
+#[test]
 fn rule_ids_are_unique_and_at_least_sixty_provider_rules() {
     let mut seen = std::collections::HashSet::new();
     for rule in RULES {
