@@ -516,16 +516,7 @@ mod tests {
     #[test]
     fn the_threaded_and_the_plain_write_give_the_same_index() {
         let dir = tempfile::tempdir().unwrap();
-        let git = |args: &[&str]| {
-            let out = std::process::Command::new("git")
-                .current_dir(dir.path())
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                .args(args)
-                .output()
-                .unwrap();
-            assert!(out.status.success());
-        };
+        let git = |args: &[&str]| crate::git::git_cli(dir.path(), args);
         git(&["init", "-q"]);
         for f in [
             "a.txt",

@@ -164,21 +164,7 @@ mod tests {
 
     fn index_of(version: &str, files: &[&str]) -> (tempfile::TempDir, Vec<u8>) {
         let dir = tempfile::tempdir().unwrap();
-        let git = |args: &[&str]| {
-            let out = std::process::Command::new("git")
-                .current_dir(dir.path())
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                .args(args)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            out.stdout
-        };
+        let git = |args: &[&str]| crate::git::git_cli(dir.path(), args);
         git(&["init", "-q"]);
         for f in files {
             let path = dir.path().join(f);

@@ -85,3 +85,26 @@ pub(crate) fn scratch_repo() -> (tempfile::TempDir, git2::Repository) {
     let repo = git2::Repository::init(dir.path()).unwrap();
     (dir, repo)
 }
+
+/// Runs the git CLI in `dir` with no system or global config and a fixed identity, for the
+/// engine's unit tests; returns its standard output and panics with its error output if it fails.
+#[cfg(test)]
+pub(crate) fn git_cli(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "T")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "T")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
