@@ -311,14 +311,20 @@ fn scan_files(
     })
 }
 
-/// Runs `work` over `items` split among a few threads (reading and statting thousands of
-/// small files is syscall-bound), joining the results back in order.
-fn in_parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(&[T]) -> Vec<R> + Sync) -> Vec<R> {
+/// How many of `len` files each reader thread takes: at most four threads, at least 256 files
+/// each (fewer are not worth a thread).
+fn reader_chunk(len: usize) -> usize {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .clamp(1, 4);
-    let chunk = items.len().div_ceil(threads).max(256);
+    len.div_ceil(threads).max(256)
+}
+
+/// Runs `work` over `items` split among a few threads (reading and statting thousands of
+/// small files is syscall-bound), joining the results back in order.
+fn in_parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(&[T]) -> Vec<R> + Sync) -> Vec<R> {
+    let chunk = reader_chunk(items.len());
     if items.len() <= chunk {
         return work(items);
     }
@@ -477,11 +483,7 @@ fn read_all_for_index(
         keep_best(&mut best, max, true);
         (entries, best, tokens)
     };
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .clamp(1, 4);
-    let chunk = to_read.len().div_ceil(threads).max(256);
+    let chunk = reader_chunk(to_read.len());
     if to_read.len() <= chunk {
         return work(to_read);
     }
