@@ -1,0 +1,32 @@
+//! Any bytes as a recall index file (both raw and with a valid length and checksum, so the
+//! decoder's body is reached): decoding never panics, and neither does anything a query does
+//! with what was decoded — scoring, walking the postings, merging and encoding again.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use teammem::domain::recall::Query;
+use teammem::domain::recall_index::{IndexView, MAGIC, TokenMap, checksum, encode, merge_tokens};
+
+fn exercise(view: &IndexView<'_>) {
+    let query = Query::new("postgres 数据 text");
+    let _ = view.score(&query, &vec![true; view.files.len()]);
+    for (_, postings) in view.tokens() {
+        postings.for_each(drop);
+    }
+    let renumber: Vec<Option<u32>> = (0..view.files.len() as u32).map(Some).collect();
+    let merged = merge_tokens(Some(view), &renumber, TokenMap::default());
+    let _ = encode(view.dir, view.symlinks, &view.folders, &view.files, merged);
+}
+
+fuzz_target!(|body: &[u8]| {
+    if let Some(view) = IndexView::decode(body) {
+        exercise(&view);
+    }
+    let mut sealed = MAGIC.to_vec();
+    sealed.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    sealed.extend_from_slice(&checksum(body).to_le_bytes());
+    sealed.extend_from_slice(body);
+    if let Some(view) = IndexView::decode(&sealed) {
+        exercise(&view);
+    }
+});
