@@ -438,8 +438,9 @@ fn list_prints_every_scope_and_its_json_has_stable_fields() {
     run.expect_code(0);
     assert_eq!(
         run.stdout,
-        "user     user/prefers-short-answers.md            user      Prefers short answers — Keep replies brief\n\
-         team     feedback/real-db.md                      feedback  Real DB — Tests hit Postgres\n"
+        "SCOPE  ID                             TYPE       NAME — DESCRIPTION\n\
+         user   user/prefers-short-answers.md  user       Prefers short answers — Keep replies brief\n\
+         team   feedback/real-db.md            feedback   Real DB — Tests hit Postgres\n"
     );
 
     let run = sb.teammem(&repo, ["list", "--scope", "team", "--json"]);

@@ -80,7 +80,7 @@ pub fn run(project: &Project, args: BaselineArgs) -> Result<u8, OpError> {
             match &a.out {
                 Some(path) => {
                     store::write_atomic(path, diff.report.as_bytes())?;
-                    println!(
+                    status!(
                         "Wrote {} ({} changed file{}{})",
                         path.display(),
                         diff.changed,
@@ -88,13 +88,13 @@ pub fn run(project: &Project, args: BaselineArgs) -> Result<u8, OpError> {
                         if diff.cut { ", diff cut at 4 MiB" } else { "" }
                     );
                     if let Some(token) = &diff.token {
-                        println!("lease token: {token}");
+                        outln!("lease token: {token}");
                     }
                 }
                 None => {
-                    print!("{}", diff.report);
+                    out!("{}", diff.report);
                     if let Some(token) = &diff.token {
-                        eprintln!("lease token: {token}");
+                        errln!("lease token: {token}");
                     }
                 }
             }
@@ -102,7 +102,7 @@ pub fn run(project: &Project, args: BaselineArgs) -> Result<u8, OpError> {
         BaselineAction::Commit(a) => {
             let scope: ScopeKind = a.scope.into();
             let done = ops::baseline::commit(project, scope, a.token.as_deref())?;
-            println!(
+            status!(
                 "Recorded the {scope} baseline {} ({} file{}) in {}",
                 &done.commit[..12.min(done.commit.len())],
                 done.files,
@@ -113,9 +113,9 @@ pub fn run(project: &Project, args: BaselineArgs) -> Result<u8, OpError> {
         BaselineAction::Release(a) => {
             let scope: ScopeKind = a.scope.into();
             if ops::baseline::release(project, scope, &a.token)? {
-                println!("Released the {scope} baseline lease.");
+                status!("Released the {scope} baseline lease.");
             } else {
-                println!("No {scope} baseline lease was held.");
+                status!("No {scope} baseline lease was held.");
             }
         }
     }

@@ -19,11 +19,11 @@ pub struct DemoArgs {
 }
 
 pub fn run(args: DemoArgs) -> Result<u8, OpError> {
-    let mut stdout = std::io::stdout();
+    let mut stdout = super::ui::Stdout;
     let done = demo::run(args.keep, &mut stdout)?;
-    println!("\nDone in {} ms.", done.elapsed.as_millis());
+    outln!("\nDone in {} ms.", done.elapsed.as_millis());
     if let Some(dir) = done.kept {
-        println!("Kept: {} (alice/, bob/, team.git)", dir.display());
+        outln!("Kept: {} (alice/, bob/, team.git)", dir.display());
     }
     Ok(EXIT_OK)
 }

@@ -1,6 +1,6 @@
 //! `teammem redact`
 
-use std::io::{Read, Write};
+use std::io::Read;
 
 use clap::Args;
 
@@ -27,9 +27,6 @@ pub fn run(_project: &Project, _args: RedactArgs) -> Result<u8, OpError> {
             "standard input looks binary (it holds a NUL byte) — redact text only".into(),
         ));
     };
-    let mut out = std::io::stdout().lock();
-    out.write_all(secrets::redact_text(&text).as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(|e| OpError::Usage(format!("cannot write standard output: {e}")))?;
+    super::ui::out_bytes(secrets::redact_text(&text).as_bytes());
     Ok(EXIT_OK)
 }

@@ -24,6 +24,9 @@ pub struct ScanArgs {
     /// fingerprint}], "files_scanned", "bytes_scanned"}) or SARIF 2.1.0.
     #[arg(long, value_enum, default_value = "human")]
     format: ScanFormat,
+    /// The same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
 }
 
 /// How `scan` prints its findings.
@@ -40,7 +43,12 @@ pub enum ScanFormat {
 /// Runs `teammem scan`; returns its exit status.
 pub fn run(project: &Project, cwd: &Path, args: ScanArgs) -> Result<u8, OpError> {
     let report = ops::scan::scan(project, cwd, &args.paths)?;
-    match args.format {
+    let format = if args.json {
+        ScanFormat::Json
+    } else {
+        args.format
+    };
+    match format {
         ScanFormat::Human => print_human(&report),
         ScanFormat::Json => super::print_json(&json_report(&report))?,
         ScanFormat::Sarif => super::print_json(&sarif_report(&report))?,
@@ -55,7 +63,7 @@ pub fn run(project: &Project, cwd: &Path, args: ScanArgs) -> Result<u8, OpError>
 fn print_human(report: &ScanReport) {
     for f in &report.findings {
         let x = &f.finding;
-        println!(
+        outln!(
             "{}:{}:{}: {} [{}] {} (fingerprint {})",
             f.path,
             x.line,
@@ -73,12 +81,13 @@ fn print_human(report: &ScanReport) {
         .collect::<std::collections::BTreeSet<_>>()
         .len();
     if report.findings.is_empty() {
-        println!(
+        outln!(
             "No secrets found in {} file(s), {} bytes.",
-            report.files_scanned, report.bytes_scanned
+            report.files_scanned,
+            report.bytes_scanned
         );
     } else {
-        println!(
+        outln!(
             "{} secret(s) in {files} of {} file(s) scanned. Remove them (and rotate them: they may \
              already be in git history); for a false positive put `teammem:allow` on the line or \
              add the fingerprint to .qwen/team-memory/.secretsignore.",
