@@ -286,13 +286,35 @@ fn scopes(project: &Project, scope: Option<ScopeArg>) -> Vec<ScopeKind> {
 
 /// Parses the command line, runs the command, and maps the outcome to the documented status.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return ExitCode::from(usage_error(&err)),
+    };
     ui::init(cli.quiet, cli.verbose);
     // A hook's reader closing early is no reason for session start to fail.
     let always_ok = matches!(cli.command, Command::SessionStart(_));
     let code = run_cli(cli);
     let code = ui::exit_status(code);
     ExitCode::from(if always_ok { EXIT_OK } else { code })
+}
+
+/// Prints clap's message (help and version on stdout, through [`ui`] so a closed pipe is quiet;
+/// errors on stderr) and returns its exit status.
+fn usage_error(err: &clap::Error) -> u8 {
+    ui::init(false, 0);
+    let code = u8::try_from(err.exit_code()).unwrap_or(EXIT_ERROR);
+    if err.use_stderr() {
+        let _ = err.print();
+        return code;
+    }
+    use std::io::IsTerminal;
+    let text = if std::io::stdout().is_terminal() {
+        err.render().ansi().to_string()
+    } else {
+        err.render().to_string()
+    };
+    ui::out_bytes(text.as_bytes());
+    ui::exit_status(code)
 }
 
 fn run_cli(cli: Cli) -> u8 {

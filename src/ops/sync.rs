@@ -310,7 +310,8 @@ fn share(
             match fetch::fetch(repo, &up, &net) {
                 Ok(fetched) => fetched.tip,
                 Err(failure) => {
-                    network_skip(outcome, &failure, SkipReason::FetchFailed, "");
+                    let tail = missing_local_remote(repo, &up).unwrap_or_default();
+                    network_skip(outcome, &failure, SkipReason::FetchFailed, &tail);
                     return Ok(());
                 }
             }
@@ -478,6 +479,39 @@ fn network_skip(outcome: &mut SyncOutcome, failure: &NetFailure, reason: SkipRea
         NetFailureKind::Failed => reason,
     };
     outcome.skip(reason, format!("{}{tail}", failure.message));
+}
+
+/// When the upstream's remote is a local folder that does not exist, says so: libgit2 reports
+/// only "unsupported URL protocol" for it.
+fn missing_local_remote(repo: &Repository, up: &Upstream) -> Option<String> {
+    let url = match repo.find_remote(&up.remote) {
+        Ok(remote) => remote.url().ok()?.to_string(),
+        Err(_) => up.remote.clone(),
+    };
+    let path = match url.strip_prefix("file://") {
+        Some(path) => path.to_string(),
+        // `host:path` is scp-style ssh; anything with a scheme is a URL.
+        None if url.contains("://") => return None,
+        None if url
+            .split('/')
+            .next()
+            .is_some_and(|first| first.contains(':')) =>
+        {
+            return None;
+        }
+        None => url.clone(),
+    };
+    let at = repo.workdir().unwrap_or(repo.path()).join(&path);
+    if at.exists() {
+        return None;
+    }
+    Some(format!(
+        " — the remote `{}` is the local folder {}, which does not exist; fix it with `git \
+         remote set-url {} <url>`",
+        up.remote,
+        at.display(),
+        up.remote
+    ))
 }
 
 /// A pause of 100–400 ms times the attempt, different per process, so clones that collided
