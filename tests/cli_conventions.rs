@@ -617,6 +617,51 @@ fn stale_says_never_cited_and_when_it_was_added() {
     assert!(!run.stdout.contains("0 days"), "{}", run.stdout);
 }
 
+#[test]
+fn a_slow_sync_shows_progress_on_a_terminal_only() {
+    let sb = Sandbox::new();
+    let repo = project(&sb);
+    // A server that accepts and never answers: the fetch waits until the time budget ends.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let url = format!("git://127.0.0.1:{port}/team.git");
+    sb.git(&repo, ["remote", "add", "origin", &url]);
+    sb.git(&repo, ["config", "branch.main.remote", "origin"]);
+    sb.git(&repo, ["config", "branch.main.merge", "refs/heads/main"]);
+    let piped = sb.teammem(&repo, ["sync", "--timeout", "2"]);
+    piped.expect_code(1);
+    assert!(
+        !piped.stderr.contains("Syncing"),
+        "no progress off a terminal: {}",
+        piped.stderr
+    );
+
+    // `script` runs the command on a pseudo-terminal (util-linux, in every Debian).
+    let mut cmd = Command::new("script");
+    sb.isolate(&mut cmd)
+        .current_dir(&repo)
+        .args(["-qec"])
+        .arg(format!(
+            "{} sync --timeout 2",
+            env!("CARGO_BIN_EXE_teammem")
+        ))
+        .arg("/dev/null")
+        .stdin(Stdio::null());
+    let out = cmd.output().expect("script (util-linux)");
+    let seen = String::from_utf8_lossy(&out.stdout);
+    assert!(seen.contains("\rSyncing team memory… 1 s"), "{seen:?}");
+    assert!(
+        seen.contains("\r\u{1b}[K"),
+        "the line is erased at the end: {seen:?}"
+    );
+    assert_eq!(
+        seen.matches("… 1 s").count(),
+        1,
+        "redrawn once a second: {seen:?}"
+    );
+    drop(listener);
+}
+
 // ---- Completions and the manual page ----
 
 fn completions(sb: &Sandbox, shell: &str) -> PathBuf {

@@ -57,7 +57,9 @@ pub fn run(cwd: &Path, args: SessionStartArgs) -> u8 {
         timeout: Duration::from_secs(args.timeout),
         transport: args.transport.into(),
     };
+    let progress = super::ui::progress("Syncing team memory");
     let started = session_start::session_start(cwd, &options);
+    drop(progress);
     if super::json_wanted(args.json, args.format) {
         let report = serde_json::json!({
             "context": started.context.text,

@@ -118,7 +118,11 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
         }
         return Ok(EXIT_OK);
     }
-    let outcome = sync::sync(project, &options)?;
+    let progress =
+        (options.pull || options.push).then(|| super::ui::progress("Syncing team memory"));
+    let outcome = sync::sync(project, &options);
+    drop(progress);
+    let outcome = outcome?;
     if json {
         super::print_json(&outcome)?;
     } else {

@@ -131,6 +131,57 @@ pub fn stderr_is_terminal() -> bool {
     io::stderr().is_terminal()
 }
 
+/// A progress line on standard error for work that may take a while (fetch, push): shown only
+/// when standard error is a terminal, not with `-q`, and only once the work has taken a second;
+/// erased when the value is dropped.
+pub struct Progress {
+    done: Option<std::sync::Arc<AtomicBool>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Starts a [`Progress`] line saying `what` ("Syncing team memory").
+pub fn progress(what: &'static str) -> Progress {
+    if !stderr_is_terminal() || verbosity() == Verbosity::Quiet {
+        return Progress {
+            done: None,
+            thread: None,
+        };
+    }
+    let done = std::sync::Arc::new(AtomicBool::new(false));
+    let seen = done.clone();
+    let thread = std::thread::spawn(move || {
+        let started = std::time::Instant::now();
+        let mut shown = 0;
+        while !seen.load(Ordering::Relaxed) {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let secs = started.elapsed().as_secs();
+            if secs > shown && !seen.load(Ordering::Relaxed) {
+                err(format_args!("\r{what}… {secs} s"));
+                shown = secs;
+            }
+        }
+        if shown > 0 {
+            // Back to the start of the line and clear it.
+            err(format_args!("\r\x1b[K"));
+        }
+    });
+    Progress {
+        done: Some(done),
+        thread: Some(thread),
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(done) = &self.done {
+            done.store(true, Ordering::Relaxed);
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 /// A `Write` over [`out_bytes`], for operations that write their own report.
 pub struct Stdout;
 
