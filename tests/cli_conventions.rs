@@ -1068,7 +1068,10 @@ fn a_memory_both_changed_is_named_checked_kept_from_dream_and_resolved() {
     resolved.expect_code(0);
     assert_eq!(
         resolved.stdout,
-        format!("Resolved team:project/release-train.md: kept your version; removed {copy}.\n")
+        format!(
+            "Resolved team:project/release-train.md: kept the other version (from {copy}); \
+             removed {copy}.\n"
+        )
     );
     let synced = sb.teammem(alice, ["sync", "--json"]);
     synced.expect_code(0);

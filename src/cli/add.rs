@@ -17,9 +17,9 @@ use crate::ops::{self, EXIT_OK, OpError, Project};
 /// --redact stores [REDACTED_SECRET] in place of every secret instead.
 ///
 /// Without --scope the memory goes to private scope (this project, this machine only), and add
-/// says so on standard error. A refused memory (a secret in team scope, over 64 KiB) is written
-/// nowhere in the scope, but its text is kept in the scope's state folder, named in the message,
-/// so text piped in is never lost.
+/// says so on standard error. A refused memory (a secret in team scope, over 64 KiB, a
+/// duplicate name) is written nowhere in the scope; a body read from standard input is kept in
+/// the scope's state folder, named in the message, so text piped in is never lost.
 #[derive(Debug, Args)]
 pub struct AddArgs {
     /// Which memory to write to (default: private, said on standard error).
@@ -54,6 +54,7 @@ pub struct AddArgs {
 /// Runs `teammem add`; returns its exit status.
 pub fn run(project: &Project, args: AddArgs) -> Result<u8, OpError> {
     let json = super::json_wanted(args.json, args.format);
+    let piped = args.body.is_none();
     let body = match args.body {
         Some(body) => body,
         None => {
@@ -108,6 +109,7 @@ pub fn run(project: &Project, args: AddArgs) -> Result<u8, OpError> {
         return Err(keep_refused(
             project,
             &new,
+            piped,
             format!(
                 "refusing to add `{}`: the memory would be {size} bytes, over the {MAX_FILE_BYTES} \
                  byte limit — split it into smaller memories or move the detail into the \
@@ -118,7 +120,9 @@ pub fn run(project: &Project, args: AddArgs) -> Result<u8, OpError> {
     }
     let added = match ops::add::add(project, &new) {
         Ok(added) => added,
-        Err(OpError::Refused(message)) => return Err(keep_refused(project, &new, message)),
+        Err(OpError::Refused(message)) => {
+            return Err(keep_refused(project, &new, piped, message));
+        }
         Err(err) => return Err(err),
     };
     for warning in &added.warnings {
@@ -138,8 +142,17 @@ pub fn run(project: &Project, args: AddArgs) -> Result<u8, OpError> {
 }
 
 /// A refusal whose message names where the refused text is kept (the scope's state folder,
-/// readable by its owner only), so a body piped in is never lost.
-fn keep_refused(project: &Project, new: &ops::add::NewMemory, message: String) -> OpError {
+/// readable by its owner only), so a body piped in is never lost. A body given with --body is
+/// still on the user's command line: nothing is kept.
+fn keep_refused(
+    project: &Project,
+    new: &ops::add::NewMemory,
+    piped: bool,
+    message: String,
+) -> OpError {
+    if !piped {
+        return OpError::Refused(message);
+    }
     match crate::ops::resolve::save_rejected(project, new.scope, &new.body) {
         Ok(path) => OpError::Refused(format!(
             "{message}\nYour text is kept in {} (readable by you only).",

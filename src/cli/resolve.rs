@@ -10,8 +10,10 @@ use crate::ops::{EXIT_OK, OpError, Project};
 /// When a teammate and you changed one memory differently, sync keeps theirs at the memory's
 /// path and yours beside it as <slug>.md.conflict-<sha>.md; agents see both until you choose.
 /// ID is the memory's path or its copy's (`feedback/use-postgres.md`). --theirs keeps the
-/// teammate's version, --ours keeps yours, --both keeps the two as separate memories (yours at
-/// <slug>-2.md, titled "(second version)" when the titles are equal), --edit opens both merged
+/// version at the memory's path (the one sync pulled), --ours the copy's (the one sync kept
+/// aside: yours, on the machine whose sync made the copy), --both keeps the two as separate
+/// memories (the copy's at <slug>-2.md, titled "(second version)" when the titles are equal),
+/// --edit opens both merged
 /// in $VISUAL or $EDITOR (else vi) with each difference between <<<<<<< / ======= / >>>>>>>
 /// markers and keeps what you save. The index is rebuilt; the next sync commits the result.
 #[derive(Debug, Args)]
@@ -20,10 +22,10 @@ pub struct ResolveArgs {
     /// The memory in two versions (its path, or its conflict copy's).
     #[arg(required_unless_present = "list")]
     id: Option<String>,
-    /// Keep the teammate's version (at the memory's path); delete yours.
+    /// Keep the version at the memory's path (the one sync pulled); delete the copy.
     #[arg(long)]
     theirs: bool,
-    /// Keep your version (the conflict copy), moved to the memory's path.
+    /// Keep the conflict copy's version (yours, when your sync made it), at the memory's path.
     #[arg(long, alias = "mine", alias = "yours")]
     ours: bool,
     /// Keep both, as two separate memories.
@@ -85,9 +87,12 @@ pub fn run(project: &Project, args: ResolveArgs) -> Result<u8, OpError> {
         super::print_json(&done)?;
     } else {
         let what = match done.kept {
-            "theirs" => "kept the teammate's version".to_string(),
-            "ours" => "kept your version".to_string(),
-            "both" => format!("kept both; yours is now {}", done.written.join(", ")),
+            "theirs" => format!("kept the version at {}", done.memory),
+            "ours" => format!("kept the other version (from {})", done.copy),
+            "both" => format!(
+                "kept both; the other version is now {}",
+                done.written.join(", ")
+            ),
             _ => "kept your edit".to_string(),
         };
         status!(
