@@ -324,6 +324,123 @@ fn old_limit_spellings_still_work_beside_the_one_name() {
 
 // ---- The exit status table of the README ----
 
+/// The README's exit status table: (status, meaning) per row.
+fn readme_exit_table() -> Vec<(i32, String)> {
+    let readme = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let section = readme
+        .split("\n## Exit status\n")
+        .nth(1)
+        .expect("an exit status section");
+    section
+        .lines()
+        .skip_while(|l| !l.starts_with("| status"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let cells: Vec<&str> = l.trim_matches('|').splitn(2, " | ").collect();
+            (
+                cells[0].trim().parse().expect("a status"),
+                cells[1].to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_row_of_the_readme_exit_status_table_is_what_the_binary_does() {
+    let table = readme_exit_table();
+    let statuses: Vec<i32> = table.iter().map(|(s, _)| *s).collect();
+    assert_eq!(statuses, [0, 1, 2, 141]);
+    let sb = Sandbox::new();
+    let repo = project(&sb);
+    let plain = sb.path().join("plain");
+    fs::create_dir_all(&plain).unwrap();
+    let add = |name: &str, body: &str| -> Run {
+        sb.teammem_with_input(
+            &repo,
+            [
+                "add",
+                "--scope",
+                "team",
+                "--type",
+                "project",
+                "--name",
+                name,
+                "--description",
+                "d",
+            ],
+            body,
+        )
+    };
+    let token = format!("ghp_{}", "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2");
+    // Each claim of the table, with a run that shows it.
+    let cases: Vec<(i32, &str, Run)> = vec![
+        (0, "success", sb.teammem(&repo, ["list"])),
+        (1, "a duplicate name", add("Release train", "again")),
+        (1, "a memory over 64 KiB", add("Huge", &"x".repeat(70_000))),
+        (1, "a secret", add("Token", &format!("token {token}\n"))),
+        (1, "invalid memories", {
+            write(&repo.join(TEAM).join("project/broken.md"), "---\nname: x\n");
+            let run = sb.teammem(&repo, ["validate"]);
+            fs::remove_file(repo.join(TEAM).join("project/broken.md")).unwrap();
+            run
+        }),
+        (1, "a stale index", {
+            write(
+                &repo.join(TEAM).join("project/extra.md"),
+                &memory_text("Extra", "d", "project", "x\n"),
+            );
+            let run = sb.teammem(&repo, ["index", "--scope", "team", "--check"]);
+            fs::remove_file(repo.join(TEAM).join("project/extra.md")).unwrap();
+            run
+        }),
+        (1, "an ignored team folder", {
+            let ignored = sb.repo("ignored");
+            write(&ignored.join(".gitignore"), ".qwen/\n");
+            sb.teammem(&ignored, ["init"])
+        }),
+        (1, "a sync that stopped early", sb.teammem(&repo, ["sync"])),
+        (
+            2,
+            "a bad argument",
+            sb.teammem(&repo, ["list", "--scope", "everywhere"]),
+        ),
+        (
+            2,
+            "an unknown id",
+            sb.teammem(&repo, ["show", "project/nope.md"]),
+        ),
+        (
+            2,
+            "a `-C` folder that does not exist",
+            sb.teammem(&repo, ["-C", "/nonexistent-teammem", "list"]),
+        ),
+        (2, "`sync` outside one", sb.teammem(&plain, ["sync"])),
+        (
+            2,
+            "no repository where one is needed",
+            sb.teammem(&plain, ["init"]),
+        ),
+        (
+            141,
+            "closed standard output",
+            closed_stdout(&sb, &repo, &["list"]),
+        ),
+    ];
+    for (status, claim, run) in &cases {
+        let row = &table.iter().find(|(s, _)| s == status).unwrap().1;
+        assert!(
+            row.contains(claim),
+            "the README's row for {status} does not say {claim:?}: {row}"
+        );
+        assert_eq!(
+            run.code, *status,
+            "{claim}: exit status\n--- stdout\n{}\n--- stderr\n{}",
+            run.stdout, run.stderr
+        );
+    }
+}
+
 #[test]
 fn a_missing_dash_c_folder_is_a_usage_error_and_nothing_is_written() {
     let sb = Sandbox::new();

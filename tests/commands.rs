@@ -613,7 +613,7 @@ fn exit_statuses_are_documented_and_kept() {
     let help = sb.teammem(sb.path(), ["--help"]);
     help.expect_code(0);
     assert!(
-        help.stdout.contains("Exit status:\n  0  success, nothing to report\n  1  findings: invalid memories, a stale index, a secret, or a refused write\n  2  usage error, or an I/O or git error"),
+        help.stdout.contains("Exit status:\n  0    success, nothing to report\n  1    findings: invalid memories, a stale index, a secret, or a refused write\n  2    usage error, or an I/O or git error\n  141  the reader closed standard output early (teammem list | head -1)"),
         "{}",
         help.stdout
     );

@@ -66,9 +66,12 @@ use crate::ops::{EXIT_ERROR, EXIT_OK, OpError, Project};
 
 const EXIT_STATUS_HELP: &str = "\
 Exit status:
-  0  success, nothing to report
-  1  findings: invalid memories, a stale index, a secret, or a refused write
-  2  usage error, or an I/O or git error";
+  0    success, nothing to report
+  1    findings: invalid memories, a stale index, a secret, or a refused write
+  2    usage error, or an I/O or git error
+  141  the reader closed standard output early (teammem list | head -1)
+
+-q prints only results, warnings and errors; -v or TEAMMEM_LOG=1 adds debug lines on stderr.";
 
 /// A memory for coding agents that the whole team shares through git.
 ///
