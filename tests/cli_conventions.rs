@@ -285,6 +285,20 @@ fn json_and_format_json_are_the_same_everywhere() {
             .unwrap()
             .starts_with("Team memory sync")
     );
+    let token = format!("ghp_{}", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8");
+    let redacted = sb.teammem_with_input(
+        &repo,
+        ["redact", "--format", "json"],
+        &format!("key {token}\n"),
+    );
+    redacted.expect_code(0);
+    assert_eq!(
+        json(&redacted),
+        serde_json::json!({"text": "key [REDACTED_SECRET]\n", "redactions": 1})
+    );
+    let baseline = sb.teammem(&repo, ["baseline", "diff", "--json"]);
+    baseline.expect_code(0);
+    assert_eq!(json(&baseline)["scope"], "private");
     let context = json(&sb.teammem(&repo, ["context", "--format", "json"]));
     assert_eq!(context["scopes"], serde_json::json!(["private", "team"]));
 }

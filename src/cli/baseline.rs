@@ -19,6 +19,19 @@ use crate::ops::{self, EXIT_OK, OpError, Project};
 pub struct BaselineArgs {
     #[command(subcommand)]
     action: BaselineAction,
+    /// Print JSON: diff {scope, report, changed, cut, baseline, token} (with --out the report
+    /// is written there too); commit {scope, commit, files, location}; release {released}.
+    #[arg(long, global = true)]
+    json: bool,
+    /// `--format json` is the same as --json; `--format human` is the default.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "FORMAT",
+        conflicts_with = "json"
+    )]
+    format: Option<super::TextFormat>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -74,9 +87,17 @@ struct ReleaseArgs {
 
 /// Runs `teammem baseline`; returns its exit status.
 pub fn run(project: &Project, args: BaselineArgs) -> Result<u8, OpError> {
+    let json = super::json_wanted(args.json, args.format);
     match args.action {
         BaselineAction::Diff(a) => {
             let diff = ops::baseline::diff(project, a.scope.into(), a.claim)?;
+            if let (true, Some(path)) = (json, &a.out) {
+                store::write_atomic(path, diff.report.as_bytes())?;
+            }
+            if json {
+                super::print_json(&diff)?;
+                return Ok(EXIT_OK);
+            }
             match &a.out {
                 Some(path) => {
                     store::write_atomic(path, diff.report.as_bytes())?;
@@ -102,6 +123,10 @@ pub fn run(project: &Project, args: BaselineArgs) -> Result<u8, OpError> {
         BaselineAction::Commit(a) => {
             let scope: ScopeKind = a.scope.into();
             let done = ops::baseline::commit(project, scope, a.token.as_deref())?;
+            if json {
+                super::print_json(&done)?;
+                return Ok(EXIT_OK);
+            }
             status!(
                 "Recorded the {scope} baseline {} ({} file{}) in {}",
                 &done.commit[..12.min(done.commit.len())],
@@ -112,7 +137,10 @@ pub fn run(project: &Project, args: BaselineArgs) -> Result<u8, OpError> {
         }
         BaselineAction::Release(a) => {
             let scope: ScopeKind = a.scope.into();
-            if ops::baseline::release(project, scope, &a.token)? {
+            let released = ops::baseline::release(project, scope, &a.token)?;
+            if json {
+                super::print_json(&serde_json::json!({ "released": released }))?;
+            } else if released {
                 status!("Released the {scope} baseline lease.");
             } else {
                 status!("No {scope} baseline lease was held.");

@@ -369,6 +369,29 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         other => other,
     };
     let project = Project::open(cwd)?;
+    ui::debug(format_args!(
+        "git root: {}; scopes in use: {}; team memory {}, its sync {}",
+        project
+            .repo
+            .as_ref()
+            .map_or("none (not in a repository)".to_string(), |r| r
+                .workdir
+                .display()
+                .to_string()),
+        project
+            .default_scopes()
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        if project.switches.team { "on" } else { "off" },
+        if project.switches.sync { "on" } else { "off" },
+    ));
+    for scope in project.default_scopes() {
+        if let Some(dir) = project.layout.memory_dir(scope) {
+            ui::debug(format_args!("{scope} memory folder: {}", dir.display()));
+        }
+    }
     for warning in &project.warnings {
         warning!("{warning}");
     }
