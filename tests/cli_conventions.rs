@@ -698,6 +698,16 @@ fn a_check_that_cannot_run_still_writes_a_valid_sarif_log() {
     assert_eq!(log["runs"][0]["results"], serde_json::json!([]));
     assert!(run.stderr.contains("nope"), "the error is on stderr too");
 
+    let scan = sb.teammem(&repo, ["scan", "no-such-folder", "--format", "sarif"]);
+    scan.expect_code(2);
+    let scan = json(&scan);
+    assert_eq!(
+        scan["runs"][0]["invocations"][0]["executionSuccessful"],
+        false
+    );
+    let rule = &scan["runs"][0]["tool"]["driver"]["rules"][0];
+    assert_eq!(rule["properties"]["security-severity"], "9.0", "{rule:#}");
+
     let ok = json(&sb.teammem(&repo, ["check", "--all", "--format", "sarif"]));
     let rules = ok["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
     let severity = |id: &str| {

@@ -42,11 +42,19 @@ pub enum ScanFormat {
 
 /// Runs `teammem scan`; returns its exit status.
 pub fn run(project: &Project, cwd: &Path, args: ScanArgs) -> Result<u8, OpError> {
-    let report = ops::scan::scan(project, cwd, &args.paths)?;
     let format = if args.json {
         ScanFormat::Json
     } else {
         args.format
+    };
+    let report = match ops::scan::scan(project, cwd, &args.paths) {
+        Ok(report) => report,
+        // An upload step that runs whatever happened still gets a valid log saying why.
+        Err(err) if format == ScanFormat::Sarif => {
+            super::print_json(&sarif_failure(&err.to_string()))?;
+            return Err(err);
+        }
+        Err(err) => return Err(err),
     };
     match format {
         ScanFormat::Human => print_human(&report),
@@ -133,7 +141,9 @@ pub fn sarif_report(report: &ScanReport) -> Value {
                 "shortDescription": {"text": label},
                 "fullDescription": {"text": format!("{label} detected. Team memory is shared with every collaborator and injected into their agents' prompts.")},
                 "defaultConfiguration": {"level": "error"},
-                "properties": {"tags": ["security", "secret"]},
+                // GitHub code scanning ranks security alerts by this score: a leaked secret
+                // is critical.
+                "properties": {"tags": ["security", "secret"], "security-severity": "9.0"},
             })
         })
         .collect();
@@ -154,6 +164,18 @@ pub fn sarif_report(report: &ScanReport) -> Value {
             "results": results,
         }],
     })
+}
+
+/// A SARIF 2.1.0 log for a scan that could not run (exit status 2): the rules, no results,
+/// and the error as a tool execution notification.
+pub fn sarif_failure(message: &str) -> Value {
+    let mut log = sarif_report(&ScanReport::default());
+    log["runs"][0]["invocations"] = json!([{
+        "executionSuccessful": false,
+        "exitCode": 2,
+        "toolExecutionNotifications": [{"level": "error", "message": {"text": message}}],
+    }]);
+    log
 }
 
 fn sarif_result(f: &FileFinding, rules: &[(&str, &str)]) -> Value {

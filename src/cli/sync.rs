@@ -123,6 +123,10 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
     let outcome = sync::sync(project, &options);
     drop(progress);
     let outcome = outcome?;
+    super::ui::debug(format_args!(
+        "sync took {} ms (budget {} s, transport {:?})",
+        outcome.duration_ms, args.timeout, args.transport
+    ));
     if json {
         super::print_json(&outcome)?;
     } else {
