@@ -243,14 +243,3 @@ fn install_pipe_panic_net() {
         previous(info);
     }));
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn debug_sits_above_normal_above_quiet() {
-        assert!(Verbosity::Debug > Verbosity::Normal);
-        assert!(Verbosity::Normal > Verbosity::Quiet);
-    }
-}
