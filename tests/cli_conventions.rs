@@ -1313,6 +1313,19 @@ fn resolve_keeps_theirs_both_or_an_edit_from_the_editor() {
         "a refused edit changes nothing"
     );
 
+    // A copy whose memory was deleted since: --theirs would delete the only version left.
+    fs::remove_file(&release).unwrap();
+    let refused = sb.teammem(alice, ["resolve", "project/release-train.md", "--theirs"]);
+    refused.expect_code(1);
+    assert!(
+        refused
+            .stderr
+            .contains("would delete the only version left"),
+        "{}",
+        refused.stderr
+    );
+    restore(&conflicted, alice);
+
     let editor = sb.path().join("merge.sh");
     write(
         &editor,

@@ -238,6 +238,15 @@ pub fn resolve(project: &Project, conflict: &Conflict, keep: Keep) -> Result<Res
         Keep::Edited(_) => "edited",
     };
     match keep {
+        // With nothing at the memory's path, "theirs" would delete the last version there is.
+        Keep::Theirs if !conflict.original_exists => {
+            return Err(OpError::Refused(format!(
+                "{} holds no file any more, so keeping that side would delete the only version \
+                 left; keep it with `teammem resolve {} --ours`, or delete it with `teammem \
+                 forget {}`",
+                conflict.original, conflict.copy, conflict.copy
+            )));
+        }
         Keep::Theirs => {}
         Keep::Ours => {
             write_memory(
