@@ -4,6 +4,10 @@
 //! calls [`ops`] (the operations), which use [`domain`] (memory files, index, scopes) and
 //! [`git`] (one file per git operation). The domain never touches git or the command line.
 
+// Every public item says what it is; nothing that can fail at run time unwraps (tests may).
+#![warn(missing_docs)]
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod cli;
 pub mod domain;
 pub mod git;

@@ -438,8 +438,9 @@ fn list_prints_every_scope_and_its_json_has_stable_fields() {
     run.expect_code(0);
     assert_eq!(
         run.stdout,
-        "user     user/prefers-short-answers.md            user      Prefers short answers — Keep replies brief\n\
-         team     feedback/real-db.md                      feedback  Real DB — Tests hit Postgres\n"
+        "SCOPE  ID                             TYPE       NAME — DESCRIPTION\n\
+         user   user/prefers-short-answers.md  user       Prefers short answers — Keep replies brief\n\
+         team   feedback/real-db.md            feedback   Real DB — Tests hit Postgres\n"
     );
 
     let run = sb.teammem(&repo, ["list", "--scope", "team", "--json"]);
@@ -612,7 +613,7 @@ fn exit_statuses_are_documented_and_kept() {
     let help = sb.teammem(sb.path(), ["--help"]);
     help.expect_code(0);
     assert!(
-        help.stdout.contains("Exit status:\n  0  success, nothing to report\n  1  findings: invalid memories, a stale index, a secret, or a refused write\n  2  usage error, or an I/O or git error"),
+        help.stdout.contains("Exit status:\n  0    success, nothing to report\n  1    findings: invalid memories, a stale index, a secret, or a refused write\n  2    usage error, or an I/O or git error\n  141  the reader closed standard output early (teammem list | head -1)"),
         "{}",
         help.stdout
     );

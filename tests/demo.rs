@@ -38,19 +38,43 @@ fn the_demo_tells_the_whole_story_and_removes_its_folder() {
         "== Bob clones, adds a memory and syncs",
         "== Bob tries to save a token in team memory",
         "refused: refusing to write .qwen/team-memory/reference/ci-token.md: it contains a secret",
+        "== The memory file as Alice's add wrote it",
+        "alice$ cat .qwen/team-memory/project/release-train.md\n---\nname: Release train\n\
+         description: Releases leave every Tuesday\ntype: project\n---\nReleases go out on \
+         Tuesday at 10:00 UTC.\n",
         "== Alice and Bob both edit the release train memory",
-        "project/release-train.conflict-",
+        "  project/release-train.md\n  project/release-train.md.conflict-",
+        "== What Bob's agent receives at session start",
+        "bob$ teammem context\n# Memory\n",
+        "- [Release train](project/release-train.md) — Releases leave every Tuesday (also: \
+         project/release-train.md.conflict-",
+        "Team memory conflict: 1 memory is kept in two versions",
         "== Alice syncs and reviews what Bob's sync brought",
         "## Team memory review",
-        "### Added `project/release-train.conflict-",
+        "### Added `project/release-train.md.conflict-",
         "changed by `Bob`",
+        "== Bob keeps Alice's version, and both agents see one memory again",
+        "bob$ teammem resolve project/release-train.md --theirs\nResolved \
+         team:project/release-train.md: kept the version at project/release-train.md; removed \
+         project/release-train.md.conflict-",
+        "alice$ teammem context\n",
     ] {
         assert!(out.contains(line), "missing {line:?} in:\n{out}");
     }
     // Alice's first sync pushed; Bob's sync of the shared edit pulled and pushed.
+    // MEMORY.md is not counted as a memory.
     assert!(
-        out.contains("alice$ teammem sync\nCommitted 3 team memory files as"),
+        out.contains("alice$ teammem sync\nCommitted 2 memories and MEMORY.md as"),
         "{out}"
+    );
+    // After the resolution, the context Alice's agent receives lists the memory once.
+    let last = &out[out.rfind("alice$ teammem context").unwrap()..];
+    assert!(!last.contains("conflict"), "{last}");
+    assert!(
+        last.contains(
+            "- [Release train](project/release-train.md) — Releases leave every Tuesday\n"
+        ),
+        "{last}"
     );
     assert!(out.contains("pulled teammates' changes; pushed"), "{out}");
     // The fake token is shown redacted only.

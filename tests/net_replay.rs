@@ -172,7 +172,7 @@ fn a_real_conflict_keeps_both_versions_as_two_files() {
         |mate| write(&mate.join(POSTGRES), &postgres(&[(4, "theirs")])),
     );
     let kept = format!(
-        ".qwen/team-memory/feedback/use-postgres.conflict-{}.md",
+        ".qwen/team-memory/feedback/use-postgres.md.conflict-{}.md",
         &local[..7]
     );
     assert_eq!(
@@ -186,10 +186,11 @@ fn a_real_conflict_keeps_both_versions_as_two_files() {
     assert_eq!(read(&team, &kept), postgres(&[(4, "mine")]));
     let index = read(&team, ".qwen/team-memory/MEMORY.md");
     assert!(index.contains("use-postgres.md"), "{index}");
-    // Same title and description: one index line naming both files.
+    // Same title and description: one index line naming both files, the memory first and its
+    // other version second.
     assert!(
         index.starts_with(&format!(
-            "- [Use the real database](feedback/use-postgres.conflict-{}.md) — Integration tests hit a real Postgres (also: feedback/use-postgres.md)\n",
+            "- [Use the real database](feedback/use-postgres.md) — Integration tests hit a real Postgres (also: feedback/use-postgres.md.conflict-{}.md)\n",
             &local[..7]
         )),
         "{index}"

@@ -242,7 +242,24 @@ fn review_fits_a_comment_limit_and_says_what_it_cut() {
     let md = &cut.stdout;
     assert!(md.chars().count() <= 65_536, "{} chars", md.chars().count());
     assert!(md.starts_with("## Team memory review"), "{md}");
-    assert!(md.contains("304 added") || md.contains("300 added") || md.contains("added"));
+    // The cut review keeps the whole review's summary line: every change is counted, shown or not.
+    let summary = whole
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("**") && l.contains(" added · "))
+        .expect("a summary line");
+    assert!(summary.contains("added · "), "{summary}");
+    assert!(
+        md.lines().any(|l| l == summary),
+        "the cut review lost the summary {summary:?}"
+    );
+    let added: usize = summary
+        .trim_start_matches('*')
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("a count");
+    assert!(added >= 300, "{summary}");
     assert!(
         md.contains("This review was cut to fit a comment")
             && md.contains("more memory change(s) are not shown")

@@ -362,7 +362,7 @@ fn preflight_not_a_repository_and_an_unreadable_format() {
     let plain = sb.path().join("plain");
     fs::create_dir_all(&plain).unwrap();
     let run = sb.teammem(&plain, ["sync", "--no-pull", "--no-push", "--json"]);
-    run.expect_code(1);
+    run.expect_code(2);
     assert!(run.stdout.contains("\"not-a-git-repo\""), "{}", run.stdout);
 
     let reftable = sb.path().join("reftable");

@@ -159,7 +159,7 @@ fn both_edited_the_same_memory_both_versions_are_kept_and_pushed() {
         (&true.into(), &true.into(), &true.into())
     );
     let warnings = report["warnings"].to_string();
-    assert!(warnings.contains("use-postgres.conflict-"), "{warnings}");
+    assert!(warnings.contains("use-postgres.md.conflict-"), "{warnings}");
     assert_eq!(team.status(&team.me), "");
 
     let fresh = fresh_clone(&team, "fresh");
@@ -167,7 +167,7 @@ fn both_edited_the_same_memory_both_versions_are_kept_and_pushed() {
     let kept: Vec<_> = fs::read_dir(fresh.join(TEAM).join("feedback"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.starts_with("use-postgres.conflict-"))
+        .filter(|n| n.starts_with("use-postgres.md.conflict-"))
         .collect();
     assert_eq!(kept.len(), 1, "{kept:?}");
     let mine = fs::read_to_string(fresh.join(TEAM).join("feedback").join(&kept[0])).unwrap();

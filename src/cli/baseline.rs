@@ -19,6 +19,19 @@ use crate::ops::{self, EXIT_OK, OpError, Project};
 pub struct BaselineArgs {
     #[command(subcommand)]
     action: BaselineAction,
+    /// Print JSON: diff {scope, report, changed, cut, baseline, token} (with --out the report
+    /// is written there too); commit {scope, commit, files, location}; release {released}.
+    #[arg(long, global = true)]
+    json: bool,
+    /// `--format json` is the same as --json; `--format human` is the default.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "FORMAT",
+        conflicts_with = "json"
+    )]
+    format: Option<super::TextFormat>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -74,13 +87,21 @@ struct ReleaseArgs {
 
 /// Runs `teammem baseline`; returns its exit status.
 pub fn run(project: &Project, args: BaselineArgs) -> Result<u8, OpError> {
+    let json = super::json_wanted(args.json, args.format);
     match args.action {
         BaselineAction::Diff(a) => {
             let diff = ops::baseline::diff(project, a.scope.into(), a.claim)?;
+            if let (true, Some(path)) = (json, &a.out) {
+                store::write_atomic(path, diff.report.as_bytes())?;
+            }
+            if json {
+                super::print_json(&diff)?;
+                return Ok(EXIT_OK);
+            }
             match &a.out {
                 Some(path) => {
                     store::write_atomic(path, diff.report.as_bytes())?;
-                    println!(
+                    status!(
                         "Wrote {} ({} changed file{}{})",
                         path.display(),
                         diff.changed,
@@ -88,13 +109,13 @@ pub fn run(project: &Project, args: BaselineArgs) -> Result<u8, OpError> {
                         if diff.cut { ", diff cut at 4 MiB" } else { "" }
                     );
                     if let Some(token) = &diff.token {
-                        println!("lease token: {token}");
+                        outln!("lease token: {token}");
                     }
                 }
                 None => {
-                    print!("{}", diff.report);
+                    out!("{}", diff.report);
                     if let Some(token) = &diff.token {
-                        eprintln!("lease token: {token}");
+                        errln!("lease token: {token}");
                     }
                 }
             }
@@ -102,7 +123,11 @@ pub fn run(project: &Project, args: BaselineArgs) -> Result<u8, OpError> {
         BaselineAction::Commit(a) => {
             let scope: ScopeKind = a.scope.into();
             let done = ops::baseline::commit(project, scope, a.token.as_deref())?;
-            println!(
+            if json {
+                super::print_json(&done)?;
+                return Ok(EXIT_OK);
+            }
+            status!(
                 "Recorded the {scope} baseline {} ({} file{}) in {}",
                 &done.commit[..12.min(done.commit.len())],
                 done.files,
@@ -112,10 +137,13 @@ pub fn run(project: &Project, args: BaselineArgs) -> Result<u8, OpError> {
         }
         BaselineAction::Release(a) => {
             let scope: ScopeKind = a.scope.into();
-            if ops::baseline::release(project, scope, &a.token)? {
-                println!("Released the {scope} baseline lease.");
+            let released = ops::baseline::release(project, scope, &a.token)?;
+            if json {
+                super::print_json(&serde_json::json!({ "released": released }))?;
+            } else if released {
+                status!("Released the {scope} baseline lease.");
             } else {
-                println!("No {scope} baseline lease was held.");
+                status!("No {scope} baseline lease was held.");
             }
         }
     }

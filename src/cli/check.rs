@@ -35,9 +35,13 @@ pub struct CheckArgs {
     /// Check the team memory in the HEAD commit.
     #[arg(long)]
     all: bool,
-    /// Output format.
+    /// Output format. With sarif, a check that cannot run (exit status 2) still writes a valid
+    /// SARIF log, the error as a tool execution notification.
     #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
     format: CheckFormat,
+    /// The same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
 }
 
 /// How findings are written.
@@ -55,20 +59,34 @@ pub enum CheckFormat {
 
 /// Runs `teammem check`; returns its exit status.
 pub fn run(project: &Project, args: CheckArgs) -> Result<u8, OpError> {
-    let source = match (&args.range, args.staged) {
-        (Some(spec), _) => Source::range(spec)?,
-        (None, true) => Source::Staged,
-        (None, false) => Source::All,
+    let format = if args.json {
+        CheckFormat::Json
+    } else {
+        args.format
     };
-    let report = check::check(project, &source)?;
     let json_error = |e: serde_json::Error| OpError::Usage(format!("cannot write JSON: {e}"));
-    let text = match args.format {
+    let checked = match (&args.range, args.staged) {
+        (Some(spec), _) => Source::range(spec),
+        (None, true) => Ok(Source::Staged),
+        (None, false) => Ok(Source::All),
+    }
+    .and_then(|source| check::check(project, &source));
+    let report = match checked {
+        Ok(report) => report,
+        Err(err) if format == CheckFormat::Sarif => {
+            let log = check_format::sarif_failure(&err.to_string()).map_err(json_error)?;
+            out!("{log}\n");
+            return Err(err);
+        }
+        Err(err) => return Err(err),
+    };
+    let text = match format {
         CheckFormat::Human => check_format::human(&report),
         CheckFormat::Json => check_format::json(&report).map_err(json_error)? + "\n",
         CheckFormat::Sarif => check_format::sarif(&report).map_err(json_error)? + "\n",
         CheckFormat::Github => check_format::github(&report),
     };
-    print!("{text}");
+    out!("{text}");
     Ok(if report.errors > 0 {
         EXIT_FINDINGS
     } else {

@@ -17,16 +17,20 @@ pub struct CiteArgs {
     /// Print JSON.
     #[arg(long)]
     json: bool,
+    /// `--format json` is the same as --json; `--format human` is the default.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    format: Option<super::TextFormat>,
 }
 
 /// Runs `teammem cite`; returns its exit status.
 pub fn run(project: &Project, args: CiteArgs) -> Result<u8, OpError> {
+    let json = super::json_wanted(args.json, args.format);
     let cited = ops::cite::cite(project, &args.ids)?;
-    if args.json {
+    if json {
         super::print_json(&cited)?;
     } else {
         for c in &cited {
-            println!(
+            status!(
                 "Cited {}:{} ({} time{}, last {})",
                 c.scope,
                 c.id,

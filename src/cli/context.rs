@@ -20,6 +20,12 @@ pub struct ContextArgs {
     /// plain prints the text.
     #[arg(long, value_enum, default_value = "plain")]
     hook: HookArg,
+    /// Print JSON: {context, scopes, recalled, warnings} (instead of a hook's shape).
+    #[arg(long)]
+    json: bool,
+    /// `--format json` is the same as --json; `--format human` is the default.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    format: Option<super::TextFormat>,
 }
 
 /// The hook format as named on the command line.
@@ -41,9 +47,18 @@ pub fn run(project: &Project, args: ContextArgs) -> Result<u8, OpError> {
         HookArg::Claude => HookFormat::Claude,
         HookArg::Plain => HookFormat::Plain,
     };
-    for warning in &built.warnings {
-        eprintln!("teammem: warning: {warning}");
+    if super::json_wanted(args.json, args.format) {
+        super::print_json(&serde_json::json!({
+            "context": built.text,
+            "scopes": built.scopes,
+            "recalled": built.recalled,
+            "warnings": built.warnings,
+        }))?;
+        return Ok(EXIT_OK);
     }
-    print!("{}", context::render(&built, format));
+    for warning in &built.warnings {
+        warning!("{warning}");
+    }
+    out!("{}", context::render(&built, format));
     Ok(EXIT_OK)
 }

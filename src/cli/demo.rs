@@ -8,9 +8,10 @@ use crate::ops::{EXIT_OK, OpError};
 /// Show the team memory at work in a throwaway team (nothing of yours is touched).
 ///
 /// Builds a bare remote and two clones, Alice's and Bob's, in a temp folder; writes memories
-/// as both, syncs both ways, shows a secret refused, a memory both edited kept in two
-/// versions, and the review of what Bob's sync brought. Needs no git program. The temp folder
-/// is removed at the end unless --keep.
+/// as both and shows a memory file as written, syncs both ways, shows a secret refused, a
+/// memory both edited kept in two versions, the context Bob's agent receives, the review of
+/// what Bob's sync brought, and the conflict resolved with `teammem resolve`. Needs no git
+/// program. The temp folder is removed at the end unless --keep.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
     /// Keep the temp folder and print where it is, to look around with git.
@@ -19,11 +20,11 @@ pub struct DemoArgs {
 }
 
 pub fn run(args: DemoArgs) -> Result<u8, OpError> {
-    let mut stdout = std::io::stdout();
+    let mut stdout = super::ui::Stdout;
     let done = demo::run(args.keep, &mut stdout)?;
-    println!("\nDone in {} ms.", done.elapsed.as_millis());
+    outln!("\nDone in {} ms.", done.elapsed.as_millis());
     if let Some(dir) = done.kept {
-        println!("Kept: {} (alice/, bob/, team.git)", dir.display());
+        outln!("Kept: {} (alice/, bob/, team.git)", dir.display());
     }
     Ok(EXIT_OK)
 }

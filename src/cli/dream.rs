@@ -11,35 +11,51 @@ use crate::ops::{self, EXIT_OK, OpError, Project};
 /// line (Why, How to apply, anything else). Across files, entries with the same type and summary
 /// merge into the first file by path; a duplicate is removed only after its lines are in the
 /// survivor. The index is rebuilt. Runs at most once per 24 hours and 5 sessions (one session =
-/// one `teammem context` run), one at a time per scope (consolidation.lock).
+/// one `teammem context` run), one at a time per scope (consolidation.lock). A memory sync kept
+/// in two versions, and its copy, are left alone until `teammem resolve` (merging them would
+/// hide the contradiction).
 #[derive(Debug, Args)]
 pub struct DreamArgs {
     /// Run even if the 24-hour / 5-session gate says it is too soon.
     #[arg(long)]
     force: bool,
+    /// Say what would be merged (one round) and write nothing.
+    #[arg(long, short = 'n')]
+    dry_run: bool,
     /// Only this scope (default: every enabled scope).
     #[arg(long, value_enum)]
     scope: Option<ScopeArg>,
-    /// Print JSON: [{scope, status, reason, deduped_entries, touched_topics, index_written}].
+    /// Print JSON: [{scope, status, reason, deduped_entries, touched_topics, index_written, dry_run,
+    /// skipped_conflicts}].
     #[arg(long)]
     json: bool,
+    /// `--format json` is the same as --json; `--format human` is the default.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    format: Option<super::TextFormat>,
 }
 
 /// Runs `teammem dream`; returns its exit status.
 pub fn run(project: &Project, args: DreamArgs) -> Result<u8, OpError> {
+    let json = super::json_wanted(args.json, args.format);
     let mut reports = Vec::new();
     for scope in super::scopes(project, args.scope) {
-        reports.push(ops::dream::dream(project, scope, args.force)?);
+        reports.push(ops::dream::dream_with(
+            project,
+            scope,
+            args.force,
+            args.dry_run,
+        )?);
     }
-    if args.json {
+    if json {
         super::print_json(&reports)?;
         return Ok(EXIT_OK);
     }
     for r in &reports {
         match r.status {
-            "done" => println!(
-                "{}: merged {} entr{} in {} file{}{}",
+            "done" => outln!(
+                "{}: {} {} entr{} in {} file{}{}",
                 r.scope,
+                if r.dry_run { "would merge" } else { "merged" },
                 r.deduped_entries,
                 if r.deduped_entries == 1 { "y" } else { "ies" },
                 r.touched_topics.len(),
@@ -50,11 +66,18 @@ pub fn run(project: &Project, args: DreamArgs) -> Result<u8, OpError> {
                     format!(": {}", r.touched_topics.join(", "))
                 }
             ),
-            status => println!(
+            status => outln!(
                 "{}: {status} — {}",
                 r.scope,
                 r.reason.as_deref().unwrap_or("")
             ),
+        }
+        if !r.skipped_conflicts.is_empty() {
+            warning!(
+                "{}: left alone, kept in two versions by sync: {} — run `teammem resolve` first",
+                r.scope,
+                r.skipped_conflicts.join(", ")
+            );
         }
     }
     Ok(EXIT_OK)

@@ -12,26 +12,45 @@ use crate::ops::{EXIT_OK, OpError, Project};
 /// by itself. A hook already there is kept as <hook>.teammem-chained and runs first; running
 /// this again changes nothing.
 #[derive(Debug, Args)]
-pub struct InstallHooksArgs {}
+pub struct InstallHooksArgs {
+    /// Print JSON: [{name, hook, action, chained}].
+    #[arg(long)]
+    json: bool,
+    /// `--format json` is the same as --json; `--format human` is the default.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    format: Option<super::TextFormat>,
+}
 
 /// Remove teammem's hooks and put back the hooks they had chained.
 #[derive(Debug, Args)]
-pub struct UninstallHooksArgs {}
+pub struct UninstallHooksArgs {
+    /// Print JSON: [{name, hook, action, chained}].
+    #[arg(long)]
+    json: bool,
+    /// `--format json` is the same as --json; `--format human` is the default.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    format: Option<super::TextFormat>,
+}
 
 /// Runs `teammem install-hooks`; returns its exit status.
-pub fn install(project: &Project, _args: InstallHooksArgs) -> Result<u8, OpError> {
+pub fn install(project: &Project, args: InstallHooksArgs) -> Result<u8, OpError> {
     let binary = std::env::current_exe()
         .map_err(|e| OpError::Usage(format!("cannot find the teammem binary: {e}")))?;
-    for outcome in hooks::install(project, &binary)? {
-        print_outcome(&outcome);
-    }
-    Ok(EXIT_OK)
+    let outcomes = hooks::install(project, &binary)?;
+    print_outcomes(&outcomes, super::json_wanted(args.json, args.format))
 }
 
 /// Runs `teammem uninstall-hooks`; returns its exit status.
-pub fn uninstall(project: &Project, _args: UninstallHooksArgs) -> Result<u8, OpError> {
-    for outcome in hooks::uninstall(project)? {
-        print_outcome(&outcome);
+pub fn uninstall(project: &Project, args: UninstallHooksArgs) -> Result<u8, OpError> {
+    let outcomes = hooks::uninstall(project)?;
+    print_outcomes(&outcomes, super::json_wanted(args.json, args.format))
+}
+
+fn print_outcomes(outcomes: &[HookOutcome], json: bool) -> Result<u8, OpError> {
+    if json {
+        super::print_json(&outcomes)?;
+    } else {
+        outcomes.iter().for_each(print_outcome);
     }
     Ok(EXIT_OK)
 }
@@ -39,17 +58,17 @@ pub fn uninstall(project: &Project, _args: UninstallHooksArgs) -> Result<u8, OpE
 fn print_outcome(outcome: &HookOutcome) {
     let (name, hook) = (outcome.name, outcome.hook.display());
     match outcome.action {
-        HookAction::Installed => println!("Installed the {name} hook at {hook}."),
-        HookAction::Updated => println!("Updated the {name} hook at {hook}."),
-        HookAction::Unchanged => println!("The {name} hook at {hook} is already installed."),
-        HookAction::Removed => println!("Removed the {name} hook at {hook}."),
+        HookAction::Installed => status!("Installed the {name} hook at {hook}."),
+        HookAction::Updated => status!("Updated the {name} hook at {hook}."),
+        HookAction::Unchanged => status!("The {name} hook at {hook} is already installed."),
+        HookAction::Removed => status!("Removed the {name} hook at {hook}."),
         HookAction::NotInstalled => {
-            println!("No teammem {name} hook at {hook}; nothing to do.")
+            status!("No teammem {name} hook at {hook}; nothing to do.")
         }
     }
     match (&outcome.action, &outcome.chained) {
-        (HookAction::Removed, Some(_)) => println!("Put back the hook it ran first."),
-        (_, Some(chained)) => println!("Your earlier hook runs first, from {}.", chained.display()),
+        (HookAction::Removed, Some(_)) => status!("Put back the hook it ran first."),
+        (_, Some(chained)) => status!("Your earlier hook runs first, from {}.", chained.display()),
         _ => {}
     }
 }

@@ -19,41 +19,45 @@ pub struct IndexArgs {
     /// Print JSON: [{scope, path, stale, written, diff, invalid}].
     #[arg(long)]
     json: bool,
+    /// `--format json` is the same as --json; `--format human` is the default.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    format: Option<super::TextFormat>,
 }
 
 /// Runs `teammem index`; returns its exit status.
 pub fn run(project: &Project, args: IndexArgs) -> Result<u8, OpError> {
+    let json = super::json_wanted(args.json, args.format);
     let mut states = Vec::new();
     for scope in super::scopes(project, args.scope) {
         states.push(ops::index::index(project, scope, !args.check)?);
     }
-    if args.json {
+    if json {
         super::print_json(&states)?;
     } else {
         for state in &states {
             for problem in &state.invalid {
-                eprintln!("left out of the index: {problem}");
+                errln!("left out of the index: {problem}");
             }
             match (state.stale, args.check) {
                 (true, true) => {
-                    println!(
+                    outln!(
                         "{} is stale — run `teammem index --scope {}`",
                         state.path.display(),
                         state.scope
                     );
                     if let Some(diff) = &state.diff {
-                        print!("{diff}");
+                        out!("{diff}");
                     }
                 }
-                (true, false) => println!("Wrote {}", state.path.display()),
+                (true, false) => status!("Wrote {}", state.path.display()),
                 (false, _) if !state.path.parent().is_some_and(|d| d.is_dir()) => {
-                    println!(
+                    status!(
                         "{}: no memories yet (no {})",
                         state.scope,
                         state.path.display()
                     )
                 }
-                (false, _) => println!("{} is up to date", state.path.display()),
+                (false, _) => status!("{} is up to date", state.path.display()),
             }
         }
     }

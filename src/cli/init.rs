@@ -14,21 +14,31 @@ pub struct InitArgs {
     /// Append the lines that stop .gitignore from hiding the team folder.
     #[arg(long)]
     fix_gitignore: bool,
+    /// Print JSON: {team_dir, created, index_written, ignored, fix_lines, gitignore_fixed}.
+    #[arg(long)]
+    json: bool,
+    /// `--format json` is the same as --json; `--format human` is the default.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    format: Option<super::TextFormat>,
 }
 
 /// Runs `teammem init`; returns its exit status.
 pub fn run(project: &Project, args: InitArgs) -> Result<u8, OpError> {
     let done = ops::init::init(project, args.fix_gitignore)?;
+    if super::json_wanted(args.json, args.format) {
+        super::print_json(&done)?;
+        return Ok(if done.ignored { EXIT_FINDINGS } else { EXIT_OK });
+    }
     if done.created {
-        println!("Created {}", done.team_dir.display());
+        status!("Created {}", done.team_dir.display());
     } else {
-        println!("Team memory already at {}", done.team_dir.display());
+        status!("Team memory already at {}", done.team_dir.display());
     }
     if done.gitignore_fixed {
-        println!("Added to .gitignore:\n  {}", done.fix_lines.join("\n  "));
+        status!("Added to .gitignore:\n  {}", done.fix_lines.join("\n  "));
     }
     if done.ignored {
-        eprintln!(
+        errln!(
             "teammem: git ignores .qwen/team-memory/, so team memories would never be shared.\n\
              Add these lines to .gitignore (or run `teammem init --fix-gitignore`):\n  {}",
             done.fix_lines.join("\n  ")

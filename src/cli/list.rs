@@ -18,17 +18,45 @@ pub struct ListArgs {
     /// entry_ids: [{id, summary}]}], "invalid": [{path, line, column, message, fix}]}.
     #[arg(long)]
     json: bool,
+    /// `--format json` is the same as --json; `--format human` is the default.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    format: Option<super::TextFormat>,
 }
 
 /// Runs `teammem list`; returns its exit status.
 pub fn run(project: &Project, args: ListArgs) -> Result<u8, OpError> {
+    let json = super::json_wanted(args.json, args.format);
     let listing = ops::catalog::list(project, &super::scopes(project, args.scope))?;
-    if args.json {
+    if json {
         super::print_json(&listing)?;
     } else {
+        // Columns as wide as their longest value, so a long id never pushes the rest out of line.
+        let scope_w = listing
+            .memories
+            .iter()
+            .map(|m| m.scope.as_str().len())
+            .chain([5])
+            .max()
+            .unwrap_or(5);
+        let id_w = listing
+            .memories
+            .iter()
+            .flat_map(|m| std::iter::once(m.id.len()).chain(m.entry_ids.iter().map(|e| e.id.len())))
+            .chain([2])
+            .max()
+            .unwrap_or(2);
+        let kind_w = 9;
+        if !listing.memories.is_empty() {
+            outln!(
+                "{:<scope_w$}  {:<id_w$}  {:<kind_w$}  NAME — DESCRIPTION",
+                "SCOPE",
+                "ID",
+                "TYPE"
+            );
+        }
         for m in &listing.memories {
-            println!(
-                "{:<8} {:<40} {:<9} {} — {}",
+            outln!(
+                "{:<scope_w$}  {:<id_w$}  {:<kind_w$}  {} — {}",
                 m.scope.as_str(),
                 m.id,
                 m.kind.as_str(),
@@ -36,14 +64,20 @@ pub fn run(project: &Project, args: ListArgs) -> Result<u8, OpError> {
                 m.description
             );
             for entry in &m.entry_ids {
-                println!("{:<8} {:<40} {:<9} {}", "", entry.id, "", entry.summary);
+                outln!(
+                    "{:<scope_w$}  {:<id_w$}  {:<kind_w$}  {}",
+                    "",
+                    entry.id,
+                    "",
+                    entry.summary
+                );
             }
         }
         if listing.memories.is_empty() {
-            println!("No memories.");
+            outln!("No memories.");
         }
         for problem in &listing.invalid {
-            eprintln!("invalid: {problem}");
+            errln!("invalid: {problem}");
         }
     }
     Ok(if listing.invalid.is_empty() {

@@ -1,5 +1,34 @@
 //! The command line: one file per command. Each command's clap `Args` doc comments are its
-//! `--help` text; its `run` function only orchestrates an operation and prints the result.
+//! `--help` text; its `run` function only orchestrates an operation and prints the result
+//! through [`ui`] (the macros below), never with `println!`.
+
+/// The command's result on standard output, with a newline (see [`ui::out`]).
+macro_rules! outln {
+    () => { $crate::cli::ui::out(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::cli::ui::out(format_args!("{}\n", format_args!($($arg)*))) };
+}
+/// The command's result on standard output (see [`ui::out`]).
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::cli::ui::out(format_args!($($arg)*)) };
+}
+/// A status line on standard output, hidden by `-q` (see [`ui::status`]).
+macro_rules! status {
+    ($($arg:tt)*) => { $crate::cli::ui::status(format_args!($($arg)*)) };
+}
+/// `teammem: warning: …` on standard error (see [`ui::warning`]).
+macro_rules! warning {
+    ($($arg:tt)*) => { $crate::cli::ui::warning(format_args!($($arg)*)) };
+}
+/// `hint: …` on standard error, hidden by `-q` (see [`ui::hint`]).
+macro_rules! hint {
+    ($($arg:tt)*) => { $crate::cli::ui::hint(format_args!($($arg)*)) };
+}
+/// A line on standard error as it is (see [`ui::err`]).
+macro_rules! errln {
+    ($($arg:tt)*) => { $crate::cli::ui::err(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+pub mod ui;
 
 mod add;
 mod baseline;
@@ -16,15 +45,16 @@ mod list;
 mod recall;
 mod redact;
 mod remember;
+mod resolve;
 mod review;
 mod scan;
 mod session_start;
+mod shell;
 mod show;
 mod stale;
 mod sync;
 mod validate;
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -32,13 +62,16 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::domain::memory::MemoryType;
 use crate::domain::scope::ScopeKind;
-use crate::ops::{EXIT_ERROR, OpError, Project};
+use crate::ops::{EXIT_ERROR, EXIT_OK, OpError, Project};
 
 const EXIT_STATUS_HELP: &str = "\
 Exit status:
-  0  success, nothing to report
-  1  findings: invalid memories, a stale index, a secret, or a refused write
-  2  usage error, or an I/O or git error";
+  0    success, nothing to report
+  1    findings: invalid memories, a stale index, a secret, or a refused write
+  2    usage error, or an I/O or git error
+  141  the reader closed standard output early (teammem list | head -1)
+
+-q prints only results, warnings and errors; -v or TEAMMEM_LOG=1 adds debug lines on stderr.";
 
 /// A memory for coding agents that the whole team shares through git.
 ///
@@ -51,6 +84,14 @@ pub struct Cli {
     /// Run as if started in DIR (like `git -C`).
     #[arg(short = 'C', value_name = "DIR", global = true)]
     pub dir: Option<PathBuf>,
+
+    /// Print only the result, warnings and errors (no status lines or hints).
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Print debug lines on standard error (as TEAMMEM_LOG=1 does).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
 
     #[command(subcommand)]
     command: Command,
@@ -69,6 +110,7 @@ enum Command {
     Context(context::ContextArgs),
     Dream(dream::DreamArgs),
     Forget(forget::ForgetArgs),
+    Resolve(resolve::ResolveArgs),
     Remember(remember::RememberArgs),
     Cite(cite::CiteArgs),
     Stale(stale::StaleArgs),
@@ -81,6 +123,8 @@ enum Command {
     Redact(redact::RedactArgs),
     SessionStart(session_start::SessionStartArgs),
     Demo(demo::DemoArgs),
+    Completions(shell::CompletionsArgs),
+    Man(shell::ManArgs),
 }
 
 impl Command {
@@ -92,6 +136,7 @@ impl Command {
             Command::SessionStart(_) => false,
             // The demo's remote is a local folder: no TLS.
             Command::Demo(_) => true,
+            Command::Completions(_) | Command::Man(_) | Command::Resolve(_) => true,
             Command::Baseline(_)
             | Command::Recall(_)
             | Command::Context(_)
@@ -244,28 +289,72 @@ fn scopes(project: &Project, scope: Option<ScopeArg>) -> Vec<ScopeKind> {
 
 /// Parses the command line, runs the command, and maps the outcome to the documented status.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return ExitCode::from(usage_error(&err)),
+    };
+    ui::init(cli.quiet, cli.verbose);
+    // A hook's reader closing early is no reason for session start to fail.
+    let always_ok = matches!(cli.command, Command::SessionStart(_));
+    let code = run_cli(cli);
+    let code = ui::exit_status(code);
+    ExitCode::from(if always_ok { EXIT_OK } else { code })
+}
+
+/// Prints clap's message (help and version on stdout, through [`ui`] so a closed pipe is quiet;
+/// errors on stderr) and returns its exit status.
+fn usage_error(err: &clap::Error) -> u8 {
+    ui::init(false, 0);
+    let code = u8::try_from(err.exit_code()).unwrap_or(EXIT_ERROR);
+    if err.use_stderr() {
+        let _ = err.print();
+        return code;
+    }
+    use std::io::IsTerminal;
+    let text = if std::io::stdout().is_terminal() {
+        err.render().ansi().to_string()
+    } else {
+        err.render().to_string()
+    };
+    ui::out_bytes(text.as_bytes());
+    ui::exit_status(code)
+}
+
+fn run_cli(cli: Cli) -> u8 {
     if cli.command.is_offline() || cli.command.needs_no_tls(cli.dir.as_deref()) {
         skip_tls_bundle();
     } else {
         prefer_hashed_ca_folder();
     }
     let cwd = match &cli.dir {
+        Some(dir) if !dir.is_dir() => {
+            // Like `git -C`: a folder that is not there is a usage error, not "no repository".
+            ui::error(format_args!(
+                "cannot change to {}: {}",
+                dir.display(),
+                if dir.exists() {
+                    "not a folder"
+                } else {
+                    "no such folder"
+                }
+            ));
+            return EXIT_ERROR;
+        }
         Some(dir) => dir.clone(),
         None => match std::env::current_dir() {
             Ok(dir) => dir,
             Err(e) => {
-                eprintln!("teammem: cannot read the current folder: {e}");
-                return ExitCode::from(EXIT_ERROR);
+                ui::error(format_args!("cannot read the current folder: {e}"));
+                return EXIT_ERROR;
             }
         },
     };
+    ui::debug(format_args!("working in {}", cwd.display()));
     match run(cli.command, &cwd) {
-        Ok(code) => ExitCode::from(code),
+        Ok(code) => code,
         Err(err) => {
-            let _ = std::io::stdout().flush();
-            eprintln!("teammem: {err}");
-            ExitCode::from(err.exit_code())
+            ui::error(format_args!("{err}"));
+            err.exit_code()
         }
     }
 }
@@ -274,11 +363,37 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
     // Session start never fails, not even when the project cannot be read.
     let command = match command {
         Command::SessionStart(args) => return Ok(session_start::run(cwd, args)),
+        // Generated from the definitions above; no project needed.
+        Command::Completions(args) => return shell::completions(args),
+        Command::Man(args) => return shell::man(args),
         other => other,
     };
     let project = Project::open(cwd)?;
+    ui::debug(format_args!(
+        "git root: {}; scopes in use: {}; team memory {}, its sync {}",
+        project
+            .repo
+            .as_ref()
+            .map_or("none (not in a repository)".to_string(), |r| r
+                .workdir
+                .display()
+                .to_string()),
+        project
+            .default_scopes()
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        if project.switches.team { "on" } else { "off" },
+        if project.switches.sync { "on" } else { "off" },
+    ));
+    for scope in project.default_scopes() {
+        if let Some(dir) = project.layout.memory_dir(scope) {
+            ui::debug(format_args!("{scope} memory folder: {}", dir.display()));
+        }
+    }
     for warning in &project.warnings {
-        eprintln!("teammem: warning: {warning}");
+        warning!("{warning}");
     }
     match command {
         Command::Init(args) => init::run(&project, args),
@@ -292,6 +407,7 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Context(args) => context::run(&project, args),
         Command::Dream(args) => dream::run(&project, args),
         Command::Forget(args) => forget::run(&project, args),
+        Command::Resolve(args) => resolve::run(&project, args),
         Command::Remember(args) => remember::run(&project, args),
         Command::Cite(args) => cite::run(&project, args),
         Command::Stale(args) => stale::run(&project, args),
@@ -304,13 +420,30 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Redact(args) => redact::run(&project, args),
         Command::SessionStart(args) => Ok(session_start::run(cwd, args)),
         Command::Demo(args) => demo::run(args),
+        Command::Completions(args) => shell::completions(args),
+        Command::Man(args) => shell::man(args),
     }
+}
+
+/// `--format` for commands whose output is human text or JSON (`--json` is the same as
+/// `--format json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TextFormat {
+    /// Text for people.
+    Human,
+    /// JSON for programs.
+    Json,
+}
+
+/// Whether a command was asked for JSON, by `--json` or by `--format json`.
+fn json_wanted(json: bool, format: Option<TextFormat>) -> bool {
+    json || format == Some(TextFormat::Json)
 }
 
 /// Prints a value as pretty JSON on stdout.
 fn print_json<T: serde::Serialize>(value: &T) -> Result<(), OpError> {
     let text = serde_json::to_string_pretty(value)
         .map_err(|e| OpError::Usage(format!("cannot write JSON: {e}")))?;
-    println!("{text}");
+    outln!("{text}");
     Ok(())
 }

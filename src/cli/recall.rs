@@ -23,11 +23,11 @@ pub struct RecallArgs {
     /// What to look for.
     query: String,
     /// At most this many results.
-    #[arg(long, default_value_t = ops::recall::DEFAULT_MAX)]
-    max: usize,
+    #[arg(long, alias = "max", value_name = "N", default_value_t = ops::recall::DEFAULT_MAX)]
+    limit: usize,
     /// Cut each body after this many characters (with a note).
-    #[arg(long, default_value_t = ops::recall::DEFAULT_CHARS)]
-    chars: usize,
+    #[arg(long, alias = "chars", value_name = "N", default_value_t = ops::recall::DEFAULT_CHARS)]
+    max_chars: usize,
     /// Only this scope.
     #[arg(long, value_enum)]
     scope: Option<ScopeArg>,
@@ -36,6 +36,9 @@ pub struct RecallArgs {
     /// last_usage}]}.
     #[arg(long)]
     json: bool,
+    /// `--format json` is the same as --json; `--format human` is the default.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    format: Option<super::TextFormat>,
     /// Read every memory file instead of the recall index (which is then neither read nor
     /// updated). The results are the same; this checks that, and measures the difference.
     #[arg(long)]
@@ -44,20 +47,27 @@ pub struct RecallArgs {
 
 /// Runs `teammem recall`; returns its exit status.
 pub fn run(project: &Project, args: RecallArgs) -> Result<u8, OpError> {
+    let json = super::json_wanted(args.json, args.format);
     let scopes = super::scopes(project, args.scope);
     let index = if args.no_index {
         IndexUse::Off
     } else {
         IndexUse::STANDARD
     };
-    let found =
-        ops::recall::recall_with(project, &scopes, &args.query, args.max, args.chars, index)?;
-    if args.json {
+    let found = ops::recall::recall_with(
+        project,
+        &scopes,
+        &args.query,
+        args.limit,
+        args.max_chars,
+        index,
+    )?;
+    if json {
         super::print_json(&found)?;
         return Ok(EXIT_OK);
     }
     if found.hits.is_empty() {
-        println!("No memory matches \"{}\".", args.query);
+        outln!("No memory matches \"{}\".", args.query);
         return Ok(EXIT_OK);
     }
     for (n, hit) in found.hits.iter().enumerate() {
@@ -75,7 +85,7 @@ pub fn run(project: &Project, args: RecallArgs) -> Result<u8, OpError> {
             ),
             None => String::new(),
         };
-        println!(
+        outln!(
             "{}. {}:{} — {} ({}, score {})\n   {}\n   {}{who}{used}\n",
             n + 1,
             hit.scope,
@@ -87,9 +97,9 @@ pub fn run(project: &Project, args: RecallArgs) -> Result<u8, OpError> {
             hit.age
         );
         for line in hit.body.lines() {
-            println!("   {line}");
+            outln!("   {line}");
         }
-        println!();
+        outln!();
     }
     Ok(EXIT_OK)
 }

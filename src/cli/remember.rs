@@ -24,24 +24,28 @@ pub struct RememberArgs {
     /// Print JSON: {written: [{patch, scope, id}], dropped: [{patch, summary, reason, detail}]}.
     #[arg(long)]
     json: bool,
+    /// `--format json` is the same as --json; `--format human` is the default.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    format: Option<super::TextFormat>,
 }
 
 /// Runs `teammem remember`; returns its exit status.
 pub fn run(project: &Project, args: RememberArgs) -> Result<u8, OpError> {
+    let json = super::json_wanted(args.json, args.format);
     let mut input = String::new();
     std::io::stdin()
         .read_to_string(&mut input)
         .map_err(|e| OpError::Usage(format!("cannot read standard input: {e}")))?;
     let patches = ops::remember::parse_patches(&input)?;
     let done = ops::remember::remember(project, &patches, args.scope.into())?;
-    if args.json {
+    if json {
         super::print_json(&done)?;
     } else {
         for w in &done.written {
-            println!("Remembered {}:{}", w.scope, w.id);
+            status!("Remembered {}:{}", w.scope, w.id);
         }
         for d in &done.dropped {
-            println!("Dropped \"{}\" ({}): {}", d.summary, d.reason, d.detail);
+            outln!("Dropped \"{}\" ({}): {}", d.summary, d.reason, d.detail);
         }
     }
     Ok(if done.dropped.iter().any(|d| d.reason == "secret") {

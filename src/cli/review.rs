@@ -19,6 +19,9 @@ pub struct ReviewArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ReviewFormat::Markdown)]
     format: ReviewFormat,
+    /// The same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
     /// Keep the markdown within this many characters (GitHub's comment limit is 65536): sections
     /// past it are shown without their body or left out, and a closing note says so. At least
     /// 2000. Not for --format json.
@@ -37,7 +40,12 @@ pub enum ReviewFormat {
 
 /// Runs `teammem review`; returns its exit status.
 pub fn run(project: &Project, args: ReviewArgs) -> Result<u8, OpError> {
-    if args.max_chars.is_some() && args.format == ReviewFormat::Json {
+    let format = if args.json {
+        ReviewFormat::Json
+    } else {
+        args.format
+    };
+    if args.max_chars.is_some() && format == ReviewFormat::Json {
         return Err(OpError::Usage(
             "--max-chars cuts the markdown review; drop it with --format json".into(),
         ));
@@ -46,8 +54,8 @@ pub fn run(project: &Project, args: ReviewArgs) -> Result<u8, OpError> {
     let max_chars = args
         .max_chars
         .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
-    match args.format {
-        ReviewFormat::Markdown => print!(
+    match format {
+        ReviewFormat::Markdown => out!(
             "{}",
             ops::review_format::markdown_within(&review, max_chars)
         ),

@@ -24,6 +24,9 @@ pub struct ScanArgs {
     /// fingerprint}], "files_scanned", "bytes_scanned"}) or SARIF 2.1.0.
     #[arg(long, value_enum, default_value = "human")]
     format: ScanFormat,
+    /// The same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
 }
 
 /// How `scan` prints its findings.
@@ -39,8 +42,21 @@ pub enum ScanFormat {
 
 /// Runs `teammem scan`; returns its exit status.
 pub fn run(project: &Project, cwd: &Path, args: ScanArgs) -> Result<u8, OpError> {
-    let report = ops::scan::scan(project, cwd, &args.paths)?;
-    match args.format {
+    let format = if args.json {
+        ScanFormat::Json
+    } else {
+        args.format
+    };
+    let report = match ops::scan::scan(project, cwd, &args.paths) {
+        Ok(report) => report,
+        // An upload step that runs whatever happened still gets a valid log saying why.
+        Err(err) if format == ScanFormat::Sarif => {
+            super::print_json(&sarif_failure(&err.to_string()))?;
+            return Err(err);
+        }
+        Err(err) => return Err(err),
+    };
+    match format {
         ScanFormat::Human => print_human(&report),
         ScanFormat::Json => super::print_json(&json_report(&report))?,
         ScanFormat::Sarif => super::print_json(&sarif_report(&report))?,
@@ -55,7 +71,7 @@ pub fn run(project: &Project, cwd: &Path, args: ScanArgs) -> Result<u8, OpError>
 fn print_human(report: &ScanReport) {
     for f in &report.findings {
         let x = &f.finding;
-        println!(
+        outln!(
             "{}:{}:{}: {} [{}] {} (fingerprint {})",
             f.path,
             x.line,
@@ -73,12 +89,13 @@ fn print_human(report: &ScanReport) {
         .collect::<std::collections::BTreeSet<_>>()
         .len();
     if report.findings.is_empty() {
-        println!(
+        outln!(
             "No secrets found in {} file(s), {} bytes.",
-            report.files_scanned, report.bytes_scanned
+            report.files_scanned,
+            report.bytes_scanned
         );
     } else {
-        println!(
+        outln!(
             "{} secret(s) in {files} of {} file(s) scanned. Remove them (and rotate them: they may \
              already be in git history); for a false positive put `teammem:allow` on the line or \
              add the fingerprint to .qwen/team-memory/.secretsignore.",
@@ -124,7 +141,9 @@ pub fn sarif_report(report: &ScanReport) -> Value {
                 "shortDescription": {"text": label},
                 "fullDescription": {"text": format!("{label} detected. Team memory is shared with every collaborator and injected into their agents' prompts.")},
                 "defaultConfiguration": {"level": "error"},
-                "properties": {"tags": ["security", "secret"]},
+                // GitHub code scanning ranks security alerts by this score: a leaked secret
+                // is critical.
+                "properties": {"tags": ["security", "secret"], "security-severity": "9.0"},
             })
         })
         .collect();
@@ -145,6 +164,18 @@ pub fn sarif_report(report: &ScanReport) -> Value {
             "results": results,
         }],
     })
+}
+
+/// A SARIF 2.1.0 log for a scan that could not run (exit status 2): the rules, no results,
+/// and the error as a tool execution notification.
+pub fn sarif_failure(message: &str) -> Value {
+    let mut log = sarif_report(&ScanReport::default());
+    log["runs"][0]["invocations"] = json!([{
+        "executionSuccessful": false,
+        "exitCode": 2,
+        "toolExecutionNotifications": [{"level": "error", "message": {"text": message}}],
+    }]);
+    log
 }
 
 fn sarif_result(f: &FileFinding, rules: &[(&str, &str)]) -> Value {

@@ -31,6 +31,13 @@ pub struct SessionStartArgs {
     /// How fetch and push reach the remote (see `teammem sync --help`).
     #[arg(long, value_enum, default_value = "builtin")]
     transport: TransportArg,
+    /// Print JSON instead of a hook's shape: {context, sync_line, sync (the `teammem sync
+    /// --json` report, or null when sync did not run), warnings}.
+    #[arg(long)]
+    json: bool,
+    /// `--format json` is the same as --json; `--format human` is the default.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    format: Option<super::TextFormat>,
 }
 
 /// The hook format as named on the command line.
@@ -50,15 +57,30 @@ pub fn run(cwd: &Path, args: SessionStartArgs) -> u8 {
         timeout: Duration::from_secs(args.timeout),
         transport: args.transport.into(),
     };
+    let progress = super::ui::progress("Syncing team memory");
     let started = session_start::session_start(cwd, &options);
+    drop(progress);
+    if super::json_wanted(args.json, args.format) {
+        let report = serde_json::json!({
+            "context": started.context.text,
+            "sync_line": started.sync_line,
+            "sync": started.outcome,
+            "warnings": started.warnings,
+        });
+        // Session start never fails: a report that cannot be written is said on stderr.
+        if let Err(err) = super::print_json(&report) {
+            warning!("{err}");
+        }
+        return EXIT_OK;
+    }
     for warning in &started.warnings {
-        eprintln!("teammem: warning: {warning}");
+        warning!("{warning}");
     }
     let format = match args.hook {
         HookArg::Qwen => HookFormat::Qwen,
         HookArg::Claude => HookFormat::Claude,
         HookArg::Plain => HookFormat::Plain,
     };
-    print!("{}", context::render(&started.context, format));
+    out!("{}", context::render(&started.context, format));
     EXIT_OK
 }

@@ -20,6 +20,9 @@ pub struct ShowArgs {
     /// Print JSON: {scope, id, path, type, name, description, keywords, text}.
     #[arg(long)]
     json: bool,
+    /// `--format json` is the same as --json; `--format human` is the default.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    format: Option<super::TextFormat>,
 }
 
 /// `show --json`: the memory's fields and the text that `show` prints.
@@ -38,6 +41,7 @@ struct Shown {
 
 /// Runs `teammem show`; returns its exit status.
 pub fn run(project: &Project, args: ShowArgs) -> Result<u8, OpError> {
+    let json = super::json_wanted(args.json, args.format);
     let id = MemoryId::parse(&args.id)?;
     let found = catalog::find(project, &id, &every_scope(project))?;
     let path = project.scope_dir(found.scope)?.join(&found.memory.rel);
@@ -46,7 +50,7 @@ pub fn run(project: &Project, args: ShowArgs) -> Result<u8, OpError> {
         // The file as written (comments, quoting and key order kept), not a re-rendering.
         None => String::from_utf8_lossy(&store::read_capped(&path)?).into_owned(),
     };
-    if args.json {
+    if json {
         let file = &found.memory.file;
         super::print_json(&Shown {
             scope: found.scope,
@@ -62,7 +66,7 @@ pub fn run(project: &Project, args: ShowArgs) -> Result<u8, OpError> {
             text,
         })?;
     } else {
-        print!("{text}");
+        out!("{text}");
     }
     Ok(EXIT_OK)
 }

@@ -22,29 +22,40 @@ pub struct StaleArgs {
     /// Print JSON: [{scope, id, name, days_unused, since, since_what, usage_count}].
     #[arg(long)]
     json: bool,
+    /// `--format json` is the same as --json; `--format human` is the default.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    format: Option<super::TextFormat>,
 }
 
 /// Runs `teammem stale`; returns its exit status.
 pub fn run(project: &Project, args: StaleArgs) -> Result<u8, OpError> {
+    let json = super::json_wanted(args.json, args.format);
     let scopes = super::scopes(project, args.scope);
     let found = ops::stale::stale(project, &scopes, args.days, usage::now())?;
-    if args.json {
+    if json {
         super::print_json(&found)?;
         return Ok(EXIT_OK);
     }
     if found.is_empty() {
-        println!("No memory unused for {} days.", args.days);
+        outln!("No memory unused for {} days.", args.days);
     }
     for s in &found {
+        let ago = days_ago(s.days_unused);
         let what = match s.since_what {
-            "last-usage" => "since last cited",
-            "first-commit" => "never cited, since its first commit",
-            _ => "never cited, since its file time",
+            "last-usage" => format!("last cited {ago}"),
+            "first-commit" => format!("never cited; first committed {ago}"),
+            _ => format!("never cited; file written {ago}"),
         };
-        println!(
-            "{}:{} — {} ({} days {what})",
-            s.scope, s.id, s.name, s.days_unused
-        );
+        outln!("{}:{} — {} ({what})", s.scope, s.id, s.name);
     }
     Ok(EXIT_OK)
+}
+
+/// `today`, `1 day ago`, `12 days ago`.
+fn days_ago(days: i64) -> String {
+    match days {
+        i64::MIN..=0 => "today".into(),
+        1 => "1 day ago".into(),
+        n => format!("{n} days ago"),
+    }
 }

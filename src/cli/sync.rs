@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 
 use crate::git::transport::Transport;
 use crate::ops::sync::{self, SyncOptions};
-use crate::ops::{EXIT_FINDINGS, EXIT_OK, OpError, Project};
+use crate::ops::{EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, OpError, Project};
 
 /// Share the team memory: commit .qwen/team-memory/, pull what teammates pushed, push.
 ///
@@ -31,7 +31,8 @@ use crate::ops::{EXIT_FINDINGS, EXIT_OK, OpError, Project};
 ///
 /// Exit status: 0 synced or nothing to do; 1 a file was quarantined, the sync stopped early
 /// (skipped_reason: locked, no-upstream, fetch-failed, push-rejected, timeout, …) or the commit
-/// could not be made; 2 usage, I/O or git error.
+/// could not be made; 2 not inside a git repository (skipped_reason: not-a-git-repo), a usage,
+/// I/O or git error.
 #[derive(Debug, Args)]
 pub struct SyncArgs {
     /// Do not fetch or fast-forward.
@@ -47,6 +48,9 @@ pub struct SyncArgs {
     /// (for SSH setups libssh2 cannot read: ~/.ssh/config aliases, ProxyCommand).
     #[arg(long, value_enum, default_value = "builtin")]
     transport: TransportArg,
+    /// Say what a sync would commit and where it would fetch and push; change nothing.
+    #[arg(long, short = 'n')]
+    dry_run: bool,
     /// The sync commit's author, as `Name <email>` (default: git's user.name and user.email).
     #[arg(long, value_name = "NAME <EMAIL>")]
     author: Option<String>,
@@ -54,6 +58,9 @@ pub struct SyncArgs {
     /// commit, duration_ms, warnings.
     #[arg(long)]
     json: bool,
+    /// `--format json` is the same as --json; `--format human` is the default.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    format: Option<super::TextFormat>,
 }
 
 /// The transport as named on the command line.
@@ -82,6 +89,7 @@ impl SyncArgs {
 }
 
 pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
+    let json = super::json_wanted(args.json, args.format);
     let options = SyncOptions {
         pull: !args.no_pull,
         push: !args.no_push,
@@ -89,13 +97,42 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
         author: args.author,
         transport: args.transport.into(),
     };
-    let outcome = sync::sync(project, &options)?;
-    if args.json {
+    if args.dry_run {
+        let plan = sync::dry_run(project)?;
+        if json {
+            super::print_json(&plan)?;
+        } else {
+            for change in &plan.would_commit {
+                outln!("would commit ({}): {}", change.change, change.path);
+            }
+            if plan.would_commit.is_empty() {
+                outln!("Nothing to commit in the team folder.");
+            }
+            match (&plan.upstream, plan.skipped_reason) {
+                (Some(up), _) => outln!("Would fetch from and push to {up}."),
+                (None, Some(reason)) => {
+                    outln!("Would stop before the network: {}.", reason.as_str())
+                }
+                (None, None) => {}
+            }
+        }
+        return Ok(EXIT_OK);
+    }
+    let progress =
+        (options.pull || options.push).then(|| super::ui::progress("Syncing team memory"));
+    let outcome = sync::sync(project, &options);
+    drop(progress);
+    let outcome = outcome?;
+    super::ui::debug(format_args!(
+        "sync took {} ms (budget {} s, transport {:?})",
+        outcome.duration_ms, args.timeout, args.transport
+    ));
+    if json {
         super::print_json(&outcome)?;
     } else {
-        println!("{}", outcome.summary());
+        outln!("{}", outcome.summary());
         for file in &outcome.quarantined {
-            eprintln!("quarantined {}: {}", file.path, file.reasons.join("; "));
+            errln!("quarantined {}: {}", file.path, file.reasons.join("; "));
         }
         // The summary line already holds the reason for a skip or a refused commit.
         let shown = &outcome.warnings[usize::from(outcome.skipped_reason.is_some())..];
@@ -104,8 +141,13 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
             _ => shown,
         };
         for warning in shown {
-            eprintln!("teammem: warning: {warning}");
+            warning!("{warning}");
         }
+    }
+    // No repository where one is needed is a usage error, as the exit status table says; the
+    // report above still names it (skipped_reason: not-a-git-repo).
+    if outcome.skipped_reason == Some(sync::SkipReason::NotAGitRepo) {
+        return Ok(EXIT_ERROR);
     }
     let trouble = outcome.skipped_reason.is_some()
         || outcome.commit_refused

@@ -19,10 +19,14 @@ pub struct ValidateArgs {
     /// Print JSON: {"files_checked": N, "problems": [{path, line, column, message, fix}]}.
     #[arg(long)]
     json: bool,
+    /// `--format json` is the same as --json; `--format human` is the default.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    format: Option<super::TextFormat>,
 }
 
 /// Runs `teammem validate`; returns its exit status.
 pub fn run(project: &Project, args: ValidateArgs) -> Result<u8, OpError> {
+    let json = super::json_wanted(args.json, args.format);
     let paths: Vec<PathBuf> = if args.paths.is_empty() {
         project
             .default_scopes()
@@ -46,13 +50,23 @@ pub fn run(project: &Project, args: ValidateArgs) -> Result<u8, OpError> {
     }
     let refs: Vec<&std::path::Path> = paths.iter().map(PathBuf::as_path).collect();
     let result = ops::validate::validate(&project.cwd, &refs)?;
-    if args.json {
+    // A memory in two versions is valid twice over, but agents read both: say so.
+    for c in ops::resolve::conflicts(project).unwrap_or_default() {
+        warning!(
+            "{}:{} is kept in two versions ({} is the other) — run `teammem resolve {}`",
+            c.scope,
+            c.original,
+            c.copy,
+            c.original
+        );
+    }
+    if json {
         super::print_json(&result)?;
     } else {
         for problem in &result.problems {
-            println!("{problem}");
+            outln!("{problem}");
         }
-        println!(
+        outln!(
             "{} file(s) checked, {} problem(s)",
             result.files_checked,
             result.problems.len()

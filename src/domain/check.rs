@@ -68,6 +68,8 @@ pub const PATH_LAYOUT: &str = "path-layout";
 pub const SIZE_LIMIT: &str = "size-limit";
 /// A merge conflict left in the index.
 pub const UNMERGED: &str = "unmerged";
+/// A memory kept in two versions by sync, not resolved yet.
+pub const CONFLICT_COPY: &str = "conflict-copy";
 /// The check configuration was changed inside the checked range.
 pub const CONFIG_CHANGED: &str = "config-changed";
 /// The check configuration cannot be read.
@@ -128,6 +130,12 @@ pub const RULES: &[Rule] = &[
         summary: "A merge conflict is unresolved in the team memory",
         help: "Resolve the conflict (keep both versions as separate memories if unsure) and stage the result.",
         default_severity: Severity::Error,
+    },
+    Rule {
+        id: CONFLICT_COPY,
+        summary: "A memory is kept in two versions (sync's conflict copy), so agents read both",
+        help: "Run `teammem resolve <memory> --theirs | --ours | --both | --edit`, then sync.",
+        default_severity: Severity::Warning,
     },
     Rule {
         id: CONFIG_CHANGED,
@@ -450,6 +458,22 @@ pub fn check_file(
             );
         }
         return;
+    }
+    if let (Depth::Full, Some(copy)) = (depth, super::conflict::parse_copy(rel)) {
+        out.push(
+            CONFLICT_COPY,
+            &path,
+            1,
+            1,
+            format!(
+                "a second version of {} that sync kept when two people changed it differently — \
+                 run `teammem resolve {}`",
+                repo_path(&copy.original),
+                copy.original
+            ),
+            "",
+            commit,
+        );
     }
     let text = String::from_utf8_lossy(bytes);
     if depth == Depth::Full {

@@ -563,7 +563,8 @@ fn check_type_folder(path: &str, rel: &str, kind: Option<MemoryType>) -> Option<
 }
 
 /// Checks that a memory file's name is a slug: lowercase ASCII letters and digits joined by
-/// single hyphens, ending in `.md` (a kept conflict copy `<slug>.conflict-<sha>.md` is fine too).
+/// single hyphens, ending in `.md` (a kept conflict copy of a slug file is fine too, see
+/// [`super::conflict`]).
 pub fn check_file_name(path: &str) -> Option<Invalid> {
     let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
     if is_slug_file_name(file) {
@@ -583,19 +584,10 @@ pub fn check_file_name(path: &str) -> Option<Invalid> {
 }
 
 fn is_slug_file_name(file: &str) -> bool {
+    let original = super::conflict::parse_copy(file).map(|copy| copy.original);
+    let file = original.as_deref().unwrap_or(file);
     let Some(stem) = file.strip_suffix(".md") else {
         return false;
-    };
-    let stem = match stem.split_once(".conflict-") {
-        Some((slug, sha))
-            if (7..=40).contains(&sha.len())
-                && sha
-                    .bytes()
-                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()) =>
-        {
-            slug
-        }
-        _ => stem,
     };
     is_slug(stem)
 }

@@ -2,6 +2,7 @@
 
 pub mod changes;
 pub mod check;
+pub mod conflict;
 pub mod consolidate;
 pub mod frontmatter;
 pub mod index;

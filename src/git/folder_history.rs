@@ -50,7 +50,37 @@ pub fn resolve_commit(repo: &Repository, rev: &str) -> Result<Oid, GitError> {
     repo.revparse_single(rev)
         .and_then(|o| o.peel_to_commit())
         .map(|c| c.id())
-        .map_err(|e| GitError::git(format!("resolving `{rev}`"), e))
+        .map_err(|e| unresolved(repo, rev, e))
+}
+
+/// The error for a revision that does not resolve. libgit2 says only "parent 0 does not
+/// exist" for `HEAD~100` on a short history; this says how far back the history goes.
+pub fn unresolved(repo: &Repository, rev: &str, err: git2::Error) -> GitError {
+    let Some(at) = rev.find(['~', '^']) else {
+        return GitError::git(format!("resolving `{rev}`"), err);
+    };
+    let base = &rev[..at];
+    let Ok(start) = repo
+        .revparse_single(if base.is_empty() { "HEAD" } else { base })
+        .and_then(|o| o.peel_to_commit())
+    else {
+        return GitError::git(format!("resolving `{rev}`"), err);
+    };
+    let mut depth = 0usize;
+    let mut commit = start;
+    while let Ok(parent) = commit.parent(0) {
+        depth += 1;
+        commit = parent;
+    }
+    GitError::git(
+        format!(
+            "resolving `{rev}`: `{base}` has only {depth} commit{} before it, so `{rev}` is past \
+             the first commit — use a base inside the history (`{base}~{depth}` is the first \
+             commit), or `--all` to check what HEAD holds",
+            if depth == 1 { "" } else { "s" }
+        ),
+        err,
+    )
 }
 
 /// Walks `base..head` like `git log base..head` (parents before children) and records what each commit changed below

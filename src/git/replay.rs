@@ -157,7 +157,7 @@ pub fn is_sync_commit(repo: &Repository, commit: &Commit<'_>) -> Result<bool, Gi
 pub struct KeptConflict {
     /// The memory's path in the repository (upstream's version).
     pub path: String,
-    /// Where the local version was kept: `<slug>.conflict-<short-sha>.md`.
+    /// Where the local version was kept: `<slug>.md.conflict-<short-sha>.md`.
     pub kept_as: String,
 }
 
@@ -367,12 +367,9 @@ fn merge_input<'a>(bytes: &'a [u8], path: &'a str) -> MergeFileInput<'a> {
     input
 }
 
-/// `type/slug.md` becomes `type/slug.conflict-<short>.md`.
+/// `type/slug.md` becomes `type/slug.md.conflict-<short>.md`, which sorts right after it.
 fn conflict_name(path: &str, short: &str) -> String {
-    match path.strip_suffix(".md") {
-        Some(stem) => format!("{stem}.conflict-{short}.md"),
-        None => format!("{path}.conflict-{short}"),
-    }
+    crate::domain::conflict::copy_path(path, short)
 }
 
 /// MEMORY.md for the merged files, rendered as `teammem index` renders it from disk: every
@@ -495,8 +492,8 @@ mod tests {
     fn conflict_copies_sit_beside_the_memory() {
         assert_eq!(
             conflict_name("feedback/use-postgres.md", "abc1234"),
-            "feedback/use-postgres.conflict-abc1234.md"
+            "feedback/use-postgres.md.conflict-abc1234.md"
         );
-        assert!(memory::check_file_name("feedback/use-postgres.conflict-abc1234.md").is_none());
+        assert!(memory::check_file_name("feedback/use-postgres.md.conflict-abc1234.md").is_none());
     }
 }

@@ -62,20 +62,7 @@ pub fn json(report: &CheckReport) -> Result<String, serde_json::Error> {
 /// SARIF 2.1.0: one run, every rule of the catalog, one result per finding. Fingerprints are
 /// hashes that hold no secret; paths are relative to the repository root (`%SRCROOT%`).
 pub fn sarif(report: &CheckReport) -> Result<String, serde_json::Error> {
-    let rules: Vec<Value> = RULES
-        .iter()
-        .map(|r| {
-            json!({
-                "id": r.id,
-                "name": rule_name(r.id),
-                "shortDescription": {"text": r.summary},
-                "fullDescription": {"text": r.summary},
-                "help": {"text": r.help},
-                "defaultConfiguration": {"level": level(r.default_severity)},
-                "properties": {"tags": tags(r.id)},
-            })
-        })
-        .collect();
+    let rules = sarif_rules();
     let results: Vec<Value> = report
         .findings
         .iter()
@@ -112,6 +99,72 @@ pub fn sarif(report: &CheckReport) -> Result<String, serde_json::Error> {
             "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "The repository root"}}},
             "columnKind": "unicodeCodePoints",
             "results": results,
+        }],
+    });
+    serde_json::to_string_pretty(&doc)
+}
+
+/// Every rule of the catalog as SARIF `reportingDescriptor`s. Security rules carry GitHub's
+/// `security-severity` (a CVSS-like score: 9 and up critical, 7 high, 4 medium), which code
+/// scanning needs to rank them as security alerts.
+fn sarif_rules() -> Vec<Value> {
+    RULES
+        .iter()
+        .map(|r| {
+            let mut properties = json!({"tags": tags(r.id)});
+            if let Some(score) = security_severity(r) {
+                properties["security-severity"] = json!(score);
+            }
+            json!({
+                "id": r.id,
+                "name": rule_name(r.id),
+                "shortDescription": {"text": r.summary},
+                "fullDescription": {"text": r.summary},
+                "help": {"text": r.help},
+                "defaultConfiguration": {"level": level(r.default_severity)},
+                "properties": properties,
+            })
+        })
+        .collect()
+}
+
+/// A leaked secret is critical; a trust error (an injected instruction) high; a trust warning
+/// (a base64 blob, an unknown link) medium; other rules are not security alerts.
+fn security_severity(rule: &check::Rule) -> Option<&'static str> {
+    if rule.id == check::SECRET {
+        Some("9.0")
+    } else if rule.id.starts_with("trust-") {
+        Some(match rule.default_severity {
+            Severity::Error => "7.5",
+            Severity::Warning => "4.0",
+        })
+    } else {
+        None
+    }
+}
+
+/// A SARIF 2.1.0 log for a check that could not run (exit status 2): no results, the error as
+/// a tool execution notification, so an upload step that runs `if: always()` still gets a
+/// valid file that says what went wrong.
+pub fn sarif_failure(message: &str) -> Result<String, serde_json::Error> {
+    let doc = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "teammem",
+                "semanticVersion": env!("CARGO_PKG_VERSION"),
+                "rules": sarif_rules(),
+            }},
+            "invocations": [{
+                "executionSuccessful": false,
+                "exitCode": 2,
+                "toolExecutionNotifications": [{
+                    "level": "error",
+                    "message": {"text": message},
+                }],
+            }],
+            "results": [],
         }],
     });
     serde_json::to_string_pretty(&doc)

@@ -74,6 +74,10 @@ pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError>
         }
         shown.push(scope);
     }
+    // Memories in two versions, named with the command that resolves them.
+    if let Some(line) = super::resolve::conflict_line(project) {
+        text.push_str(&format!("\n{line}\n"));
+    }
     let mut recalled = 0;
     if let Some(query) = query.filter(|q| !q.trim().is_empty()) {
         let found = recall::recall(project, &scopes, query, DEFAULT_MAX, DEFAULT_CHARS)?;

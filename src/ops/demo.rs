@@ -1,7 +1,8 @@
 //! `teammem demo`: a throwaway team in a temp folder — a bare remote and two clones, Alice's
 //! and Bob's — driven by teammem's own operations, to show the main job end to end: memories
-//! written, synced both ways, a secret refused, a memory both edited kept in two versions,
-//! and the review of what a sync brought. git2 only: no git program is needed.
+//! a memory file as written, synced both ways, a secret refused, the context an agent
+//! receives, a memory both edited kept in two versions and then resolved, and the review of
+//! what a sync brought. git2 only: no git program is needed.
 
 use std::fs;
 use std::io::Write;
@@ -14,6 +15,8 @@ use crate::domain::memory::MemoryType;
 use crate::domain::scope::{Environment, ScopeKind, TEAM_DIR};
 
 use super::add::{self, NewMemory};
+use super::context::{self, HookFormat};
+use super::resolve::{self, Keep};
 use super::review;
 use super::review_format;
 use super::sync::{self, SyncOptions, SyncOutcome};
@@ -79,6 +82,12 @@ fn story(root: &Path, out: &mut dyn Write) -> Result<(), OpError> {
     )?;
     say_sync(out, &alice, &sync_now(&alice)?)?;
 
+    heading(out, "The memory file as Alice's add wrote it")?;
+    let release = format!("{TEAM_DIR}/project/release-train.md");
+    let written = fs::read_to_string(alice.dir.join(&release))
+        .map_err(|e| OpError::io(alice.dir.join(&release), e))?;
+    writeln!(out, "alice$ cat {release}\n{written}").map_err(io)?;
+
     heading(out, "Bob clones, adds a memory and syncs")?;
     let bob = new_clone(root, "bob", "Bob", &remote, true)?;
     remember(
@@ -117,7 +126,6 @@ fn story(root: &Path, out: &mut dyn Write) -> Result<(), OpError> {
     }
 
     heading(out, "Alice and Bob both edit the release train memory")?;
-    let release = format!("{TEAM_DIR}/project/release-train.md");
     edit_body(
         &alice,
         &release,
@@ -135,6 +143,12 @@ fn story(root: &Path, out: &mut dyn Write) -> Result<(), OpError> {
         writeln!(out, "  project/{file}").map_err(io)?;
     }
 
+    heading(out, "What Bob's agent receives at session start")?;
+    let bob_now = Project::open_with(&bob.dir, bob.project.env.clone())?;
+    let shown = context::build(&bob_now, None)?;
+    writeln!(out, "bob$ teammem context").map_err(io)?;
+    write!(out, "{}", context::render(&shown, HookFormat::Plain)).map_err(io)?;
+
     heading(out, "Alice syncs and reviews what Bob's sync brought")?;
     let alice_repo = crate::git::repo::open(&alice.dir)?;
     let before = head(&alice_repo)?;
@@ -142,6 +156,26 @@ fn story(root: &Path, out: &mut dyn Write) -> Result<(), OpError> {
     let after = head(&alice_repo)?;
     let review = review::review_range(&alice_repo, &before, &after)?;
     write!(out, "{}", review_format::markdown(&review)).map_err(io)?;
+
+    heading(
+        out,
+        "Bob keeps Alice's version, and both agents see one memory again",
+    )?;
+    let conflict = resolve::find(&bob_now, "project/release-train.md")?;
+    let done = resolve::resolve(&bob_now, &conflict, Keep::Theirs)?;
+    writeln!(
+        out,
+        "bob$ teammem resolve project/release-train.md --theirs\nResolved {}:{}: kept the \
+         version at {}; removed {}.",
+        done.scope, done.memory, done.memory, done.copy
+    )
+    .map_err(io)?;
+    say_sync(out, &bob, &sync_now(&bob)?)?;
+    say_sync(out, &alice, &sync_now(&alice)?)?;
+    let alice_now = Project::open_with(&alice.dir, alice.project.env.clone())?;
+    let shown = context::build(&alice_now, None)?;
+    writeln!(out, "alice$ teammem context").map_err(io)?;
+    write!(out, "{}", context::render(&shown, HookFormat::Plain)).map_err(io)?;
     Ok(())
 }
 
@@ -248,14 +282,52 @@ fn sync_now(who: &Teammate) -> Result<SyncOutcome, OpError> {
     )
 }
 
+/// `teammem sync`'s line, counting memories apart from the regenerated index (the line's
+/// "team memory files" count MEMORY.md too).
 fn say_sync(out: &mut dyn Write, who: &Teammate, outcome: &SyncOutcome) -> Result<(), OpError> {
-    writeln!(
-        out,
-        "{}$ teammem sync\n{}",
-        who.name.to_lowercase(),
-        outcome.summary()
-    )
-    .map_err(|e| OpError::io(Path::new("<stdout>"), e))
+    let mut line = outcome.summary();
+    if let (true, Some(sha)) = (outcome.committed, &outcome.commit) {
+        let (memories, index_too) = changed_in_commit(&who.dir, sha)?;
+        let tail = line.split_once("; ").map(|(_, t)| format!("; {t}"));
+        line = format!(
+            "Committed {memories} memor{}{} as {}{}",
+            if memories == 1 { "y" } else { "ies" },
+            if index_too { " and MEMORY.md" } else { "" },
+            &sha[..sha.len().min(7)],
+            tail.unwrap_or_default()
+        );
+    }
+    writeln!(out, "{}$ teammem sync\n{line}", who.name.to_lowercase())
+        .map_err(|e| OpError::io(Path::new("<stdout>"), e))
+}
+
+/// How many memory files commit `sha` changed in the team folder (against its first parent),
+/// and whether it changed the index too.
+fn changed_in_commit(dir: &Path, sha: &str) -> Result<(usize, bool), OpError> {
+    let repo = crate::git::repo::open(dir)?;
+    let commit = git2::Oid::from_str(sha)
+        .and_then(|oid| repo.find_commit(oid))
+        .map_err(|e| git("reading the sync commit", e))?;
+    let tree = commit
+        .tree()
+        .map_err(|e| git("reading the sync commit", e))?;
+    let parent = commit.parent(0).ok().and_then(|p| p.tree().ok());
+    let mut options = git2::DiffOptions::new();
+    options.pathspec(TEAM_DIR);
+    let diff = repo
+        .diff_tree_to_tree(parent.as_ref(), Some(&tree), Some(&mut options))
+        .map_err(|e| git("comparing the sync commit", e))?;
+    let index = format!("{TEAM_DIR}/{}", crate::domain::scope::INDEX_FILE);
+    let (mut memories, mut index_too) = (0, false);
+    for delta in diff.deltas() {
+        let path = delta.new_file().path().or(delta.old_file().path());
+        match path.and_then(Path::to_str) {
+            Some(p) if p == index => index_too = true,
+            Some(_) => memories += 1,
+            None => {}
+        }
+    }
+    Ok((memories, index_too))
 }
 
 fn heading(out: &mut dyn Write, title: &str) -> Result<(), OpError> {

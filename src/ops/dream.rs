@@ -53,6 +53,11 @@ pub struct DreamReport {
     pub touched_topics: Vec<String>,
     /// Whether the scope's MEMORY.md changed.
     pub index_written: bool,
+    /// With `--dry-run`: nothing was written, the counts say what one round would merge.
+    pub dry_run: bool,
+    /// Memories left alone because sync kept them in two versions (`teammem resolve` first):
+    /// merging two contradicting versions would only hide the contradiction.
+    pub skipped_conflicts: Vec<String>,
 }
 
 fn meta_path(project: &Project, scope: ScopeKind) -> Result<PathBuf, OpError> {
@@ -164,6 +169,17 @@ fn take_lock(path: &Path) -> Result<Result<Lock, String>, OpError> {
 
 /// Runs dream on one scope (gate and lock included, unless `force` skips the gate).
 pub fn dream(project: &Project, scope: ScopeKind, force: bool) -> Result<DreamReport, OpError> {
+    dream_with(project, scope, force, false)
+}
+
+/// [`dream`], or with `dry_run` what its first round would merge, writing nothing (no memory,
+/// no index, no gate state).
+pub fn dream_with(
+    project: &Project,
+    scope: ScopeKind,
+    force: bool,
+    dry_run: bool,
+) -> Result<DreamReport, OpError> {
     let mut report = DreamReport {
         scope,
         status: "done",
@@ -171,6 +187,8 @@ pub fn dream(project: &Project, scope: ScopeKind, force: bool) -> Result<DreamRe
         deduped_entries: 0,
         touched_topics: Vec::new(),
         index_written: false,
+        dry_run,
+        skipped_conflicts: Vec::new(),
     };
     let meta_file = meta_path(project, scope)?;
     let meta = read_meta(&meta_file);
@@ -206,17 +224,28 @@ pub fn dream(project: &Project, scope: ScopeKind, force: bool) -> Result<DreamRe
     };
 
     let mut touched = BTreeSet::new();
+    let run = Run {
+        project,
+        scope,
+        dry_run,
+        in_conflict: conflict_pairs(project, scope)?,
+    };
+    report.skipped_conflicts = run.in_conflict.iter().cloned().collect();
     // A legacy file cut down to one bullet becomes a one-entry file known by its title, which
-    // can make a new duplicate: repeat until nothing merges (a few rounds at most).
-    for _ in 0..8 {
-        let merged = merge_within_files(project, scope, &mut touched)?
-            + merge_across_files(project, scope, &mut touched)?;
+    // can make a new duplicate: repeat until nothing merges (a few rounds at most). A dry run
+    // changes nothing, so one round says all it can.
+    for _ in 0..if dry_run { 1 } else { 8 } {
+        let merged =
+            merge_within_files(&run, &mut touched)? + merge_across_files(&run, &mut touched)?;
         report.deduped_entries += merged;
         if merged == 0 {
             break;
         }
     }
     report.touched_topics = touched.into_iter().collect();
+    if dry_run {
+        return Ok(report);
+    }
     let (written, _) = project.rebuild_index(scope)?;
     report.index_written = written;
 
@@ -226,6 +255,50 @@ pub fn dream(project: &Project, scope: ScopeKind, force: bool) -> Result<DreamRe
     write_meta(&meta_file, &meta)?;
     drop(lock);
     Ok(report)
+}
+
+/// One dream run over one scope.
+struct Run<'a> {
+    project: &'a Project,
+    scope: ScopeKind,
+    dry_run: bool,
+    /// Conflict copies and the memories they are versions of.
+    in_conflict: BTreeSet<String>,
+}
+
+impl Run<'_> {
+    /// The scope's memories dream may touch: every one but a conflict pair.
+    fn memories(&self) -> Result<Vec<StoredMemory>, OpError> {
+        let mut memories = self.project.load(self.scope)?.memories;
+        memories.retain(|m| !self.in_conflict.contains(&m.rel));
+        Ok(memories)
+    }
+
+    fn rewrite(&self, memory: &StoredMemory, body: String) -> Result<(), OpError> {
+        if self.dry_run {
+            return Ok(());
+        }
+        rewrite(self.project, self.scope, memory, body)
+    }
+
+    fn remove(&self, rel: &str) -> Result<(), OpError> {
+        if self.dry_run {
+            return Ok(());
+        }
+        remove_memory(self.project, self.scope, rel)
+    }
+}
+
+/// The paths of every conflict copy in the scope and of the memory each is a version of.
+fn conflict_pairs(project: &Project, scope: ScopeKind) -> Result<BTreeSet<String>, OpError> {
+    let mut pairs = BTreeSet::new();
+    for memory in project.load(scope)?.memories {
+        if let Some(copy) = crate::domain::conflict::parse_copy(&memory.rel) {
+            pairs.insert(copy.original);
+            pairs.insert(memory.rel);
+        }
+    }
+    Ok(pairs)
 }
 
 /// Writes `memory` back with a new body (through the team write guard in team scope).
@@ -247,15 +320,11 @@ fn rewrite(
     Ok(())
 }
 
-fn merge_within_files(
-    project: &Project,
-    scope: ScopeKind,
-    touched: &mut BTreeSet<String>,
-) -> Result<usize, OpError> {
+fn merge_within_files(run: &Run<'_>, touched: &mut BTreeSet<String>) -> Result<usize, OpError> {
     let mut merged = 0;
-    for memory in project.load(scope)?.memories {
+    for memory in run.memories()? {
         if let Some((body, n)) = consolidate::merge_within(&memory.file) {
-            rewrite(project, scope, &memory, body)?;
+            run.rewrite(&memory, body)?;
             touched.insert(memory.rel.clone());
             merged += n;
         }
@@ -263,12 +332,9 @@ fn merge_within_files(
     Ok(merged)
 }
 
-fn merge_across_files(
-    project: &Project,
-    scope: ScopeKind,
-    touched: &mut BTreeSet<String>,
-) -> Result<usize, OpError> {
-    let memories = project.load(scope)?.memories;
+fn merge_across_files(run: &Run<'_>, touched: &mut BTreeSet<String>) -> Result<usize, OpError> {
+    let (project, scope) = (run.project, run.scope);
+    let memories = run.memories()?;
     // key -> (file position, entry position) of the first entry with it.
     let mut first: HashMap<String, (usize, usize)> = HashMap::new();
     let mut appends: BTreeMap<usize, BTreeMap<usize, Vec<String>>> = BTreeMap::new();
@@ -312,7 +378,7 @@ fn merge_across_files(
             continue;
         }
         if let Some(body) = consolidate::rebuild(&memory.file, entry_appends, &none) {
-            rewrite(project, scope, memory, body)?;
+            run.rewrite(memory, body)?;
             touched.insert(memory.rel.clone());
         }
     }
@@ -325,9 +391,9 @@ fn merge_across_files(
         removed += entries.len();
         match consolidate::rebuild(&memory.file, &BTreeMap::new(), entries) {
             Some(body) => {
-                rewrite(project, scope, &memory, body)?;
+                run.rewrite(&memory, body)?;
             }
-            None => remove_memory(project, scope, &memory.rel)?,
+            None => run.remove(&memory.rel)?,
         }
         touched.insert(memory.rel.clone());
     }

@@ -21,6 +21,7 @@ pub mod project;
 pub mod quarantine;
 pub mod recall;
 pub mod remember;
+pub mod resolve;
 pub mod review;
 pub mod review_format;
 pub mod scan;

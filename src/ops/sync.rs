@@ -310,7 +310,8 @@ fn share(
             match fetch::fetch(repo, &up, &net) {
                 Ok(fetched) => fetched.tip,
                 Err(failure) => {
-                    network_skip(outcome, &failure, SkipReason::FetchFailed, "");
+                    let tail = missing_local_remote(repo, &up).unwrap_or_default();
+                    network_skip(outcome, &failure, SkipReason::FetchFailed, &tail);
                     return Ok(());
                 }
             }
@@ -478,6 +479,39 @@ fn network_skip(outcome: &mut SyncOutcome, failure: &NetFailure, reason: SkipRea
         NetFailureKind::Failed => reason,
     };
     outcome.skip(reason, format!("{}{tail}", failure.message));
+}
+
+/// When the upstream's remote is a local folder that does not exist, says so: libgit2 reports
+/// only "unsupported URL protocol" for it.
+fn missing_local_remote(repo: &Repository, up: &Upstream) -> Option<String> {
+    let url = match repo.find_remote(&up.remote) {
+        Ok(remote) => remote.url().ok()?.to_string(),
+        Err(_) => up.remote.clone(),
+    };
+    let path = match url.strip_prefix("file://") {
+        Some(path) => path.to_string(),
+        // `host:path` is scp-style ssh; anything with a scheme is a URL.
+        None if url.contains("://") => return None,
+        None if url
+            .split('/')
+            .next()
+            .is_some_and(|first| first.contains(':')) =>
+        {
+            return None;
+        }
+        None => url.clone(),
+    };
+    let at = repo.workdir().unwrap_or(repo.path()).join(&path);
+    if at.exists() {
+        return None;
+    }
+    Some(format!(
+        " — the remote `{}` is the local folder {}, which does not exist; fix it with `git \
+         remote set-url {} <url>`",
+        up.remote,
+        at.display(),
+        up.remote
+    ))
 }
 
 /// A pause of 100–400 ms times the attempt, different per process, so clones that collided
@@ -883,6 +917,67 @@ pub fn parse_person(text: &str) -> Result<Person, OpError> {
         name: name.to_string(),
         email: email.to_string(),
     })
+}
+
+/// What `teammem sync --dry-run` reports: the team folder's changes a sync would commit, and
+/// where it would fetch from and push to. Nothing is committed, fetched or pushed.
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncPlan {
+    /// Always true: nothing was done.
+    pub dry_run: bool,
+    /// Changed files under the team folder: `{path, change: added|modified|deleted}`.
+    pub would_commit: Vec<PlannedChange>,
+    /// The upstream a sync would fetch and push (`origin/main`), or null.
+    pub upstream: Option<String>,
+    /// Why a sync would stop early (same names as `skipped_reason`), or null.
+    pub skipped_reason: Option<SkipReason>,
+}
+
+/// One file a sync would commit.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedChange {
+    /// Path relative to the work tree.
+    pub path: String,
+    /// `added`, `modified` or `deleted`.
+    pub change: &'static str,
+}
+
+/// Computes [`SyncPlan`] from the work tree and HEAD alone (no lock taken, no network).
+pub fn dry_run(project: &Project) -> Result<SyncPlan, OpError> {
+    let mut plan = SyncPlan {
+        dry_run: true,
+        would_commit: Vec::new(),
+        upstream: None,
+        skipped_reason: None,
+    };
+    let Some(paths) = &project.repo else {
+        plan.skipped_reason = Some(SkipReason::NotAGitRepo);
+        return Ok(plan);
+    };
+    let repo = crate::git::repo::open(&paths.workdir)?;
+    let head_tree = repo.head().ok().and_then(|h| h.peel_to_tree().ok());
+    for change in status::team_changes(&repo, head_tree.as_ref(), TEAM_DIR)? {
+        plan.would_commit.push(PlannedChange {
+            path: change.path,
+            change: match change.kind {
+                ChangeKind::Added => "added",
+                ChangeKind::Modified => "modified",
+                ChangeKind::Deleted => "deleted",
+            },
+        });
+    }
+    match upstream::resolve(&repo)? {
+        UpstreamLookup::Found(up) => {
+            let branch = up
+                .merge_ref
+                .strip_prefix("refs/heads/")
+                .unwrap_or(&up.merge_ref);
+            plan.upstream = Some(format!("{}/{branch}", up.remote));
+        }
+        UpstreamLookup::NoUpstream { .. } => plan.skipped_reason = Some(SkipReason::NoUpstream),
+        UpstreamLookup::Detached => plan.skipped_reason = Some(SkipReason::DetachedHead),
+    }
+    Ok(plan)
 }
 
 #[cfg(test)]
