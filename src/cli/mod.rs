@@ -12,7 +12,9 @@ mod forget;
 mod hooks;
 mod index;
 mod init;
+mod install_mcp;
 mod list;
+mod mcp;
 mod recall;
 mod redact;
 mod remember;
@@ -81,6 +83,8 @@ enum Command {
     Redact(redact::RedactArgs),
     SessionStart(session_start::SessionStartArgs),
     Demo(demo::DemoArgs),
+    Mcp(mcp::McpArgs),
+    InstallMcp(install_mcp::InstallMcpArgs),
 }
 
 impl Command {
@@ -92,6 +96,9 @@ impl Command {
             Command::SessionStart(_) => false,
             // The demo's remote is a local folder: no TLS.
             Command::Demo(_) => true,
+            // Online only when team saves are published at once.
+            Command::Mcp(args) => !args.publishes(),
+            Command::InstallMcp(_) => true,
             Command::Baseline(_)
             | Command::Recall(_)
             | Command::Context(_)
@@ -304,6 +311,8 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Redact(args) => redact::run(&project, args),
         Command::SessionStart(args) => Ok(session_start::run(cwd, args)),
         Command::Demo(args) => demo::run(args),
+        Command::Mcp(args) => mcp::run(project, args),
+        Command::InstallMcp(args) => install_mcp::run(&project, args),
     }
 }
 
