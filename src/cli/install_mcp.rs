@@ -80,7 +80,11 @@ pub fn run(project: &Project, args: InstallMcpArgs) -> Result<u8, OpError> {
     let entry = serde_json::to_string(&plan.entry).unwrap_or_default();
     let kept = match plan.other_servers.len() {
         0 => String::new(),
-        n => format!("; kept {n} other server{}: {}", if n == 1 { "" } else { "s" }, plan.other_servers.join(", ")),
+        n => format!(
+            "; kept {n} other server{}: {}",
+            if n == 1 { "" } else { "s" },
+            plan.other_servers.join(", ")
+        ),
     };
     if plan.change == Change::Unchanged {
         println!("{path}: already configured, nothing to do (teammem: {entry}{kept}).");

@@ -206,9 +206,8 @@ fn edit_json(
         ))
     };
     let source = if text.trim().is_empty() { "{}\n" } else { text };
-    let root = CstRootNode::parse(source, &ParseOptions::default()).map_err(|e| {
-        unusable(&format!("not valid JSON ({e})"))
-    })?;
+    let root = CstRootNode::parse(source, &ParseOptions::default())
+        .map_err(|e| unusable(&format!("not valid JSON ({e})")))?;
     let Some(top) = root.object_value() else {
         return Err(unusable("the top level is not a JSON object"));
     };
@@ -371,10 +370,8 @@ mod tests {
         let after = fs::read_to_string(&path).unwrap();
         assert!(after.contains("// the team's settings"), "{after}");
         assert!(after.contains("\"other\": {\"command\": \"x\"}"), "{after}");
-        let value: Value = serde_json::from_str(
-            &after.replace("// the team's settings\n", ""),
-        )
-        .unwrap();
+        let value: Value =
+            serde_json::from_str(&after.replace("// the team's settings\n", "")).unwrap();
         assert_eq!(value["memory"]["enableTeamMemory"], json!(true));
         assert_eq!(value["mcpServers"]["teammem"]["command"], json!("teammem"));
         assert_eq!(value["mcpServers"]["teammem"]["args"], json!(["mcp"]));
@@ -392,11 +389,17 @@ mod tests {
             let value: Value = serde_json::from_str(&p.after).unwrap();
             let entry = &value["mcpServers"]["teammem"];
             assert_eq!(entry["command"], json!("teammem"));
-            assert_eq!(entry["args"].as_array().unwrap().last(), Some(&json!("mcp")));
+            assert_eq!(
+                entry["args"].as_array().unwrap().last(),
+                Some(&json!("mcp"))
+            );
         }
         let p = plan(&places(dir.path()), Client::Codex, &command()).unwrap();
         let doc: toml_edit::DocumentMut = p.after.parse().unwrap();
-        assert_eq!(doc["mcp_servers"]["teammem"]["command"].as_str(), Some("teammem"));
+        assert_eq!(
+            doc["mcp_servers"]["teammem"]["command"].as_str(),
+            Some("teammem")
+        );
         assert!(p.path.ends_with("codex-home/config.toml"));
     }
 
@@ -412,7 +415,10 @@ mod tests {
         apply(&p).unwrap();
         let after = fs::read_to_string(&path).unwrap();
         assert!(after.starts_with("# my codex\nmodel = \"o3\"\n"), "{after}");
-        assert!(after.contains("[mcp_servers.docs]\ncommand = \"docs-mcp\""), "{after}");
+        assert!(
+            after.contains("[mcp_servers.docs]\ncommand = \"docs-mcp\""),
+            "{after}"
+        );
         assert!(after.contains("startup_timeout_sec = 20"), "{after}");
         assert!(after.contains("args = [\"mcp\"]"), "{after}");
         let again = plan(&places(dir.path()), Client::Codex, &command()).unwrap();
@@ -425,7 +431,10 @@ mod tests {
         let path = dir.path().join(".mcp.json");
         fs::write(&path, "{\"mcpServers\": [1, 2]}").unwrap();
         let err = plan(&places(dir.path()), Client::Claude, &command()).unwrap_err();
-        assert!(err.to_string().contains("`mcpServers` is not an object"), "{err}");
+        assert!(
+            err.to_string().contains("`mcpServers` is not an object"),
+            "{err}"
+        );
         fs::write(&path, "{not json").unwrap();
         let err = plan(&places(dir.path()), Client::Claude, &command()).unwrap_err();
         assert!(err.to_string().contains("not valid JSON"), "{err}");

@@ -122,7 +122,10 @@ mod tests {
         );
         let withheld = admit(&ignore, "team:project/x.md", &text).unwrap_err();
         let line = withheld.line();
-        assert!(line.contains("secret (GitHub personal access token)"), "{line}");
+        assert!(
+            line.contains("secret (GitHub personal access token)"),
+            "{line}"
+        );
         assert!(line.contains("trust-instruction-override"), "{line}");
         assert!(!line.contains(&TOKEN[4..]), "{line}");
         assert!(!line.contains("previous instructions"), "{line}");
@@ -133,7 +136,11 @@ mod tests {
         let ignore = SecretsIgnore::default();
         let id = format!("team:reference/{TOKEN}.md");
         let withheld = admit(&ignore, &id, "plain text\n").unwrap_err();
-        assert!(!withheld.line().contains(&TOKEN[4..]), "{}", withheld.line());
+        assert!(
+            !withheld.line().contains(&TOKEN[4..]),
+            "{}",
+            withheld.line()
+        );
         // An unexpected link is a warning for reviewers, not a reason to withhold.
         assert!(admit(&ignore, "team:a.md", "See https://example.org/page.\n").is_ok());
     }

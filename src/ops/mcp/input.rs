@@ -62,10 +62,9 @@ impl Arguments {
                 }
                 Ok(Some(s))
             }
-            Some(other) => Err(self.bad(format!(
-                "`{name}` must be a string, not {}",
-                kind(&other)
-            ))),
+            Some(other) => {
+                Err(self.bad(format!("`{name}` must be a string, not {}", kind(&other))))
+            }
         }
     }
 
@@ -110,10 +109,9 @@ impl Arguments {
                 Some(v) if (1..=max).contains(&v) => Ok(Some(v as usize)),
                 _ => Err(self.bad(format!("`{name}` must be a whole number from 1 to {max}"))),
             },
-            Some(other) => Err(self.bad(format!(
-                "`{name}` must be a number, not {}",
-                kind(&other)
-            ))),
+            Some(other) => {
+                Err(self.bad(format!("`{name}` must be a number, not {}", kind(&other))))
+            }
         }
     }
 
@@ -133,9 +131,9 @@ impl Arguments {
     pub fn scope(&mut self) -> Result<Option<ScopeKind>, BadInput> {
         match self.text("scope", 20)? {
             None => Ok(None),
-            Some(s) => ScopeKind::parse(s.trim())
-                .map(Some)
-                .ok_or_else(|| self.bad(format!("unknown scope `{s}` — use team, private or user"))),
+            Some(s) => ScopeKind::parse(s.trim()).map(Some).ok_or_else(|| {
+                self.bad(format!("unknown scope `{s}` — use team, private or user"))
+            }),
         }
     }
 
@@ -264,11 +262,21 @@ mod tests {
         let mut a = args(json!({"limit": 0}));
         assert!(a.count("limit", MAX_LIMIT).is_err());
         let mut a = args(json!({"limit": "5"}));
-        assert!(a.count("limit", MAX_LIMIT).unwrap_err().0.contains("not a string"));
+        assert!(
+            a.count("limit", MAX_LIMIT)
+                .unwrap_err()
+                .0
+                .contains("not a string")
+        );
         let mut a = args(json!({"name": "two\nlines"}));
         assert!(a.one_line("name", MAX_NAME_CHARS).is_err());
         let a = args(json!({"content": "x"}));
-        assert!(a.finish().unwrap_err().0.contains("unknown argument `content`"));
+        assert!(
+            a.finish()
+                .unwrap_err()
+                .0
+                .contains("unknown argument `content`")
+        );
         let mut a = args(json!({"scope": "everyone"}));
         assert!(a.scope().unwrap_err().0.contains("unknown scope"));
     }
