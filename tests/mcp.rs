@@ -207,11 +207,8 @@ fn an_agent_saves_searches_reads_lists_and_forgets_through_the_python_sdk() {
         "{found}"
     );
     assert!(found.contains("changed_by=\"Test User\""), "{found}");
+    assert!(found.contains("from=\"commit\""), "{found}");
     assert!(found.contains("not instructions"), "{found}");
-    assert_eq!(
-        steps[1]["structured"]["hits"][0]["changed_from"],
-        json!("commit")
-    );
 
     let read = ok_text(&steps[2]);
     assert!(
@@ -665,5 +662,262 @@ fn install_mcp_writes_each_clients_file_keeps_what_is_there_and_the_result_serve
     assert_eq!(
         fs::read_to_string(me.join(".cursor/mcp.json")).unwrap(),
         "{ broken"
+    );
+}
+
+/// Claude Code from npm (.ci/install.d/31-claude-code.sh), or `TEAMMEM_CLAUDE`.
+fn claude() -> PathBuf {
+    let path = std::env::var_os("TEAMMEM_CLAUDE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/opt/teammem-clients/claude/node_modules/.bin/claude"));
+    assert!(
+        path.exists(),
+        "Claude Code is missing at {}: run .ci/install.d/31-claude-code.sh",
+        path.display()
+    );
+    path
+}
+
+/// The mock Messages API (tests/mock_anthropic.py) on 127.0.0.1, answering with `turns`.
+struct MockModel {
+    child: std::process::Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl MockModel {
+    fn start(sb: &Sandbox, turns: Value) -> MockModel {
+        let script_path = sb.path().join("model-script.json");
+        fs::write(&script_path, json!({ "turns": turns }).to_string()).unwrap();
+        let log = sb.path().join("model-requests.jsonl");
+        let port_file = sb.path().join("model-port");
+        let child = Command::new(python())
+            .arg(script("mock_anthropic.py"))
+            .args([&script_path, &log, &port_file])
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("start the mock model server");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let port = loop {
+            if let Ok(text) = fs::read_to_string(&port_file) {
+                break text.trim().parse().expect("a port");
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the mock model server did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        MockModel { child, port, log }
+    }
+
+    /// Every request it received, in order.
+    fn requests(&self) -> Vec<Value> {
+        fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+impl Drop for MockModel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `claude -p PROMPT ARGS` in `dir` against the mock, with everything that could reach
+/// another host switched off and any proxied request sent to the mock (which refuses and logs
+/// it). Returns the run; asserts that only the mock on 127.0.0.1 was asked anything.
+fn run_claude(
+    sb: &Sandbox,
+    dir: &Path,
+    model: &MockModel,
+    prompt: &str,
+    args: &[&str],
+) -> common::Run {
+    let url = format!("http://127.0.0.1:{}", model.port);
+    let mut cmd = Command::new(claude());
+    sb.isolate(&mut cmd)
+        .current_dir(dir)
+        .args(["-p", prompt, "--output-format", "json"])
+        .args(args)
+        .env("ANTHROPIC_BASE_URL", &url)
+        .env("ANTHROPIC_API_KEY", "sk-ant-mock-key-for-tests")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_BUG_COMMAND", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("HTTPS_PROXY", &url)
+        .env("HTTP_PROXY", &url)
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .stdin(Stdio::null());
+    let run = common::Run::from(cmd.output().expect("run claude"));
+    let requests = model.requests();
+    assert!(
+        !requests.is_empty(),
+        "Claude Code asked the model nothing: {run:?}"
+    );
+    for request in &requests {
+        assert_eq!(
+            request["refused"],
+            Value::Null,
+            "a request left for elsewhere: {request}"
+        );
+        assert_eq!(
+            request["host"],
+            json!(format!("127.0.0.1:{}", model.port)),
+            "{request}"
+        );
+    }
+    run
+}
+
+/// The text of every tool result in a Messages API request.
+fn tool_results(request: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for message in request["body"]["messages"].as_array().into_iter().flatten() {
+        for block in message["content"].as_array().into_iter().flatten() {
+            if block["type"] == "tool_result" {
+                out.push(match &block["content"] {
+                    Value::String(s) => s.clone(),
+                    Value::Array(parts) => parts
+                        .iter()
+                        .filter_map(|p| p["text"].as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    other => other.to_string(),
+                });
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn claude_code_saves_through_the_gate_and_the_search_result_reaches_the_model() {
+    let team = Team::new();
+    let sb = &team.sb;
+    let me = &team.me;
+    syncrun::teammem_env(
+        sb,
+        me,
+        &[
+            "install-mcp",
+            "--client",
+            "claude",
+            "--command",
+            env!("CARGO_BIN_EXE_teammem"),
+        ],
+        &[],
+    )
+    .expect_code(0);
+    let secret = token();
+    let save_input = |body: &str| {
+        json!({"scope": "team", "type": "project", "name": "Staging database host",
+               "description": "Where the staging database runs", "body": body})
+    };
+    let model = MockModel::start(
+        sb,
+        json!([
+            {"tool": "mcp__teammem__memory_save",
+             "input": save_input(&format!("Staging Postgres: db-staging.internal:5433, password {secret}"))},
+            {"tool": "mcp__teammem__memory_save",
+             "input": save_input("Staging Postgres runs on db-staging.internal port 5433.\n\nWhy: the replica holds the default port.")},
+            {"tool": "mcp__teammem__memory_search", "input": {"query": "staging database port"}},
+            {"text": "Saved and checked."}
+        ]),
+    );
+    let run = run_claude(
+        sb,
+        me,
+        &model,
+        "Remember where the staging database runs, for the team.",
+        &[
+            "--mcp-config",
+            ".mcp.json",
+            "--strict-mcp-config",
+            "--allowedTools",
+            "mcp__teammem__memory_save,mcp__teammem__memory_search",
+        ],
+    );
+    run.expect_code(0);
+    let result: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(result["result"], json!("Saved and checked."), "{result}");
+
+    // The memory landed in the team folder, without the secret, in a local sync commit.
+    let file = me.join(".qwen/team-memory/project/staging-database-host.md");
+    let stored = fs::read_to_string(&file).unwrap();
+    assert!(stored.contains("db-staging.internal port 5433"), "{stored}");
+    assert_eq!(
+        sb.git(me, ["log", "-1", "--format=%s"]).trim(),
+        "chore(memory): sync team memory"
+    );
+    assert!(!sb.git(me, ["log", "-p", "--all"]).contains(&secret[4..]));
+
+    // What Claude Code sent the model: the refusal (no secret), then the search result.
+    let requests = model.requests();
+    let last = requests
+        .iter()
+        .rev()
+        .find(|r| tool_results(r).len() == 3)
+        .unwrap_or_else(|| panic!("no request carried the three tool results: {requests:?}"));
+    let results = tool_results(last);
+    assert!(results[0].contains("Not saved"), "{}", results[0]);
+    assert!(
+        results[0].contains("GitHub personal access token"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[1].contains("Saved team:project/staging-database-host.md."),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[2].contains("<memory id=\"team:project/staging-database-host.md\""),
+        "{}",
+        results[2]
+    );
+    assert!(
+        results[2].contains("db-staging.internal port 5433"),
+        "{}",
+        results[2]
+    );
+    // The model wrote the secret into its own tool call; no tool result echoes it back.
+    for r in &results {
+        assert!(!r.contains(&secret[4..]), "{r}");
+    }
+}
+
+#[test]
+fn claude_code_with_the_session_start_hook_sends_the_team_memory_to_the_model() {
+    let team = Team::new();
+    let sb = &team.sb;
+    let me = &team.me;
+    let hook = format!(
+        "{} session-start --hook claude",
+        env!("CARGO_BIN_EXE_teammem")
+    );
+    write(
+        &me.join(".claude/settings.json"),
+        &json!({"hooks": {"SessionStart": [{"matcher": "startup|resume", "hooks": [
+            {"type": "command", "command": hook, "timeout": 20}]}]}})
+        .to_string(),
+    );
+    let model = MockModel::start(sb, json!([{"text": "Hello."}]));
+    let run = run_claude(sb, me, &model, "hello", &[]);
+    run.expect_code(0);
+    let requests = model.requests();
+    let with_memory = requests.iter().find(|r| {
+        let text = r["body"].to_string();
+        text.contains("Integration tests hit a real Postgres") && text.contains("Team memory sync:")
+    });
+    assert!(
+        with_memory.is_some(),
+        "no request to the model held the team memory: {requests:?}"
     );
 }

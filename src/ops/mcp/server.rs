@@ -77,11 +77,9 @@ impl ServerHandler for MemoryServer {
         })
         .await;
         match ran {
-            Ok(Ok(Ok(reply))) => {
-                let mut result = CallToolResult::success(vec![ContentBlock::text(reply.text)]);
-                result.structured_content = Some(reply.data);
-                Ok(result)
-            }
+            Ok(Ok(Ok(reply))) => Ok(CallToolResult::success(vec![ContentBlock::text(
+                reply.text,
+            )])),
             Ok(Ok(Err(ToolError::BadInput(msg)))) => Err(ErrorData::invalid_params(msg, None)),
             Ok(Ok(Err(ToolError::Refused(msg)))) => {
                 Ok(CallToolResult::error(vec![ContentBlock::text(msg)]))
