@@ -678,89 +678,103 @@ fn claude() -> PathBuf {
     path
 }
 
-/// The mock Messages API (tests/mock_anthropic.py) on 127.0.0.1, answering with `turns`.
-struct MockModel {
-    child: std::process::Child,
-    port: u16,
-    log: PathBuf,
-}
-
-impl MockModel {
-    fn start(sb: &Sandbox, turns: Value) -> MockModel {
-        let script_path = sb.path().join("model-script.json");
-        fs::write(&script_path, json!({ "turns": turns }).to_string()).unwrap();
-        let log = sb.path().join("model-requests.jsonl");
-        let port_file = sb.path().join("model-port");
-        let child = Command::new(python())
-            .arg(script("mock_anthropic.py"))
-            .args([&script_path, &log, &port_file])
+/// Whether this machine lets us make a network namespace (root, or user namespaces).
+fn can_unshare_network() -> bool {
+    static CAN: OnceLock<bool> = OnceLock::new();
+    *CAN.get_or_init(|| {
+        Command::new("unshare")
+            .args(["-n", "sh", "-c", "ip link set lo up"])
             .stdin(Stdio::null())
-            .spawn()
-            .expect("start the mock model server");
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        let port = loop {
-            if let Ok(text) = fs::read_to_string(&port_file) {
-                break text.trim().parse().expect("a port");
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the mock model server did not start"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        };
-        MockModel { child, port, log }
-    }
-
-    /// Every request it received, in order.
-    fn requests(&self) -> Vec<Value> {
-        fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
 }
 
-impl Drop for MockModel {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// What a Claude Code session did: its run, and every request the mock model received.
+struct ClaudeSession {
+    run: common::Run,
+    requests: Vec<Value>,
 }
 
-/// Runs `claude -p PROMPT ARGS` in `dir` against the mock, with everything that could reach
-/// another host switched off and any proxied request sent to the mock (which refuses and logs
-/// it). Returns the run; asserts that only the mock on 127.0.0.1 was asked anything.
-fn run_claude(
+/// Runs `claude -p PROMPT ARGS` in `dir` against the mock Messages API
+/// (tests/mock_anthropic.py, answering with `turns`) on 127.0.0.1.
+///
+/// Where the machine allows it, both run in a network namespace of their own that has only
+/// a loopback interface, so no request can leave the machine. Telemetry, error reporting, the
+/// auto-updater and other non-essential traffic are switched off by Claude Code's documented
+/// variables, and HTTP(S)_PROXY point at the mock, which refuses and logs any proxied request.
+/// Asserts that every request reached the mock at 127.0.0.1 and none was proxied.
+fn claude_session(
     sb: &Sandbox,
     dir: &Path,
-    model: &MockModel,
+    turns: Value,
     prompt: &str,
     args: &[&str],
-) -> common::Run {
-    let url = format!("http://127.0.0.1:{}", model.port);
-    let mut cmd = Command::new(claude());
+) -> ClaudeSession {
+    let script_path = sb.path().join("model-script.json");
+    fs::write(&script_path, json!({ "turns": turns }).to_string()).unwrap();
+    let log = sb.path().join("model-requests.jsonl");
+    let port_file = sb.path().join("model-port");
+    let _ = fs::remove_file(&log);
+    let _ = fs::remove_file(&port_file);
+    // The mock and Claude Code start from one shell, so that both share the namespace.
+    let shell = r#"
+        if [ -n "$TEAMMEM_NETNS" ]; then ip link set lo up || exit 97; fi
+        "$MOCK_PYTHON" "$MOCK_SCRIPT" "$MOCK_TURNS" "$MOCK_LOG" "$MOCK_PORT_FILE" &
+        mock=$!
+        n=0
+        while [ ! -s "$MOCK_PORT_FILE" ]; do
+            n=$((n + 1)); [ "$n" -gt 400 ] && { kill "$mock"; exit 98; }; sleep 0.05
+        done
+        url="http://127.0.0.1:$(cat "$MOCK_PORT_FILE")"
+        ANTHROPIC_BASE_URL="$url" HTTPS_PROXY="$url" HTTP_PROXY="$url" "$@"
+        code=$?
+        kill "$mock"
+        exit "$code"
+    "#;
+    let mut cmd = if can_unshare_network() {
+        let mut c = Command::new("unshare");
+        c.args(["-n", "sh", "-c", shell, "sh"]);
+        c
+    } else {
+        let mut c = Command::new("sh");
+        c.args(["-c", shell, "sh"]);
+        c
+    };
     sb.isolate(&mut cmd)
         .current_dir(dir)
+        .arg(claude())
         .args(["-p", prompt, "--output-format", "json"])
         .args(args)
-        .env("ANTHROPIC_BASE_URL", &url)
+        .env(
+            "TEAMMEM_NETNS",
+            if can_unshare_network() { "1" } else { "" },
+        )
+        .env("MOCK_PYTHON", python())
+        .env("MOCK_SCRIPT", script("mock_anthropic.py"))
+        .env("MOCK_TURNS", &script_path)
+        .env("MOCK_LOG", &log)
+        .env("MOCK_PORT_FILE", &port_file)
         .env("ANTHROPIC_API_KEY", "sk-ant-mock-key-for-tests")
         .env("DISABLE_TELEMETRY", "1")
         .env("DISABLE_ERROR_REPORTING", "1")
         .env("DISABLE_AUTOUPDATER", "1")
         .env("DISABLE_BUG_COMMAND", "1")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("HTTPS_PROXY", &url)
-        .env("HTTP_PROXY", &url)
         .env("NO_PROXY", "127.0.0.1,localhost")
         .stdin(Stdio::null());
     let run = common::Run::from(cmd.output().expect("run claude"));
-    let requests = model.requests();
+    let requests: Vec<Value> = fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert!(
         !requests.is_empty(),
         "Claude Code asked the model nothing: {run:?}"
     );
+    let port = fs::read_to_string(&port_file).unwrap();
     for request in &requests {
         assert_eq!(
             request["refused"],
@@ -769,11 +783,11 @@ fn run_claude(
         );
         assert_eq!(
             request["host"],
-            json!(format!("127.0.0.1:{}", model.port)),
+            json!(format!("127.0.0.1:{}", port.trim())),
             "{request}"
         );
     }
-    run
+    ClaudeSession { run, requests }
 }
 
 /// The text of every tool result in a Messages API request.
@@ -820,8 +834,9 @@ fn claude_code_saves_through_the_gate_and_the_search_result_reaches_the_model() 
         json!({"scope": "team", "type": "project", "name": "Staging database host",
                "description": "Where the staging database runs", "body": body})
     };
-    let model = MockModel::start(
+    let session = claude_session(
         sb,
+        me,
         json!([
             {"tool": "mcp__teammem__memory_save",
              "input": save_input(&format!("Staging Postgres: db-staging.internal:5433, password {secret}"))},
@@ -830,11 +845,6 @@ fn claude_code_saves_through_the_gate_and_the_search_result_reaches_the_model() 
             {"tool": "mcp__teammem__memory_search", "input": {"query": "staging database port"}},
             {"text": "Saved and checked."}
         ]),
-    );
-    let run = run_claude(
-        sb,
-        me,
-        &model,
         "Remember where the staging database runs, for the team.",
         &[
             "--mcp-config",
@@ -844,6 +854,7 @@ fn claude_code_saves_through_the_gate_and_the_search_result_reaches_the_model() 
             "mcp__teammem__memory_save,mcp__teammem__memory_search",
         ],
     );
+    let run = &session.run;
     run.expect_code(0);
     let result: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(result["result"], json!("Saved and checked."), "{result}");
@@ -859,7 +870,7 @@ fn claude_code_saves_through_the_gate_and_the_search_result_reaches_the_model() 
     assert!(!sb.git(me, ["log", "-p", "--all"]).contains(&secret[4..]));
 
     // What Claude Code sent the model: the refusal (no secret), then the search result.
-    let requests = model.requests();
+    let requests = &session.requests;
     let last = requests
         .iter()
         .rev()
@@ -908,10 +919,9 @@ fn claude_code_with_the_session_start_hook_sends_the_team_memory_to_the_model() 
             {"type": "command", "command": hook, "timeout": 20}]}]}})
         .to_string(),
     );
-    let model = MockModel::start(sb, json!([{"text": "Hello."}]));
-    let run = run_claude(sb, me, &model, "hello", &[]);
-    run.expect_code(0);
-    let requests = model.requests();
+    let session = claude_session(sb, me, json!([{"text": "Hello."}]), "hello", &[]);
+    session.run.expect_code(0);
+    let requests = &session.requests;
     let with_memory = requests.iter().find(|r| {
         let text = r["body"].to_string();
         text.contains("Integration tests hit a real Postgres") && text.contains("Team memory sync:")
