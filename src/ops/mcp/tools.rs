@@ -252,17 +252,13 @@ impl MemoryDoor {
             None => (shown_id, file.body.clone()),
             Some(n) => {
                 let entries = file.entries();
-                match entries.into_iter().nth(n - 1).filter(|_| n >= 1) {
-                    Some(entry) if file.entries().len() > 1 => {
-                        (format!("{shown_id}:{n}"), entry.text)
-                    }
-                    _ => {
-                        return Err(ToolError::Refused(format!(
-                            "`{}` has no entry {n} — read it without `:{n}`",
-                            secrets::redact_text(&shown_id)
-                        )));
-                    }
+                if n == 0 || entries.len() < 2 || n > entries.len() {
+                    return Err(ToolError::Refused(format!(
+                        "`{}` has no entry {n} — read it without `:{n}`",
+                        secrets::redact_text(&shown_id)
+                    )));
                 }
+                (format!("{shown_id}:{n}"), entries[n - 1].text.clone())
             }
         };
         let fresh = freshness(&self.project, &path);
