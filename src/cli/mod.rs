@@ -41,7 +41,9 @@ mod forget;
 mod hooks;
 mod index;
 mod init;
+mod install_mcp;
 mod list;
+mod mcp;
 mod recall;
 mod redact;
 mod remember;
@@ -125,6 +127,8 @@ enum Command {
     Demo(demo::DemoArgs),
     Completions(shell::CompletionsArgs),
     Man(shell::ManArgs),
+    Mcp(mcp::McpArgs),
+    InstallMcp(install_mcp::InstallMcpArgs),
 }
 
 impl Command {
@@ -137,6 +141,9 @@ impl Command {
             // The demo's remote is a local folder: no TLS.
             Command::Demo(_) => true,
             Command::Completions(_) | Command::Man(_) | Command::Resolve(_) => true,
+            // Online only when team saves are published at once.
+            Command::Mcp(args) => !args.publishes(),
+            Command::InstallMcp(_) => true,
             Command::Baseline(_)
             | Command::Recall(_)
             | Command::Context(_)
@@ -422,6 +429,8 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Demo(args) => demo::run(args),
         Command::Completions(args) => shell::completions(args),
         Command::Man(args) => shell::man(args),
+        Command::Mcp(args) => mcp::run(project, args),
+        Command::InstallMcp(args) => install_mcp::run(&project, args),
     }
 }
 

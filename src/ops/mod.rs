@@ -17,6 +17,8 @@ pub mod guard;
 pub mod hooks;
 pub mod index;
 pub mod init;
+pub mod install_mcp;
+pub mod mcp;
 pub mod project;
 pub mod quarantine;
 pub mod recall;

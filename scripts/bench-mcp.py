@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Benchmark of `teammem mcp` over N memories (default 10,000, about 1 KB each).
+
+Measures, with a raw JSON-RPC client on the server's stdin/stdout (no SDK overhead):
+  - server start to the initialize answer, and to the first memory_search answer (goals:
+    <= 50 ms to the first answer), median of RUNS fresh servers;
+  - memory_search p50 / p90 per call on a warm server (goal: p50 <= 5 ms), for three queries;
+  - side by side, `teammem recall` as one process per query over the same memories.
+
+Usage: scripts/bench-mcp.py [N] [--scope team|private] [--bin PATH]
+The release binary is built first unless --bin is given. Everything lives in a temp folder.
+"""
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+QUERIES = ["postgres migration", "deploy cache schema", "数据库 迁移"]
+WORDS = ("build deploy cache index parser server client token schema query release branch "
+         "review merge commit config logger metric trace socket thread buffer stream record "
+         "bucket shard replica backup").split()
+
+
+def generate(folder, n):
+    random.seed(7)
+    types = ["user", "feedback", "project", "reference"]
+    for i in range(n):
+        kind = types[i % 4]
+        os.makedirs(os.path.join(folder, kind), exist_ok=True)
+        title = " ".join(random.choice(WORDS) for _ in range(4))
+        desc = " ".join(random.choice(WORDS) for _ in range(8))
+        body = "\n".join(" ".join(random.choice(WORDS) for _ in range(12)) for _ in range(8))
+        if i % 1000 == 0:
+            body += "\nThe postgres migration runs before the deploy.\n"
+        with open(os.path.join(folder, kind, f"memory-{i:05d}.md"), "w", encoding="utf-8") as f:
+            f.write(f"---\nname: {title} {i}\ndescription: {desc}\ntype: {kind}\n---\n"
+                    f"{body}\nWhy: measured.\nHow to apply: always.\n")
+
+
+class Server:
+    """`teammem mcp` with newline-delimited JSON-RPC on its pipes."""
+
+    def __init__(self, binary, cwd, env):
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen([binary, "mcp"], cwd=cwd, env=env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.next_id = 0
+
+    def request(self, method, params):
+        self.next_id += 1
+        msg = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        self.proc.stdin.write((json.dumps(msg) + "\n").encode())
+        self.proc.stdin.flush()
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("the server closed its output")
+            answer = json.loads(line)
+            if answer.get("id") == self.next_id:
+                if "error" in answer:
+                    raise RuntimeError(answer["error"])
+                return answer["result"]
+
+    def initialize(self):
+        result = self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                             "clientInfo": {"name": "bench", "version": "1"}})
+        self.proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        self.proc.stdin.flush()
+        return result
+
+    def search(self, query):
+        result = self.request("tools/call", {"name": "memory_search",
+                                             "arguments": {"query": query, "limit": 5}})
+        if result.get("isError"):
+            raise RuntimeError(result)
+        return result
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=10)
+
+
+def ms(seconds):
+    return f"{seconds * 1000:6.2f} ms"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("n", nargs="?", type=int, default=10_000)
+    parser.add_argument("--scope", choices=["team", "private"], default="team")
+    parser.add_argument("--bin")
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--calls", type=int, default=200)
+    args = parser.parse_args()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    binary = args.bin
+    if not binary:
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=root, check=True)
+        target = os.environ.get("CARGO_TARGET_DIR", os.path.join(root, "target"))
+        binary = os.path.join(target, "release", "teammem")
+
+    with tempfile.TemporaryDirectory() as work:
+        home = os.path.join(work, "home")
+        os.makedirs(home)
+        gitconfig = os.path.join(home, ".gitconfig")
+        with open(gitconfig, "w") as f:
+            f.write("[user]\n\tname = Bench\n\temail = bench@example.com\n")
+        env = {"PATH": os.environ["PATH"], "HOME": home, "GIT_CONFIG_NOSYSTEM": "1",
+               "GIT_CONFIG_GLOBAL": gitconfig, "QWEN_CODE_MEMORY_BASE_DIR": os.path.join(home, ".qwen"),
+               "LC_ALL": "C"}
+        repo = os.path.realpath(os.path.join(work, "project"))
+        os.makedirs(repo)
+        git = lambda *a: subprocess.run(["git", "-C", repo, *a], env=env, check=True,
+                                        stdout=subprocess.DEVNULL)
+        git("init", "-q", "-b", "main")
+        git("commit", "-q", "--allow-empty", "-m", "initial")
+        if args.scope == "team":
+            folder = os.path.join(repo, ".qwen", "team-memory")
+        else:
+            sanitized = "".join(c if c.isalnum() else "-" for c in repo)
+            folder = os.path.join(home, ".qwen", "projects", sanitized, "memory")
+        print(f"Generating {args.n} memories in the {args.scope} scope")
+        generate(folder, args.n)
+        if args.scope == "team":
+            subprocess.run([binary, "index", "--scope", "team"], cwd=repo, env=env, check=True,
+                           stdout=subprocess.DEVNULL)
+            git("add", "-A")
+            git("commit", "-q", "-m", "team memory")
+        # Memories are older than the recall index's settle window in real life.
+        time.sleep(3)
+
+        # Warm the recall index on disk (one query indexes at most a twentieth of a scope).
+        server = Server(binary, repo, env)
+        server.initialize()
+        for _ in range(25):
+            server.search(QUERIES[0])
+        print(f"\nmemory_search on a warm server, {args.calls} calls per query (goal p50 <= 5 ms):")
+        for query in QUERIES:
+            times = []
+            for _ in range(args.calls):
+                t = time.perf_counter()
+                server.search(query)
+                times.append(time.perf_counter() - t)
+            times.sort()
+            print(f"  {query!r:24} p50 {ms(statistics.median(times))}  "
+                  f"p90 {ms(times[int(len(times) * 0.9)])}  min {ms(times[0])}")
+        server.close()
+
+        init_times, first_times = [], []
+        for _ in range(args.runs):
+            server = Server(binary, repo, env)
+            server.initialize()
+            init_times.append(time.perf_counter() - server.started)
+            server.search(QUERIES[0])
+            first_times.append(time.perf_counter() - server.started)
+            server.close()
+        print(f"\nServer start, median of {args.runs} fresh servers (goal <= 50 ms to the first answer):")
+        print(f"  to the initialize answer     {ms(statistics.median(init_times))}")
+        print(f"  to the first memory_search   {ms(statistics.median(first_times))}")
+
+        print("\nSide by side: `teammem recall --max 5` as one process per query:")
+        for query in QUERIES:
+            times = []
+            for _ in range(20):
+                t = time.perf_counter()
+                subprocess.run([binary, "recall", "--max", "5", query], cwd=repo, env=env,
+                               check=True, stdout=subprocess.DEVNULL)
+                times.append(time.perf_counter() - t)
+            print(f"  {query!r:24} p50 {ms(statistics.median(times))}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
