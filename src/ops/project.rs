@@ -134,12 +134,15 @@ impl Project {
         Ok(store::load(&dir, &self.shown_prefix(scope))?)
     }
 
-    /// Regenerates a scope's `MEMORY.md` from its valid memories. Returns whether it wrote and
-    /// what was loaded (invalid files are left out of the index).
+    /// Regenerates a scope's `MEMORY.md` from its memories, as Qwen Code would. Returns whether
+    /// it wrote and what was loaded (unreadable files are left out of the index).
     pub fn rebuild_index(&self, scope: ScopeKind) -> Result<(bool, Loaded), OpError> {
         let loaded = self.load(scope)?;
         let dir = self.scope_dir(scope)?;
-        let text = store::render_index(&loaded.memories);
+        let text = match scope {
+            ScopeKind::Team => store::render_index(&loaded.memories),
+            _ => store::render_dated_index(&dir, &loaded.memories),
+        };
         if !dir.exists() && text.is_empty() {
             return Ok((false, loaded));
         }
