@@ -4,8 +4,9 @@
 //   node qwen_memory.mjs private DIR...  Qwen's private index rebuild for each project DIR
 //   node qwen_memory.mjs parse FILE...   Qwen's frontmatter reader on each file
 //
-// Prints one JSON array: the index text each rebuild wrote (null when Qwen wrote none), or the
-// document each parse gave (null when Qwen reads no memory there). The package is found at
+// Prints one JSON array: the index each rebuild wrote (null when Qwen wrote none), or the
+// document each parse gave (null when Qwen reads no memory there). Text goes out as the hex of
+// the UTF-8 bytes Node writes for it, so a lone surrogate arrives as Node would store it. The package is found at
 // $QWEN_CODE_PKG. Its memory functions live in one bundled chunk that exports only some of
 // them, so the chunk is loaded from a copy whose relative imports point back at the package and
 // that also exports the ones used here. Nothing of Qwen's is changed or copied elsewhere.
@@ -42,15 +43,18 @@ const qwen = await import(pathToFileURL(copy).href);
 fs.rmSync(path.dirname(copy), { recursive: true, force: true });
 
 const [mode, ...args] = process.argv.slice(2);
+const hex = (text) => Buffer.from(text, "utf8").toString("hex");
 const out = [];
 for (const arg of args) {
   if (mode === "team") {
-    out.push(await qwen.__teammem_rebuildTeamAutoMemoryIndex(arg));
+    const text = await qwen.__teammem_rebuildTeamAutoMemoryIndex(arg);
+    out.push(text === null ? null : hex(text));
   } else if (mode === "private") {
-    out.push(await qwen.__teammem_rebuildManagedAutoMemoryIndex(arg));
+    out.push(hex(await qwen.__teammem_rebuildManagedAutoMemoryIndex(arg)));
   } else if (mode === "parse") {
     const text = fs.readFileSync(arg, "utf8");
-    out.push(qwen.__teammem_parseAutoMemoryTopicDocument(arg, text, 0, path.basename(arg)));
+    const doc = qwen.__teammem_parseAutoMemoryTopicDocument(arg, text, 0, path.basename(arg));
+    out.push(doc && { type: doc.type, title: hex(doc.title), description: hex(doc.description) });
   } else {
     console.error(`unknown mode ${mode}: use team, private or parse`);
     process.exit(2);

@@ -1,0 +1,335 @@
+//! teammem measured against Qwen Code's own code: the pinned `@qwen-code/qwen-code` package
+//! (installed by `.ci/install.d/20-qwen-code.sh`) rebuilds `MEMORY.md` and reads frontmatter
+//! on generated memory sets, and teammem must give the same bytes and the same fields.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, SystemTime};
+
+use common::Sandbox;
+
+/// Where the CI install script puts Qwen Code; `QWEN_CODE_PKG` overrides it.
+fn qwen_pkg() -> PathBuf {
+    let pkg = std::env::var_os("QWEN_CODE_PKG").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from("/opt/teammem-clients/qwen/node_modules/@qwen-code/qwen-code")
+    });
+    let manifest = fs::read_to_string(pkg.join("package.json")).unwrap_or_default();
+    assert!(
+        manifest.contains("\"version\": \"0.24.4\""),
+        "Qwen Code 0.24.4 is not installed at {} — run .ci/install.d/20-qwen-code.sh (or set QWEN_CODE_PKG)",
+        pkg.display()
+    );
+    pkg
+}
+
+/// Runs `tests/clients/qwen_memory.mjs MODE ARGS…` with the sandbox's environment and returns
+/// its JSON array.
+fn qwen(sb: &Sandbox, mode: &str, args: &[PathBuf]) -> Vec<serde_json::Value> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/qwen_memory.mjs");
+    let mut cmd = Command::new("node");
+    sb.isolate(&mut cmd)
+        .env("QWEN_CODE_PKG", qwen_pkg())
+        .arg(script)
+        .arg(mode)
+        .args(args);
+    let out = cmd.output().expect("node is required to run Qwen Code's own code");
+    assert!(
+        out.status.success(),
+        "Qwen Code's {mode} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "the script printed no JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// The text the script sent as the hex of its UTF-8 bytes.
+fn unhex(value: &serde_json::Value) -> String {
+    let hex = value.as_str().expect("hex text");
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    String::from_utf8(bytes).expect("Node writes UTF-8")
+}
+
+/// A small deterministic generator, so every run builds the same sets.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+}
+
+/// Pieces of text that sit on Qwen's rules: cuts in UTF-16 units, surrogate pairs, white space
+/// JavaScript and Rust disagree on, controls, hidden marks, link syntax, grouping punctuation.
+const PIECES: &[&str] = &[
+    "word", "Word", "WORD", " ", "  ", "\t", "測試", "使用真实数据库", "データベース", "😀", "🚀",
+    "👩‍💻", "é", "e\u{301}", "ß", "İ", "Σ", "[", "]", "](", ")", "(", "`", "\\", "'", "\"", ":",
+    ": ", ".", "!", "?", ";", ",", "…", "\u{200B}", "\u{202E}", "\u{2060}", "\u{FEFF}", "\u{85}",
+    "\u{A0}", "\u{3000}", "\u{2028}", "\u{7F}", "\u{1}", "\r", "#", "%", "&", "<b>", "a-b",
+    "x_y", "0", "10183", "-", "—",
+];
+
+fn text(rng: &mut Rng, pieces: usize) -> String {
+    (0..pieces).map(|_| rng.pick(PIECES)).collect()
+}
+
+/// File names Qwen Code reads: slugs, underscores, capitals, spaces, brackets, percent signs,
+/// CJK, emoji, hidden files, nested folders.
+fn file_name(rng: &mut Rng, i: usize) -> String {
+    let folder = rng.pick(&["feedback/", "project/", "reference/", "user/", "", "notes/deep/", ".hidden/"]);
+    let stem = match rng.below(9) {
+        0 => format!("memory-{i}"),
+        1 => format!("build_invariant_{i}"),
+        2 => format!("Use Real DB {i}"),
+        3 => format!("odd (name) [{i}]"),
+        4 => format!("100% sure #{i}"),
+        5 => format!("数据库-{i}"),
+        6 => format!("rocket 🚀 {i}"),
+        7 => format!(".draft-{i}"),
+        _ => format!("{}-{i}", "long".repeat(rng.below(40) + 1)),
+    };
+    format!("{folder}{stem}.md")
+}
+
+/// One memory file's text in one of the forms found in the wild.
+fn memory(rng: &mut Rng, kind: &str) -> String {
+    let (n, d) = (rng.below(30) + 1, rng.below(60));
+    let name = text(rng, n);
+    let description = text(rng, d);
+    let one = |s: &str| s.replace(['\n', '\r', '\u{2028}'], " ");
+    match rng.below(10) {
+        // teammem's own form.
+        0 | 1 => format!("---\nname: {}\ndescription: {}\ntype: {kind}\n---\nBody.\n", one(&name), one(&description)),
+        // Qwen's agent: colons, quotes, title instead of name.
+        2 => format!("---\ntitle: {}\ndescription: Tests: {}\ntype: {kind}\n---\nBody\n", one(&name), one(&description)),
+        3 => format!("---\nname: '{}'\ndescription: \"{}\"\ntype: {kind}\nkeywords: [a, b]\n---\n", one(&name), one(&description)),
+        // Claude Code's form (type nested): Qwen leaves it out of the index.
+        4 => format!("---\nname: {}\ndescription: {}\nmetadata:\n  type: {kind}\n---\nBody\n", one(&name), one(&description)),
+        // CRLF, raw controls and line separators inside values.
+        5 => format!("---\r\nname: {name}\r\ndescription: {description}\r\ntype: {kind}\r\n---\r\nBody\r\n"),
+        // Empty and missing values, odd spacing.
+        6 => format!("---\nname:   \ndescription:\ntype:\t{kind}  \n---\n"),
+        // Types Qwen does not read: quoted, capitalised, commented.
+        7 => format!("---\nname: {}\ntype: \"{kind}\"\n---\n", one(&name)),
+        8 => format!("---\nname: {}\ndescription: {}\ntype: {kind} # note\n---\n", one(&name), one(&description)),
+        // Duplicate keys and a closing line with text after it.
+        _ => format!("---\nname: {}\nname: second\ndescription: {}\ntype: {kind}\n----\nBody\n", one(&name), one(&description)),
+    }
+}
+
+/// Writes `files` into `dir`, giving each a modification time: groups share one time (as a
+/// fast writer's files do on a coarse clock), the rest get their own.
+fn put_all(dir: &Path, files: &[(String, String)], rng: &mut Rng) {
+    let start = SystemTime::UNIX_EPOCH + Duration::from_secs(1_750_000_000);
+    for (i, (rel, text)) in files.iter().enumerate() {
+        let path = dir.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, text).unwrap();
+        let tick = match rng.below(3) {
+            0 => 7,
+            _ => i as u64,
+        };
+        let when = start + Duration::from_micros(tick * 1_234_567 + rng.below(2) as u64 * 137);
+        fs::File::options().write(true).open(&path).unwrap().set_modified(when).unwrap();
+    }
+}
+
+/// The generated sets: each is a list of `(relative path, text)`.
+fn sets() -> Vec<(&'static str, Vec<(String, String)>)> {
+    let kinds = ["user", "feedback", "project", "reference"];
+    let mut out = Vec::new();
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let random = |rng: &mut Rng, n: usize| -> Vec<(String, String)> {
+        (0..n)
+            .map(|i| {
+                let kind = kinds[rng.below(4)];
+                (file_name(rng, i), memory(rng, kind))
+            })
+            .collect()
+    };
+    out.push(("random-small", random(&mut rng, 40)));
+    out.push(("random-250", random(&mut rng, 250)));
+    let cjk = (0..30)
+        .map(|i| {
+            let name = "使用真实数据库进行集成测试".repeat(i % 7 + 1);
+            let description = "集成测试必须连接真实的数据库，绝不使用模拟。".repeat(i % 9 + 1);
+            (format!("project/数据库-{i}.md"), format!("---\nname: {name}\ndescription: {description}\ntype: project\n---\n"))
+        })
+        .collect();
+    out.push(("cjk", cjk));
+    let emoji = (0..40)
+        .map(|i| {
+            // Surrogate pairs land on every cut position (119 and 149 units).
+            let name = format!("{}{}", "a".repeat(i % 4), "😀".repeat(60 + i));
+            let description = format!("{}{}", "b".repeat(i % 3), "🚀👩‍💻".repeat(20 + i));
+            (format!("user/emoji-{i}.md"), format!("---\nname: {name}\ndescription: {description}\ntype: user\n---\n"))
+        })
+        .collect();
+    out.push(("emoji", emoji));
+    let long = (0..60)
+        .map(|i| {
+            let name = format!("{} end", "Long title ".repeat(i + 1));
+            let description = format!("{}.", "and a long description ".repeat(i % 12 + 1));
+            let stem = "p".repeat(90 + i);
+            (format!("reference/{stem}.md"), format!("---\nname: {name}\ndescription: {description}\ntype: reference\n---\n"))
+        })
+        .collect();
+    out.push(("long-titles", long));
+    let groupable = [
+        "Use the real database.", "use the real   database", "USE THE REAL DATABASE!", "Use the real database?)",
+        "Use the real database…", "Use\tthe real database'", "Use the réal database", "Use the re\u{301}al database",
+        "", "", "   ", "Use the real database \"", "Use the real database` ", "Use the real database ].",
+    ];
+    let grouped = groupable
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (format!("feedback/g{i:02}.md"), format!("---\nname: G {i}\ndescription: {d}\ntype: feedback\n---\n")))
+        .collect();
+    out.push(("groupable", grouped));
+    // Lines long enough that 200 of them pass 25,000 units: Qwen cuts and warns.
+    let big = (0..230)
+        .map(|i| (format!("project/big-{i:03}.md"), format!("---\nname: {}\ndescription: {}\ntype: project\n---\n", "N".repeat(70), "D".repeat(90))))
+        .collect();
+    out.push(("over-25000", big));
+    let odd = [
+        "feedback/Use Real DB.md", "feedback/odd (name).md", "feedback/[brackets].md", "feedback/100%.md",
+        "feedback/tab\there.md", "feedback/new\nline.md", ".hidden.md", ".dir/inside.md", "deep/er/x.md",
+        "sub/MEMORY.md", "notes.txt", "UPPER.MD", "project/ünïcödé.md", "project/🚀.md", "a+b=c&d.md",
+    ];
+    let odd = odd
+        .iter()
+        .enumerate()
+        .map(|(i, rel)| (rel.to_string(), format!("---\nname: Odd {i}\ndescription: odd name {i}\ntype: project\n---\n")))
+        .collect();
+    out.push(("odd-names", odd));
+    out
+}
+
+fn team_dir(repo: &Path) -> PathBuf {
+    repo.join(".qwen/team-memory")
+}
+
+#[test]
+fn team_index_is_byte_identical_to_qwen_codes_rebuild() {
+    let sb = Sandbox::new();
+    let mut repos = Vec::new();
+    let mut ours = Vec::new();
+    let mut rng = Rng(7);
+    for (name, files) in sets() {
+        let repo = sb.repo(name);
+        put_all(&team_dir(&repo), &files, &mut rng);
+        sb.teammem(&repo, ["index", "--scope", "team"]).expect_code(0);
+        let index = fs::read(team_dir(&repo).join("MEMORY.md")).unwrap();
+        assert!(index.len() > 200, "{name}: a near-empty index tests nothing");
+        ours.push(index);
+        repos.push(repo);
+    }
+    let theirs = qwen(&sb, "team", &repos);
+    for ((repo, ours), theirs) in repos.iter().zip(&ours).zip(&theirs) {
+        assert!(!theirs.is_null(), "Qwen wrote no team index in {}", repo.display());
+        let theirs = &unhex(theirs);
+        assert_eq!(
+            String::from_utf8_lossy(ours),
+            theirs.as_str(),
+            "set {}: teammem's MEMORY.md differs from Qwen Code's",
+            repo.display()
+        );
+        assert_eq!(ours.as_slice(), theirs.as_bytes());
+    }
+    // Qwen found nothing to change: `check` agrees that the index is fresh.
+    for repo in &repos {
+        let run = sb.teammem(repo, ["index", "--scope", "team", "--check"]);
+        assert_eq!(run.code, 0, "{}: {}{}", repo.display(), run.stdout, run.stderr);
+    }
+}
+
+#[test]
+fn private_index_is_byte_identical_to_qwen_codes_rebuild() {
+    let sb = Sandbox::new();
+    let mut repos = Vec::new();
+    let mut ours = Vec::new();
+    let mut rng = Rng(11);
+    for (name, files) in sets() {
+        let repo = sb.repo(name);
+        let dir = private_dir(&sb, &repo);
+        put_all(&dir, &files, &mut rng);
+        sb.teammem(&repo, ["index", "--scope", "private"]).expect_code(0);
+        let index = fs::read(dir.join("MEMORY.md")).unwrap();
+        assert!(index.len() > 200, "{name}: a near-empty index tests nothing");
+        ours.push(index);
+        repos.push(repo);
+    }
+    let theirs = qwen(&sb, "private", &repos);
+    for ((repo, ours), theirs) in repos.iter().zip(&ours).zip(&theirs) {
+        assert_eq!(
+            String::from_utf8_lossy(ours),
+            unhex(theirs),
+            "set {}: teammem's private MEMORY.md differs from Qwen Code's",
+            repo.display()
+        );
+    }
+}
+
+/// `<base>/projects/<sanitized git root>/memory`, as Qwen Code names it.
+fn private_dir(sb: &Sandbox, repo: &Path) -> PathBuf {
+    let sanitized: String = repo
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    sb.base().join("projects").join(sanitized).join("memory")
+}
+
+#[test]
+fn fields_read_the_same_as_qwen_codes_frontmatter_reader() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("fields");
+    let mut rng = Rng(99);
+    let files: Vec<(String, String)> = (0..120)
+        .map(|i| (format!("project/f{i:03}.md"), memory(&mut rng, ["user", "feedback", "project", "reference"][i % 4])))
+        .collect();
+    put_all(&team_dir(&repo), &files, &mut rng);
+    let list = sb.teammem(&repo, ["list", "--scope", "team", "--json"]);
+    let listed: serde_json::Value = serde_json::from_str(&list.stdout).unwrap();
+    let paths: Vec<PathBuf> = files.iter().map(|(rel, _)| team_dir(&repo).join(rel)).collect();
+    let docs = qwen(&sb, "parse", &paths);
+    let mut compared = 0;
+    for ((rel, _), doc) in files.iter().zip(&docs) {
+        let ours = listed["memories"].as_array().unwrap().iter().find(|m| m["id"] == rel.as_str());
+        if doc.is_null() {
+            // Qwen reads no memory here; teammem reads it only in Claude Code's form.
+            if let Some(ours) = ours {
+                let text = fs::read_to_string(team_dir(&repo).join(rel)).unwrap();
+                assert!(text.contains("metadata:\n  type:"), "{rel}: teammem reads a file Qwen does not: {ours}");
+            }
+            continue;
+        }
+        let ours = ours.unwrap_or_else(|| panic!("{rel}: Qwen reads it, teammem does not: {doc}"));
+        assert_eq!(ours["type"], doc["type"], "{rel}");
+        assert_eq!(ours["description"].as_str(), Some(unhex(&doc["description"]).as_str()), "{rel}");
+        if fs::read_to_string(team_dir(&repo).join(rel)).unwrap().contains("\nname:") {
+            assert_eq!(ours["name"].as_str(), Some(unhex(&doc["title"]).as_str()), "{rel}");
+        }
+        compared += 1;
+    }
+    assert!(compared > 60, "only {compared} files compared");
+}
