@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -327,20 +328,29 @@ fn switches(repo: &Path, settings: &str, team: Option<&str>, sync: Option<&str>)
 }
 
 #[test]
-fn the_sync_switch_follows_settings_and_its_override() {
+fn the_sync_switches_follow_settings_and_their_overrides() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
     let both = r#"{"memory": {"enableTeamMemory": true, "enableTeamMemorySync": true}}"#;
     let no_sync = r#"{"memory": {"enableTeamMemory": true, "enableTeamMemorySync": false}}"#;
     let no_team = r#"{"memory": {"enableTeamMemory": false, "enableTeamMemorySync": true}}"#;
-    let on = |team, sync| TeamSwitches { team, sync };
-    assert_eq!(switches(&repo, both, None, None), on(true, true));
-    assert_eq!(switches(&repo, no_sync, None, None), on(true, false));
-    assert_eq!(switches(&repo, no_sync, None, Some("1")), on(true, true));
-    assert_eq!(switches(&repo, both, None, Some("0")), on(true, false));
+    // (teammem's team memory, teammem's sync, Qwen's team memory, Qwen's own sync)
+    let on = |team, sync, qwen_team, qwen_sync| TeamSwitches {
+        team,
+        sync,
+        qwen_team,
+        qwen_sync,
+    };
+    assert_eq!(switches(&repo, both, None, None), on(true, true, true, true));
+    // The recommended setup: Qwen's own sync off, teammem's sync on.
+    assert_eq!(switches(&repo, no_sync, None, None), on(true, true, true, false));
+    assert_eq!(switches(&repo, no_sync, None, Some("1")), on(true, true, true, true));
+    assert_eq!(switches(&repo, both, None, Some("0")), on(true, false, true, false));
     // Sync never runs without team memory.
-    assert_eq!(switches(&repo, no_team, None, Some("1")), on(false, false));
-    assert_eq!(switches(&repo, no_team, Some("1"), None), on(true, true));
-    // Without any setting or folder, team memory is off.
-    assert_eq!(switches(&repo, "{}", None, None), on(false, false));
+    assert_eq!(switches(&repo, no_team, None, Some("1")), on(false, false, false, false));
+    assert_eq!(switches(&repo, no_team, Some("1"), None), on(true, true, true, true));
+    // Without any setting or folder, team memory is off; Qwen's is off without its setting.
+    assert_eq!(switches(&repo, "{}", None, None), on(false, false, false, false));
+    fs::create_dir_all(repo.join(".qwen/team-memory")).unwrap();
+    assert_eq!(switches(&repo, "{}", None, None), on(true, true, false, false));
 }

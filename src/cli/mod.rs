@@ -19,6 +19,7 @@ mod remember;
 mod review;
 mod scan;
 mod session_start;
+mod share;
 mod show;
 mod stale;
 mod sync;
@@ -80,6 +81,7 @@ enum Command {
     Scan(scan::ScanArgs),
     Redact(redact::RedactArgs),
     SessionStart(session_start::SessionStartArgs),
+    Share(share::ShareArgs),
     Demo(demo::DemoArgs),
 }
 
@@ -111,7 +113,8 @@ impl Command {
             | Command::Index(_)
             | Command::Validate(_)
             | Command::Scan(_)
-            | Command::Redact(_) => true,
+            | Command::Redact(_)
+            | Command::Share(_) => true,
         }
     }
 }
@@ -302,6 +305,7 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Sync(args) => sync::run(&project, args),
         Command::Scan(args) => scan::run(&project, cwd, args),
         Command::Redact(args) => redact::run(&project, args),
+        Command::Share(args) => share::run(&project, args),
         Command::SessionStart(args) => Ok(session_start::run(cwd, args)),
         Command::Demo(args) => demo::run(args),
     }

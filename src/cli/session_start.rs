@@ -49,6 +49,7 @@ pub fn run(cwd: &Path, args: SessionStartArgs) -> u8 {
     let options = SessionStartOptions {
         timeout: Duration::from_secs(args.timeout),
         transport: args.transport.into(),
+        qwen_hook: matches!(args.hook, HookArg::Qwen),
     };
     let started = session_start::session_start(cwd, &options);
     for warning in &started.warnings {

@@ -35,10 +35,11 @@ impl Project {
     /// Resolves the project around `cwd` with a given environment.
     pub fn open_with(cwd: &Path, env: Environment) -> Result<Project, OpError> {
         let repo = repo::discover(cwd)?;
-        let layout = Layout::new(&env, repo.as_ref().map(|r| r.workdir.clone()));
+        let layout = Layout::new(&env, cwd, repo.as_ref().map(|r| r.workdir.clone()));
         let mut warnings = Vec::new();
         let mut settings = TeamSettings::default();
-        let mut files = vec![layout.base.join("settings.json")];
+        // Qwen Code's user settings live in its own folder ($QWEN_HOME), not the memory base.
+        let mut files = vec![env.qwen_dir(cwd).join("settings.json")];
         if let Some(r) = &repo {
             files.push(r.workdir.join(".qwen/settings.json"));
         }
