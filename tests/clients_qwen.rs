@@ -333,3 +333,215 @@ fn fields_read_the_same_as_qwen_codes_frontmatter_reader() {
     }
     assert!(compared > 60, "only {compared} files compared");
 }
+
+// ---- headless Qwen Code sessions against a mock model on 127.0.0.1 ------------------------
+
+/// An OpenAI-compatible chat endpoint on 127.0.0.1 that answers every request with "OK" and
+/// keeps the request bodies, so a test sees exactly what the client sent.
+struct MockModel {
+    port: u16,
+    bodies: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl MockModel {
+    fn start() -> MockModel {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = bodies.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let kept = kept.clone();
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut request_line = String::new();
+                    if reader.read_line(&mut request_line).is_err() {
+                        return;
+                    }
+                    let (mut length, mut chunked) = (0usize, false);
+                    loop {
+                        let mut header = String::new();
+                        if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
+                            break;
+                        }
+                        let lower = header.to_ascii_lowercase();
+                        if let Some(v) = lower.strip_prefix("content-length:") {
+                            length = v.trim().parse().unwrap_or(0);
+                        }
+                        if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
+                            chunked = true;
+                        }
+                    }
+                    let mut body = Vec::new();
+                    if chunked {
+                        loop {
+                            let mut size = String::new();
+                            reader.read_line(&mut size).unwrap_or(0);
+                            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+                            let mut chunk = vec![0; n + 2];
+                            if reader.read_exact(&mut chunk).is_err() || n == 0 {
+                                break;
+                            }
+                            body.extend_from_slice(&chunk[..n]);
+                        }
+                    } else {
+                        body.resize(length, 0);
+                        let _ = reader.read_exact(&mut body);
+                    }
+                    let body = String::from_utf8_lossy(&body).into_owned();
+                    let streaming = body.contains("\"stream\":true");
+                    if request_line.starts_with("POST") {
+                        kept.lock().unwrap().push(body);
+                    }
+                    let chunk = |delta: &str, finish: &str| {
+                        format!(
+                            "data: {{\"id\":\"m\",\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":\"mock\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}],\"usage\":{{\"prompt_tokens\":1,\"completion_tokens\":1,\"total_tokens\":2}}}}\n\n"
+                        )
+                    };
+                    let response = if !request_line.starts_with("POST") {
+                        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string()
+                    } else if streaming {
+                        let events = chunk("{\"role\":\"assistant\",\"content\":\"OK\"}", "null")
+                            + &chunk("{}", "\"stop\"")
+                            + "data: [DONE]\n\n";
+                        format!("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{events}", events.len())
+                    } else {
+                        let json = "{\"id\":\"m\",\"object\":\"chat.completion\",\"created\":0,\"model\":\"mock\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"OK\"},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1,\"total_tokens\":2}}";
+                        format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{json}", json.len())
+                    };
+                    let _ = stream.write_all(response.as_bytes());
+                });
+            }
+        });
+        MockModel { port, bodies }
+    }
+
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.bodies.lock().unwrap())
+    }
+}
+
+/// The recommended `.qwen/settings.json` (`.qwen-example/settings.json`) with the hook calling
+/// the teammem binary under test; `qwen_sync` switches Qwen Code's own sync on.
+fn settings(qwen_sync: bool) -> String {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join(".qwen-example/settings.json");
+    let text = fs::read_to_string(example).unwrap();
+    let text = text.replace(
+        "\"teammem session-start",
+        &format!("\"{} session-start", env!("CARGO_BIN_EXE_teammem")),
+    );
+    if qwen_sync {
+        text.replace("\"enableTeamMemorySync\": false", "\"enableTeamMemorySync\": true")
+    } else {
+        text
+    }
+}
+
+/// A clone of a bare remote holding the example's team memory and settings, pushed.
+fn project_with_remote(sb: &Sandbox, qwen_sync: bool) -> PathBuf {
+    let remote = sb.bare("remote.git");
+    let repo = sb.path().join("project");
+    sb.git(sb.path(), ["clone", "-q", remote.to_str().unwrap(), "project"]);
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join(".qwen-example/team-memory");
+    for rel in walk(&example) {
+        let to = team_dir(&repo).join(&rel);
+        fs::create_dir_all(to.parent().unwrap()).unwrap();
+        fs::copy(example.join(&rel), to).unwrap();
+    }
+    common::write(&repo.join(".qwen/settings.json"), &settings(qwen_sync));
+    // Qwen Code's own user settings: no update checks or telemetry (nothing leaves loopback).
+    common::write(
+        &sb.home().join(".qwen/settings.json"),
+        "{\"general\": {\"enableAutoUpdate\": false}, \"privacy\": {\"usageStatisticsEnabled\": false}, \"telemetry\": {\"enabled\": false}}\n",
+    );
+    sb.git(&repo, ["add", "-A"]);
+    sb.git(&repo, ["commit", "-q", "-m", "team memory"]);
+    sb.git(&repo, ["push", "-q", "origin", "HEAD:main"]);
+    sb.git(&repo, ["branch", "-q", "--set-upstream-to=origin/main"]);
+    repo
+}
+
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.file_type().unwrap().is_dir() {
+            out.extend(walk(&entry.path()).into_iter().map(|r| format!("{name}/{r}")));
+        } else {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// One headless Qwen Code session (`qwen -p`) in `repo` against the mock model.
+fn qwen_session(sb: &Sandbox, repo: &Path, model: &MockModel) -> common::Run {
+    let mut cmd = Command::new("node");
+    sb.isolate(&mut cmd)
+        .current_dir(repo)
+        .env("OPENAI_API_KEY", "test-key")
+        .env("OPENAI_BASE_URL", format!("http://127.0.0.1:{}/v1", model.port))
+        .env("OPENAI_MODEL", "mock-model")
+        .arg(qwen_pkg().join("cli-entry.js"))
+        .args(["--auth-type", "openai", "-p", "Say OK."])
+        .stdin(std::process::Stdio::null());
+    let run = common::Run::from(cmd.output().expect("run Qwen Code"));
+    assert_eq!(run.code, 0, "Qwen Code failed:\n{}\n{}", run.stdout, run.stderr);
+    run
+}
+
+/// The system prompt of the session's main request (the first one Qwen Code sends).
+fn system_prompt(bodies: &[String]) -> String {
+    let main = bodies.first().expect("Qwen Code sent no request");
+    let json: serde_json::Value = serde_json::from_str(main).unwrap();
+    json["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "system")
+        .map(|m| m["content"].as_str().map(String::from).unwrap_or_else(|| m["content"].to_string()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn five_headless_qwen_sessions_show_the_team_memory_once_and_leave_git_clean() {
+    qwen_pkg();
+    let sb = Sandbox::new();
+    let repo = project_with_remote(&sb, false);
+    // A memory as Qwen Code's own agent writes it: a colon in the description, an
+    // underscore in the name. teammem shares it through the gate instead of quarantining it.
+    common::write(
+        &team_dir(&repo).join("feedback/build_invariant.md"),
+        "---\nname: Build invariant\ndescription: Tests: always hit the real DB\ntype: feedback\n---\nRun the database before the tests.\n",
+    );
+    let start = sb.git(&repo, ["rev-parse", "HEAD"]).trim().to_string();
+    let model = MockModel::start();
+    for session in 1..=5 {
+        qwen_session(&sb, &repo, &model);
+        let prompt = system_prompt(&model.take());
+        // The team memory reaches the model once: Qwen's own index, not repeated by the hook.
+        assert_eq!(prompt.matches("[Never force-push shared branches]").count(), 1, "session {session}:\n{prompt}");
+        assert!(prompt.contains("[Build invariant](feedback/build_invariant.md) \u{2014} Tests: always hit the real DB"), "{prompt}");
+        assert!(prompt.contains("Team memory: Qwen Code shows the team index"), "{prompt}");
+        assert!(prompt.contains("teammem share PATH-OR-ID"), "{prompt}");
+        assert!(prompt.contains("Team memory sync: "), "{prompt}");
+        assert!(!prompt.contains("Qwen Code's own team memory sync is on"), "{prompt}");
+        let status = sb.git(&repo, ["status", "--porcelain", "--untracked-files=all"]);
+        assert_eq!(status, "", "session {session} left the work tree dirty");
+    }
+    // The Qwen-style memory was committed and pushed by teammem's sync, and no commit touches
+    // MEMORY.md alone (the two tools never rewrite each other's index).
+    let log = sb.git(&repo, ["log", "--format=%H", &format!("{start}..HEAD")]);
+    let commits: Vec<&str> = log.lines().collect();
+    assert!(!commits.is_empty(), "the Qwen-style memory was never committed");
+    for commit in commits {
+        let files = sb.git(&repo, ["show", "--name-only", "--format=", commit]);
+        let files: Vec<&str> = files.lines().filter(|l| !l.is_empty()).collect();
+        assert_ne!(files, [".qwen/team-memory/MEMORY.md"], "commit {commit} touches only MEMORY.md");
+    }
+    let shown = sb.git(&repo, ["ls-tree", "-r", "--name-only", "origin/main"]);
+    assert!(shown.contains(".qwen/team-memory/feedback/build_invariant.md"), "{shown}");
+}

@@ -10,7 +10,7 @@
 use super::Project;
 
 /// The line that tells the agent how to share a memory with the team.
-pub const SHARE_LINE: &str = "To share a private memory with the team, run `teammem share <path or id>` (it is checked for secrets and trust rules before it is written).";
+pub const SHARE_LINE: &str = "To share a private memory with the team, run `teammem share PATH-OR-ID` (it is checked for secrets and trust rules before it is written).";
 
 /// The warning added to the sync line when Qwen Code's own sync is on.
 pub const QWEN_SYNC_WARNING: &str = "warning: Qwen Code's own team memory sync is on (memory.enableTeamMemorySync or QWEN_CODE_MEMORY_TEAM_SYNC=1), which commits and pushes .qwen/team-memory/ without teammem's checks — set \"enableTeamMemorySync\": false in .qwen/settings.json; teammem's pre-commit hook (`teammem install-hooks`) still refuses a commit with a secret";
