@@ -545,3 +545,30 @@ fn five_headless_qwen_sessions_show_the_team_memory_once_and_leave_git_clean() {
     let shown = sb.git(&repo, ["ls-tree", "-r", "--name-only", "origin/main"]);
     assert!(shown.contains(".qwen/team-memory/feedback/build_invariant.md"), "{shown}");
 }
+
+#[test]
+fn with_qwens_own_sync_on_the_context_warns_and_the_pre_commit_hook_stops_a_secret() {
+    qwen_pkg();
+    let sb = Sandbox::new();
+    let repo = project_with_remote(&sb, true);
+    sb.teammem(&repo, ["install-hooks"]).expect_code(0);
+    let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    common::write(
+        &team_dir(&repo).join("reference/ci-token.md"),
+        &format!("---\nname: CI token\ndescription: The token CI uses\ntype: reference\n---\nIt is {token}.\n"),
+    );
+    let pushed = sb.git(&repo, ["rev-parse", "origin/main"]);
+    let model = MockModel::start();
+    qwen_session(&sb, &repo, &model);
+    let prompt = system_prompt(&model.take());
+    assert!(prompt.contains("Qwen Code's own team memory sync is on"), "{prompt}");
+    // Neither tool committed or pushed the secret: teammem quarantined it, and Qwen's own
+    // commit was refused by teammem's pre-commit hook.
+    let remote = sb.path().join("remote.git");
+    let log = sb.git(&remote, ["log", "-p", "--all"]);
+    assert!(!log.contains(&token), "the secret reached the remote");
+    let local = sb.git(&repo, ["log", "-p", "--all"]);
+    assert!(!local.contains(&token), "the secret was committed");
+    assert!(!prompt.contains(&token), "the secret reached the model");
+    assert_eq!(sb.git(&repo, ["rev-parse", "origin/main"]), pushed);
+}
