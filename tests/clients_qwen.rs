@@ -572,3 +572,42 @@ fn with_qwens_own_sync_on_the_context_warns_and_the_pre_commit_hook_stops_a_secr
     assert!(!prompt.contains(&token), "the secret reached the model");
     assert_eq!(sb.git(&repo, ["rev-parse", "origin/main"]), pushed);
 }
+
+#[test]
+fn what_teammem_add_writes_reads_the_same_in_qwen_code() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("written");
+    let cases = [
+        ("Staging: how to reach it", "VPN: first, then 'the bastion'"),
+        ("'Quoted' on purpose", "\"double\" and # hash"),
+        ("使用真实数据库 😀", "集成测试: 必须连接真实的数据库"),
+        ("10183", "true"),
+        ("- starts like a list", "[looks, like, a, list]"),
+    ];
+    let mut paths = Vec::new();
+    for (name, description) in cases {
+        let run = sb.teammem(
+            &repo,
+            [
+                "add",
+                "--scope",
+                "team",
+                "--type",
+                "project",
+                &format!("--name={name}"),
+                &format!("--description={description}"),
+                "--body=b",
+                "--json",
+            ],
+        );
+        run.expect_code(0);
+        let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        paths.push(PathBuf::from(json["path"].as_str().unwrap()));
+    }
+    let docs = qwen(&sb, "parse", &paths);
+    for ((name, description), doc) in cases.iter().zip(&docs) {
+        assert_eq!(doc["type"], "project");
+        assert_eq!(unhex(&doc["title"]), *name);
+        assert_eq!(unhex(&doc["description"]), *description);
+    }
+}
