@@ -13,9 +13,11 @@ use common::Sandbox;
 
 /// Where the CI install script puts Qwen Code; `QWEN_CODE_PKG` overrides it.
 fn qwen_pkg() -> PathBuf {
-    let pkg = std::env::var_os("QWEN_CODE_PKG").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from("/opt/teammem-clients/qwen/node_modules/@qwen-code/qwen-code")
-    });
+    let pkg = std::env::var_os("QWEN_CODE_PKG")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from("/opt/teammem-clients/qwen/node_modules/@qwen-code/qwen-code")
+        });
     let manifest = fs::read_to_string(pkg.join("package.json")).unwrap_or_default();
     assert!(
         manifest.contains("\"version\": \"0.24.4\""),
@@ -35,7 +37,9 @@ fn qwen(sb: &Sandbox, mode: &str, args: &[PathBuf]) -> Vec<serde_json::Value> {
         .arg(script)
         .arg(mode)
         .args(args);
-    let out = cmd.output().expect("node is required to run Qwen Code's own code");
+    let out = cmd
+        .output()
+        .expect("node is required to run Qwen Code's own code");
     assert!(
         out.status.success(),
         "Qwen Code's {mode} failed: {}",
@@ -81,11 +85,61 @@ impl Rng {
 /// Pieces of text that sit on Qwen's rules: cuts in UTF-16 units, surrogate pairs, white space
 /// JavaScript and Rust disagree on, controls, hidden marks, link syntax, grouping punctuation.
 const PIECES: &[&str] = &[
-    "word", "Word", "WORD", " ", "  ", "\t", "測試", "使用真实数据库", "データベース", "😀", "🚀",
-    "👩‍💻", "é", "e\u{301}", "ß", "İ", "Σ", "[", "]", "](", ")", "(", "`", "\\", "'", "\"", ":",
-    ": ", ".", "!", "?", ";", ",", "…", "\u{200B}", "\u{202E}", "\u{2060}", "\u{FEFF}", "\u{85}",
-    "\u{A0}", "\u{3000}", "\u{2028}", "\u{7F}", "\u{1}", "\r", "#", "%", "&", "<b>", "a-b",
-    "x_y", "0", "10183", "-", "—",
+    "word",
+    "Word",
+    "WORD",
+    " ",
+    "  ",
+    "\t",
+    "測試",
+    "使用真实数据库",
+    "データベース",
+    "😀",
+    "🚀",
+    "👩‍💻",
+    "é",
+    "e\u{301}",
+    "ß",
+    "İ",
+    "Σ",
+    "[",
+    "]",
+    "](",
+    ")",
+    "(",
+    "`",
+    "\\",
+    "'",
+    "\"",
+    ":",
+    ": ",
+    ".",
+    "!",
+    "?",
+    ";",
+    ",",
+    "…",
+    "\u{200B}",
+    "\u{202E}",
+    "\u{2060}",
+    "\u{FEFF}",
+    "\u{85}",
+    "\u{A0}",
+    "\u{3000}",
+    "\u{2028}",
+    "\u{7F}",
+    "\u{1}",
+    "\r",
+    "#",
+    "%",
+    "&",
+    "<b>",
+    "a-b",
+    "x_y",
+    "0",
+    "10183",
+    "-",
+    "—",
 ];
 
 fn text(rng: &mut Rng, pieces: usize) -> String {
@@ -95,7 +149,15 @@ fn text(rng: &mut Rng, pieces: usize) -> String {
 /// File names Qwen Code reads: slugs, underscores, capitals, spaces, brackets, percent signs,
 /// CJK, emoji, hidden files, nested folders.
 fn file_name(rng: &mut Rng, i: usize) -> String {
-    let folder = rng.pick(&["feedback/", "project/", "reference/", "user/", "", "notes/deep/", ".hidden/"]);
+    let folder = rng.pick(&[
+        "feedback/",
+        "project/",
+        "reference/",
+        "user/",
+        "",
+        "notes/deep/",
+        ".hidden/",
+    ]);
     let stem = match rng.below(9) {
         0 => format!("memory-{i}"),
         1 => format!("build_invariant_{i}"),
@@ -118,21 +180,47 @@ fn memory(rng: &mut Rng, kind: &str) -> String {
     let one = |s: &str| s.replace(['\n', '\r', '\u{2028}'], " ");
     match rng.below(10) {
         // teammem's own form.
-        0 | 1 => format!("---\nname: {}\ndescription: {}\ntype: {kind}\n---\nBody.\n", one(&name), one(&description)),
+        0 | 1 => format!(
+            "---\nname: {}\ndescription: {}\ntype: {kind}\n---\nBody.\n",
+            one(&name),
+            one(&description)
+        ),
         // Qwen's agent: colons, quotes, title instead of name.
-        2 => format!("---\ntitle: {}\ndescription: Tests: {}\ntype: {kind}\n---\nBody\n", one(&name), one(&description)),
-        3 => format!("---\nname: '{}'\ndescription: \"{}\"\ntype: {kind}\nkeywords: [a, b]\n---\n", one(&name), one(&description)),
+        2 => format!(
+            "---\ntitle: {}\ndescription: Tests: {}\ntype: {kind}\n---\nBody\n",
+            one(&name),
+            one(&description)
+        ),
+        3 => format!(
+            "---\nname: '{}'\ndescription: \"{}\"\ntype: {kind}\nkeywords: [a, b]\n---\n",
+            one(&name),
+            one(&description)
+        ),
         // Claude Code's form (type nested): Qwen leaves it out of the index.
-        4 => format!("---\nname: {}\ndescription: {}\nmetadata:\n  type: {kind}\n---\nBody\n", one(&name), one(&description)),
+        4 => format!(
+            "---\nname: {}\ndescription: {}\nmetadata:\n  type: {kind}\n---\nBody\n",
+            one(&name),
+            one(&description)
+        ),
         // CRLF, raw controls and line separators inside values.
-        5 => format!("---\r\nname: {name}\r\ndescription: {description}\r\ntype: {kind}\r\n---\r\nBody\r\n"),
+        5 => format!(
+            "---\r\nname: {name}\r\ndescription: {description}\r\ntype: {kind}\r\n---\r\nBody\r\n"
+        ),
         // Empty and missing values, odd spacing.
         6 => format!("---\nname:   \ndescription:\ntype:\t{kind}  \n---\n"),
         // Types Qwen does not read: quoted, capitalised, commented.
         7 => format!("---\nname: {}\ntype: \"{kind}\"\n---\n", one(&name)),
-        8 => format!("---\nname: {}\ndescription: {}\ntype: {kind} # note\n---\n", one(&name), one(&description)),
+        8 => format!(
+            "---\nname: {}\ndescription: {}\ntype: {kind} # note\n---\n",
+            one(&name),
+            one(&description)
+        ),
         // Duplicate keys and a closing line with text after it.
-        _ => format!("---\nname: {}\nname: second\ndescription: {}\ntype: {kind}\n----\nBody\n", one(&name), one(&description)),
+        _ => format!(
+            "---\nname: {}\nname: second\ndescription: {}\ntype: {kind}\n----\nBody\n",
+            one(&name),
+            one(&description)
+        ),
     }
 }
 
@@ -149,7 +237,12 @@ fn put_all(dir: &Path, files: &[(String, String)], rng: &mut Rng) {
             _ => i as u64,
         };
         let when = start + Duration::from_micros(tick * 1_234_567 + rng.below(2) as u64 * 137);
-        fs::File::options().write(true).open(&path).unwrap().set_modified(when).unwrap();
+        fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
     }
 }
 
@@ -172,7 +265,10 @@ fn sets() -> Vec<(&'static str, Vec<(String, String)>)> {
         .map(|i| {
             let name = "使用真实数据库进行集成测试".repeat(i % 7 + 1);
             let description = "集成测试必须连接真实的数据库，绝不使用模拟。".repeat(i % 9 + 1);
-            (format!("project/数据库-{i}.md"), format!("---\nname: {name}\ndescription: {description}\ntype: project\n---\n"))
+            (
+                format!("project/数据库-{i}.md"),
+                format!("---\nname: {name}\ndescription: {description}\ntype: project\n---\n"),
+            )
         })
         .collect();
     out.push(("cjk", cjk));
@@ -181,7 +277,10 @@ fn sets() -> Vec<(&'static str, Vec<(String, String)>)> {
             // Surrogate pairs land on every cut position (119 and 149 units).
             let name = format!("{}{}", "a".repeat(i % 4), "😀".repeat(60 + i));
             let description = format!("{}{}", "b".repeat(i % 3), "🚀👩‍💻".repeat(20 + i));
-            (format!("user/emoji-{i}.md"), format!("---\nname: {name}\ndescription: {description}\ntype: user\n---\n"))
+            (
+                format!("user/emoji-{i}.md"),
+                format!("---\nname: {name}\ndescription: {description}\ntype: user\n---\n"),
+            )
         })
         .collect();
     out.push(("emoji", emoji));
@@ -190,35 +289,80 @@ fn sets() -> Vec<(&'static str, Vec<(String, String)>)> {
             let name = format!("{} end", "Long title ".repeat(i + 1));
             let description = format!("{}.", "and a long description ".repeat(i % 12 + 1));
             let stem = "p".repeat(90 + i);
-            (format!("reference/{stem}.md"), format!("---\nname: {name}\ndescription: {description}\ntype: reference\n---\n"))
+            (
+                format!("reference/{stem}.md"),
+                format!("---\nname: {name}\ndescription: {description}\ntype: reference\n---\n"),
+            )
         })
         .collect();
     out.push(("long-titles", long));
     let groupable = [
-        "Use the real database.", "use the real   database", "USE THE REAL DATABASE!", "Use the real database?)",
-        "Use the real database…", "Use\tthe real database'", "Use the réal database", "Use the re\u{301}al database",
-        "", "", "   ", "Use the real database \"", "Use the real database` ", "Use the real database ].",
+        "Use the real database.",
+        "use the real   database",
+        "USE THE REAL DATABASE!",
+        "Use the real database?)",
+        "Use the real database…",
+        "Use\tthe real database'",
+        "Use the réal database",
+        "Use the re\u{301}al database",
+        "",
+        "",
+        "   ",
+        "Use the real database \"",
+        "Use the real database` ",
+        "Use the real database ].",
     ];
     let grouped = groupable
         .iter()
         .enumerate()
-        .map(|(i, d)| (format!("feedback/g{i:02}.md"), format!("---\nname: G {i}\ndescription: {d}\ntype: feedback\n---\n")))
+        .map(|(i, d)| {
+            (
+                format!("feedback/g{i:02}.md"),
+                format!("---\nname: G {i}\ndescription: {d}\ntype: feedback\n---\n"),
+            )
+        })
         .collect();
     out.push(("groupable", grouped));
     // Lines long enough that 200 of them pass 25,000 units: Qwen cuts and warns.
     let big = (0..230)
-        .map(|i| (format!("project/big-{i:03}.md"), format!("---\nname: {}\ndescription: {}\ntype: project\n---\n", "N".repeat(70), "D".repeat(90))))
+        .map(|i| {
+            (
+                format!("project/big-{i:03}.md"),
+                format!(
+                    "---\nname: {}\ndescription: {}\ntype: project\n---\n",
+                    "N".repeat(70),
+                    "D".repeat(90)
+                ),
+            )
+        })
         .collect();
     out.push(("over-25000", big));
     let odd = [
-        "feedback/Use Real DB.md", "feedback/odd (name).md", "feedback/[brackets].md", "feedback/100%.md",
-        "feedback/tab\there.md", "feedback/new\nline.md", ".hidden.md", ".dir/inside.md", "deep/er/x.md",
-        "sub/MEMORY.md", "notes.txt", "UPPER.MD", "project/ünïcödé.md", "project/🚀.md", "a+b=c&d.md",
+        "feedback/Use Real DB.md",
+        "feedback/odd (name).md",
+        "feedback/[brackets].md",
+        "feedback/100%.md",
+        "feedback/tab\there.md",
+        "feedback/new\nline.md",
+        ".hidden.md",
+        ".dir/inside.md",
+        "deep/er/x.md",
+        "sub/MEMORY.md",
+        "notes.txt",
+        "UPPER.MD",
+        "project/ünïcödé.md",
+        "project/🚀.md",
+        "a+b=c&d.md",
     ];
     let odd = odd
         .iter()
         .enumerate()
-        .map(|(i, rel)| (rel.to_string(), format!("---\nname: Odd {i}\ndescription: odd name {i}\ntype: project\n---\n")))
+        .map(|(i, rel)| {
+            (
+                rel.to_string(),
+                format!("---\nname: Odd {i}\ndescription: odd name {i}\ntype: project\n---\n"),
+            )
+        })
         .collect();
     out.push(("odd-names", odd));
     out
@@ -237,15 +381,23 @@ fn team_index_is_byte_identical_to_qwen_codes_rebuild() {
     for (name, files) in sets() {
         let repo = sb.repo(name);
         put_all(&team_dir(&repo), &files, &mut rng);
-        sb.teammem(&repo, ["index", "--scope", "team"]).expect_code(0);
+        sb.teammem(&repo, ["index", "--scope", "team"])
+            .expect_code(0);
         let index = fs::read(team_dir(&repo).join("MEMORY.md")).unwrap();
-        assert!(index.len() > 200, "{name}: a near-empty index tests nothing");
+        assert!(
+            index.len() > 200,
+            "{name}: a near-empty index tests nothing"
+        );
         ours.push(index);
         repos.push(repo);
     }
     let theirs = qwen(&sb, "team", &repos);
     for ((repo, ours), theirs) in repos.iter().zip(&ours).zip(&theirs) {
-        assert!(!theirs.is_null(), "Qwen wrote no team index in {}", repo.display());
+        assert!(
+            !theirs.is_null(),
+            "Qwen wrote no team index in {}",
+            repo.display()
+        );
         let theirs = &unhex(theirs);
         assert_eq!(
             String::from_utf8_lossy(ours),
@@ -258,7 +410,14 @@ fn team_index_is_byte_identical_to_qwen_codes_rebuild() {
     // Qwen found nothing to change: `check` agrees that the index is fresh.
     for repo in &repos {
         let run = sb.teammem(repo, ["index", "--scope", "team", "--check"]);
-        assert_eq!(run.code, 0, "{}: {}{}", repo.display(), run.stdout, run.stderr);
+        assert_eq!(
+            run.code,
+            0,
+            "{}: {}{}",
+            repo.display(),
+            run.stdout,
+            run.stderr
+        );
     }
 }
 
@@ -272,9 +431,13 @@ fn private_index_is_byte_identical_to_qwen_codes_rebuild() {
         let repo = sb.repo(name);
         let dir = private_dir(&sb, &repo);
         put_all(&dir, &files, &mut rng);
-        sb.teammem(&repo, ["index", "--scope", "private"]).expect_code(0);
+        sb.teammem(&repo, ["index", "--scope", "private"])
+            .expect_code(0);
         let index = fs::read(dir.join("MEMORY.md")).unwrap();
-        assert!(index.len() > 200, "{name}: a near-empty index tests nothing");
+        assert!(
+            index.len() > 200,
+            "{name}: a near-empty index tests nothing"
+        );
         ours.push(index);
         repos.push(repo);
     }
@@ -305,29 +468,58 @@ fn fields_read_the_same_as_qwen_codes_frontmatter_reader() {
     let repo = sb.repo("fields");
     let mut rng = Rng(99);
     let files: Vec<(String, String)> = (0..120)
-        .map(|i| (format!("project/f{i:03}.md"), memory(&mut rng, ["user", "feedback", "project", "reference"][i % 4])))
+        .map(|i| {
+            (
+                format!("project/f{i:03}.md"),
+                memory(
+                    &mut rng,
+                    ["user", "feedback", "project", "reference"][i % 4],
+                ),
+            )
+        })
         .collect();
     put_all(&team_dir(&repo), &files, &mut rng);
     let list = sb.teammem(&repo, ["list", "--scope", "team", "--json"]);
     let listed: serde_json::Value = serde_json::from_str(&list.stdout).unwrap();
-    let paths: Vec<PathBuf> = files.iter().map(|(rel, _)| team_dir(&repo).join(rel)).collect();
+    let paths: Vec<PathBuf> = files
+        .iter()
+        .map(|(rel, _)| team_dir(&repo).join(rel))
+        .collect();
     let docs = qwen(&sb, "parse", &paths);
     let mut compared = 0;
     for ((rel, _), doc) in files.iter().zip(&docs) {
-        let ours = listed["memories"].as_array().unwrap().iter().find(|m| m["id"] == rel.as_str());
+        let ours = listed["memories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["id"] == rel.as_str());
         if doc.is_null() {
             // Qwen reads no memory here; teammem reads it only in Claude Code's form.
             if let Some(ours) = ours {
                 let text = fs::read_to_string(team_dir(&repo).join(rel)).unwrap();
-                assert!(text.contains("metadata:\n  type:"), "{rel}: teammem reads a file Qwen does not: {ours}");
+                assert!(
+                    text.contains("metadata:\n  type:"),
+                    "{rel}: teammem reads a file Qwen does not: {ours}"
+                );
             }
             continue;
         }
         let ours = ours.unwrap_or_else(|| panic!("{rel}: Qwen reads it, teammem does not: {doc}"));
         assert_eq!(ours["type"], doc["type"], "{rel}");
-        assert_eq!(ours["description"].as_str(), Some(unhex(&doc["description"]).as_str()), "{rel}");
-        if fs::read_to_string(team_dir(&repo).join(rel)).unwrap().contains("\nname:") {
-            assert_eq!(ours["name"].as_str(), Some(unhex(&doc["title"]).as_str()), "{rel}");
+        assert_eq!(
+            ours["description"].as_str(),
+            Some(unhex(&doc["description"]).as_str()),
+            "{rel}"
+        );
+        if fs::read_to_string(team_dir(&repo).join(rel))
+            .unwrap()
+            .contains("\nname:")
+        {
+            assert_eq!(
+                ours["name"].as_str(),
+                Some(unhex(&doc["title"]).as_str()),
+                "{rel}"
+            );
         }
         compared += 1;
     }
@@ -401,15 +593,22 @@ impl MockModel {
                         )
                     };
                     let response = if !request_line.starts_with("POST") {
-                        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string()
+                        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                            .to_string()
                     } else if streaming {
                         let events = chunk("{\"role\":\"assistant\",\"content\":\"OK\"}", "null")
                             + &chunk("{}", "\"stop\"")
                             + "data: [DONE]\n\n";
-                        format!("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{events}", events.len())
+                        format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{events}",
+                            events.len()
+                        )
                     } else {
                         let json = "{\"id\":\"m\",\"object\":\"chat.completion\",\"created\":0,\"model\":\"mock\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"OK\"},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1,\"total_tokens\":2}}";
-                        format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{json}", json.len())
+                        format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{json}",
+                            json.len()
+                        )
                     };
                     let _ = stream.write_all(response.as_bytes());
                 });
@@ -433,7 +632,10 @@ fn settings(qwen_sync: bool) -> String {
         &format!("\"{} session-start", env!("CARGO_BIN_EXE_teammem")),
     );
     if qwen_sync {
-        text.replace("\"enableTeamMemorySync\": false", "\"enableTeamMemorySync\": true")
+        text.replace(
+            "\"enableTeamMemorySync\": false",
+            "\"enableTeamMemorySync\": true",
+        )
     } else {
         text
     }
@@ -443,7 +645,10 @@ fn settings(qwen_sync: bool) -> String {
 fn project_with_remote(sb: &Sandbox, qwen_sync: bool) -> PathBuf {
     let remote = sb.bare("remote.git");
     let repo = sb.path().join("project");
-    sb.git(sb.path(), ["clone", "-q", remote.to_str().unwrap(), "project"]);
+    sb.git(
+        sb.path(),
+        ["clone", "-q", remote.to_str().unwrap(), "project"],
+    );
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join(".qwen-example/team-memory");
     for rel in walk(&example) {
         let to = team_dir(&repo).join(&rel);
@@ -468,7 +673,11 @@ fn walk(dir: &Path) -> Vec<String> {
     for entry in fs::read_dir(dir).unwrap().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         if entry.file_type().unwrap().is_dir() {
-            out.extend(walk(&entry.path()).into_iter().map(|r| format!("{name}/{r}")));
+            out.extend(
+                walk(&entry.path())
+                    .into_iter()
+                    .map(|r| format!("{name}/{r}")),
+            );
         } else {
             out.push(name);
         }
@@ -482,13 +691,20 @@ fn qwen_session(sb: &Sandbox, repo: &Path, model: &MockModel) -> common::Run {
     sb.isolate(&mut cmd)
         .current_dir(repo)
         .env("OPENAI_API_KEY", "test-key")
-        .env("OPENAI_BASE_URL", format!("http://127.0.0.1:{}/v1", model.port))
+        .env(
+            "OPENAI_BASE_URL",
+            format!("http://127.0.0.1:{}/v1", model.port),
+        )
         .env("OPENAI_MODEL", "mock-model")
         .arg(qwen_pkg().join("cli-entry.js"))
         .args(["--auth-type", "openai", "-p", "Say OK."])
         .stdin(std::process::Stdio::null());
     let run = common::Run::from(cmd.output().expect("run Qwen Code"));
-    assert_eq!(run.code, 0, "Qwen Code failed:\n{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.code, 0,
+        "Qwen Code failed:\n{}\n{}",
+        run.stdout, run.stderr
+    );
     run
 }
 
@@ -501,7 +717,12 @@ fn system_prompt(bodies: &[String]) -> String {
         .unwrap()
         .iter()
         .filter(|m| m["role"] == "system")
-        .map(|m| m["content"].as_str().map(String::from).unwrap_or_else(|| m["content"].to_string()))
+        .map(|m| {
+            m["content"]
+                .as_str()
+                .map(String::from)
+                .unwrap_or_else(|| m["content"].to_string())
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -523,12 +744,22 @@ fn five_headless_qwen_sessions_show_the_team_memory_once_and_leave_git_clean() {
         qwen_session(&sb, &repo, &model);
         let prompt = system_prompt(&model.take());
         // The team memory reaches the model once: Qwen's own index, not repeated by the hook.
-        assert_eq!(prompt.matches("[Never force-push shared branches]").count(), 1, "session {session}:\n{prompt}");
+        assert_eq!(
+            prompt.matches("[Never force-push shared branches]").count(),
+            1,
+            "session {session}:\n{prompt}"
+        );
         assert!(prompt.contains("[Build invariant](feedback/build_invariant.md) \u{2014} Tests: always hit the real DB"), "{prompt}");
-        assert!(prompt.contains("Team memory: Qwen Code shows the team index"), "{prompt}");
+        assert!(
+            prompt.contains("Team memory: Qwen Code shows the team index"),
+            "{prompt}"
+        );
         assert!(prompt.contains("teammem share PATH-OR-ID"), "{prompt}");
         assert!(prompt.contains("Team memory sync: "), "{prompt}");
-        assert!(!prompt.contains("Qwen Code's own team memory sync is on"), "{prompt}");
+        assert!(
+            !prompt.contains("Qwen Code's own team memory sync is on"),
+            "{prompt}"
+        );
         let status = sb.git(&repo, ["status", "--porcelain", "--untracked-files=all"]);
         assert_eq!(status, "", "session {session} left the work tree dirty");
     }
@@ -536,14 +767,24 @@ fn five_headless_qwen_sessions_show_the_team_memory_once_and_leave_git_clean() {
     // MEMORY.md alone (the two tools never rewrite each other's index).
     let log = sb.git(&repo, ["log", "--format=%H", &format!("{start}..HEAD")]);
     let commits: Vec<&str> = log.lines().collect();
-    assert!(!commits.is_empty(), "the Qwen-style memory was never committed");
+    assert!(
+        !commits.is_empty(),
+        "the Qwen-style memory was never committed"
+    );
     for commit in commits {
         let files = sb.git(&repo, ["show", "--name-only", "--format=", commit]);
         let files: Vec<&str> = files.lines().filter(|l| !l.is_empty()).collect();
-        assert_ne!(files, [".qwen/team-memory/MEMORY.md"], "commit {commit} touches only MEMORY.md");
+        assert_ne!(
+            files,
+            [".qwen/team-memory/MEMORY.md"],
+            "commit {commit} touches only MEMORY.md"
+        );
     }
     let shown = sb.git(&repo, ["ls-tree", "-r", "--name-only", "origin/main"]);
-    assert!(shown.contains(".qwen/team-memory/feedback/build_invariant.md"), "{shown}");
+    assert!(
+        shown.contains(".qwen/team-memory/feedback/build_invariant.md"),
+        "{shown}"
+    );
 }
 
 #[test]
@@ -555,13 +796,18 @@ fn with_qwens_own_sync_on_the_context_warns_and_the_pre_commit_hook_stops_a_secr
     let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
     common::write(
         &team_dir(&repo).join("reference/ci-token.md"),
-        &format!("---\nname: CI token\ndescription: The token CI uses\ntype: reference\n---\nIt is {token}.\n"),
+        &format!(
+            "---\nname: CI token\ndescription: The token CI uses\ntype: reference\n---\nIt is {token}.\n"
+        ),
     );
     let pushed = sb.git(&repo, ["rev-parse", "origin/main"]);
     let model = MockModel::start();
     qwen_session(&sb, &repo, &model);
     let prompt = system_prompt(&model.take());
-    assert!(prompt.contains("Qwen Code's own team memory sync is on"), "{prompt}");
+    assert!(
+        prompt.contains("Qwen Code's own team memory sync is on"),
+        "{prompt}"
+    );
     // Neither tool committed or pushed the secret: teammem quarantined it, and Qwen's own
     // commit was refused by teammem's pre-commit hook.
     let remote = sb.path().join("remote.git");

@@ -78,5 +78,8 @@ fn the_example_is_valid_and_its_index_is_generated() {
     let hook = &settings["hooks"]["SessionStart"][0]["hooks"][0];
     assert_eq!(hook["command"], "teammem session-start --hook qwen");
     let timeout = hook["timeout"].as_u64().unwrap();
-    assert!((16..1000).contains(&timeout), "timeout {timeout}: seconds, above sync's 15 s budget");
+    assert!(
+        (16..1000).contains(&timeout),
+        "timeout {timeout}: seconds, above sync's 15 s budget"
+    );
 }

@@ -56,7 +56,10 @@ fn a_line_of_150_units_is_kept_whole_and_151_is_cut_to_149_and_an_ellipsis() {
 fn each_field_is_cut_at_120_units_and_cjk_counts_one_unit_emoji_two() {
     let out = line_of(&"d".repeat(121));
     assert!(out.ends_with(&format!("{}…", "d".repeat(119))), "{out}");
-    assert_eq!(line_of(&"d".repeat(120)), format!("- [t](a.md) \u{2014} {}", "d".repeat(120)));
+    assert_eq!(
+        line_of(&"d".repeat(120)),
+        format!("- [t](a.md) \u{2014} {}", "d".repeat(120))
+    );
     let cjk = line_of(&"测".repeat(121));
     assert!(cjk.ends_with(&format!("{}…", "测".repeat(119))), "{cjk}");
     // 60 emoji are 120 units: kept; one more is cut through a surrogate pair, which Node
@@ -84,7 +87,9 @@ fn lines_are_sorted_by_utf16_units_and_empty_fields_fall_back_to_the_type() {
 
 #[test]
 fn only_the_first_200_paths_are_read_and_nothing_says_so() {
-    let entries: Vec<IndexEntry> = (0..201).map(|i| entry(&format!("m{i:03}.md"), "T", &format!("d{i}"))).collect();
+    let entries: Vec<IndexEntry> = (0..201)
+        .map(|i| entry(&format!("m{i:03}.md"), "T", &format!("d{i}")))
+        .collect();
     let out = render(&entries);
     assert_eq!(out.lines().count(), MAX_FILES);
     assert!(!out.contains("m200.md") && !out.contains("WARNING"));
@@ -93,7 +98,15 @@ fn only_the_first_200_paths_are_read_and_nothing_says_so() {
 #[test]
 fn past_25000_units_the_index_is_cut_at_a_line_end_and_warned_about() {
     let entries = |n: usize| -> Vec<IndexEntry> {
-        (0..n).map(|i| entry(&format!("m{i:03}.md"), &"T".repeat(60), &format!("{i:03}{}", "d".repeat(117)))).collect()
+        (0..n)
+            .map(|i| {
+                entry(
+                    &format!("m{i:03}.md"),
+                    &"T".repeat(60),
+                    &format!("{i:03}{}", "d".repeat(117)),
+                )
+            })
+            .collect()
     };
     // Each line is cut to 150 units; 165 lines and their 164 breaks fit in 25,000.
     let fits = render(&entries(165));
@@ -124,18 +137,31 @@ fn descriptions_equal_once_normalised_share_one_line() {
 
 #[test]
 fn a_long_sibling_list_is_cut_with_its_line() {
-    let entries: Vec<IndexEntry> = (0..30).map(|i| entry(&format!("sibling-{i:02}.md"), "T", "same")).collect();
+    let entries: Vec<IndexEntry> = (0..30)
+        .map(|i| entry(&format!("sibling-{i:02}.md"), "T", "same"))
+        .collect();
     let out = render(&entries);
     assert_eq!(out.lines().count(), 1);
     assert_eq!(units(&out), 150);
-    assert!(out.starts_with("- [T](sibling-00.md) \u{2014} same (also: sibling-01.md, "), "{out}");
+    assert!(
+        out.starts_with("- [T](sibling-00.md) \u{2014} same (also: sibling-01.md, "),
+        "{out}"
+    );
     assert!(out.ends_with('…'), "{out}");
 }
 
 #[test]
 fn fields_lose_controls_and_some_invisible_characters_and_keep_their_brackets() {
-    let out = render(&[entry("a.md", "x`y](z) [a]", "one\u{202E}two\tthree\u{200B}\u{2060}four\u{85}five")]);
-    assert_eq!(out, "- [x'y] (z) [a]](a.md) \u{2014} onetwo threefour\u{2060}four five".replace("four\u{2060}four", "\u{2060}four"));
+    let out = render(&[entry(
+        "a.md",
+        "x`y](z) [a]",
+        "one\u{202E}two\tthree\u{200B}\u{2060}four\u{85}five",
+    )]);
+    assert_eq!(
+        out,
+        "- [x'y] (z) [a]](a.md) \u{2014} onetwo threefour\u{2060}four five"
+            .replace("four\u{2060}four", "\u{2060}four")
+    );
 }
 
 #[test]

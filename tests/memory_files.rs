@@ -106,7 +106,9 @@ fn a_field_of_the_wrong_kind() {
     assert_problems(
         "x.md",
         b"---\nname: a\ndescription: d\ntype: user\nkeywords: {a: b}\n---\n",
-        &["x.md:5:11: `keywords` is a mapping, not a list of words — write `keywords: [word, word]`"],
+        &[
+            "x.md:5:11: `keywords` is a mapping, not a list of words — write `keywords: [word, word]`",
+        ],
     );
 }
 
@@ -126,7 +128,9 @@ fn an_unknown_type() {
     assert_problems(
         "x.md",
         b"---\nname: a\ndescription: d\ntype: idea\n---\n",
-        &["x.md:4:7: unknown type `idea` — use one of: user, feedback, project, reference, written plain on the `type:` line"],
+        &[
+            "x.md:4:7: unknown type `idea` — use one of: user, feedback, project, reference, written plain on the `type:` line",
+        ],
     );
 }
 

@@ -205,8 +205,7 @@ impl Frontmatter {
 
     /// Sets a list key: `key: [a, b]` for plain words, YAML block form otherwise.
     pub fn set_list(&mut self, key: &str, values: &[String]) {
-        let plain = is_plain_word_start(key)
-            && values.iter().all(|w| is_plain_text(w, true));
+        let plain = is_plain_word_start(key) && values.iter().all(|w| is_plain_text(w, true));
         let text = if plain {
             format!("{key}: [{}]", values.join(", "))
         } else {
@@ -370,20 +369,14 @@ fn parse_structured(yaml: &str) -> Result<Mapping, SyntaxError> {
 pub fn is_js_space(c: char) -> bool {
     matches!(
         c,
-        '\t' | '\n'
-            | '\u{0B}'
-            | '\u{0C}'
-            | '\r'
-            | ' '
-            | '\u{A0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200A}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202F}'
-            | '\u{205F}'
-            | '\u{3000}'
-            | '\u{FEFF}'
+        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202F}'
+                | '\u{205F}'
+                | '\u{3000}'
+                | '\u{FEFF}'
     )
 }
 
@@ -427,7 +420,11 @@ fn value_after(rest: &str) -> Option<&str> {
             .map_or(rest.len(), |e| from + e);
         &rest[from..end]
     };
-    if rest[spaces..].chars().next().is_some_and(|c| !is_js_line_end(c)) {
+    if rest[spaces..]
+        .chars()
+        .next()
+        .is_some_and(|c| !is_js_line_end(c))
+    {
         return Some(take_line(spaces));
     }
     // Nothing after the spaces on this line: the regex gives spaces back one at a time until
@@ -588,7 +585,10 @@ mod tests {
         let fm = Frontmatter::read(
             "name: 'Staging: how to reach it'\ndescription: Tests: always hit the real DB\ntype:   \ntitle:\nkeywords: [a, b]\n",
         );
-        assert_eq!(fm.text("name"), Field::Present("'Staging: how to reach it'".into()));
+        assert_eq!(
+            fm.text("name"),
+            Field::Present("'Staging: how to reach it'".into())
+        );
         assert_eq!(
             fm.text("description"),
             Field::Present("Tests: always hit the real DB".into())
@@ -596,11 +596,17 @@ mod tests {
         // Spaces alone are an empty value; nothing at all is no value.
         assert_eq!(fm.text("type"), Field::Present(String::new()));
         assert_eq!(fm.text("title"), Field::Missing);
-        assert_eq!(fm.text_list("keywords"), Field::Present(vec!["a".into(), "b".into()]));
+        assert_eq!(
+            fm.text_list("keywords"),
+            Field::Present(vec!["a".into(), "b".into()])
+        );
         assert!(fm.structured_error().is_none());
         // The regex's white space runs over a lone CR into the next line.
         assert_eq!(line_value("name:\rnext", "name"), Some("next".into()));
-        assert_eq!(line_value("xname: a\nname:\nname: b", "name"), Some("b".into()));
+        assert_eq!(
+            line_value("xname: a\nname:\nname: b", "name"),
+            Some("b".into())
+        );
         assert_eq!(line_value("name: a\u{2028}b", "name"), Some("a".into()));
     }
 
@@ -608,13 +614,22 @@ mod tests {
     fn claude_code_nests_type_under_metadata() {
         let fm = Frontmatter::read("name: n\ndescription: d\nmetadata:\n  type: project\n");
         assert_eq!(fm.text("type"), Field::Missing);
-        assert_eq!(fm.nested_text("metadata", "type"), Field::Present("project".into()));
+        assert_eq!(
+            fm.nested_text("metadata", "type"),
+            Field::Present("project".into())
+        );
     }
 
     #[test]
     fn the_split_is_qwen_codes() {
-        assert_eq!(split_like_qwen("---\na: b\n---\nbody"), Some(("a: b", "body")));
-        assert_eq!(split_like_qwen("---\r\na: b\r\n---\r\nbody"), Some(("a: b", "body")));
+        assert_eq!(
+            split_like_qwen("---\na: b\n---\nbody"),
+            Some(("a: b", "body"))
+        );
+        assert_eq!(
+            split_like_qwen("---\r\na: b\r\n---\r\nbody"),
+            Some(("a: b", "body"))
+        );
         assert_eq!(split_like_qwen("---\na: b\n----x"), Some(("a: b", "-x")));
         assert_eq!(split_like_qwen("---\n---\n"), None);
         assert_eq!(split_like_qwen("---\n\n---"), Some(("", "")));
@@ -633,7 +648,10 @@ mod tests {
         );
         assert_eq!(fm.text("name"), Field::Present("b: c".into()));
         fm.remove("keywords");
-        assert_eq!(fm.render(), "zeta: [1, 2]\nname: b: c\nalpha: {x: y}\ntype: user\n");
+        assert_eq!(
+            fm.render(),
+            "zeta: [1, 2]\nname: b: c\nalpha: {x: y}\ntype: user\n"
+        );
     }
 
     #[test]

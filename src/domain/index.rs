@@ -65,8 +65,9 @@ pub fn render(entries: &[IndexEntry]) -> String {
     // Ties on the path are broken by the other fields, so that even two entries claiming the
     // same path (which one folder cannot hold) give the same index in any order.
     sorted.sort_by(|a, b| {
-        utf16_cmp(&a.path, &b.path)
-            .then_with(|| (&a.title, &a.description, a.kind).cmp(&(&b.title, &b.description, b.kind)))
+        utf16_cmp(&a.path, &b.path).then_with(|| {
+            (&a.title, &a.description, a.kind).cmp(&(&b.title, &b.description, b.kind))
+        })
     });
     sorted.dedup_by(|a, b| a.path == b.path);
     sorted.truncate(MAX_FILES);
@@ -111,7 +112,10 @@ pub fn render_by_time(entries: &[DatedEntry]) -> String {
             .then_with(|| locale_cmp(file_name(&a.entry.path), file_name(&b.entry.path)))
     });
     sorted.truncate(MAX_FILES);
-    let lines: Vec<Vec<u16>> = sorted.iter().map(|d| cut_line(entry_line(&d.entry))).collect();
+    let lines: Vec<Vec<u16>> = sorted
+        .iter()
+        .map(|d| cut_line(entry_line(&d.entry)))
+        .collect();
     assemble(&lines)
 }
 
@@ -143,7 +147,10 @@ pub fn sanitize_field(text: &str) -> Vec<u16> {
     for c in text.chars() {
         match c {
             '\u{0}'..='\u{1F}' | '\u{7F}'..='\u{9F}' => clean.push(' '),
-            '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}' => {}
+            '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{FEFF}' => {}
             '`' => clean.push('\''),
             c => clean.push(c),
         }
@@ -235,7 +242,8 @@ fn normalize_description(description: &str) -> String {
         }
     }
     let trimmed = folded.trim_matches(is_js_space);
-    let stripped = trimmed.trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '}', '\'', '"', '`']);
+    let stripped =
+        trimmed.trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '}', '\'', '"', '`']);
     stripped.trim_matches(is_js_space).to_string()
 }
 
@@ -341,13 +349,19 @@ mod tests {
     #[test]
     fn line_format_and_sort_with_no_final_newline() {
         let out = render(&[entry("b.md", "B", "second"), entry("a.md", "A", "first")]);
-        assert_eq!(out, "- [A](a.md) \u{2014} first\n- [B](b.md) \u{2014} second");
+        assert_eq!(
+            out,
+            "- [A](a.md) \u{2014} first\n- [B](b.md) \u{2014} second"
+        );
         assert_eq!(render(&[]), "");
     }
 
     #[test]
     fn empty_fields_fall_back_to_type() {
-        assert_eq!(render(&[entry("a.md", " ", "")]), "- [project](a.md) \u{2014} project");
+        assert_eq!(
+            render(&[entry("a.md", " ", "")]),
+            "- [project](a.md) \u{2014} project"
+        );
     }
 
     #[test]
@@ -372,7 +386,10 @@ mod tests {
         let title = "😀".repeat(80);
         let out = render(&[entry("a.md", &title, "d")]);
         let expected_title: String = "😀".repeat(59) + "\u{FFFD}…";
-        assert!(out.starts_with(&format!("- [{expected_title}](a.md)")), "{out}");
+        assert!(
+            out.starts_with(&format!("- [{expected_title}](a.md)")),
+            "{out}"
+        );
         let line = render(&[entry("a.md", &"t".repeat(100), &"word ".repeat(20))]);
         assert_eq!(line.encode_utf16().count(), MAX_LINE_UNITS);
         // Cut at 149 units, the trailing space dropped, then `…`.
@@ -402,8 +419,15 @@ mod tests {
 
     #[test]
     fn collation_matches_icu_for_ascii() {
-        let mut names = vec!["b", "a", "B", "A", "_", "-", "1", "a-b", "ab", "a.md", "a_b", "z"];
+        let mut names = vec![
+            "b", "a", "B", "A", "_", "-", "1", "a-b", "ab", "a.md", "a_b", "z",
+        ];
         names.sort_by(|a, b| locale_cmp(a, b));
-        assert_eq!(names, ["_", "-", "1", "a", "A", "a_b", "a-b", "a.md", "ab", "b", "B", "z"]);
+        assert_eq!(
+            names,
+            [
+                "_", "-", "1", "a", "A", "a_b", "a-b", "a.md", "ab", "b", "B", "z"
+            ]
+        );
     }
 }

@@ -408,10 +408,8 @@ impl MemoryFile {
         if !self.qwen_indexed {
             return None;
         }
-        let (title, description) = qwen_title_description(
-            |key| self.frontmatter.line_value(key),
-            self.kind,
-        );
+        let (title, description) =
+            qwen_title_description(|key| self.frontmatter.line_value(key), self.kind);
         Some(IndexEntry {
             path: rel.to_string(),
             title,
@@ -547,7 +545,13 @@ fn fill_frontmatter(fm: &mut Frontmatter, file: &MemoryFile) {
 fn one_line(text: &str) -> String {
     let flat: String = text
         .chars()
-        .map(|c| if matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}') { ' ' } else { c })
+        .map(|c| {
+            if matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}') {
+                ' '
+            } else {
+                c
+            }
+        })
         .collect();
     frontmatter::js_trim(&flat).to_string()
 }
@@ -680,7 +684,10 @@ pub fn check_file_name(path: &str) -> Option<Invalid> {
             1,
             1,
             format!("file name `{file}` is not valid UTF-8"),
-            format!("rename it to `{}.md`", slugify(file.trim_end_matches(".md"))),
+            format!(
+                "rename it to `{}.md`",
+                slugify(file.trim_end_matches(".md"))
+            ),
         ));
     }
     None

@@ -358,18 +358,34 @@ mod tests {
     #[test]
     fn the_base_is_resolved_as_qwen_code_resolves_it() {
         let cwd = Path::new("/w");
-        let env = |base: Option<&str>, runtime: Option<&str>, qwen_home: Option<&str>| Environment {
-            base_dir: base.map(PathBuf::from),
-            runtime_dir: runtime.map(PathBuf::from),
-            qwen_home: qwen_home.map(PathBuf::from),
-            home: Some("/home/ada".into()),
-            ..Default::default()
-        };
-        assert_eq!(env(None, None, None).base_in(cwd), Path::new("/home/ada/.qwen"));
-        assert_eq!(env(None, None, Some("~/q")).base_in(cwd), Path::new("/home/ada/q"));
-        assert_eq!(env(None, Some("rt"), Some("/q")).base_in(cwd), Path::new("/w/rt"));
-        assert_eq!(env(Some("/m"), Some("/rt"), Some("/q")).base_in(cwd), Path::new("/m"));
-        assert_eq!(env(Some("/m"), None, Some("/q")).qwen_dir(cwd), Path::new("/q"));
+        let env =
+            |base: Option<&str>, runtime: Option<&str>, qwen_home: Option<&str>| Environment {
+                base_dir: base.map(PathBuf::from),
+                runtime_dir: runtime.map(PathBuf::from),
+                qwen_home: qwen_home.map(PathBuf::from),
+                home: Some("/home/ada".into()),
+                ..Default::default()
+            };
+        assert_eq!(
+            env(None, None, None).base_in(cwd),
+            Path::new("/home/ada/.qwen")
+        );
+        assert_eq!(
+            env(None, None, Some("~/q")).base_in(cwd),
+            Path::new("/home/ada/q")
+        );
+        assert_eq!(
+            env(None, Some("rt"), Some("/q")).base_in(cwd),
+            Path::new("/w/rt")
+        );
+        assert_eq!(
+            env(Some("/m"), Some("/rt"), Some("/q")).base_in(cwd),
+            Path::new("/m")
+        );
+        assert_eq!(
+            env(Some("/m"), None, Some("/q")).qwen_dir(cwd),
+            Path::new("/q")
+        );
     }
 
     #[test]

@@ -486,7 +486,10 @@ pub fn read_capped(path: &Path) -> Result<Vec<u8>, StoreError> {
 
 /// The team index text for a set of memories (those Qwen Code's index lists).
 pub fn render_index(memories: &[StoredMemory]) -> String {
-    let entries: Vec<IndexEntry> = memories.iter().filter_map(StoredMemory::index_entry).collect();
+    let entries: Vec<IndexEntry> = memories
+        .iter()
+        .filter_map(StoredMemory::index_entry)
+        .collect();
     index::render(&entries)
 }
 

@@ -78,7 +78,11 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
                 built.text.push('\n');
             }
             built.text.push('\n');
-            for line in team_note.iter().map(String::as_str).chain([coexist::SHARE_LINE]) {
+            for line in team_note
+                .iter()
+                .map(String::as_str)
+                .chain([coexist::SHARE_LINE])
+            {
                 built.text.push_str(line);
                 built.text.push('\n');
             }

@@ -42,7 +42,11 @@ pub fn claude_memory_dir(project: &Project) -> Option<PathBuf> {
         Some(dir) => PathBuf::from(dir),
         None => project.env.home.as_ref()?.join(".claude"),
     };
-    Some(base.join("projects").join(claude_project_name(root)).join("memory"))
+    Some(
+        base.join("projects")
+            .join(claude_project_name(root))
+            .join("memory"),
+    )
 }
 
 /// Claude Code's folder name for a project path: every char not `[a-zA-Z0-9]` becomes `-`;
@@ -59,7 +63,10 @@ pub fn claude_project_name(root: &Path) -> String {
     // JavaScript's string hash: `h = (h << 5) - h + unit`, as a 32-bit integer, over UTF-16.
     let mut hash: i32 = 0;
     for unit in path.encode_utf16() {
-        hash = hash.wrapping_shl(5).wrapping_sub(hash).wrapping_add(i32::from(unit));
+        hash = hash
+            .wrapping_shl(5)
+            .wrapping_sub(hash)
+            .wrapping_add(i32::from(unit));
     }
     let mut n = u64::from(hash.unsigned_abs());
     let mut digits = Vec::new();
@@ -116,7 +123,10 @@ pub fn share(project: &Project, given: &str) -> Result<Shared, OpError> {
     let shown = source.display().to_string();
     let bytes = crate::domain::store::read_capped(&source)?;
     let file = MemoryFile::parse(&shown, &bytes).map_err(|problems| {
-        let first = problems.first().map(ToString::to_string).unwrap_or_default();
+        let first = problems
+            .first()
+            .map(ToString::to_string)
+            .unwrap_or_default();
         OpError::Refused(format!("{shown} is not a memory teammem can read: {first}"))
     })?;
     // Qwen-style files keep their frontmatter as written (unknown keys too); Claude Code's get
@@ -180,7 +190,10 @@ mod tests {
 
     #[test]
     fn claude_names_projects_by_their_path() {
-        assert_eq!(claude_project_name(Path::new("/home/ada/my.repo")), "-home-ada-my-repo");
+        assert_eq!(
+            claude_project_name(Path::new("/home/ada/my.repo")),
+            "-home-ada-my-repo"
+        );
         let long = format!("/{}", "a".repeat(240));
         let name = claude_project_name(Path::new(&long));
         assert!(name.starts_with(&format!("-{}", "a".repeat(199))), "{name}");
