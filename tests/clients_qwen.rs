@@ -328,8 +328,9 @@ fn sets() -> Vec<(&'static str, Vec<(String, String)>)> {
         .map(|i| {
             (
                 format!("project/big-{i:03}.md"),
+                // Distinct descriptions, or they would all group into one line.
                 format!(
-                    "---\nname: {}\ndescription: {}\ntype: project\n---\n",
+                    "---\nname: {}\ndescription: {i:03} {}\ntype: project\n---\n",
                     "N".repeat(70),
                     "D".repeat(90)
                 ),
