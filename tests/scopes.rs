@@ -377,6 +377,12 @@ fn the_sync_switches_follow_settings_and_their_overrides() {
         switches(&repo, "{}", None, None),
         on(true, true, false, false)
     );
+    // With folder trust on, Qwen may not read the team folder: teammem keeps showing it.
+    let trusting = r#"{"memory": {"enableTeamMemory": true, "enableTeamMemorySync": true}, "security": {"folderTrust": {"enabled": true}}}"#;
+    assert_eq!(
+        switches(&repo, trusting, None, None),
+        on(true, true, false, true)
+    );
 }
 
 #[test]

@@ -229,7 +229,8 @@ pub struct TeamSwitches {
     pub team: bool,
     /// teammem's session start syncs team memory through git (through the gate).
     pub sync: bool,
-    /// Qwen Code itself reads team memory and injects its index (`memory.enableTeamMemory`).
+    /// Qwen Code itself reads team memory and injects its index (`memory.enableTeamMemory`, and
+    /// no folder trust that could keep it from this folder).
     pub qwen_team: bool,
     /// Qwen Code's own team sync runs (`memory.enableTeamMemorySync`): it commits and pushes
     /// without teammem's gate, so teammem warns.
@@ -243,6 +244,8 @@ pub struct TeamSettings {
     pub enable_team_memory: Option<bool>,
     /// `memory.enableTeamMemorySync`.
     pub enable_team_memory_sync: Option<bool>,
+    /// `security.folderTrust.enabled`: Qwen Code reads team memory only in folders it trusts.
+    pub folder_trust: Option<bool>,
 }
 
 impl TeamSettings {
@@ -252,9 +255,13 @@ impl TeamSettings {
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
         let memory = value.get("memory");
         let flag = |key: &str| memory.and_then(|m| m.get(key)).and_then(|v| v.as_bool());
+        let folder_trust = value
+            .pointer("/security/folderTrust/enabled")
+            .and_then(|v| v.as_bool());
         Ok(TeamSettings {
             enable_team_memory: flag("enableTeamMemory"),
             enable_team_memory_sync: flag("enableTeamMemorySync"),
+            folder_trust,
         })
     }
 
@@ -265,6 +272,7 @@ impl TeamSettings {
             enable_team_memory_sync: over
                 .enable_team_memory_sync
                 .or(self.enable_team_memory_sync),
+            folder_trust: over.folder_trust.or(self.folder_trust),
         }
     }
 
@@ -280,7 +288,11 @@ impl TeamSettings {
             Some("0") => Some(false),
             _ => None,
         };
-        let qwen_team = over(&env.team).or(self.enable_team_memory).unwrap_or(false);
+        // With folder trust on, Qwen Code reads team memory only in a folder it trusts, which
+        // teammem cannot tell: it counts Qwen's team memory as off, so the index is shown
+        // (perhaps twice), never left out.
+        let trusting = self.folder_trust != Some(true);
+        let qwen_reads = over(&env.team).or(self.enable_team_memory).unwrap_or(false);
         let qwen_sync = over(&env.team_sync)
             .or(self.enable_team_memory_sync)
             .unwrap_or(false);
@@ -291,8 +303,9 @@ impl TeamSettings {
         TeamSwitches {
             team,
             sync: team && sync,
-            qwen_team,
-            qwen_sync: qwen_team && qwen_sync,
+            qwen_team: qwen_reads && trusting,
+            // Warned about even when Qwen may not trust the folder: it might.
+            qwen_sync: qwen_reads && qwen_sync,
         }
     }
 }
