@@ -403,9 +403,9 @@ impl MemoryFile {
     }
 
     /// The file's line in the index as Qwen Code reads it, or `None` when Qwen Code leaves it
-    /// out (its type is only nested under `metadata:`).
+    /// out (its type is only nested under `metadata:`, or its path holds a `\`).
     pub fn index_entry(&self, rel: &str) -> Option<IndexEntry> {
-        if !self.qwen_indexed {
+        if !self.qwen_indexed || !qwen_reads_path(rel) {
             return None;
         }
         let (title, description) =
@@ -491,6 +491,13 @@ impl MemoryFile {
             })
             .collect()
     }
+}
+
+/// Whether Qwen Code finds the file at `rel` (relative to its scope folder): it turns every
+/// `\` of a listed path into `/` and then opens that path, so a name holding a backslash is
+/// never read from its own file.
+pub fn qwen_reads_path(rel: &str) -> bool {
+    !rel.contains('\\')
 }
 
 /// Reads a file's text (decoded as Node decodes UTF-8, bad bytes as U+FFFD) exactly as Qwen

@@ -327,7 +327,11 @@ pub fn load_dated_entries(
     let mut problems = Vec::new();
     for problem in invalid {
         let rel = problem.path.strip_prefix(shown_as).unwrap_or(&problem.path);
-        match index_fields_of_refused(&dir.join(rel)) {
+        let fields = match memory::qwen_reads_path(rel) {
+            true => index_fields_of_refused(&dir.join(rel)),
+            false => None,
+        };
+        match fields {
             Some((title, description, kind)) => entries.push(dated(
                 dir,
                 IndexEntry {
