@@ -858,3 +858,44 @@ fn what_teammem_add_writes_reads_the_same_in_qwen_code() {
         assert_eq!(unhex(&doc["description"]), *description);
     }
 }
+
+#[test]
+fn equal_times_are_ordered_by_file_name_as_nodes_locale_compare_orders_them() {
+    let sb = Sandbox::new();
+    let mut rng = Rng(2024);
+    let names: Vec<String> = (0..400)
+        .map(|i| {
+            let n = rng.below(6) + 1;
+            let stem: String = (0..n).map(|_| rng.pick(PIECES)).collect();
+            format!("{stem}{i}.md")
+        })
+        .collect();
+    let hex: Vec<PathBuf> = names
+        .iter()
+        .map(|n| PathBuf::from(n.bytes().map(|b| format!("{b:02x}")).collect::<String>()))
+        .collect();
+    let theirs: Vec<String> = qwen(&sb, "sort", &hex).iter().map(unhex).collect();
+    let mut ours = names.clone();
+    ours.sort_by(|a, b| teammem::domain::index::locale_cmp(a, b));
+    let same = ours.iter().zip(&theirs).filter(|(a, b)| a == b).count();
+    eprintln!(
+        "{same} of {} names in the place Node gives them",
+        names.len()
+    );
+    // ICU's collation is approximated: exact for ASCII, close for the rest. Most names of this
+    // deliberately odd mix must land where Node puts them.
+    assert!(
+        same * 10 >= names.len() * 9,
+        "only {same} of {} in Node's place",
+        names.len()
+    );
+    let ascii: Vec<String> = names.iter().filter(|n| n.is_ascii()).cloned().collect();
+    let ascii_hex: Vec<PathBuf> = ascii
+        .iter()
+        .map(|n| PathBuf::from(n.bytes().map(|b| format!("{b:02x}")).collect::<String>()))
+        .collect();
+    let theirs: Vec<String> = qwen(&sb, "sort", &ascii_hex).iter().map(unhex).collect();
+    let mut ours = ascii.clone();
+    ours.sort_by(|a, b| teammem::domain::index::locale_cmp(a, b));
+    assert_eq!(ours, theirs);
+}

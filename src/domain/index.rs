@@ -300,37 +300,113 @@ pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
 /// primary level; upper and lower case of a letter share a place.
 const ASCII_ORDER: &str = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789abcdefghijklmnopqrstuvwxyz";
 
-/// The collation weights of one character: primary place, accent, case.
-fn weights(c: char) -> (u32, u8, u8) {
-    let upper = c.is_uppercase() as u8;
+/// One character's collation weights: primary (`None` when ignorable), accent, case or variant.
+type Weights = (Option<u32>, u8, u8);
+
+/// The primary weight of an ASCII character from [`ASCII_ORDER`], spaced so that other
+/// characters can sit between two of them.
+fn ascii_primary(c: char) -> u32 {
+    ASCII_ORDER.find(c).map_or(0, |at| 1_000 + at as u32 * 10)
+}
+
+/// A character's category, as far as collation groups go.
+fn category(c: char) -> &'static str {
+    use std::sync::OnceLock;
+    static CLASSES: OnceLock<Vec<(&'static str, regex::Regex)>> = OnceLock::new();
+    let classes = CLASSES.get_or_init(|| {
+        ["Cc", "Cf", "Mn", "Me", "Zs", "Sc", "P", "S", "Nd", "L"]
+            .into_iter()
+            .filter_map(|name| {
+                regex::Regex::new(&format!("^\\p{{{name}}}$"))
+                    .ok()
+                    .map(|re| (name, re))
+            })
+            .collect()
+    });
+    let mut buf = [0u8; 4];
+    let text: &str = c.encode_utf8(&mut buf);
+    classes
+        .iter()
+        .find(|(_, re)| re.is_match(text))
+        .map_or("", |(name, _)| name)
+}
+
+/// The collation weights of one character, approximating ICU's root collation: white space,
+/// then punctuation, symbols, currency, digits and letters; controls and format characters
+/// ignored; accents and case decide only between otherwise equal names. Exact for ASCII.
+fn weights(c: char, out: &mut Vec<Weights>) {
+    let upper = u8::from(c.is_uppercase());
     let lower = c.to_lowercase().next().unwrap_or(c);
-    if lower.is_ascii() {
-        if let Some(at) = ASCII_ORDER.find(lower) {
-            return (at as u32 + 1, 0, upper);
+    let space = |sub: u32, variant: u8| (Some(100 + sub), 0, variant);
+    let w: Weights = match c {
+        '\t' => space(1, 0),
+        '\n' => space(2, 0),
+        '\u{0B}' => space(3, 0),
+        '\u{0C}' => space(4, 0),
+        '\r' => space(5, 0),
+        '\u{85}' => space(6, 0),
+        '\u{2028}' => space(7, 0),
+        '\u{2029}' => space(8, 0),
+        ' ' => space(9, 0),
+        '\u{3000}' => space(9, 1),
+        '\u{A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{1680}' => space(9, 2),
+        'ß' => {
+            let s = ascii_primary('s');
+            out.push((Some(s), 0, 1));
+            (Some(s), 0, 1)
         }
-        // Control characters are ignorable.
-        return (0, 0, 0);
-    }
-    use unicode_normalization::UnicodeNormalization;
-    match std::iter::once(lower).nfd().next() {
-        Some(base) if base.is_ascii_alphabetic() => {
-            let at = ASCII_ORDER.find(base).unwrap_or(0);
-            (at as u32 + 1, 1, upper)
-        }
-        _ => (0x1000 + u32::from(lower), 0, upper),
-    }
+        '\u{2026}' => (Some(ascii_primary('.') + 5), 0, 0),
+        '\u{2010}'..='\u{2015}' => (Some(ascii_primary('-') + 5), 0, 0),
+        '«' | '»' => (Some(ascii_primary('"') + 5), 0, 0),
+        '¢' => (Some(ascii_primary('$') - 5), 0, 0),
+        c if lower.is_ascii() && !c.is_ascii_control() => (Some(ascii_primary(lower)), 0, upper),
+        c => match category(c) {
+            "Cc" | "Cf" => (None, 0, 0),
+            "Mn" | "Me" => (None, 1, 0),
+            "Zs" => space(9, 2),
+            "Sc" => (Some(ascii_primary('$') + 5), 0, 0),
+            "P" => (Some(ascii_primary('}') + 5), 0, 0),
+            "S" => (Some(ascii_primary('~') + 5), 0, 0),
+            "Nd" => (Some(ascii_primary('9') + 5), 0, 0),
+            _ => {
+                use unicode_normalization::UnicodeNormalization;
+                match std::iter::once(lower).nfd().next() {
+                    Some(base) if base.is_ascii_alphabetic() => {
+                        (Some(ascii_primary(base)), 1, upper)
+                    }
+                    _ => (Some(0x10_0000 + u32::from(lower)), 0, upper),
+                }
+            }
+        },
+    };
+    out.push(w);
 }
 
 /// An approximation of `a.localeCompare(b)` in Node's default locale: primary letters and
-/// symbols first (punctuation < digits < letters, case ignored), then accents, then lowercase
-/// before uppercase. Exact for ASCII names; other scripts fall back to code point order.
+/// symbols first (white space < punctuation < symbols < digits < letters, case ignored), then
+/// accents, then lowercase before uppercase. Exact for ASCII names; close for others.
 pub fn locale_cmp(a: &str, b: &str) -> Ordering {
-    let wa: Vec<(u32, u8, u8)> = a.chars().map(weights).filter(|w| w.0 != 0).collect();
-    let wb: Vec<(u32, u8, u8)> = b.chars().map(weights).filter(|w| w.0 != 0).collect();
-    let level = |f: fn(&(u32, u8, u8)) -> u32| wa.iter().map(f).cmp(wb.iter().map(f));
-    level(|w| w.0)
-        .then_with(|| level(|w| u32::from(w.1)))
-        .then_with(|| level(|w| u32::from(w.2)))
+    use unicode_normalization::UnicodeNormalization;
+    // Canonically equal spellings (`é`, `e` + U+0301) compare equal, as in ICU.
+    let all = |s: &str| {
+        let mut out = Vec::with_capacity(s.len());
+        for c in s.nfd() {
+            weights(c, &mut out);
+        }
+        out
+    };
+    let (wa, wb) = (all(a), all(b));
+    let primary = |w: &[Weights]| w.iter().filter_map(|x| x.0).collect::<Vec<u32>>();
+    let level = |f: fn(&Weights) -> u8, w: &[Weights]| {
+        w.iter()
+            .filter(|x| x.0.is_some() || x.1 != 0)
+            .map(f)
+            .collect::<Vec<u8>>()
+    };
+    primary(&wa)
+        .cmp(&primary(&wb))
+        .then_with(|| level(|w| w.1, &wa).cmp(&level(|w| w.1, &wb)))
+        .then_with(|| level(|w| w.2, &wa).cmp(&level(|w| w.2, &wb)))
 }
 
 #[cfg(test)]

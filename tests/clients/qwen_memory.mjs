@@ -3,6 +3,8 @@
 //   node qwen_memory.mjs team DIR...     Qwen's team index rebuild for each project DIR
 //   node qwen_memory.mjs private DIR...  Qwen's private index rebuild for each project DIR
 //   node qwen_memory.mjs parse FILE...   Qwen's frontmatter reader on each file
+//   node qwen_memory.mjs sort HEX...     the names (hex of UTF-8) in Qwen's tie order for files
+//                                        of equal time: `localeCompare`, stable
 //
 // Prints one JSON array: the index each rebuild wrote (null when Qwen wrote none), or the
 // document each parse gave (null when Qwen reads no memory there). Text goes out as the hex of
@@ -55,9 +57,15 @@ for (const arg of args) {
     const text = fs.readFileSync(arg, "utf8");
     const doc = qwen.__teammem_parseAutoMemoryTopicDocument(arg, text, 0, path.basename(arg));
     out.push(doc && { type: doc.type, title: hex(doc.title), description: hex(doc.description) });
+  } else if (mode === "sort") {
+    // Handled below: one sort over every argument.
   } else {
     console.error(`unknown mode ${mode}: use team, private or parse`);
     process.exit(2);
   }
+}
+if (mode === "sort") {
+  const names = args.map((h) => Buffer.from(h, "hex").toString("utf8"));
+  out.push(...[...names].sort((a, b) => a.localeCompare(b)).map(hex));
 }
 process.stdout.write(JSON.stringify(out));
