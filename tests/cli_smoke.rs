@@ -31,7 +31,7 @@ fn init_add_list_show_index_on_a_real_repo() {
     let index = std::fs::read_to_string(repo.join(".qwen/team-memory/MEMORY.md")).unwrap();
     assert_eq!(
         index,
-        "- [Use the real database](feedback/use-the-real-database.md) — Integration tests hit a real Postgres\n"
+        "- [Use the real database](feedback/use-the-real-database.md) — Integration tests hit a real Postgres"
     );
 
     let list = sb.teammem(&repo, ["list", "--scope", "team"]);

@@ -194,7 +194,7 @@ fn add_writes_a_slug_file_and_rebuilds_the_index() {
     );
     assert_eq!(
         fs::read_to_string(repo.join(".qwen/team-memory/MEMORY.md")).unwrap(),
-        "- [Where the runbooks live!](reference/where-the-runbooks-live.md) — On-call runbooks are in the ops wiki\n"
+        "- [Where the runbooks live!](reference/where-the-runbooks-live.md) — On-call runbooks are in the ops wiki"
     );
 
     let run = add(
@@ -391,7 +391,7 @@ fn a_cjk_name_gets_a_stable_slug() {
     );
     assert_eq!(
         fs::read_to_string(repo.join(".qwen/team-memory/MEMORY.md")).unwrap(),
-        format!("- [使用真实数据库]({id}) — 集成测试连接真实的数据库\n")
+        format!("- [使用真实数据库]({id}) — 集成测试连接真实的数据库")
     );
 }
 

@@ -1,5 +1,7 @@
 //! `.qwen-example/` is a real, valid team memory: its memories validate, its settings switch
-//! team memory and sync on, and its MEMORY.md is exactly what `teammem index` generates.
+//! team memory on for Qwen Code and teammem, keep Qwen Code's own (ungated) sync off, and give
+//! the hook a timeout in seconds, and its MEMORY.md is exactly what `teammem index` (and so
+//! Qwen Code) generates.
 
 mod common;
 
@@ -67,5 +69,17 @@ fn the_example_is_valid_and_its_index_is_generated() {
         },
     )
     .unwrap();
-    assert!(project.switches.team && project.switches.sync);
+    let switches = project.switches;
+    assert!(switches.team && switches.sync && switches.qwen_team && !switches.qwen_sync);
+
+    // Qwen Code 0.24 reads hook timeouts in seconds (1000 or more keeps the old milliseconds).
+    let settings: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(example.join("settings.json")).unwrap()).unwrap();
+    let hook = &settings["hooks"]["SessionStart"][0]["hooks"][0];
+    assert_eq!(hook["command"], "teammem session-start --hook qwen");
+    let timeout = hook["timeout"].as_u64().unwrap();
+    assert!(
+        (16..1000).contains(&timeout),
+        "timeout {timeout}: seconds, above sync's 15 s budget"
+    );
 }

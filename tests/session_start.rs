@@ -171,6 +171,6 @@ fn the_example_settings_configure_the_qwen_session_start_hook() {
     let hook = &value["hooks"]["SessionStart"][0]["hooks"][0];
     assert_eq!(hook["type"], "command");
     assert_eq!(hook["command"], "teammem session-start --hook qwen");
-    // Qwen Code's hook timeout is in milliseconds: above sync's 15 s budget.
-    assert_eq!(hook["timeout"], 20000);
+    // Qwen Code 0.24 reads hook timeouts in seconds: above sync's 15 s budget.
+    assert_eq!(hook["timeout"], 20);
 }

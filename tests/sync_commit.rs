@@ -158,12 +158,18 @@ fn deletions_renames_and_odd_names_are_committed() {
             .join("attachments with spaces/日本語 notes.txt"),
         "plain text, no memory\n",
     );
-    add_memory(&repo, "project/Not A Slug.md", "Bad name");
+    // A name that is not a slug is lint, not a reason to hold a memory back: Qwen Code reads
+    // it, so it is shared. A file no client reads (no type) is quarantined.
+    add_memory(&repo, "project/Not A Slug.md", "Odd name");
+    write(
+        &repo.join(TEAM).join("project/no-type.md"),
+        "---\nname: No type\ndescription: d\n---\n",
+    );
 
     let run = sync(&sb, &repo);
     run.expect_code(1);
     assert!(
-        run.stderr.contains("Not A Slug.md") && run.stderr.contains("not a slug"),
+        run.stderr.contains("no-type.md") && run.stderr.contains("type"),
         "{}",
         run.stderr
     );
@@ -193,15 +199,19 @@ fn deletions_renames_and_odd_names_are_committed() {
         )),
         "{changes:?}"
     );
-    assert!(!text.contains("Not A Slug"), "{changes:?}");
+    assert!(
+        text.contains(&format!("A {TEAM}/project/Not A Slug.md")),
+        "{changes:?}"
+    );
+    assert!(!text.contains("no-type"), "{changes:?}");
     let index = fs::read_to_string(repo.join(TEAM).join("MEMORY.md")).unwrap();
     assert!(index.contains("project/new-name.md"), "{index}");
     assert!(!index.contains("drop-me"), "{index}");
-    assert!(!index.contains("Not%20A%20Slug"), "{index}");
+    assert!(index.contains("Not%20A%20Slug"), "{index}");
     // Only the quarantined file is left over.
     assert_eq!(
         team_status(&sb, &repo),
-        format!("?? \"{TEAM}/project/Not A Slug.md\"\n")
+        format!("?? {TEAM}/project/no-type.md\n")
     );
     sb.git(&repo, ["fsck", "--strict"]);
 }
@@ -211,7 +221,8 @@ fn invalid_memory_is_quarantined_and_left_on_disk_untouched() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
     add_memory(&repo, "feedback/good.md", "Good one");
-    let broken = "---\nname: Broken\ntype: feedback\n---\nno description\n";
+    // No client reads a memory without a type (a missing description is only lint).
+    let broken = "---\nname: Broken\ndescription: no type\n---\nbody\n";
     write(&repo.join(TEAM).join("feedback/broken.md"), broken);
 
     let report = sync_json(&sb, &repo);
@@ -220,7 +231,7 @@ fn invalid_memory_is_quarantined_and_left_on_disk_untouched() {
     assert_eq!(quarantined.len(), 1, "{report}");
     assert_eq!(quarantined[0]["path"], format!("{TEAM}/feedback/broken.md"));
     let reasons = quarantined[0]["reasons"].to_string();
-    assert!(reasons.contains("description"), "{reasons}");
+    assert!(reasons.contains("type"), "{reasons}");
     assert_eq!(
         fs::read_to_string(repo.join(TEAM).join("feedback/broken.md")).unwrap(),
         broken
@@ -228,7 +239,7 @@ fn invalid_memory_is_quarantined_and_left_on_disk_untouched() {
     let all = sb.git(&repo, ["log", "--all", "--name-only", "--format="]);
     assert!(!all.contains("broken.md"), "{all}");
     let index = fs::read_to_string(repo.join(TEAM).join("MEMORY.md")).unwrap();
-    assert_eq!(index, "- [Good one](feedback/good.md) — About Good one\n");
+    assert_eq!(index, "- [Good one](feedback/good.md) — About Good one");
 }
 
 #[test]
@@ -262,7 +273,7 @@ fn a_dirty_memory_index_never_blocks_and_is_regenerated() {
     let index = sb.git(&repo, ["show", &format!("HEAD:{TEAM}/MEMORY.md")]);
     assert_eq!(
         index,
-        "- [One](feedback/one.md) — About One\n- [Two](feedback/two.md) — About Two\n"
+        "- [One](feedback/one.md) — About One\n- [Two](feedback/two.md) — About Two"
     );
     assert_eq!(team_status(&sb, &repo), "");
 }

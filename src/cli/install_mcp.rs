@@ -88,7 +88,9 @@ pub fn run(project: &Project, args: InstallMcpArgs) -> Result<u8, OpError> {
         ),
     };
     if plan.change == Change::Unchanged {
-        ui::status(format_args!("{path}: already configured, nothing to do (teammem: {entry}{kept})."));
+        ui::status(format_args!(
+            "{path}: already configured, nothing to do (teammem: {entry}{kept})."
+        ));
         return Ok(EXIT_OK);
     }
     let verb = match (args.dry_run, &plan.change) {
@@ -100,7 +102,9 @@ pub fn run(project: &Project, args: InstallMcpArgs) -> Result<u8, OpError> {
     if !args.dry_run {
         install_mcp::apply(&plan)?;
     }
-    ui::status(format_args!("{path}: {verb} the teammem server entry {entry}{kept}."));
+    ui::status(format_args!(
+        "{path}: {verb} the teammem server entry {entry}{kept}."
+    ));
     if args.dry_run {
         let diff = similar::TextDiff::from_lines(&plan.before, &plan.after);
         ui::out(format_args!(
@@ -111,7 +115,9 @@ pub fn run(project: &Project, args: InstallMcpArgs) -> Result<u8, OpError> {
         ));
         ui::status(format_args!("Nothing was written (--dry-run)."));
     } else {
-        ui::status(format_args!("Restart the client (or reload its MCP servers) to connect."));
+        ui::status(format_args!(
+            "Restart the client (or reload its MCP servers) to connect."
+        ));
     }
     Ok(EXIT_OK)
 }

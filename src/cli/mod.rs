@@ -51,6 +51,7 @@ mod resolve;
 mod review;
 mod scan;
 mod session_start;
+mod share;
 mod shell;
 mod show;
 mod stale;
@@ -124,6 +125,7 @@ enum Command {
     Scan(scan::ScanArgs),
     Redact(redact::RedactArgs),
     SessionStart(session_start::SessionStartArgs),
+    Share(share::ShareArgs),
     Demo(demo::DemoArgs),
     Completions(shell::CompletionsArgs),
     Man(shell::ManArgs),
@@ -163,7 +165,8 @@ impl Command {
             | Command::Index(_)
             | Command::Validate(_)
             | Command::Scan(_)
-            | Command::Redact(_) => true,
+            | Command::Redact(_)
+            | Command::Share(_) => true,
         }
     }
 }
@@ -425,6 +428,7 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Sync(args) => sync::run(&project, args),
         Command::Scan(args) => scan::run(&project, cwd, args),
         Command::Redact(args) => redact::run(&project, args),
+        Command::Share(args) => share::run(&project, args),
         Command::SessionStart(args) => Ok(session_start::run(cwd, args)),
         Command::Demo(args) => demo::run(args),
         Command::Completions(args) => shell::completions(args),

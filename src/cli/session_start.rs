@@ -56,6 +56,7 @@ pub fn run(cwd: &Path, args: SessionStartArgs) -> u8 {
     let options = SessionStartOptions {
         timeout: Duration::from_secs(args.timeout),
         transport: args.transport.into(),
+        qwen_hook: matches!(args.hook, HookArg::Qwen),
     };
     let progress = super::ui::progress("Syncing team memory");
     let started = session_start::session_start(cwd, &options);

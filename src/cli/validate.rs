@@ -7,11 +7,12 @@ use clap::Args;
 use crate::domain::scope::ScopeKind;
 use crate::ops::{self, EXIT_FINDINGS, EXIT_OK, OpError, Project};
 
-/// Check memory files and report every problem as path:line:col: what — fix.
+/// Check memory files and report every problem as path:line:col: what — fix: what makes a
+/// file unreadable, and style lint (slug names, quoting, folder = type, one-line values).
 ///
 /// Without PATH: every scope folder in use. A relative PATH is taken from -C DIR when given. A
-/// folder is read as a scope is: every .md file below it except the top-level MEMORY.md and
-/// hidden files.
+/// folder is read as a scope is (as Qwen Code reads it): every .md file below it, hidden ones
+/// too, except files named MEMORY.md.
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
     /// Files or folders to check.

@@ -1,13 +1,23 @@
 //! The frontmatter codec: the only place that touches `serde_yaml`.
 //!
+//! A memory's frontmatter is read the way the clients read it. The scalar keys (`name`,
+//! `description`, `type`, `title`) follow Qwen Code's line rule: the first line starting
+//! `key:` holds the value, the rest of that line, trimmed — `description: Tests: hit the DB`
+//! is the text `Tests: hit the DB`, and `name: 'Quoted'` keeps its quotes, as Qwen shows them.
+//! Every other key (lists such as `keywords`, Claude Code's `metadata:` mapping, anything
+//! unknown) is YAML, read from the same text with the scalar-key lines blanked out, so a colon
+//! in a description never makes the rest unreadable.
+//!
 //! `serde_yaml` is archived upstream; keeping it behind this one small module means a maintained
-//! drop-in fork can replace it by editing this file alone. Nothing here knows what a memory is:
-//! it reads a YAML mapping, answers questions about its top-level keys, and writes it back with
-//! unknown keys kept in their original order.
+//! drop-in fork can replace it by editing this file alone. Nothing here knows what a memory is.
+//! Writing edits the text line by line, so keys teammem does not own keep their bytes.
 
 use serde_yaml::{Mapping, Value};
 
-/// A YAML syntax problem, located relative to the first line of the YAML text (1-based).
+/// The keys read with Qwen Code's line rule rather than as YAML.
+pub const LINE_KEYS: [&str; 4] = ["name", "description", "type", "title"];
+
+/// A YAML syntax problem, located relative to the first line of the frontmatter text (1-based).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyntaxError {
     /// Line within the YAML text, 1-based.
@@ -29,72 +39,81 @@ pub enum Field<T> {
     WrongKind(&'static str),
 }
 
-/// A parsed frontmatter mapping. Opaque so that `serde_yaml` types never leave this module.
+/// A read frontmatter block. Opaque so that `serde_yaml` types never leave this module.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frontmatter {
-    map: Mapping,
-    /// The YAML source, kept to recover the exact text of scalars such as `name: 10183`.
+    /// The text between the `---` lines, with LF line ends.
     source: String,
+    /// The YAML keys: the text without the line-rule keys' lines.
+    structured: Result<Mapping, SyntaxError>,
 }
 
 impl Frontmatter {
-    /// An empty mapping.
+    /// An empty block.
     pub fn new() -> Self {
         Frontmatter {
-            map: Mapping::new(),
             source: String::new(),
+            structured: Ok(Mapping::new()),
         }
     }
 
-    /// Parses YAML text that must be a mapping (an empty text is an empty mapping).
-    pub fn parse(yaml: &str) -> Result<Self, SyntaxError> {
-        if yaml.trim().is_empty() {
-            return Ok(Frontmatter::new());
-        }
-        check_flow_depth(yaml)?;
-        if let Some(map) = parse_simple(yaml) {
-            return Ok(Frontmatter {
-                map,
-                source: yaml.to_string(),
-            });
-        }
-        let value: Value = serde_yaml::from_str(yaml).map_err(|err| {
-            let (line, column) = err
-                .location()
-                .map(|loc| (loc.line().max(1), loc.column().max(1)))
-                .unwrap_or((1, 1));
-            SyntaxError {
-                line,
-                column,
-                message: err.to_string(),
-            }
-        })?;
-        match value {
-            Value::Mapping(map) => Ok(Frontmatter {
-                map,
-                source: yaml.to_string(),
-            }),
-            Value::Null => Ok(Frontmatter::new()),
-            other => Err(SyntaxError {
-                line: 1,
-                column: 1,
-                message: format!(
-                    "frontmatter is a {}, not a mapping of keys",
-                    kind_name(&other)
-                ),
-            }),
+    /// Reads a frontmatter block. Never fails: a YAML problem in the structured keys is kept
+    /// for [`structured_error`](Self::structured_error), and those keys then read as missing.
+    pub fn read(text: &str) -> Self {
+        let source = text.replace("\r\n", "\n");
+        let structured = parse_structured(&blank_line_keys(&source));
+        Frontmatter { source, structured }
+    }
+
+    /// Reads a frontmatter block whose structured keys must be valid YAML.
+    pub fn parse(text: &str) -> Result<Self, SyntaxError> {
+        let fm = Frontmatter::read(text);
+        match &fm.structured {
+            Err(err) => Err(err.clone()),
+            Ok(_) => Ok(fm),
         }
     }
 
-    /// The top-level keys in their order. Non-string keys are shown as YAML would print them.
+    /// The YAML problem of the structured keys, if any.
+    pub fn structured_error(&self) -> Option<&SyntaxError> {
+        self.structured.as_ref().err()
+    }
+
+    /// A line-rule value exactly as Qwen Code reads it (see [`line_value`]).
+    pub fn line_value(&self, key: &str) -> Option<String> {
+        line_value(&self.source, key)
+    }
+
+    /// The top-level keys in the order they are written (each once).
     pub fn keys(&self) -> Vec<String> {
-        self.map.keys().map(key_text).collect()
+        let mut keys: Vec<String> = Vec::new();
+        for line in self.source.split('\n') {
+            if line.starts_with([' ', '\t', '#', '-']) {
+                continue;
+            }
+            if let Some((key, _)) = line.split_once(':') {
+                let key = key.trim();
+                if !key.is_empty() && !keys.iter().any(|k| k == key) {
+                    keys.push(key.to_string());
+                }
+            }
+        }
+        keys
     }
 
-    /// A text field. Numbers and booleans count as text, spelled exactly as written, so that
-    /// `name: 10183` is the string "10183" and `name: 1.50` keeps its trailing zero.
+    /// A text field. A line-rule key is read with the line rule; any other key as YAML, where
+    /// numbers and booleans count as text spelled as written (`1.50` keeps its zero).
     pub fn text(&self, key: &str) -> Field<String> {
-        match self.map.get(key) {
+        if LINE_KEYS.contains(&key) {
+            return match self.line_value(key) {
+                Some(v) => Field::Present(v),
+                None => Field::Missing,
+            };
+        }
+        let Ok(map) = &self.structured else {
+            return Field::Missing;
+        };
+        match map.get(key) {
             None | Some(Value::Null) => Field::Missing,
             Some(Value::String(s)) => Field::Present(s.clone()),
             Some(Value::Number(n)) => Field::Present(self.raw_scalar(key).unwrap_or(n.to_string())),
@@ -103,18 +122,27 @@ impl Frontmatter {
         }
     }
 
-    /// A text field that must be written as a YAML string: `type: 1` is a number, not text.
-    pub fn strict_text(&self, key: &str) -> Field<String> {
-        match self.map.get(key) {
-            None | Some(Value::Null) => Field::Missing,
-            Some(Value::String(s)) => Field::Present(s.clone()),
-            Some(other) => Field::WrongKind(kind_name(other)),
+    /// A text field inside a top-level mapping, as Claude Code nests `metadata: type:`.
+    pub fn nested_text(&self, parent: &str, key: &str) -> Field<String> {
+        let Ok(map) = &self.structured else {
+            return Field::Missing;
+        };
+        match map.get(parent) {
+            Some(Value::Mapping(inner)) => match inner.get(key) {
+                None | Some(Value::Null) => Field::Missing,
+                Some(Value::String(s)) => Field::Present(s.clone()),
+                Some(other) => Field::WrongKind(kind_name(other)),
+            },
+            _ => Field::Missing,
         }
     }
 
-    /// A list of text items; a single text value also counts as a one-item list.
+    /// A list of text items (YAML); a single text value also counts as a one-item list.
     pub fn text_list(&self, key: &str) -> Field<Vec<String>> {
-        match self.map.get(key) {
+        let Ok(map) = &self.structured else {
+            return Field::Missing;
+        };
+        match map.get(key) {
             None | Some(Value::Null) => Field::Missing,
             Some(Value::Sequence(items)) => {
                 let mut out = Vec::with_capacity(items.len());
@@ -133,87 +161,121 @@ impl Frontmatter {
         }
     }
 
-    /// Sets a text field, keeping the key's position when it already exists.
-    pub fn set_text(&mut self, key: &str, value: &str) {
-        self.map
-            .insert(Value::String(key.into()), Value::String(value.into()));
+    /// How many lines start with `key:` (the line rule reads the first).
+    pub fn count(&self, key: &str) -> usize {
+        self.source
+            .split('\n')
+            .filter(|line| starts_with_key(line, key))
+            .count()
     }
 
-    /// Sets a list field, keeping the key's position when it already exists.
-    pub fn set_text_list(&mut self, key: &str, values: &[String]) {
-        let seq = values.iter().cloned().map(Value::String).collect();
-        self.map
-            .insert(Value::String(key.into()), Value::Sequence(seq));
-    }
-
-    /// Removes a key.
-    pub fn remove(&mut self, key: &str) {
-        self.map.remove(key);
-    }
-
-    /// The 1-based line and column (within the YAML text) where a top-level key's value starts.
+    /// The 1-based line and column (within the frontmatter text) where a key's value starts.
     pub fn locate(&self, key: &str) -> Option<(usize, usize)> {
-        self.source.lines().enumerate().find_map(|(i, line)| {
+        self.source.split('\n').enumerate().find_map(|(i, line)| {
             let rest = line.strip_prefix(key)?.strip_prefix(':')?;
             let indent = rest.len() - rest.trim_start().len();
-            Some((i + 1, key.len() + 2 + indent))
+            Some((i + 1, key.chars().count() + 2 + indent))
         })
     }
 
-    /// Whether a top-level key's value is written over several lines: a block scalar (`|`, `>`)
-    /// or a value continued on indented lines below its key. YAML folds the latter into one
-    /// line, but other readers of the file (and people) see several.
+    /// Whether a key's value is written over several lines: a block scalar (`|`, `>`) or a
+    /// value continued on indented lines below its key. The line rule reads only the first.
     pub fn spans_lines(&self, key: &str) -> bool {
-        let mut lines = self.source.lines();
-        let Some(value) = lines.find_map(|line| line.strip_prefix(key)?.strip_prefix(':')) else {
+        let lines: Vec<&str> = self.source.split('\n').collect();
+        let Some(at) = lines.iter().position(|l| starts_with_key(l, key)) else {
             return false;
         };
-        let value = match value.find(" #") {
-            Some(at) => &value[..at],
-            None => value,
-        };
-        let value = value.trim();
+        let value = lines[at][key.len() + 1..].trim();
+        let value = value.split(" #").next().unwrap_or(value).trim();
         if value.starts_with(['|', '>']) {
             return true;
         }
-        lines.next().is_some_and(|next| {
+        lines.get(at + 1).is_some_and(|next| {
             let text = next.trim();
             next.starts_with([' ', '\t']) && !text.is_empty() && !text.starts_with('#')
         })
     }
 
-    /// Writes the mapping as YAML, one key per line, ending with a newline (empty for no keys).
-    /// A list of plain words is written in flow style (`keywords: [postgres, tests]`), as
-    /// people write it; every other value as `serde_yaml` writes it.
-    pub fn render(&self) -> String {
-        let mut out = String::new();
-        for (key, value) in &self.map {
-            if let (Value::String(k), Value::Sequence(items)) = (key, value) {
-                let words: Option<Vec<&str>> = items
-                    .iter()
-                    .map(|item| match item {
-                        Value::String(w) if is_plain_text(w, true) => Some(w.as_str()),
-                        _ => None,
-                    })
-                    .collect();
-                if let Some(words) = words.filter(|_| is_plain_word_start(k)) {
-                    out.push_str(&format!("{k}: [{}]\n", words.join(", ")));
-                    continue;
-                }
-            }
+    /// Sets a line-rule key to one line of text (`key: value`), in place of its first line
+    /// (and that line's continuation lines), or at the end. The value is written as is: the
+    /// line rule reads it back unchanged, and YAML quoting would show in Qwen Code.
+    pub fn set_line(&mut self, key: &str, value: &str) {
+        self.replace_block(key, format!("{key}: {value}"));
+    }
+
+    /// Sets a list key: `key: [a, b]` for plain words, YAML block form otherwise.
+    pub fn set_list(&mut self, key: &str, values: &[String]) {
+        let plain = is_plain_word_start(key) && values.iter().all(|w| is_plain_text(w, true));
+        let text = if plain {
+            format!("{key}: [{}]", values.join(", "))
+        } else {
             let mut one = Mapping::new();
-            one.insert(key.clone(), value.clone());
-            // Serialising a mapping of plain values cannot fail; fall back to nothing rather
-            // than panic if a future serde_yaml disagrees.
-            out.push_str(&serde_yaml::to_string(&one).unwrap_or_default());
+            let seq = values.iter().cloned().map(Value::String).collect();
+            one.insert(Value::String(key.into()), Value::Sequence(seq));
+            // Serialising a list of strings cannot fail; an empty list is the fallback.
+            serde_yaml::to_string(&one)
+                .map(|s| s.trim_end().to_string())
+                .unwrap_or_else(|_| format!("{key}: []"))
+        };
+        self.replace_block(key, text);
+    }
+
+    /// Removes a key's lines.
+    pub fn remove(&mut self, key: &str) {
+        if let Some((start, end)) = self.block(key) {
+            let mut lines: Vec<&str> = self.lines();
+            lines.drain(start..end);
+            self.source = join_lines(&lines);
+            self.reparse();
         }
-        out
+    }
+
+    /// The block as text, one key per line, ending with a newline (empty for no keys).
+    pub fn render(&self) -> String {
+        join_lines(&self.lines())
+    }
+
+    fn lines(&self) -> Vec<&str> {
+        let text = self.source.strip_suffix('\n').unwrap_or(&self.source);
+        if text.is_empty() {
+            Vec::new()
+        } else {
+            text.split('\n').collect()
+        }
+    }
+
+    /// The first line of `key` and the continuation lines below it, as a line range.
+    fn block(&self, key: &str) -> Option<(usize, usize)> {
+        let lines = self.lines();
+        let start = lines.iter().position(|l| starts_with_key(l, key))?;
+        let mut end = start + 1;
+        while end < lines.len() && is_continuation(lines[end]) {
+            end += 1;
+        }
+        Some((start, end))
+    }
+
+    fn replace_block(&mut self, key: &str, text: String) {
+        let mut lines: Vec<String> = self.lines().into_iter().map(String::from).collect();
+        match self.block(key) {
+            Some((start, end)) => {
+                lines.splice(start..end, [text]);
+            }
+            None => lines.push(text),
+        }
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        self.source = join_lines(&refs);
+        self.reparse();
+    }
+
+    fn reparse(&mut self) {
+        self.structured = parse_structured(&blank_line_keys(&self.source));
     }
 
     fn raw_scalar(&self, key: &str) -> Option<String> {
         let line = self
             .source
-            .lines()
+            .split('\n')
             .find_map(|line| line.strip_prefix(key)?.strip_prefix(':'))?;
         let value = match line.find(" #") {
             Some(at) => &line[..at],
@@ -228,6 +290,173 @@ impl Default for Frontmatter {
     fn default() -> Self {
         Frontmatter::new()
     }
+}
+
+fn join_lines(lines: &[&str]) -> String {
+    let mut out = String::new();
+    for line in lines {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+fn starts_with_key(line: &str, key: &str) -> bool {
+    line.strip_prefix(key).is_some_and(|r| r.starts_with(':'))
+}
+
+/// A line that YAML reads as part of the key above it: indented, or a block list item.
+fn is_continuation(line: &str) -> bool {
+    line.starts_with([' ', '\t']) || line == "-" || line.starts_with("- ")
+}
+
+/// The text with the line-rule keys' lines (and their continuation lines) blanked, so YAML
+/// reads only the structured keys and its line numbers still match the file.
+fn blank_line_keys(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut blanking = false;
+    for (i, line) in source.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        if LINE_KEYS.iter().any(|k| starts_with_key(line, k)) {
+            blanking = true;
+            continue;
+        }
+        if blanking && is_continuation(line) {
+            continue;
+        }
+        blanking = false;
+        out.push_str(line);
+    }
+    out
+}
+
+fn parse_structured(yaml: &str) -> Result<Mapping, SyntaxError> {
+    if yaml.trim().is_empty() {
+        return Ok(Mapping::new());
+    }
+    check_flow_depth(yaml)?;
+    if let Some(map) = parse_simple(yaml) {
+        return Ok(map);
+    }
+    let value: Value = serde_yaml::from_str(yaml).map_err(|err| {
+        let (line, column) = err
+            .location()
+            .map(|loc| (loc.line().max(1), loc.column().max(1)))
+            .unwrap_or((1, 1));
+        SyntaxError {
+            line,
+            column,
+            message: err.to_string(),
+        }
+    })?;
+    match value {
+        Value::Mapping(map) => Ok(map),
+        Value::Null => Ok(Mapping::new()),
+        other => Err(SyntaxError {
+            line: 1,
+            column: 1,
+            message: format!(
+                "frontmatter is a {}, not a mapping of keys",
+                kind_name(&other)
+            ),
+        }),
+    }
+}
+
+/// The characters JavaScript's `\s` and `trim` treat as white space.
+pub fn is_js_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202F}'
+                | '\u{205F}'
+                | '\u{3000}'
+                | '\u{FEFF}'
+    )
+}
+
+/// The characters that end a line for JavaScript's `^`, `$` and `.`.
+fn is_js_line_end(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}')
+}
+
+/// Trims JavaScript white space from both ends, as `String.prototype.trim` does.
+pub fn js_trim(text: &str) -> &str {
+    text.trim_matches(is_js_space)
+}
+
+/// Qwen Code's line rule for one key: the first line (lines end at `\n`, `\r`, U+2028 and
+/// U+2029) that starts with `key:` and holds a value, that value trimmed. This is the regex
+/// `^key:[^\S\n]*(.+)$` (multi-line) followed by `trim()`, step for step: the spaces after the
+/// colon may run over a `\r`, and a value of spaces alone is the empty string.
+pub fn line_value(text: &str, key: &str) -> Option<String> {
+    let pattern = format!("{key}:");
+    let mut line_start = true;
+    for (at, c) in text.char_indices() {
+        if line_start && text[at..].starts_with(&pattern) {
+            if let Some(value) = value_after(&text[at + pattern.len()..]) {
+                return Some(js_trim(value).to_string());
+            }
+        }
+        line_start = is_js_line_end(c);
+    }
+    None
+}
+
+/// What `[^\S\n]*(.+)$` captures at the start of `rest`, with the regex's backtracking.
+fn value_after(rest: &str) -> Option<&str> {
+    let spaces = rest
+        .char_indices()
+        .find(|&(_, c)| !(is_js_space(c) && c != '\n'))
+        .map_or(rest.len(), |(i, _)| i);
+    let take_line = |from: usize| {
+        let end = rest[from..]
+            .find(is_js_line_end)
+            .map_or(rest.len(), |e| from + e);
+        &rest[from..end]
+    };
+    if rest[spaces..]
+        .chars()
+        .next()
+        .is_some_and(|c| !is_js_line_end(c))
+    {
+        return Some(take_line(spaces));
+    }
+    // Nothing after the spaces on this line: the regex gives spaces back one at a time until
+    // one of them can start `.+`.
+    rest[..spaces]
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !is_js_line_end(c))
+        .map(|(i, _)| take_line(i))
+}
+
+/// Splits a file's text into frontmatter and body exactly as Qwen Code does (the regex
+/// `^---\n([\s\S]*?)\n---\n?([\s\S]*)$` on the text with CRLF made LF), but on the original
+/// text: the frontmatter as written (without the line end before the closing `---`) and the
+/// body after the closing `---` and its line end. `None` when Qwen sees no frontmatter.
+pub fn split_like_qwen(text: &str) -> Option<(&str, &str)> {
+    let open = if text.starts_with("---\r\n") {
+        5
+    } else if text.starts_with("---\n") {
+        4
+    } else {
+        return None;
+    };
+    let close = text[open..].find("\n---")? + open;
+    let yaml = &text[open..close];
+    let yaml = yaml.strip_suffix('\r').unwrap_or(yaml);
+    let after = &text[close + 4..];
+    let body = after
+        .strip_prefix("\r\n")
+        .or_else(|| after.strip_prefix('\n'))
+        .unwrap_or(after);
+    Some((yaml, body))
 }
 
 /// Reads the plain form nearly every memory uses — `key: text` lines and `key: [a, b]` lists of
@@ -328,15 +557,6 @@ fn check_flow_depth(yaml: &str) -> Result<(), SyntaxError> {
     Ok(())
 }
 
-fn key_text(key: &Value) -> String {
-    match key {
-        Value::String(s) => s.clone(),
-        other => serde_yaml::to_string(other)
-            .map(|s| s.trim_end().to_string())
-            .unwrap_or_default(),
-    }
-}
-
 fn kind_name(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
@@ -355,25 +575,88 @@ mod tests {
 
     #[test]
     fn numbers_keep_their_spelling_as_text() {
-        let fm = Frontmatter::parse("name: 10183\ndescription: 1.50 # note\n").unwrap();
+        let fm = Frontmatter::parse("name: 10183\nversion: 1.50 # note\n").unwrap();
         assert_eq!(fm.text("name"), Field::Present("10183".into()));
-        assert_eq!(fm.text("description"), Field::Present("1.50".into()));
+        assert_eq!(fm.text("version"), Field::Present("1.50".into()));
+    }
+
+    #[test]
+    fn scalar_keys_follow_the_line_rule() {
+        let fm = Frontmatter::read(
+            "name: 'Staging: how to reach it'\ndescription: Tests: always hit the real DB\ntype:   \ntitle:\nkeywords: [a, b]\n",
+        );
+        assert_eq!(
+            fm.text("name"),
+            Field::Present("'Staging: how to reach it'".into())
+        );
+        assert_eq!(
+            fm.text("description"),
+            Field::Present("Tests: always hit the real DB".into())
+        );
+        // Spaces alone are an empty value; nothing at all is no value.
+        assert_eq!(fm.text("type"), Field::Present(String::new()));
+        assert_eq!(fm.text("title"), Field::Missing);
+        assert_eq!(
+            fm.text_list("keywords"),
+            Field::Present(vec!["a".into(), "b".into()])
+        );
+        assert!(fm.structured_error().is_none());
+        // The regex's white space runs over a lone CR into the next line.
+        assert_eq!(line_value("name:\rnext", "name"), Some("next".into()));
+        assert_eq!(
+            line_value("xname: a\nname:\nname: b", "name"),
+            Some("b".into())
+        );
+        assert_eq!(line_value("name: a\u{2028}b", "name"), Some("a".into()));
+    }
+
+    #[test]
+    fn claude_code_nests_type_under_metadata() {
+        let fm = Frontmatter::read("name: n\ndescription: d\nmetadata:\n  type: project\n");
+        assert_eq!(fm.text("type"), Field::Missing);
+        assert_eq!(
+            fm.nested_text("metadata", "type"),
+            Field::Present("project".into())
+        );
+    }
+
+    #[test]
+    fn the_split_is_qwen_codes() {
+        assert_eq!(
+            split_like_qwen("---\na: b\n---\nbody"),
+            Some(("a: b", "body"))
+        );
+        assert_eq!(
+            split_like_qwen("---\r\na: b\r\n---\r\nbody"),
+            Some(("a: b", "body"))
+        );
+        assert_eq!(split_like_qwen("---\na: b\n----x"), Some(("a: b", "-x")));
+        assert_eq!(split_like_qwen("---\n---\n"), None);
+        assert_eq!(split_like_qwen("---\n\n---"), Some(("", "")));
+        assert_eq!(split_like_qwen("\u{feff}---\na\n---\n"), None);
     }
 
     #[test]
     fn unknown_keys_survive_a_rewrite_in_order() {
-        let mut fm = Frontmatter::parse("zeta: [1, 2]\nname: a\nalpha: {x: y}\n").unwrap();
-        fm.set_text("name", "b");
-        fm.set_text("type", "user");
+        let mut fm = Frontmatter::read("zeta: [1, 2]\nname: a\n  more\nalpha: {x: y}\n");
+        fm.set_line("name", "b: c");
+        fm.set_line("type", "user");
+        fm.set_list("keywords", &["x y".into(), "a, b".into()]);
         assert_eq!(
             fm.render(),
-            "zeta:\n- 1\n- 2\nname: b\nalpha:\n  x: y\ntype: user\n"
+            "zeta: [1, 2]\nname: b: c\nalpha: {x: y}\ntype: user\nkeywords:\n- x y\n- a, b\n"
+        );
+        assert_eq!(fm.text("name"), Field::Present("b: c".into()));
+        fm.remove("keywords");
+        assert_eq!(
+            fm.render(),
+            "zeta: [1, 2]\nname: b: c\nalpha: {x: y}\ntype: user\n"
         );
     }
 
     #[test]
     fn syntax_errors_are_located() {
-        let err = Frontmatter::parse("name: a\ndescription: [unclosed\n").unwrap_err();
+        let err = Frontmatter::parse("name: a\nkeywords: [unclosed\n").unwrap_err();
         assert!(err.line >= 2, "{err:?}");
     }
 

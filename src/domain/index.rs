@@ -1,25 +1,42 @@
-//! The generated index `MEMORY.md`: one line per memory, deterministic to the byte.
+//! The generated index `MEMORY.md`, byte for byte as Qwen Code 0.24 rebuilds it.
 //!
-//! The same memory set gives the same bytes on every machine, whatever order the files were
-//! read in, so the index is never merged: it is regenerated.
+//! `MEMORY.md` is Qwen Code's file: it rebuilds the team index at every session start and the
+//! private one after each memory write, so teammem writes exactly those bytes and the two tools
+//! never rewrite each other's. Qwen Code works on JavaScript strings, so lengths and cuts here
+//! count UTF-16 code units, and a cut through a surrogate pair leaves U+FFFD, as Node writes it.
+//! Rules teammem would have chosen differently are listed in docs/memory-format.md.
 
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use super::frontmatter::is_js_space;
 use super::memory::MemoryType;
 
-/// Characters per field (title, description) before it is cut with `…`.
-pub const MAX_FIELD_CHARS: usize = 120;
-/// Characters per line before the line is cut with `…` (the link target is never cut).
-pub const MAX_LINE_CHARS: usize = 150;
-/// Lines in the whole index, the warning line included.
+/// UTF-16 code units per field (title, description) before it is cut with `…`.
+pub const MAX_FIELD_UNITS: usize = 120;
+/// Code points of a link target kept (the rest of a longer path is dropped).
+pub const MAX_TARGET_CHARS: usize = 120;
+/// UTF-16 code units per line before the line is cut with `…`.
+pub const MAX_LINE_UNITS: usize = 150;
+/// Lines in the index before the warning.
 pub const MAX_LINES: usize = 200;
-/// Bytes in the whole index, the warning line included.
+/// UTF-16 code units in the index before it is cut at a line end and warned about.
+pub const MAX_UNITS: usize = 25_000;
+/// Bytes of an index an agent's context shows (teammem's own cap on what it injects).
 pub const MAX_BYTES: usize = 25_000;
+/// Memories read into an index: Qwen Code keeps the first 200 (by path for team memory, the
+/// newest for private and user memory) and leaves the rest out without a word.
+pub const MAX_FILES: usize = 200;
+
+/// The line Qwen Code ends a cut index with (after an empty line).
+pub const WARNING: &str = "> WARNING: MEMORY.md is too large; only part of it was written. Keep index entries concise and move detail into topic files.";
 
 /// What the index needs to know of one memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexEntry {
     /// Path relative to the scope folder, with `/` separators.
     pub path: String,
-    /// The memory's `name`.
+    /// The memory's `name` (as read by the line rule).
     pub title: String,
     /// The memory's `description` (may be empty; the type stands in).
     pub description: String,
@@ -27,27 +44,38 @@ pub struct IndexEntry {
     pub kind: MemoryType,
 }
 
-/// Renders the index for a set of memories. Order of `entries` does not matter.
+/// A memory of a private or user scope, whose index is ordered newest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DatedEntry {
+    /// The memory.
+    pub entry: IndexEntry,
+    /// Its modification time in milliseconds since the epoch, computed as Node's `mtimeMs`.
+    pub mtime_ms: f64,
+}
+
+/// Node's `mtimeMs` for a modification time of `secs` seconds and `nanos` nanoseconds.
+pub fn mtime_ms(secs: i64, nanos: i64) -> f64 {
+    secs as f64 * 1e3 + nanos as f64 / 1e6
+}
+
+/// Renders the team index: memories by path (UTF-16 order), the first 200, lines grouped by
+/// equal normalised descriptions. Order of `entries` does not matter.
 pub fn render(entries: &[IndexEntry]) -> String {
     let mut sorted: Vec<&IndexEntry> = entries.iter().collect();
     // Ties on the path are broken by the other fields, so that even two entries claiming the
     // same path (which one folder cannot hold) give the same index in any order.
     sorted.sort_by(|a, b| {
-        (a.path.as_bytes(), &a.title, &a.description, a.kind).cmp(&(
-            b.path.as_bytes(),
-            &b.title,
-            &b.description,
-            b.kind,
-        ))
+        utf16_cmp(&a.path, &b.path).then_with(|| {
+            (&a.title, &a.description, a.kind).cmp(&(&b.title, &b.description, b.kind))
+        })
     });
     sorted.dedup_by(|a, b| a.path == b.path);
+    sorted.truncate(MAX_FILES);
 
-    // Group equal normalised descriptions under the first path that carries them.
     let mut groups: Vec<(&IndexEntry, Vec<&IndexEntry>)> = Vec::new();
-    let mut group_of: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut group_of: HashMap<String, usize> = HashMap::new();
     for entry in sorted {
-        // Grouped by the whole description, not the part that survives the 120-char cut.
-        let key = normalize(&entry.description);
+        let key = normalize_description(&entry.description);
         if !key.is_empty() {
             if let Some(&at) = group_of.get(&key) {
                 groups[at].1.push(entry);
@@ -57,171 +85,181 @@ pub fn render(entries: &[IndexEntry]) -> String {
         }
         groups.push((entry, Vec::new()));
     }
-
-    // No more than MAX_LINES lines can ever be kept, so only those are rendered.
-    let rendered: Vec<String> = groups
+    let lines: Vec<Vec<u16>> = groups
         .iter()
-        .take(MAX_LINES)
-        .map(|(entry, siblings)| {
-            let description = sanitize_field(&entry.description);
-            Line {
-                title: link_text(&sanitize_field(&entry.title)),
-                target: percent_encode(&entry.path),
-                description: if description.is_empty() {
-                    entry.kind.as_str().to_string()
-                } else {
-                    description
-                },
-                siblings: siblings.iter().map(|s| percent_encode(&s.path)).collect(),
+        .map(|(primary, others)| {
+            let mut line = entry_line(primary);
+            if !others.is_empty() {
+                let also: Vec<String> = others.iter().map(|o| encode_target(&o.path)).collect();
+                line.extend(format!(" (also: {})", also.join(", ")).encode_utf16());
             }
-            .render()
+            cut_line(line)
         })
         .collect();
-    fit(&rendered, groups.len())
+    assemble(&lines)
 }
 
-/// Joins the lines when they all fit in [`MAX_LINES`] and [`MAX_BYTES`]; otherwise keeps the
-/// longest prefix that fits together with the warning line, cutting only at line ends.
-/// `total` counts every line, rendered or not.
-fn fit(rendered: &[String], total: usize) -> String {
-    let all_bytes: usize = rendered.iter().map(|l| l.len() + 1).sum();
-    if total <= MAX_LINES && all_bytes <= MAX_BYTES {
-        let mut out = String::with_capacity(all_bytes);
-        for line in rendered {
-            out.push_str(line);
-            out.push('\n');
-        }
-        return out;
-    }
-    let mut out = String::new();
-    let mut kept = 0;
-    for line in rendered {
-        let room = MAX_BYTES - warning(kept + 1, total).len();
-        if kept + 1 >= MAX_LINES || out.len() + line.len() + 1 > room {
-            break;
-        }
-        out.push_str(line);
-        out.push('\n');
-        kept += 1;
-    }
-    out.push_str(&warning(kept, total));
-    out
+/// Renders a private or user index: the 200 newest memories, newest first (equal times by
+/// file name as `localeCompare` orders them, then by path), one line each, no grouping.
+pub fn render_by_time(entries: &[DatedEntry]) -> String {
+    let mut sorted: Vec<&DatedEntry> = entries.iter().collect();
+    // Qwen lists paths in UTF-16 order, then sorts stably by time and file name.
+    sorted.sort_by(|a, b| utf16_cmp(&a.entry.path, &b.entry.path));
+    sorted.sort_by(|a, b| {
+        b.mtime_ms
+            .partial_cmp(&a.mtime_ms)
+            .unwrap_or(Ordering::Equal)
+            .then_with(|| locale_cmp(file_name(&a.entry.path), file_name(&b.entry.path)))
+    });
+    sorted.truncate(MAX_FILES);
+    let lines: Vec<Vec<u16>> = sorted
+        .iter()
+        .map(|d| cut_line(entry_line(&d.entry)))
+        .collect();
+    assemble(&lines)
 }
 
-fn warning(kept: usize, total: usize) -> String {
-    format!(
-        "> WARNING: index cut to {kept} of {total} lines to stay within {MAX_LINES} lines and {MAX_BYTES} bytes; run `teammem list` to see every memory.\n"
-    )
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
 }
 
-struct Line {
-    title: String,
-    target: String,
-    description: String,
-    siblings: Vec<String>,
+/// `- [title](target) — description`, fields cleaned; an empty field shows the type.
+fn entry_line(entry: &IndexEntry) -> Vec<u16> {
+    let or_type = |field: Vec<u16>| match field.is_empty() {
+        true => entry.kind.as_str().encode_utf16().collect(),
+        false => field,
+    };
+    let mut line: Vec<u16> = "- [".encode_utf16().collect();
+    line.extend(or_type(sanitize_field(&entry.title)));
+    line.extend("](".encode_utf16());
+    line.extend(encode_target(&entry.path).encode_utf16());
+    line.extend(") \u{2014} ".encode_utf16());
+    line.extend(or_type(sanitize_field(&entry.description)));
+    line
 }
 
-impl Line {
-    fn render(&self) -> String {
-        // `- [` + title + `](` + target + `) — `
-        let head_len =
-            |title: &str| 3 + title.chars().count() + 2 + self.target.chars().count() + 4;
-        // The title gives way only when the description alone cannot make room.
-        let mut title = self.title.clone();
-        let min_description = 1;
-        if head_len(&title) + min_description > MAX_LINE_CHARS {
-            let room = MAX_LINE_CHARS.saturating_sub(head_len("") + min_description);
-            title = cut(&title, room.max(1));
-        }
-        let head = format!("- [{title}]({}) — ", self.target);
-        let head_chars = head.chars().count();
-        let room = MAX_LINE_CHARS.saturating_sub(head_chars);
-        let description = cut(&self.description, room.max(1));
-
-        let mut line = head + &description;
-        let mut used = line.chars().count();
-        if !self.siblings.is_empty() && description == self.description {
-            let mut also = String::new();
-            let mut listed = 0;
-            for sibling in &self.siblings {
-                let sep = if listed == 0 { " (also: " } else { ", " };
-                let extra = sep.chars().count() + sibling.chars().count();
-                let dropped_after = self.siblings.len() - listed - 1;
-                let tail = if dropped_after > 0 {
-                    format!(", +{dropped_after} more)").chars().count()
-                } else {
-                    1
-                };
-                if used + also.chars().count() + extra + tail > MAX_LINE_CHARS {
-                    break;
-                }
-                also.push_str(sep);
-                also.push_str(sibling);
-                listed += 1;
-            }
-            let dropped = self.siblings.len() - listed;
-            if listed > 0 {
-                if dropped > 0 {
-                    also.push_str(&format!(", +{dropped} more"));
-                }
-                also.push(')');
-                line.push_str(&also);
-            } else {
-                let marker = format!(" (+{dropped} more)");
-                if used + marker.chars().count() <= MAX_LINE_CHARS {
-                    line.push_str(&marker);
-                }
-            }
-            used = line.chars().count();
-        }
-        // Only a target too long for even a one-char title and description overflows the line.
-        debug_assert!(used <= MAX_LINE_CHARS || head_len("") + 2 > MAX_LINE_CHARS);
-        line
-    }
-}
-
-/// Cuts `text` to at most `max` characters, ending with `…` when cut.
-fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
-}
-
-/// Strips control, zero-width, bidi and tag characters, folds white space, replaces backticks
-/// and `](` so a field cannot break out of its link, and cuts to [`MAX_FIELD_CHARS`].
-pub fn sanitize_field(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut space = false;
+/// Qwen Code's field cleaning: C0/C1 controls become spaces, zero-width and bidi marks go,
+/// backticks become `'`, `](` becomes `] (`, white space folds to one space, the ends are
+/// trimmed, and past 120 code units the field is cut (trailing space dropped) and ends in `…`.
+/// Brackets are not escaped: a title holding `]` can end its link early.
+pub fn sanitize_field(text: &str) -> Vec<u16> {
+    let mut clean = String::with_capacity(text.len());
     for c in text.chars() {
-        if c.is_whitespace() || c.is_control() {
-            space = !out.is_empty();
-            continue;
+        match c {
+            '\u{0}'..='\u{1F}' | '\u{7F}'..='\u{9F}' => clean.push(' '),
+            '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{FEFF}' => {}
+            '`' => clean.push('\''),
+            c => clean.push(c),
         }
-        if is_hidden(c) {
-            continue;
-        }
-        if space {
-            out.push(' ');
-            space = false;
-        }
-        out.push(if c == '`' { '\'' } else { c });
     }
-    let out = out.replace("](", "] (");
-    cut(&out, MAX_FIELD_CHARS)
+    let clean = clean.replace("](", "] (");
+    let mut folded = String::with_capacity(clean.len());
+    let mut in_space = false;
+    for c in clean.chars() {
+        if is_js_space(c) {
+            if !in_space {
+                folded.push(' ');
+            }
+            in_space = true;
+        } else {
+            folded.push(c);
+            in_space = false;
+        }
+    }
+    let units: Vec<u16> = folded.trim_matches(is_js_space).encode_utf16().collect();
+    cut(units, MAX_FIELD_UNITS)
 }
 
-/// A title made safe inside `[…]`: `\`, `[` and `]` are backslash-escaped (CommonMark), so a
-/// title ending in `\` or holding a lone bracket cannot escape or close its link early.
-fn link_text(title: &str) -> String {
-    let mut out = String::with_capacity(title.len());
-    for c in title.chars() {
-        if matches!(c, '\\' | '[' | ']') {
-            out.push('\\');
+/// `text.length <= max ? text : text.slice(0, max - 1).trimEnd() + "…"`, in UTF-16 units.
+fn cut(mut units: Vec<u16>, max: usize) -> Vec<u16> {
+    if units.len() <= max {
+        return units;
+    }
+    units.truncate(max - 1);
+    while units.last().is_some_and(|&u| is_space_unit(u)) {
+        units.pop();
+    }
+    units.push(0x2026);
+    units
+}
+
+fn cut_line(line: Vec<u16>) -> Vec<u16> {
+    cut(line, MAX_LINE_UNITS)
+}
+
+/// Whether one UTF-16 unit is JavaScript white space (every such character is in the BMP).
+fn is_space_unit(unit: u16) -> bool {
+    char::from_u32(u32::from(unit)).is_some_and(is_js_space)
+}
+
+/// Joins the lines with `\n` and no final newline. Over 200 lines or 25,000 code units, keeps
+/// what fits (cut at the last line end within the limit) and appends an empty line and
+/// [`WARNING`].
+fn assemble(lines: &[Vec<u16>]) -> String {
+    let kept = &lines[..lines.len().min(MAX_LINES)];
+    let mut out: Vec<u16> = Vec::new();
+    for (i, line) in kept.iter().enumerate() {
+        if i > 0 {
+            out.push(u16::from(b'\n'));
         }
-        out.push(c);
+        out.extend_from_slice(line);
+    }
+    let mut cut_short = lines.len() > MAX_LINES;
+    if out.len() > MAX_UNITS {
+        let from = MAX_UNITS.min(out.len() - 1);
+        let at = out[..=from].iter().rposition(|&u| u == u16::from(b'\n'));
+        out.truncate(match at {
+            Some(at) if at > 0 => at,
+            _ => MAX_UNITS,
+        });
+        cut_short = true;
+    }
+    if cut_short {
+        out.extend("\n\n".encode_utf16());
+        out.extend(WARNING.encode_utf16());
+    }
+    String::from_utf16_lossy(&out)
+}
+
+/// The grouping key: lowercase, white space folded, trimmed, without a trailing run of
+/// `. , ; : ! ? ) ] } ' " \``, trimmed again. No Unicode normalisation.
+fn normalize_description(description: &str) -> String {
+    let lower = description.to_lowercase();
+    let mut folded = String::with_capacity(lower.len());
+    let mut in_space = false;
+    for c in lower.chars() {
+        if is_js_space(c) {
+            if !in_space {
+                folded.push(' ');
+            }
+            in_space = true;
+        } else {
+            folded.push(c);
+            in_space = false;
+        }
+    }
+    let trimmed = folded.trim_matches(is_js_space);
+    let stripped =
+        trimmed.trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '}', '\'', '"', '`']);
+    stripped.trim_matches(is_js_space).to_string()
+}
+
+/// A link target: the path's first 120 characters, every one but `/` and `[A-Za-z0-9._~-]`
+/// percent-encoded as UTF-8 (`a(b).md` → `a%28b%29.md`, a newline → `%0A`).
+pub fn encode_target(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars().take(MAX_TARGET_CHARS) {
+        if c == '/' || c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '~' | '-') {
+            out.push(c);
+            continue;
+        }
+        let mut buf = [0u8; 4];
+        for b in c.encode_utf8(&mut buf).bytes() {
+            out.push_str(&format!("%{b:02X}"));
+        }
     }
     out
 }
@@ -239,51 +277,8 @@ pub fn is_hidden(c: char) -> bool {
         | '\u{E0000}'..='\u{E007F}')
 }
 
-/// The grouping key of a description: sanitised, NFC, white space folded, lowercase, without
-/// trailing `.`, `!` or `…`.
-fn normalize(description: &str) -> String {
-    if description.is_ascii() {
-        // ASCII needs no composition; one pass folds case and white space.
-        let mut key = String::with_capacity(description.len());
-        let mut space = false;
-        for c in description.chars() {
-            if c.is_ascii_whitespace() || c.is_ascii_control() {
-                space = !key.is_empty();
-            } else {
-                if space {
-                    key.push(' ');
-                    space = false;
-                }
-                key.push(c.to_ascii_lowercase());
-            }
-        }
-        return key.trim_end_matches(['.', '!']).trim_end().to_string();
-    }
-    normalize_unicode(description)
-}
-
-fn normalize_unicode(description: &str) -> String {
-    use unicode_normalization::UnicodeNormalization;
-    let mut clean = String::with_capacity(description.len());
-    for c in description.chars() {
-        if c.is_whitespace() || c.is_control() {
-            clean.push(' ');
-        } else if !is_hidden(c) {
-            clean.push(c);
-        }
-    }
-    let folded: String = clean.nfc().flat_map(char::to_lowercase).collect();
-    folded
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .trim_end_matches(['.', '!', '…'])
-        .trim_end()
-        .to_string()
-}
-
-/// Percent-encodes a relative path for a markdown link: everything but unreserved characters
-/// and `/` is encoded, so `a(b).md` becomes `a%28b%29.md` and a newline cannot start a new line.
+/// Percent-encodes a whole relative path for a markdown link (every byte but unreserved
+/// characters and `/`), for reports that link files; the index itself uses [`encode_target`].
 pub fn percent_encode(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     for b in path.bytes() {
@@ -294,6 +289,124 @@ pub fn percent_encode(path: &str) -> String {
         }
     }
     out
+}
+
+/// Compares two strings as JavaScript's `<` does: by UTF-16 code units.
+pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
+    a.encode_utf16().cmp(b.encode_utf16())
+}
+
+/// ASCII in the order of ICU's root collation (which Node's `localeCompare` uses) at the
+/// primary level; upper and lower case of a letter share a place.
+const ASCII_ORDER: &str = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789abcdefghijklmnopqrstuvwxyz";
+
+/// One character's collation weights: primary (`None` when ignorable), accent, case or variant.
+type Weights = (Option<u32>, u8, u8);
+
+/// The primary weight of an ASCII character from [`ASCII_ORDER`], spaced so that other
+/// characters can sit between two of them.
+fn ascii_primary(c: char) -> u32 {
+    ASCII_ORDER.find(c).map_or(0, |at| 1_000 + at as u32 * 10)
+}
+
+/// A character's category, as far as collation groups go.
+fn category(c: char) -> &'static str {
+    use std::sync::OnceLock;
+    static CLASSES: OnceLock<Vec<(&'static str, regex::Regex)>> = OnceLock::new();
+    let classes = CLASSES.get_or_init(|| {
+        ["Cc", "Cf", "Mn", "Me", "Zs", "Sc", "P", "S", "Nd", "L"]
+            .into_iter()
+            .filter_map(|name| {
+                regex::Regex::new(&format!("^\\p{{{name}}}$"))
+                    .ok()
+                    .map(|re| (name, re))
+            })
+            .collect()
+    });
+    let mut buf = [0u8; 4];
+    let text: &str = c.encode_utf8(&mut buf);
+    classes
+        .iter()
+        .find(|(_, re)| re.is_match(text))
+        .map_or("", |(name, _)| name)
+}
+
+/// The collation weights of one character, approximating ICU's root collation: white space,
+/// then punctuation, symbols, currency, digits and letters; controls and format characters
+/// ignored; accents and case decide only between otherwise equal names. Exact for ASCII.
+fn weights(c: char, out: &mut Vec<Weights>) {
+    let upper = u8::from(c.is_uppercase());
+    let lower = c.to_lowercase().next().unwrap_or(c);
+    let space = |sub: u32, variant: u8| (Some(100 + sub), 0, variant);
+    let w: Weights = match c {
+        '\t' => space(1, 0),
+        '\n' => space(2, 0),
+        '\u{0B}' => space(3, 0),
+        '\u{0C}' => space(4, 0),
+        '\r' => space(5, 0),
+        '\u{85}' => space(6, 0),
+        '\u{2028}' => space(7, 0),
+        '\u{2029}' => space(8, 0),
+        ' ' => space(9, 0),
+        '\u{3000}' => space(9, 1),
+        '\u{A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{1680}' => space(9, 2),
+        'ß' => {
+            let s = ascii_primary('s');
+            out.push((Some(s), 0, 1));
+            (Some(s), 0, 1)
+        }
+        '\u{2026}' => (Some(ascii_primary('.') + 5), 0, 0),
+        '\u{2010}'..='\u{2015}' => (Some(ascii_primary('-') + 5), 0, 0),
+        '«' | '»' => (Some(ascii_primary('"') + 5), 0, 0),
+        '¢' => (Some(ascii_primary('$') - 5), 0, 0),
+        c if lower.is_ascii() && !c.is_ascii_control() => (Some(ascii_primary(lower)), 0, upper),
+        c => match category(c) {
+            "Cc" | "Cf" => (None, 0, 0),
+            "Mn" | "Me" => (None, 1, 0),
+            "Zs" => space(9, 2),
+            "Sc" => (Some(ascii_primary('$') + 5), 0, 0),
+            "P" => (Some(ascii_primary('}') + 5), 0, 0),
+            "S" => (Some(ascii_primary('~') + 5), 0, 0),
+            "Nd" => (Some(ascii_primary('9') + 5), 0, 0),
+            _ => {
+                use unicode_normalization::UnicodeNormalization;
+                match std::iter::once(lower).nfd().next() {
+                    Some(base) if base.is_ascii_alphabetic() => {
+                        (Some(ascii_primary(base)), 1, upper)
+                    }
+                    _ => (Some(0x10_0000 + u32::from(lower)), 0, upper),
+                }
+            }
+        },
+    };
+    out.push(w);
+}
+
+/// An approximation of `a.localeCompare(b)` in Node's default locale: primary letters and
+/// symbols first (white space < punctuation < symbols < digits < letters, case ignored), then
+/// accents, then lowercase before uppercase. Exact for ASCII names; close for others.
+pub fn locale_cmp(a: &str, b: &str) -> Ordering {
+    use unicode_normalization::UnicodeNormalization;
+    // Canonically equal spellings (`é`, `e` + U+0301) compare equal, as in ICU.
+    let all = |s: &str| {
+        let mut out = Vec::with_capacity(s.len());
+        for c in s.nfd() {
+            weights(c, &mut out);
+        }
+        out
+    };
+    let (wa, wb) = (all(a), all(b));
+    let primary = |w: &[Weights]| w.iter().filter_map(|x| x.0).collect::<Vec<u32>>();
+    let level = |f: fn(&Weights) -> u8, w: &[Weights]| {
+        w.iter()
+            .filter(|x| x.0.is_some() || x.1 != 0)
+            .map(f)
+            .collect::<Vec<u8>>()
+    };
+    primary(&wa)
+        .cmp(&primary(&wb))
+        .then_with(|| level(|w| w.1, &wa).cmp(&level(|w| w.1, &wb)))
+        .then_with(|| level(|w| w.2, &wa).cmp(&level(|w| w.2, &wb)))
 }
 
 #[cfg(test)]
@@ -309,29 +422,22 @@ mod tests {
         }
     }
 
-    proptest::proptest! {
-        #[test]
-        fn the_ascii_grouping_key_matches_the_unicode_one(text in "[ -~\t\n\r\x07\x0b]{0,40}") {
-            proptest::prop_assert_eq!(normalize(&text), normalize_unicode(&text));
-        }
-    }
-
     #[test]
-    fn line_format_and_sort() {
+    fn line_format_and_sort_with_no_final_newline() {
         let out = render(&[entry("b.md", "B", "second"), entry("a.md", "A", "first")]);
-        assert_eq!(out, "- [A](a.md) — first\n- [B](b.md) — second\n");
+        assert_eq!(
+            out,
+            "- [A](a.md) \u{2014} first\n- [B](b.md) \u{2014} second"
+        );
+        assert_eq!(render(&[]), "");
     }
 
     #[test]
-    fn the_same_path_twice_gives_the_same_index_in_any_order() {
-        let a = entry("a.md", "A", "one");
-        let b = entry("a.md", "A", "two");
-        assert_eq!(render(&[a.clone(), b.clone()]), render(&[b, a]));
-    }
-
-    #[test]
-    fn empty_description_falls_back_to_type() {
-        assert_eq!(render(&[entry("a.md", "A", "")]), "- [A](a.md) — project\n");
+    fn empty_fields_fall_back_to_type() {
+        assert_eq!(
+            render(&[entry("a.md", " ", "")]),
+            "- [project](a.md) \u{2014} project"
+        );
     }
 
     #[test]
@@ -339,37 +445,65 @@ mod tests {
         let out = render(&[
             entry("c.md", "C", "Same thing."),
             entry("a.md", "A", "same   thing"),
-            entry("b.md", "B", "SAME THING"),
+            entry("b.md", "B", "SAME THING!)"),
         ]);
-        assert_eq!(
-            out,
-            "- [A](a.md) — same   thing (also: b.md, c.md)\n".replace("same   thing", "same thing")
-        );
+        assert_eq!(out, "- [A](a.md) \u{2014} same thing (also: b.md, c.md)");
     }
 
     #[test]
-    fn fields_are_sanitised() {
-        let out = render(&[entry("a(b).md", "x`y](evil)", "one\u{202E}two\nthree")]);
-        assert_eq!(out, "- [x'y\\] (evil)](a%28b%29.md) — onetwo three\n");
+    fn fields_are_cleaned_and_brackets_are_not_escaped() {
+        let out = render(&[entry("a(b).md", "x`y](evil) ]", "one\u{202E}two\nthree")]);
+        assert_eq!(out, "- [x'y] (evil) ]](a%28b%29.md) \u{2014} onetwo three");
     }
 
     #[test]
-    fn a_title_cannot_escape_or_close_its_link() {
-        let out = render(&[
-            entry("a.md", "ends in \\", "d"),
-            entry("b.md", "lone ] bracket [x", "e"),
-        ]);
-        assert_eq!(
-            out,
-            "- [ends in \\\\](a.md) — d\n- [lone \\] bracket \\[x](b.md) — e\n"
-        );
-        // Cut to fit the line (a long path leaves 39 chars for the title), a cut through an
-        // escape leaves `\…`, and `\` escapes only ASCII punctuation, so the `]` still closes.
-        let path = format!("{}.md", "p".repeat(97));
-        let line = render(&[entry(&path, &"\\".repeat(60), "f")]);
+    fn long_lines_are_cut_in_utf16_units() {
+        // 😀 is two units: a cut through it leaves U+FFFD, as Node writes a lone surrogate.
+        let title = "😀".repeat(80);
+        let out = render(&[entry("a.md", &title, "d")]);
+        let expected_title: String = "😀".repeat(59) + "\u{FFFD}…";
         assert!(
-            line.starts_with(&format!("- [{}…]({path}) — f", "\\".repeat(39))),
-            "{line}"
+            out.starts_with(&format!("- [{expected_title}](a.md)")),
+            "{out}"
+        );
+        let line = render(&[entry("a.md", &"t".repeat(100), &"word ".repeat(20))]);
+        assert_eq!(line.encode_utf16().count(), MAX_LINE_UNITS);
+        // Cut at 149 units, the trailing space dropped, then `…`.
+        assert!(line.ends_with(" w…"), "{line}");
+    }
+
+    #[test]
+    fn only_the_first_200_paths_are_read() {
+        let entries: Vec<IndexEntry> = (0..250)
+            .map(|i| entry(&format!("m{i:03}.md"), "t", &format!("d{i}")))
+            .collect();
+        let out = render(&entries);
+        assert_eq!(out.lines().count(), 200);
+        assert!(out.ends_with("(m199.md) \u{2014} d199"));
+    }
+
+    #[test]
+    fn newest_first_then_file_name() {
+        let dated = |path: &str, t: f64| DatedEntry {
+            entry: entry(path, path, "d"),
+            mtime_ms: t,
+        };
+        let out = render_by_time(&[dated("a/b.md", 1.0), dated("B.md", 2.0), dated("a.md", 2.0)]);
+        let order: Vec<&str> = out.lines().map(|l| &l[3..l.find(']').unwrap()]).collect();
+        assert_eq!(order, ["a.md", "B.md", "a/b.md"]);
+    }
+
+    #[test]
+    fn collation_matches_icu_for_ascii() {
+        let mut names = vec![
+            "b", "a", "B", "A", "_", "-", "1", "a-b", "ab", "a.md", "a_b", "z",
+        ];
+        names.sort_by(|a, b| locale_cmp(a, b));
+        assert_eq!(
+            names,
+            [
+                "_", "-", "1", "a", "A", "a_b", "a-b", "a.md", "ab", "b", "B", "z"
+            ]
         );
     }
 }

@@ -1,13 +1,18 @@
-//! One memory file: YAML frontmatter (`name`, `description`, `type`, optional `keywords`, any
-//! other keys kept as they are) and a markdown body kept exactly as written.
+//! One memory file: frontmatter (`name`, `description`, `type`, optional `keywords`, any other
+//! keys kept as they are) and a markdown body kept exactly as written.
 //!
-//! Parsing is strict and reports every problem it can find with `path:line:col: what — fix`.
+//! A file reads the way the clients read it (see [`super::frontmatter`]): Qwen Code's line rule
+//! for the scalar keys, YAML for the rest, Claude Code's `metadata: type:` when there is no
+//! top-level `type`. Only what no client can read is an error (no frontmatter, no known type,
+//! not UTF-8, over the size limit); style — slug file names, quoting, folder = type, one-line
+//! descriptions — is lint, each with its fix, reported by `validate`.
 
 use std::fmt;
 
 use serde::Serialize;
 
-use super::frontmatter::{Field, Frontmatter};
+use super::frontmatter::{self, Field, Frontmatter};
+use super::index::IndexEntry;
 
 /// The largest memory file accepted, in bytes.
 pub const MAX_FILE_BYTES: usize = 64 * 1024;
@@ -115,6 +120,9 @@ pub struct MemoryFile {
     pub body: String,
     frontmatter: Frontmatter,
     crlf: bool,
+    /// The type is a top-level `type:` line, so Qwen Code lists the file in its index.
+    qwen_indexed: bool,
+    lints: Vec<Invalid>,
 }
 
 /// One entry of a memory file: the whole file, or one top-level bullet of a legacy file that
@@ -133,7 +141,8 @@ pub struct Entry {
 }
 
 impl MemoryFile {
-    /// A new memory with fresh frontmatter in the canonical key order.
+    /// A new memory with fresh frontmatter in the canonical key order. Line breaks in the name
+    /// or description become spaces: each is one line of the file.
     pub fn new(
         name: &str,
         description: &str,
@@ -142,21 +151,23 @@ impl MemoryFile {
         body: &str,
     ) -> Self {
         let mut file = MemoryFile {
-            name: name.to_string(),
-            description: description.to_string(),
+            name: one_line(name),
+            description: one_line(description),
             kind,
             keywords,
             body: body.to_string(),
             frontmatter: Frontmatter::new(),
             crlf: false,
+            qwen_indexed: true,
+            lints: Vec::new(),
         };
         file.sync_frontmatter();
         file
     }
 
-    /// Parses and validates a memory file's bytes. `path` names the file in error messages, and
-    /// its folder, when named after a type, must match the memory's `type`.
-    /// Returns every problem found, not just the first.
+    /// Parses a memory file's bytes. `path` names the file in messages, and its folder, when
+    /// named after a type, is checked against the memory's `type` (as lint).
+    /// Returns every error found, not just the first.
     pub fn parse(path: &str, bytes: &[u8]) -> Result<MemoryFile, Vec<Invalid>> {
         MemoryFile::parse_in(path, path, bytes)
     }
@@ -201,145 +212,215 @@ impl MemoryFile {
                 "save it as UTF-8 without BOM",
             )]);
         }
-        let split = split_frontmatter(path, text).map_err(|e| vec![e])?;
-        let frontmatter = Frontmatter::parse(split.yaml).map_err(|err| {
-            vec![Invalid::new(
+        let Some((yaml, body)) = frontmatter::split_like_qwen(text) else {
+            let opened = text.starts_with("---\n") || text.starts_with("---\r\n");
+            return Err(vec![if opened {
+                Invalid::new(
+                    path,
+                    1,
+                    1,
+                    "unterminated frontmatter: no closing `---` line".into(),
+                    "add a line holding only `---` after the last frontmatter key",
+                )
+            } else {
+                Invalid::new(
+                    path,
+                    1,
+                    1,
+                    "no frontmatter: the file must start with a `---` line".into(),
+                    "start the file with `---`, then `name:`, `description:` and `type:` lines, then `---`",
+                )
+            }]);
+        };
+        let fm = Frontmatter::read(yaml);
+        let crlf = text.starts_with("---\r\n");
+        let at = |key: &str| fm.locate(key).map(|(l, c)| (l + 1, c)).unwrap_or((1, 1));
+        let mut lints = Vec::new();
+        let mut lint = |key: &str, message: String, fix: String| {
+            let (l, c) = at(key);
+            lints.push(Invalid::new(path, l, c, message, fix));
+        };
+
+        // The type decides whether any client reads the file at all.
+        let line_type = fm.line_value("type");
+        let (kind, qwen_indexed) = match line_type.as_deref().and_then(MemoryType::parse) {
+            Some(kind) => (kind, true),
+            None => match fm.nested_text("metadata", "type") {
+                Field::Present(t) if MemoryType::parse(&t).is_some() => {
+                    let kind = MemoryType::parse(&t).unwrap_or(MemoryType::Project);
+                    if line_type.is_none() {
+                        lint(
+                            "metadata",
+                            "`type` is nested under `metadata:` (Claude Code's form), so Qwen Code leaves the file out of its index".into(),
+                            format!("add a top-level line `type: {kind}`"),
+                        );
+                    }
+                    (kind, false)
+                }
+                _ => {
+                    let (l, c) = at("type");
+                    let problem = match line_type {
+                        Some(t) if t.is_empty() => Invalid::new(
+                            path,
+                            l,
+                            c,
+                            "`type` is empty".into(),
+                            "use one of: user, feedback, project, reference",
+                        ),
+                        Some(t) => Invalid::new(
+                            path,
+                            l,
+                            c,
+                            format!("unknown type `{t}`"),
+                            "use one of: user, feedback, project, reference, written plain on the `type:` line",
+                        ),
+                        None => Invalid::new(
+                            path,
+                            1,
+                            1,
+                            "missing required field `type`".into(),
+                            "add `type: user|feedback|project|reference` to the frontmatter",
+                        ),
+                    };
+                    return Err(vec![problem]);
+                }
+            },
+        };
+
+        let nested = |key: &str| match fm.nested_text("metadata", key) {
+            Field::Present(v) => Some(v),
+            _ => None,
+        };
+        let name = match fm.line_value("name").or_else(|| fm.line_value("title")) {
+            Some(name) => name,
+            None => match nested("name") {
+                Some(name) => name,
+                None => {
+                    lint(
+                        "name",
+                        "missing `name`: Qwen Code shows the type in its place".into(),
+                        "add `name: …` (a one-line title) to the frontmatter".into(),
+                    );
+                    kind.as_str().to_string()
+                }
+            },
+        };
+        let description = match fm.line_value("description") {
+            Some(d) => d,
+            None => match nested("description") {
+                Some(d) => one_line(&d),
+                None => {
+                    lint(
+                        "description",
+                        "missing `description`: the index shows the type instead".into(),
+                        "add `description: …` (one line saying what the memory is for)".into(),
+                    );
+                    String::new()
+                }
+            },
+        };
+        for key in ["name", "description"] {
+            let Some(value) = fm.line_value(key) else {
+                continue;
+            };
+            if value.is_empty() {
+                lint(
+                    key,
+                    format!("`{key}` is empty"),
+                    format!("write a one-line {key}"),
+                );
+            } else if is_quoted(&value) {
+                lint(
+                    key,
+                    format!("`{key}` is quoted, and Qwen Code shows the quotes"),
+                    format!("write it unquoted: `{key}: {}`", &value[1..value.len() - 1]),
+                );
+            }
+            if fm.spans_lines(key) {
+                lint(
+                    key,
+                    format!("`{key}` spans several lines; Qwen Code reads only its first line"),
+                    "keep it on one line and move detail into the body".into(),
+                );
+            }
+        }
+        for key in frontmatter::LINE_KEYS {
+            if fm.count(key) > 1 {
+                lint(
+                    key,
+                    format!("`{key}` is written more than once; the first one counts"),
+                    format!("keep one `{key}:` line"),
+                );
+            }
+        }
+        let keywords = match fm.text_list("keywords") {
+            Field::Present(k) => Some(k),
+            Field::Missing => None,
+            Field::WrongKind(what) => {
+                lint(
+                    "keywords",
+                    format!("`keywords` is a {what}, not a list of words"),
+                    "write `keywords: [word, word]`".into(),
+                );
+                None
+            }
+        };
+        if let Some(err) = fm.structured_error() {
+            lints.push(Invalid::new(
                 path,
                 err.line + 1,
                 err.column,
                 format!(
-                    "invalid YAML in frontmatter: {}",
+                    "invalid YAML in frontmatter: {}; name, description and type still read",
                     file_lines(first_line(&err.message))
                 ),
-                "fix the YAML syntax (quote values that contain ': ' or start with a special character)",
-            )]
-        })?;
+                "fix the YAML syntax of the other keys (lists, nested keys)",
+            ));
+        }
+        if let Some(problem) = check_type_folder(path, rel, Some(kind)) {
+            lints.push(problem);
+        }
+        if let Some(problem) = lint_file_name(path) {
+            lints.push(problem);
+        }
+        Ok(MemoryFile {
+            name,
+            description,
+            kind,
+            keywords,
+            body: body.to_string(),
+            frontmatter: fm,
+            crlf,
+            qwen_indexed,
+            lints,
+        })
+    }
 
-        let mut problems = Vec::new();
-        let at = |key: &str| {
-            frontmatter
-                .locate(key)
-                .map(|(l, c)| (l + 1, c))
-                .unwrap_or((1, 1))
-        };
-        let text_field = |key: &str, problems: &mut Vec<Invalid>| -> Option<String> {
-            match frontmatter.text(key) {
-                Field::Present(v) if v.trim().is_empty() => {
-                    let (l, c) = at(key);
-                    problems.push(Invalid::new(
-                        path,
-                        l,
-                        c,
-                        format!("`{key}` is empty"),
-                        format!("write a one-line {key}"),
-                    ));
-                    None
-                }
-                Field::Present(v) => Some(v),
-                Field::Missing => {
-                    problems.push(Invalid::new(
-                        path,
-                        1,
-                        1,
-                        format!("missing required field `{key}`"),
-                        format!("add `{key}: …` to the frontmatter"),
-                    ));
-                    None
-                }
-                Field::WrongKind(kind) => {
-                    let (l, c) = at(key);
-                    problems.push(Invalid::new(
-                        path,
-                        l,
-                        c,
-                        format!("`{key}` is a {kind}, not text"),
-                        format!("write `{key}` as a single line of text"),
-                    ));
-                    None
-                }
-            }
-        };
-        let name = text_field("name", &mut problems);
-        let description = text_field("description", &mut problems);
-        if let Some(d) = &description {
-            if d.trim_end().contains(['\n', '\r']) || frontmatter.spans_lines("description") {
-                let (l, c) = at("description");
-                problems.push(Invalid::new(
-                    path,
-                    l,
-                    c,
-                    "`description` spans several lines".into(),
-                    "keep the description on one line and move detail into the body",
-                ));
-            }
+    /// Style problems of the file as read, each with its fix: what `validate` reports beyond
+    /// errors. A file with lint is still read, synced and indexed.
+    pub fn lints(&self) -> &[Invalid] {
+        &self.lints
+    }
+
+    /// The file's line in the index as Qwen Code reads it, or `None` when Qwen Code leaves it
+    /// out (its type is only nested under `metadata:`, or its path holds a `\`).
+    pub fn index_entry(&self, rel: &str) -> Option<IndexEntry> {
+        if !self.qwen_indexed || !qwen_reads_path(rel) {
+            return None;
         }
-        let kind = match frontmatter.strict_text("type") {
-            Field::Present(t) => match MemoryType::parse(&t) {
-                Some(kind) => Some(kind),
-                None => {
-                    let (l, c) = at("type");
-                    problems.push(Invalid::new(
-                        path,
-                        l,
-                        c,
-                        format!("unknown type `{t}`"),
-                        "use one of: user, feedback, project, reference",
-                    ));
-                    None
-                }
-            },
-            Field::Missing => {
-                problems.push(Invalid::new(
-                    path,
-                    1,
-                    1,
-                    "missing required field `type`".into(),
-                    "add `type: user|feedback|project|reference` to the frontmatter",
-                ));
-                None
-            }
-            Field::WrongKind(kind) => {
-                let (l, c) = at("type");
-                problems.push(Invalid::new(
-                    path,
-                    l,
-                    c,
-                    format!("`type` is a {kind}, not text"),
-                    "use one of: user, feedback, project, reference",
-                ));
-                None
-            }
-        };
-        let keywords = match frontmatter.text_list("keywords") {
-            Field::Present(k) => Some(k),
-            Field::Missing => None,
-            Field::WrongKind(kind) => {
-                let (l, c) = at("keywords");
-                problems.push(Invalid::new(
-                    path,
-                    l,
-                    c,
-                    format!("`keywords` is a {kind}, not a list of words"),
-                    "write `keywords: [word, word]`",
-                ));
-                None
-            }
-        };
-        if let Some(problem) = check_type_folder(path, rel, kind) {
-            problems.push(problem);
-        }
-        match (name, description, kind) {
-            (Some(name), Some(description), Some(kind)) if problems.is_empty() => Ok(MemoryFile {
-                name,
-                description: description.trim_end().to_string(),
-                kind,
-                keywords,
-                body: split.body.to_string(),
-                frontmatter,
-                crlf: split.crlf,
-            }),
-            _ => Err(problems),
-        }
+        let (title, description) =
+            qwen_title_description(|key| self.frontmatter.line_value(key), self.kind);
+        Some(IndexEntry {
+            path: rel.to_string(),
+            title,
+            description,
+            kind: self.kind,
+        })
+    }
+
+    /// Whether Qwen Code lists this file in its `MEMORY.md` (its type is a top-level line).
+    pub fn in_qwen_index(&self) -> bool {
+        self.qwen_indexed
     }
 
     /// The file's bytes: frontmatter in its original key order (unknown keys kept), then the body
@@ -412,14 +493,81 @@ impl MemoryFile {
     }
 }
 
+/// Whether Qwen Code finds the file at `rel` (relative to its scope folder): it turns every
+/// `\` of a listed path into `/` and then opens that path, so a name holding a backslash is
+/// never read from its own file.
+pub fn qwen_reads_path(rel: &str) -> bool {
+    !rel.contains('\\')
+}
+
+/// Reads a file's text (decoded as Node decodes UTF-8, bad bytes as U+FFFD) exactly as Qwen
+/// Code does for its index: `(title, description, type)`, or `None` when Qwen Code leaves the
+/// file out (no frontmatter, a byte-order mark, no top-level known `type`). No size limit.
+pub fn qwen_index_fields(text: &str) -> Option<(String, String, MemoryType)> {
+    let (yaml, _) = frontmatter::split_like_qwen(text)?;
+    let yaml = yaml.replace("\r\n", "\n");
+    let kind = MemoryType::parse(&frontmatter::line_value(&yaml, "type")?)?;
+    let (title, description) =
+        qwen_title_description(|key| frontmatter::line_value(&yaml, key), kind);
+    Some((title, description, kind))
+}
+
+/// `name ?? title ?? type` and `description ?? ""`, as Qwen Code fills an index line.
+fn qwen_title_description(
+    line: impl Fn(&str) -> Option<String>,
+    kind: MemoryType,
+) -> (String, String) {
+    let title = line("name")
+        .or_else(|| line("title"))
+        .unwrap_or_else(|| kind.as_str().to_string());
+    (title, line("description").unwrap_or_default())
+}
+
 fn fill_frontmatter(fm: &mut Frontmatter, file: &MemoryFile) {
-    fm.set_text("name", &file.name);
-    fm.set_text("description", &file.description);
-    fm.set_text("type", file.kind.as_str());
-    match &file.keywords {
-        Some(k) => fm.set_text_list("keywords", k),
-        None => fm.remove("keywords"),
+    // A name or description the file already spells this way keeps its spelling (quotes too).
+    for (key, value) in [("name", &file.name), ("description", &file.description)] {
+        if fm.line_value(key).as_deref() != Some(value.as_str()) {
+            fm.set_line(key, &one_line(value));
+        }
     }
+    if fm.line_value("type").as_deref() != Some(file.kind.as_str()) {
+        fm.set_line("type", file.kind.as_str());
+    }
+    match &file.keywords {
+        Some(k) => {
+            if fm.text_list("keywords") != Field::Present(k.clone()) {
+                fm.set_list("keywords", k);
+            }
+        }
+        None => {
+            if !matches!(fm.text_list("keywords"), Field::Missing) {
+                fm.remove("keywords");
+            }
+        }
+    }
+}
+
+/// One line of text as the line rule reads it back: line breaks become spaces, and the ends
+/// are trimmed as JavaScript trims.
+fn one_line(text: &str) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| {
+            if matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    frontmatter::js_trim(&flat).to_string()
+}
+
+/// `'text'` or `"text"`: YAML quoting, which Qwen Code's line rule keeps as part of the value.
+fn is_quoted(value: &str) -> bool {
+    value.len() >= 2
+        && ((value.starts_with('\'') && value.ends_with('\''))
+            || (value.starts_with('"') && value.ends_with('"')))
 }
 
 /// The byte ranges of top-level bullets (`- ` or `* ` at column 0) and everything indented or
@@ -463,45 +611,6 @@ fn trim_trailing_blank(body: &str, start: usize, end: usize) -> usize {
         0
     };
     start + trimmed.len() + keep
-}
-
-struct Split<'a> {
-    yaml: &'a str,
-    body: &'a str,
-    crlf: bool,
-}
-
-fn split_frontmatter<'a>(path: &str, text: &'a str) -> Result<Split<'a>, Invalid> {
-    let (first, crlf) = if let Some(rest) = text.strip_prefix("---\r\n") {
-        (rest, true)
-    } else if let Some(rest) = text.strip_prefix("---\n") {
-        (rest, false)
-    } else {
-        return Err(Invalid::new(
-            path,
-            1,
-            1,
-            "no frontmatter: the file must start with a `---` line".into(),
-            "start the file with `---`, then `name:`, `description:` and `type:` lines, then `---`",
-        ));
-    };
-    let mut offset = 0;
-    for line in first.split_inclusive('\n') {
-        let bare = line.trim_end_matches(['\n', '\r']);
-        if bare == "---" {
-            let yaml = &first[..offset];
-            let body = &first[offset + line.len()..];
-            return Ok(Split { yaml, body, crlf });
-        }
-        offset += line.len();
-    }
-    Err(Invalid::new(
-        path,
-        1,
-        1,
-        "unterminated frontmatter: no closing `---` line".into(),
-        "add a line holding only `---` after the last frontmatter key",
-    ))
 }
 
 /// The 1-based line and character column of a byte offset. Works on bytes, so an offset inside
@@ -562,10 +671,39 @@ fn check_type_folder(path: &str, rel: &str, kind: Option<MemoryType>) -> Option<
     })
 }
 
-/// Checks that a memory file's name is a slug: lowercase ASCII letters and digits joined by
-/// single hyphens, ending in `.md` (a kept conflict copy of a slug file is fine too, see
-/// [`super::conflict`]).
+/// Refuses a file name no client reads as a memory: one that does not end in `.md`, or one
+/// that is not valid UTF-8 (listed under a lossy spelling holding U+FFFD, which no reader can
+/// open). Any other name is read — a name that is not a slug is [lint](lint_file_name).
 pub fn check_file_name(path: &str) -> Option<Invalid> {
+    let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    if !file.ends_with(".md") {
+        return Some(Invalid::new(
+            path,
+            1,
+            1,
+            format!("file name `{file}` does not end in `.md`"),
+            "name memory files `<slug>.md`",
+        ));
+    }
+    if file.contains('\u{FFFD}') {
+        return Some(Invalid::new(
+            path,
+            1,
+            1,
+            format!("file name `{file}` is not valid UTF-8"),
+            format!(
+                "rename it to `{}.md`",
+                slugify(file.trim_end_matches(".md"))
+            ),
+        ));
+    }
+    None
+}
+
+/// Lint: a memory file's name should be a slug — lowercase ASCII letters and digits joined by
+/// single hyphens, ending in `.md` (a kept conflict copy `<slug>.md.conflict-<sha>.md` is fine
+/// too). Qwen Code's own agent writes names like `build_invariant.md`; they are read anyway.
+pub fn lint_file_name(path: &str) -> Option<Invalid> {
     let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
     if is_slug_file_name(file) {
         return None;
@@ -660,9 +798,11 @@ mod tests {
 
     #[test]
     fn slugs() {
-        assert!(check_file_name("feedback/use-real-db.md").is_none());
-        assert!(check_file_name("feedback/use-real-db.conflict-abc1234.md").is_none());
-        let bad = check_file_name("feedback/Use Real DB.md").unwrap();
+        assert!(lint_file_name("feedback/use-real-db.md").is_none());
+        assert!(lint_file_name("feedback/use-real-db.conflict-abc1234.md").is_none());
+        assert!(check_file_name("feedback/Use Real DB.md").is_none());
+        assert!(check_file_name("feedback/notes.txt").is_some());
+        let bad = lint_file_name("feedback/Use Real DB.md").unwrap();
         assert!(bad.fix.contains("use-real-db.md"), "{bad}");
         assert_eq!(slugify("Use the REAL database!"), "use-the-real-database");
         assert!(slugify("使用真实数据库").starts_with("memory-"));

@@ -5,7 +5,7 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::index::{self, IndexEntry};
+use super::index::{self, DatedEntry, IndexEntry};
 use super::memory::{self, Invalid, MemoryFile};
 use super::scope::INDEX_FILE;
 
@@ -50,14 +50,9 @@ pub struct StoredMemory {
 }
 
 impl StoredMemory {
-    /// What the index needs of this memory.
-    pub fn index_entry(&self) -> IndexEntry {
-        IndexEntry {
-            path: self.rel.clone(),
-            title: self.file.name.clone(),
-            description: self.file.description.clone(),
-            kind: self.file.kind,
-        }
+    /// What the index needs of this memory; `None` when Qwen Code's index leaves it out.
+    pub fn index_entry(&self) -> Option<IndexEntry> {
+        self.file.index_entry(&self.rel)
     }
 }
 
@@ -94,8 +89,8 @@ fn check_not_symlink(path: &Path) -> Result<(), StoreError> {
     }
 }
 
-/// Lists the memory files below `dir` (relative paths, sorted bytewise): every `*.md` except the
-/// top-level `MEMORY.md`, skipping hidden files and folders. A symlink that resolves outside
+/// Lists the memory files below `dir` (relative paths, sorted bytewise): every `*.md`, hidden
+/// ones too, except files named `MEMORY.md`, as Qwen Code lists them. A symlink that resolves outside
 /// `dir` is refused; one inside is followed for files and skipped for folders.
 pub fn memory_paths(dir: &Path) -> Result<Vec<String>, StoreError> {
     Ok(memory_listing(dir)?.paths)
@@ -264,8 +259,10 @@ fn walk(dir: &Path, root: &Path, prefix: &str, listing: &mut Listing) -> Result<
             }
             continue;
         };
-        // Hidden files, and the index itself: a symlinked MEMORY.md is not read, only replaced.
-        if name.starts_with('.') || (prefix.is_empty() && name == INDEX_FILE) {
+        // As Qwen Code lists a scope: hidden files and folders count, and a file named
+        // MEMORY.md is an index at any depth (a symlinked one is not read, only replaced).
+        // Git's own folder, should one sit here, is no memory.
+        if name == INDEX_FILE || name == ".git" {
             continue;
         }
         let path = entry.path();
@@ -308,18 +305,79 @@ pub fn load(dir: &Path, shown_as: &str) -> Result<Loaded, StoreError> {
     Ok(Loaded { memories, invalid })
 }
 
-/// Reads and validates every memory below `dir`, keeping only what the index needs: a large
-/// scope then costs the index line of each memory in memory, not the whole file.
+/// The index entries of every memory below `dir`, read as Qwen Code reads them for its index
+/// (a file teammem refuses — over its size limit, not UTF-8 — is still listed when Qwen Code
+/// lists it), with the problems of the files left out. Only each file's index line is kept.
 pub fn load_index_entries(
     dir: &Path,
     shown_as: &str,
 ) -> Result<(Vec<IndexEntry>, Vec<Invalid>), StoreError> {
-    load_with(dir, shown_as, |rel, file| IndexEntry {
-        path: rel.to_string(),
-        title: file.name,
-        description: file.description,
-        kind: file.kind,
-    })
+    let (dated, invalid) = load_dated_entries(dir, shown_as)?;
+    Ok((dated.into_iter().map(|d| d.entry).collect(), invalid))
+}
+
+/// [`load_index_entries`] with each file's modification time, which orders the private and
+/// user indexes.
+pub fn load_dated_entries(
+    dir: &Path,
+    shown_as: &str,
+) -> Result<(Vec<DatedEntry>, Vec<Invalid>), StoreError> {
+    let (kept, invalid) = load_with(dir, shown_as, |rel, file| file.index_entry(rel))?;
+    let mut entries: Vec<DatedEntry> = kept.into_iter().flatten().map(|e| dated(dir, e)).collect();
+    let mut problems = Vec::new();
+    for problem in invalid {
+        let rel = problem.path.strip_prefix(shown_as).unwrap_or(&problem.path);
+        let fields = match memory::qwen_reads_path(rel) {
+            true => index_fields_of_refused(&dir.join(rel)),
+            false => None,
+        };
+        match fields {
+            Some((title, description, kind)) => entries.push(dated(
+                dir,
+                IndexEntry {
+                    path: rel.to_string(),
+                    title,
+                    description,
+                    kind,
+                },
+            )),
+            None => problems.push(problem),
+        }
+    }
+    Ok((entries, problems))
+}
+
+/// The biggest file read for Qwen Code's view of a file teammem refuses.
+const MAX_INDEX_READ: u64 = 16 * 1024 * 1024;
+
+/// Qwen Code's index fields of a file teammem refused (it reads any size, and bad UTF-8 as
+/// U+FFFD); `None` when Qwen Code leaves it out too.
+fn index_fields_of_refused(path: &Path) -> Option<(String, String, super::memory::MemoryType)> {
+    use std::io::Read;
+    let meta = fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_INDEX_READ {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    fs::File::open(path)
+        .ok()?
+        .take(MAX_INDEX_READ)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    memory::qwen_index_fields(&String::from_utf8_lossy(&bytes))
+}
+
+fn dated(dir: &Path, entry: IndexEntry) -> DatedEntry {
+    let mtime_ms = fs::metadata(dir.join(&entry.path))
+        .map(|m| {
+            let stamp = Stamp::of(&m);
+            index::mtime_ms(
+                stamp.mtime_ns.div_euclid(1_000_000_000),
+                stamp.mtime_ns.rem_euclid(1_000_000_000),
+            )
+        })
+        .unwrap_or(0.0);
+    DatedEntry { entry, mtime_ms }
 }
 
 /// What a load keeps of the valid memories, and the problems of the others.
@@ -430,10 +488,24 @@ pub fn read_capped(path: &Path) -> Result<Vec<u8>, StoreError> {
     Ok(bytes)
 }
 
-/// The index text for a set of memories.
+/// The team index text for a set of memories (those Qwen Code's index lists).
 pub fn render_index(memories: &[StoredMemory]) -> String {
-    let entries: Vec<IndexEntry> = memories.iter().map(StoredMemory::index_entry).collect();
+    let entries: Vec<IndexEntry> = memories
+        .iter()
+        .filter_map(StoredMemory::index_entry)
+        .collect();
     index::render(&entries)
+}
+
+/// The private or user index text for a set of memories read from `dir`: newest first, by
+/// each file's modification time there.
+pub fn render_dated_index(dir: &Path, memories: &[StoredMemory]) -> String {
+    let entries: Vec<DatedEntry> = memories
+        .iter()
+        .filter_map(StoredMemory::index_entry)
+        .map(|e| dated(dir, e))
+        .collect();
+    index::render_by_time(&entries)
 }
 
 /// Writes `MEMORY.md` in `dir` when its bytes differ. Returns whether it wrote.

@@ -232,6 +232,7 @@ fn new_clone(
         memory_local: None,
         team: Some("1".into()),
         team_sync: Some("1".into()),
+        ..Default::default()
     };
     let project = Project::open_with(&dir, env)?;
     Ok(Teammate { name, dir, project })

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::domain::index;
 use crate::domain::memory::Invalid;
 use crate::domain::scope::{INDEX_FILE, ScopeKind};
 use crate::domain::store;
@@ -30,8 +31,17 @@ pub struct IndexState {
 /// Compares a scope's index with its memories; with `write`, regenerates it when stale.
 pub fn index(project: &Project, scope: ScopeKind, write: bool) -> Result<IndexState, OpError> {
     let dir = project.check_scope_safe(scope)?;
-    let (entries, invalid) = store::load_index_entries(&dir, &project.shown_prefix(scope))?;
-    let expected = crate::domain::index::render(&entries);
+    let shown = project.shown_prefix(scope);
+    let (expected, invalid) = match scope {
+        ScopeKind::Team => {
+            let (entries, invalid) = store::load_index_entries(&dir, &shown)?;
+            (index::render(&entries), invalid)
+        }
+        _ => {
+            let (entries, invalid) = store::load_dated_entries(&dir, &shown)?;
+            (index::render_by_time(&entries), invalid)
+        }
+    };
     let path = dir.join(INDEX_FILE);
     let is_regular = std::fs::symlink_metadata(&path)
         .map(|m| m.is_file())

@@ -35,10 +35,11 @@ impl Project {
     /// Resolves the project around `cwd` with a given environment.
     pub fn open_with(cwd: &Path, env: Environment) -> Result<Project, OpError> {
         let repo = repo::discover(cwd)?;
-        let layout = Layout::new(&env, repo.as_ref().map(|r| r.workdir.clone()));
+        let layout = Layout::new(&env, cwd, repo.as_ref().map(|r| r.workdir.clone()));
         let mut warnings = Vec::new();
         let mut settings = TeamSettings::default();
-        let mut files = vec![layout.base.join("settings.json")];
+        // Qwen Code's user settings live in its own folder ($QWEN_HOME), not the memory base.
+        let mut files = vec![env.qwen_dir(cwd).join("settings.json")];
         if let Some(r) = &repo {
             files.push(r.workdir.join(".qwen/settings.json"));
         }
@@ -134,12 +135,15 @@ impl Project {
         Ok(store::load(&dir, &self.shown_prefix(scope))?)
     }
 
-    /// Regenerates a scope's `MEMORY.md` from its valid memories. Returns whether it wrote and
-    /// what was loaded (invalid files are left out of the index).
+    /// Regenerates a scope's `MEMORY.md` from its memories, as Qwen Code would. Returns whether
+    /// it wrote and what was loaded (unreadable files are left out of the index).
     pub fn rebuild_index(&self, scope: ScopeKind) -> Result<(bool, Loaded), OpError> {
         let loaded = self.load(scope)?;
         let dir = self.scope_dir(scope)?;
-        let text = store::render_index(&loaded.memories);
+        let text = match scope {
+            ScopeKind::Team => store::render_index(&loaded.memories),
+            _ => store::render_dated_index(&dir, &loaded.memories),
+        };
         if !dir.exists() && text.is_empty() {
             return Ok((false, loaded));
         }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use crate::git::transport::Transport;
 
 use super::Project;
+use super::coexist;
 use super::context::{self, Context, VERIFY_LINE};
 use super::sync::{self, SyncOptions, SyncOutcome};
 
@@ -20,6 +21,8 @@ pub struct SessionStartOptions {
     pub timeout: Duration,
     /// How fetch and push reach the remote.
     pub transport: Transport,
+    /// The context goes to Qwen Code's hook (which shows the team index itself when on).
+    pub qwen_hook: bool,
 }
 
 impl Default for SessionStartOptions {
@@ -27,6 +30,7 @@ impl Default for SessionStartOptions {
         SessionStartOptions {
             timeout: sync::DEFAULT_TIMEOUT,
             transport: Transport::Builtin,
+            qwen_hook: false,
         }
     }
 }
@@ -61,10 +65,12 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
     };
     let mut warnings = project.warnings.clone();
     let (sync_line, outcome) = sync_if_on(&project, options);
+    let sync_line = coexist::sync_line(&project, sync_line);
+    let (shown, team_note) = coexist::context_project(&project, options.qwen_hook);
     if let Some(outcome) = &outcome {
         warnings.extend(outcome.warnings.iter().cloned());
     }
-    let built = catch_unwind(AssertUnwindSafe(|| context::build(&project, None)));
+    let built = catch_unwind(AssertUnwindSafe(|| context::build(&shown, None)));
     let context = match built {
         Ok(Ok(mut built)) => {
             warnings.append(&mut built.warnings);
@@ -72,6 +78,14 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
                 built.text.push('\n');
             }
             built.text.push('\n');
+            for line in team_note
+                .iter()
+                .map(String::as_str)
+                .chain([coexist::SHARE_LINE])
+            {
+                built.text.push_str(line);
+                built.text.push('\n');
+            }
             built.text.push_str(&sync_line);
             built.text.push('\n');
             built
@@ -102,7 +116,7 @@ fn sync_if_on(project: &Project, options: &SessionStartOptions) -> (String, Opti
     }
     if !project.switches.sync {
         let why = if project.switches.team {
-            "switched off (memory.enableTeamMemorySync / QWEN_CODE_MEMORY_TEAM_SYNC)"
+            "switched off (QWEN_CODE_MEMORY_TEAM_SYNC=0)"
         } else {
             "team memory is off or this repository has none (.qwen/team-memory/)"
         };

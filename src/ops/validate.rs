@@ -1,4 +1,6 @@
-//! Validating memory files: every problem in every file, not just the first.
+//! Validating memory files: every problem in every file, not just the first — what makes a
+//! file unreadable, and the style lint (slug names, quoting, folder = type, one-line values,
+//! Qwen Code's view of the file), each with its fix.
 
 use std::path::Path;
 
@@ -61,8 +63,13 @@ fn check_file(path: &Path, shown: &str, rel: &str, out: &mut Validation) -> Resu
         }
         (Err(e), None) => return Err(e.into()),
     };
-    if let Err(problems) = MemoryFile::parse_in(shown, rel, &bytes) {
-        out.problems.extend(problems);
+    match MemoryFile::parse_in(shown, rel, &bytes) {
+        Ok(file) => out.problems.extend(file.lints().iter().cloned()),
+        Err(problems) => {
+            // A file that cannot be read still gets its name checked.
+            out.problems.extend(memory::lint_file_name(shown));
+            out.problems.extend(problems);
+        }
     }
     Ok(())
 }
