@@ -22,16 +22,17 @@ use crate::ops::{EXIT_FINDINGS, EXIT_OK, OpError, Project};
 /// teammates pushed, memory by memory; when both changed a memory differently, both versions
 /// are kept.
 ///
-/// Push: only sync commits are pushed, with a lease, retried up to 3 times when a teammate pushed
-/// in between. Your own unpushed commits are never rewritten or pushed (local-ahead, diverged).
+/// Push: only sync commits are pushed, with a lease, retried with jittered backoff within the
+/// budget when a teammate pushed in between (remote-busy when every try lost the race). Your
+/// own unpushed commits are never rewritten or pushed (local-ahead, diverged).
 ///
 /// Never prompts; the whole sync has one time budget. The team change is committed even when
 /// it cannot be published (no upstream, your own commits unpushed, offline, push refused): the
 /// sync commit stays on your branch and the next sync pushes it.
 ///
 /// Exit status: 0 synced or nothing to do; 1 a file was quarantined, the sync stopped early
-/// (skipped_reason: locked, no-upstream, fetch-failed, push-rejected, timeout, …) or the commit
-/// could not be made; 2 usage, I/O or git error.
+/// (skipped_reason: locked, no-upstream, fetch-failed, push-rejected, remote-busy, timeout, …)
+/// or the commit could not be made; 2 usage, I/O or git error (skipped_reason: error).
 #[derive(Debug, Args)]
 pub struct SyncArgs {
     /// Do not fetch or fast-forward.
@@ -40,7 +41,8 @@ pub struct SyncArgs {
     /// Do not push.
     #[arg(long)]
     no_push: bool,
-    /// The time budget for the whole sync, network included, in seconds.
+    /// The time budget for the whole sync, network and checkout included, in seconds (at most
+    /// a day; larger values mean a day). The sync reports within it plus a short margin.
     #[arg(long, value_name = "SECS", default_value_t = 15)]
     timeout: u64,
     /// How fetch and push reach the remote: libgit2's own transports, or the installed git
@@ -89,7 +91,14 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
         author: args.author,
         transport: args.transport.into(),
     };
-    let outcome = sync::sync(project, &options)?;
+    let (outcome, failed) = sync::sync_reporting(project, &options);
+    if let Some(err) = failed {
+        // The report is printed on every exit path; the error then goes to stderr (status 2).
+        if args.json {
+            super::print_json(&outcome)?;
+        }
+        return Err(err);
+    }
     if args.json {
         super::print_json(&outcome)?;
     } else {

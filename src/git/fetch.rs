@@ -10,7 +10,9 @@ use std::cell::{Cell, RefCell};
 use git2::{AutotagOption, FetchOptions, Oid, ProxyOptions, RemoteCallbacks, Repository};
 
 use super::credentials::CredentialPicker;
-use super::ref_intent::RefIntent;
+use super::helper;
+use super::ref_intent::{self, RefIntent};
+use super::transfer_note::{self, TransferNote};
 use super::transport::{
     NetFailure, NetworkOptions, Transport, git_cli_network_command, remote_url, run_git,
     with_timeouts,
@@ -37,9 +39,38 @@ pub fn fetch(
             "the time budget ran out before the fetch",
         ));
     }
-    match options.transport {
-        Transport::Builtin => fetch_builtin(repo, upstream, options),
-        Transport::GitCli => fetch_git_cli(repo, upstream, options),
+    match (options.transport, &options.helper) {
+        (Transport::Builtin, Some(program)) => fetch_in_helper(program, repo, upstream, options),
+        (Transport::Builtin, None) => fetch_in_process(repo, upstream, options),
+        (Transport::GitCli, _) => fetch_git_cli(repo, upstream, options),
+    }
+}
+
+/// libgit2's fetch in the helper process, killed at the deadline.
+fn fetch_in_helper(
+    program: &std::path::Path,
+    repo: &Repository,
+    upstream: &Upstream,
+    options: &NetworkOptions,
+) -> Result<Fetched, NetFailure> {
+    let what = format!("fetching {} from {}", upstream.merge_ref, upstream.remote);
+    // Kept here, not in the helper: a helper killed after libgit2 rewrote the file cannot
+    // put the roots back.
+    let shallow = ShallowRoots::read(repo);
+    let job = helper::Job::Fetch {
+        upstream: upstream.into(),
+    };
+    let reply = helper::run(program, repo, job, options.deadline, Some(options));
+    shallow.restore();
+    match reply.map_err(|a| helper::net_failure(a, &what))? {
+        helper::Reply::Fetched(tip) => Ok(Fetched {
+            tip: tip
+                .as_deref()
+                .map(helper::parse_oid)
+                .transpose()
+                .map_err(|e| NetFailure::failed(format!("{what}: {e}")))?,
+        }),
+        other => Err(helper::unexpected(other, &what)),
     }
 }
 
@@ -47,7 +78,9 @@ fn refspec(upstream: &Upstream) -> String {
     format!("+{}:{}", upstream.merge_ref, upstream.tracking_ref)
 }
 
-fn fetch_builtin(
+/// libgit2's fetch in this process: bounded by its connect and read timeouts and the progress
+/// callbacks only (a server trickling bytes can hold it longer).
+pub(crate) fn fetch_in_process(
     repo: &Repository,
     upstream: &Upstream,
     options: &NetworkOptions,
@@ -148,6 +181,10 @@ fn fetch_git_cli(
         .map_err(|e| NetFailure::failed(format!("{what}: {}", e.message())))?;
     let url = remote_url(&remote, false)?;
     let mut cmd = git_cli_network_command(repo, options)?;
+    // A small pack is otherwise unpacked into loose objects as it arrives: killed at the
+    // deadline, that leaves the commit without its files, and libgit2's next fetch, seeing the
+    // commit, would not fetch the rest. Kept as a pack, it lands whole or not at all.
+    cmd.args(["-c", "fetch.unpackLimit=1", "-c", "transfer.unpackLimit=1"]);
     cmd.args([
         "fetch",
         "--quiet",
@@ -159,7 +196,20 @@ fn fetch_git_cli(
         &url,
         &refspec(upstream),
     ]);
-    let run = run_git(cmd, b"", &options.deadline, &what)?;
+    let run = {
+        let note = TransferNote::announce(repo).map_err(|e| NetFailure::failed(e.to_string()))?;
+        let intent = RefIntent::announce(repo, &upstream.tracking_ref, None)
+            .map_err(|e| NetFailure::failed(e.to_string()))?;
+        let run = run_git(cmd, b"", &options.deadline, &what);
+        if run.is_err() {
+            // git was killed at the deadline: its temp pack and ref lock are ours to remove.
+            let _ = ref_intent::release_lock_of_dead_writer(repo);
+            let _ = transfer_note::clean_if_dead(repo, Some(std::process::id()));
+        }
+        drop(intent);
+        drop(note);
+        run?
+    };
     if !run.success {
         if run.stderr.contains("couldn't find remote ref") {
             return Ok(Fetched { tip: None });

@@ -3,12 +3,14 @@
 //! libgit2 runs no hooks, no fsmonitor and no credential or signing programs of its own accord;
 //! where it differs from the git CLI in a way that matters here, the code says so at the spot.
 
+pub mod checkout_resume;
 pub mod commit;
 pub mod credentials;
 pub mod fast_forward;
 pub mod fetch;
 pub mod file_history;
 pub mod folder_history;
+pub mod helper;
 pub mod history;
 pub mod hooks_dir;
 pub mod index;
@@ -24,6 +26,7 @@ pub mod sign;
 pub mod snapshot;
 pub mod status;
 pub mod team_files;
+pub mod transfer_note;
 pub mod transport;
 pub mod upstream;
 

@@ -15,8 +15,9 @@ use std::cell::RefCell;
 use git2::{Oid, ProxyOptions, PushOptions, RemoteCallbacks, Repository};
 
 use super::credentials::CredentialPicker;
+use super::helper;
 use super::history;
-use super::ref_intent::RefIntent;
+use super::ref_intent::{self, RefIntent};
 use super::transport::{
     NetFailure, NetworkOptions, Transport, git_cli_network_command, remote_url, run_git,
     with_timeouts,
@@ -68,14 +69,17 @@ pub fn push(
             "the time budget ran out before the push",
         ));
     }
-    let outcome = match options.transport {
-        // libgit2's local transport packs from the clone's whole history and fails in a
-        // shallow clone ("object not found"); git's own push to a local folder does not.
-        Transport::Builtin if repo.is_shallow() && remote_is_local(repo, upstream) => {
+    let outcome = match (options.transport, &options.helper) {
+        // libgit2's local transport writes into the remote folder itself: the remote's
+        // receive-pack and its hooks (`pre-receive`) would not run. git's push runs them.
+        (Transport::Builtin, _) if remote_is_local(repo, upstream) => {
             push_git_cli(repo, upstream, expected, options)?
         }
-        Transport::Builtin => push_builtin(repo, upstream, expected, options)?,
-        Transport::GitCli => push_git_cli(repo, upstream, expected, options)?,
+        (Transport::Builtin, Some(program)) => {
+            push_in_helper(program, repo, upstream, expected, options)?
+        }
+        (Transport::Builtin, None) => push_in_process(repo, upstream, expected, options)?,
+        (Transport::GitCli, _) => push_git_cli(repo, upstream, expected, options)?,
     };
     if outcome == (PushOutcome::Pushed { tip: local }) {
         // The remote-tracking ref follows, as after `git push`, so the next sync sees it.
@@ -102,11 +106,36 @@ fn remote_is_local(repo: &Repository, upstream: &Upstream) -> bool {
     }
 }
 
+/// libgit2's push in the helper process, killed at the deadline.
+fn push_in_helper(
+    program: &std::path::Path,
+    repo: &Repository,
+    upstream: &Upstream,
+    expected: Option<Oid>,
+    options: &NetworkOptions,
+) -> Result<PushOutcome, NetFailure> {
+    let what = format!("pushing {} to {}", upstream.merge_ref, upstream.remote);
+    let job = helper::Job::Push {
+        upstream: upstream.into(),
+        expected: expected.map(|o| o.to_string()),
+    };
+    match helper::run(program, repo, job, options.deadline, Some(options))
+        .map_err(|a| helper::net_failure(a, &what))?
+    {
+        helper::Reply::Pushed(wire) => wire
+            .outcome()
+            .map_err(|e| NetFailure::failed(format!("{what}: {e}"))),
+        other => Err(helper::unexpected(other, &what)),
+    }
+}
+
 fn refspec(upstream: &Upstream) -> String {
     format!("{}:{}", upstream.local_ref, upstream.merge_ref)
 }
 
-fn push_builtin(
+/// libgit2's push in this process: bounded by its connect and read timeouts and the progress
+/// callbacks only.
+pub(crate) fn push_in_process(
     repo: &Repository,
     upstream: &Upstream,
     expected: Option<Oid>,
@@ -260,7 +289,17 @@ fn push_git_cli(
         &url,
         &refspec(upstream),
     ]);
-    let run = run_git(cmd, b"", &options.deadline, &what)?;
+    let run = {
+        let intent = RefIntent::announce(repo, &upstream.tracking_ref, Some(local))
+            .map_err(|e| NetFailure::failed(e.to_string()))?;
+        let run = run_git(cmd, b"", &options.deadline, &what);
+        if run.is_err() {
+            // git was killed at the deadline: a ref lock it left is ours to remove.
+            let _ = ref_intent::release_lock_of_dead_writer(repo);
+        }
+        drop(intent);
+        run?
+    };
     // Porcelain: "<flag>\t<from>:<to>\t<summary> (<reason>)"; `!` is a refusal.
     let status_line = run
         .stdout

@@ -24,11 +24,20 @@ pub struct Deadline {
 }
 
 impl Deadline {
-    /// A deadline `budget` from now.
+    /// A deadline `budget` from now (a budget too large for the clock means about a century).
     pub fn after(budget: Duration) -> Self {
+        let now = Instant::now();
         Deadline {
-            at: Instant::now() + budget,
+            at: now
+                .checked_add(budget)
+                .or_else(|| now.checked_add(Duration::from_secs(100 * 365 * 24 * 3600)))
+                .unwrap_or(now),
         }
+    }
+
+    /// A deadline at `at`.
+    pub fn at(at: Instant) -> Self {
+        Deadline { at }
     }
 
     /// Time left, zero once passed.
@@ -139,6 +148,9 @@ pub struct NetworkOptions {
     pub credentials: CredentialSources,
     /// The git CLI, for credential helpers and the `git-cli` transport.
     pub git: GitProgram,
+    /// The teammem binary, to run libgit2's transfers in a helper process that is killed at
+    /// the deadline; `None` runs them in this process, bounded by libgit2's own timeouts only.
+    pub helper: Option<std::path::PathBuf>,
 }
 
 impl NetworkOptions {
@@ -149,6 +161,7 @@ impl NetworkOptions {
             transport,
             credentials: CredentialSources::from_process(),
             git: GitProgram::from_process(),
+            helper: super::helper::registered_program(),
         }
     }
 }
@@ -282,6 +295,15 @@ pub(crate) fn run_git(
         use std::os::unix::process::CommandExt;
         // Its own process group, so ssh or a credential helper it started dies with it.
         cmd.process_group(0);
+        #[cfg(target_os = "linux")]
+        // SAFETY: prctl is async-signal-safe; it makes the kernel kill git when teammem dies
+        // (a hook timeout's SIGKILL), so no transfer outlives the budget.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
     }
     let mut child = cmd
         .spawn()

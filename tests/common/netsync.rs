@@ -127,6 +127,7 @@ impl Team {
                     ("LC_ALL".into(), Some("C".into())),
                 ],
             },
+            helper: None,
         }
     }
 
