@@ -265,7 +265,7 @@ fn run(
         return Ok(());
     };
     let repo = crate::git::repo::open(&paths.workdir)?;
-    let Some(branch) = check_repository(project, &repo, outcome)? else {
+    let Some(mut branch) = check_repository(project, &repo, outcome)? else {
         return Ok(());
     };
     let _lock = match SyncLock::acquire(&repo)? {
@@ -293,7 +293,14 @@ fn run(
     };
     match fast_forward::resume_interrupted(&repo, &budget) {
         Ok(Resumed::Nothing) => {}
-        Ok(Resumed::Done(said)) => outcome.warnings.push(said),
+        Ok(Resumed::Done(said)) => {
+            outcome.warnings.push(said);
+            // The branch may have moved: commit on its new tip.
+            match check_repository(project, &repo, outcome)? {
+                Some(moved) => branch = moved,
+                None => return Ok(()),
+            }
+        }
         Ok(Resumed::OutOfTime) => {
             outcome.skip(
                 SkipReason::Timeout,
