@@ -103,6 +103,11 @@ pub fn move_branch(
     let Some(program) = budget.helper else {
         return move_branch_in_process(repo, branch_ref, from, to);
     };
+    if small_move(repo, from, to) {
+        // Starting the helper would cost more than the checkout; a move this small cannot
+        // outlast the budget by more than the margin.
+        return move_branch_in_process(repo, branch_ref, from, to);
+    }
     let job = helper::Job::MoveBranch {
         branch_ref: branch_ref.to_string(),
         from: from.map(|o| o.to_string()),
@@ -115,6 +120,45 @@ pub fn move_branch(
         Err(helper::Abandoned::Timeout) => Ok(BranchMove::OutOfTime),
         Err(helper::Abandoned::Failed(e)) => Err(helper_error(to, e)),
     }
+}
+
+/// A move that writes at most this many files is checked out in this process.
+const SMALL_MOVE_FILES: usize = 64;
+
+/// A move that writes at most this many bytes is checked out in this process.
+const SMALL_MOVE_BYTES: usize = 1 << 20;
+
+/// Whether the move from `from` to `to` writes only a few small files (a replayed sync
+/// commit, a teammate's new memory), so that it is done in this process.
+fn small_move(repo: &Repository, from: Option<Oid>, to: Oid) -> bool {
+    let tree = |id: Oid| repo.find_commit(id).and_then(|c| c.tree()).ok();
+    let (Some(from_tree), Some(to_tree)) = (from.and_then(tree), tree(to)) else {
+        return false;
+    };
+    let Ok(diff) = repo.diff_tree_to_tree(Some(&from_tree), Some(&to_tree), None) else {
+        return false;
+    };
+    if diff.deltas().len() > SMALL_MOVE_FILES {
+        return false;
+    }
+    let Ok(odb) = repo.odb() else {
+        return false;
+    };
+    let mut bytes = 0usize;
+    for delta in diff.deltas() {
+        let id = delta.new_file().id();
+        if id.is_zero() {
+            continue;
+        }
+        match odb.read_header(id) {
+            Ok((size, _)) => bytes = bytes.saturating_add(size),
+            Err(_) => return false,
+        }
+        if bytes > SMALL_MOVE_BYTES {
+            return false;
+        }
+    }
+    true
 }
 
 /// Finishes, or rolls back, a checkout that a killed sync left half-done (see

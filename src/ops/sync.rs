@@ -56,8 +56,8 @@ pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 /// later pause may be twice as long, up to [`MAX_BACKOFF`], with full jitter.
 const FIRST_BACKOFF: Duration = Duration::from_millis(40);
 
-/// The longest pause between two push attempts.
-const MAX_BACKOFF: Duration = Duration::from_millis(1200);
+/// The longest pause between two push attempts (unless one round takes longer).
+const MAX_BACKOFF: Duration = Duration::from_millis(2000);
 
 /// The identity used when git has none configured and `--author` is not given.
 pub const FALLBACK_AUTHOR: &str = "teammem <teammem@localhost>";
@@ -455,7 +455,7 @@ fn share(
             }
             Ok(PushOutcome::LeaseRefused) => {
                 // Another round costs about what this one did; go on only if it fits.
-                let pause = backoff(attempt);
+                let pause = backoff(attempt, round_started.elapsed());
                 if net.deadline.remaining() < pause + round_started.elapsed() {
                     outcome.skip(
                         SkipReason::RemoteBusy,
@@ -565,13 +565,15 @@ fn network_skip(outcome: &mut SyncOutcome, failure: &NetFailure, reason: SkipRea
     outcome.skip(reason, format!("{}{tail}", failure.message));
 }
 
-/// The pause before push attempt `attempt + 1`: exponential backoff with full jitter (a random
-/// share of `FIRST_BACKOFF × 2^(attempt-1)`, at most [`MAX_BACKOFF`]), different per process,
-/// so clones that collided spread out instead of colliding again.
-fn backoff(attempt: u32) -> Duration {
-    let cap = FIRST_BACKOFF
+/// The pause before push attempt `attempt + 1`: exponential backoff with full jitter, a random
+/// share of `unit × 2^(attempt-1)` (at most [`MAX_BACKOFF`]), where the unit is what the
+/// round that lost took (at least [`FIRST_BACKOFF`]): on a slow or crowded remote the clones
+/// spread out over as many rounds as they need instead of colliding again.
+fn backoff(attempt: u32, round: Duration) -> Duration {
+    let unit = round.max(FIRST_BACKOFF);
+    let cap = unit
         .saturating_mul(1u32 << attempt.saturating_sub(1).min(10))
-        .min(MAX_BACKOFF);
+        .min(MAX_BACKOFF.max(unit));
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
@@ -583,7 +585,7 @@ fn backoff(attempt: u32) -> Duration {
     x ^= x >> 27;
     x = x.wrapping_mul(0x2545_f491_4f6c_dd1d);
     let cap_ms = u64::try_from(cap.as_millis()).unwrap_or(u64::MAX).max(1);
-    Duration::from_millis(10 + x % cap_ms)
+    Duration::from_millis(x % cap_ms)
 }
 
 fn branch_name(up: &Upstream) -> &str {
