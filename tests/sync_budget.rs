@@ -325,3 +325,41 @@ fn a_full_disk_still_gets_the_json_report() {
         "{report:#}\n{stderr}"
     );
 }
+
+/// After a failed attempt, session starts within the grace skip the network and say so; a
+/// `teammem sync` by hand still tries, and once the remote is reached the grace ends.
+#[test]
+fn after_a_network_failure_session_starts_skip_the_network_but_sync_tries() {
+    let team = Team::new();
+    let hole = servers::BlackHole::start();
+    team.set_origin(
+        &team.me,
+        &format!("git://127.0.0.1:{}/team.git", hole.port()),
+    );
+    let start = ["session-start", "--hook", "plain", "--timeout", "3"];
+    let (first, took) = timed(&team, &team.me, &start);
+    assert!(first.stdout.contains("Skipped (timeout)"), "{}", first.stdout);
+    assert!(took >= Duration::from_secs(2), "the first start did try: {took:?}");
+
+    write_memory(&team.me, "project", "plane", "Written offline.\n");
+    let (second, took) = timed(&team, &team.me, &start);
+    assert!(
+        second.stdout.contains("Network skipped: the remote could not be reached 0 min ago"),
+        "{}",
+        second.stdout
+    );
+    assert!(second.stdout.contains("Committed 2 team memory files"), "{}", second.stdout);
+    assert!(took < BUDGET, "the second start still paid the budget: {took:?}");
+
+    let (run, took) = timed(&team, &team.me, &["sync", "--json", "--timeout", "3"]);
+    assert_eq!(reason(&report_of(&run)), "timeout");
+    assert!(took >= Duration::from_secs(2), "sync by hand did not try: {took:?}");
+
+    let daemon = GitDaemon::start(&team.sb, &team.srv);
+    team.set_origin(&team.me, &daemon.url("team.git"));
+    let (run, _) = timed(&team, &team.me, &["sync", "--json"]);
+    assert_eq!(reason(&report_of(&run)), "", "{}", run.stdout);
+    let (third, _) = timed(&team, &team.me, &start);
+    assert!(!third.stdout.contains("Network skipped"), "{}", third.stdout);
+    drop(hole);
+}

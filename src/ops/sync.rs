@@ -30,6 +30,7 @@ use crate::git::fetch;
 use crate::git::helper;
 use crate::git::index::{FileStamp, FreshFile, IndexUpdate};
 use crate::git::lock::{self, SyncLock};
+use crate::git::offline;
 use crate::git::preflight::{self, Blocker, Branch, Preflight};
 use crate::git::push::{self, PushOutcome};
 use crate::git::replay::{self, Divergence};
@@ -369,8 +370,14 @@ fn share(
         let round_started = Instant::now();
         let upstream_tip = if options.pull {
             match fetch::fetch(repo, &up, &net) {
-                Ok(fetched) => fetched.tip,
+                Ok(fetched) => {
+                    if attempt == 1 {
+                        offline::forget_failure(repo.path());
+                    }
+                    fetched.tip
+                }
                 Err(failure) => {
+                    offline::remember_failure(repo.path(), &failure.message);
                     network_skip(outcome, &failure, SkipReason::FetchFailed, "");
                     return Ok(());
                 }
