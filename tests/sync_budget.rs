@@ -388,3 +388,49 @@ fn after_a_network_failure_session_starts_skip_the_network_but_sync_tries() {
     );
     drop(hole);
 }
+
+/// A teammate pushes an 8 MiB `MEMORY.md` of one repeated line: it is never checked out or
+/// read whole; the report names the commit and the file, and the next sync says the same
+/// without fetching it again.
+#[test]
+fn a_fetched_team_file_over_the_size_limit_is_refused_by_name() {
+    let team = Team::new();
+    let line = "- [Again](project/again.md) — the same line, over and over\n";
+    let huge = line.repeat((8 << 20) / line.len());
+    fs::write(team.mate.join(".qwen/team-memory/MEMORY.md"), &huge).unwrap();
+    team.sb
+        .git(&team.mate, ["commit", "-q", "-am", "a huge index"]);
+    team.sb.git(&team.mate, ["push", "-q", "origin", "main"]);
+    let culprit = team.rev(&team.mate, "HEAD");
+    let daemon = GitDaemon::start(&team.sb, &team.srv);
+    team.set_origin(&team.me, &daemon.url("team.git"));
+    write_memory(&team.me, "project", "mine", "Mine.\n");
+    let before = team.rev(&team.me, "HEAD");
+    for _ in 0..2 {
+        let (run, _) = timed(&team, &team.me, &["sync", "--json", "--timeout", "3"]);
+        let report = report_of(&run);
+        assert_eq!(reason(&report), "too-large", "{report:#}");
+        let why = report["warnings"][0].as_str().unwrap();
+        assert!(
+            why.contains(&culprit[..12]) && why.contains(".qwen/team-memory/MEMORY.md"),
+            "{why}"
+        );
+        assert!(
+            fs::metadata(team.me.join(".qwen/team-memory/MEMORY.md"))
+                .unwrap()
+                .len()
+                < 1 << 20,
+            "the huge file was checked out"
+        );
+    }
+    assert_ne!(
+        team.rev(&team.me, "HEAD"),
+        before,
+        "my memory is committed here"
+    );
+    assert_eq!(
+        team.rev(&team.bare, "main"),
+        culprit,
+        "nothing of mine was pushed"
+    );
+}

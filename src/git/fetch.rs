@@ -14,10 +14,13 @@ use super::helper;
 use super::ref_intent::{self, RefIntent};
 use super::transfer_note::{self, TransferNote};
 use super::transport::{
-    NetFailure, NetworkOptions, Transport, git_cli_network_command, remote_url, run_git,
-    with_timeouts,
+    NetFailure, NetFailureKind, NetworkOptions, Transport, git_cli_network_command, remote_url,
+    run_git, with_timeouts,
 };
 use super::upstream::{Upstream, open_remote};
+
+/// A libgit2 fetch that has received more than this many bytes is stopped (`too-large`).
+pub const MAX_FETCH_BYTES: usize = 512 << 20;
 
 /// What a fetch brought.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,11 +98,18 @@ pub(crate) fn fetch_in_process(
         deadline,
     ));
     let tip: Cell<Option<Oid>> = Cell::new(None);
+    let grew_too_big = Cell::new(false);
     let result = {
         let mut callbacks = RemoteCallbacks::new();
         callbacks
             .credentials(|url, user, allowed| picker.borrow_mut().next(url, user, allowed))
-            .transfer_progress(|_| !deadline.passed())
+            .transfer_progress(|stats| {
+                if stats.received_bytes() > MAX_FETCH_BYTES {
+                    grew_too_big.set(true);
+                    return false;
+                }
+                !deadline.passed()
+            })
             .sideband_progress(|_| !deadline.passed())
             .update_tips(|name, _old, new| {
                 if name == upstream.tracking_ref {
@@ -129,6 +139,15 @@ pub(crate) fn fetch_in_process(
     };
     match result {
         Ok(()) => Ok(Fetched { tip: tip.get() }),
+        Err(_) if grew_too_big.get() => Err(NetFailure {
+            kind: NetFailureKind::TooLarge,
+            message: format!(
+                "{what}: stopped after {} MiB — the fetch is over the {} MiB a sync may bring; \
+                 fetch it once with git (`git fetch`), then sync",
+                MAX_FETCH_BYTES >> 20,
+                MAX_FETCH_BYTES >> 20
+            ),
+        }),
         Err(err) if picker.borrow().exhausted => Err(NetFailure::failed(format!(
             "{what}: authentication failed; every available credential was refused ({})",
             err.message()

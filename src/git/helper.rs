@@ -88,7 +88,12 @@ pub(crate) enum Reply {
     /// What resuming a checkout did (a sentence for the report), if anything.
     Resumed(Option<String>),
     /// A network failure.
-    NetFailed { timeout: bool, message: String },
+    NetFailed {
+        timeout: bool,
+        #[serde(default)]
+        too_large: bool,
+        message: String,
+    },
     /// Any other error.
     Error(String),
 }
@@ -377,11 +382,15 @@ pub(crate) fn net_failure(abandoned: Abandoned, what: &str) -> NetFailure {
 /// Turns a helper reply that is not the expected one into a failure.
 pub(crate) fn unexpected(reply: Reply, what: &str) -> NetFailure {
     match reply {
-        Reply::NetFailed { timeout, message } => NetFailure {
-            kind: if timeout {
-                NetFailureKind::Timeout
-            } else {
-                NetFailureKind::Failed
+        Reply::NetFailed {
+            timeout,
+            too_large,
+            message,
+        } => NetFailure {
+            kind: match (timeout, too_large) {
+                (_, true) => NetFailureKind::TooLarge,
+                (true, _) => NetFailureKind::Timeout,
+                _ => NetFailureKind::Failed,
             },
             message,
         },
@@ -450,6 +459,7 @@ fn answer(request: Request, budget: Duration) -> Reply {
     };
     let net = |failure: NetFailure| Reply::NetFailed {
         timeout: failure.kind == NetFailureKind::Timeout,
+        too_large: failure.kind == NetFailureKind::TooLarge,
         message: failure.message,
     };
     match request.job {

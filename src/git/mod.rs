@@ -18,6 +18,7 @@ pub mod index_file;
 pub mod index_splice;
 pub mod lock;
 pub mod offline;
+pub mod oversized;
 pub mod preflight;
 pub mod push;
 pub mod ref_intent;

@@ -174,6 +174,8 @@ pub enum NetFailureKind {
     Failed,
     /// The time budget ran out (`timeout`).
     Timeout,
+    /// The fetch grew past [`super::fetch::MAX_FETCH_BYTES`] and was stopped (`too-large`).
+    TooLarge,
 }
 
 /// A network operation that did not complete, with a message fit for the report.

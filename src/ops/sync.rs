@@ -31,6 +31,7 @@ use crate::git::helper;
 use crate::git::index::{FileStamp, FreshFile, IndexUpdate};
 use crate::git::lock::{self, SyncLock};
 use crate::git::offline;
+use crate::git::oversized;
 use crate::git::preflight::{self, Blocker, Branch, Preflight};
 use crate::git::push::{self, PushOutcome};
 use crate::git::replay::{self, Divergence};
@@ -122,6 +123,8 @@ pub enum SkipReason {
     PushFailed,
     /// Teammates kept pushing: every attempt within the budget lost the race.
     RemoteBusy,
+    /// The fetched commits bring a team file over the memory size limit; nothing is pulled.
+    TooLarge,
     /// The time budget ran out.
     Timeout,
     /// An I/O or git error stopped the sync (a full disk, a broken repository); the first
@@ -147,6 +150,7 @@ impl SkipReason {
             SkipReason::PushRejected => "push-rejected",
             SkipReason::PushFailed => "push-failed",
             SkipReason::RemoteBusy => "remote-busy",
+            SkipReason::TooLarge => "too-large",
             SkipReason::Timeout => "timeout",
             SkipReason::Error => "error",
         }
@@ -386,6 +390,11 @@ fn share(
             repo.refname_to_id(&up.tracking_ref).ok()
         };
         let local = repo.refname_to_id(&up.local_ref).ok();
+        if let (Some(tip), true) = (upstream_tip, options.pull) {
+            if refuse_oversized(repo, local, tip, outcome)? {
+                return Ok(());
+            }
+        }
         match replay::classify(repo, local, upstream_tip)? {
             Divergence::UpToDate => return Ok(()),
             Divergence::Behind => {
@@ -526,6 +535,39 @@ fn replay_onto(
     Ok(true)
 }
 
+/// Refuses to land fetched commits that bring a team file over the memory size limit: it is
+/// never checked out, merged or read whole (only its size is looked at), and the report names
+/// the commit and the file. Returns whether the pull was refused.
+fn refuse_oversized(
+    repo: &Repository,
+    local: Option<git2::Oid>,
+    tip: git2::Oid,
+    outcome: &mut SyncOutcome,
+) -> Result<bool, OpError> {
+    let base = match local {
+        Some(local) if local == tip => return Ok(false),
+        Some(local) => repo.merge_base(local, tip).ok(),
+        None => None,
+    };
+    let limit = crate::domain::memory::MAX_FILE_BYTES;
+    let Some(big) = oversized::fetched_oversized(repo, base, tip, TEAM_DIR, limit)? else {
+        return Ok(false);
+    };
+    outcome.skip(
+        SkipReason::TooLarge,
+        format!(
+            "commit {} brings {} of {} bytes, over the {} KiB a team memory file may have; \
+             nothing was pulled (it is never checked out or read) — ask its author to remove it \
+             from the branch; your team change is committed here",
+            &big.commit.to_string()[..12],
+            big.path,
+            big.size,
+            limit / 1024
+        ),
+    );
+    Ok(true)
+}
+
 /// Records what a branch move did; returns whether the branch moved.
 fn landed(moved: BranchMove, outcome: &mut SyncOutcome) -> bool {
     match moved {
@@ -567,6 +609,7 @@ fn landed(moved: BranchMove, outcome: &mut SyncOutcome) -> bool {
 fn network_skip(outcome: &mut SyncOutcome, failure: &NetFailure, reason: SkipReason, tail: &str) {
     let reason = match failure.kind {
         NetFailureKind::Timeout => SkipReason::Timeout,
+        NetFailureKind::TooLarge => SkipReason::TooLarge,
         NetFailureKind::Failed => reason,
     };
     outcome.skip(reason, format!("{}{tail}", failure.message));
@@ -1010,6 +1053,7 @@ mod tests {
             SkipReason::PushRejected,
             SkipReason::PushFailed,
             SkipReason::RemoteBusy,
+            SkipReason::TooLarge,
             SkipReason::Timeout,
             SkipReason::Error,
         ];
