@@ -18,8 +18,8 @@ use servers::GitDaemon;
 use teammem::git::fast_forward::{BranchMove, CheckoutBudget, fast_forward, move_branch};
 use teammem::git::fetch::fetch;
 use teammem::git::push::{PushOutcome, push};
+use teammem::git::remote::NetworkOptions;
 use teammem::git::replay::{Divergence, classify, replay_sync_commits};
-use teammem::git::transport::NetworkOptions;
 use teammem::git::upstream::{self, UpstreamLookup};
 
 /// What one network round ended with.
@@ -124,7 +124,7 @@ fn clones_pushing_at_once_all_land_every_memory() {
                         ["commit", "-q", "-m", SYNC_MESSAGE[0], "-m", SYNC_MESSAGE[1]],
                     );
                     let options = team.options(
-                        teammem::git::transport::Transport::Builtin,
+                        teammem::git::remote::Transport::Builtin,
                         Duration::from_secs(30),
                     );
                     let round = network_round(dir, &options);
@@ -165,7 +165,7 @@ fn clones_pushing_at_once_all_land_every_memory() {
 
     // A clone that only pulls gets everything by fast-forward.
     let options = team.options(
-        teammem::git::transport::Transport::Builtin,
+        teammem::git::remote::Transport::Builtin,
         Duration::from_secs(30),
     );
     team.set_origin(&team.me, &url);

@@ -12,7 +12,7 @@ use common::write;
 use netsync::{Team, oid};
 use teammem::git::fast_forward::{BranchMove, CheckoutBudget, fast_forward, move_branch};
 use teammem::git::fetch::fetch;
-use teammem::git::transport::Transport;
+use teammem::git::remote::Transport;
 
 /// Fetches in `me` and fast-forwards to what came.
 fn fetch_and_fast_forward(team: &Team, dir: &std::path::Path) -> BranchMove {

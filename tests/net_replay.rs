@@ -14,8 +14,8 @@ use common::{memory_text, write};
 use netsync::{SYNC_MESSAGE, Team, oid};
 use teammem::git::fast_forward::{BranchMove, CheckoutBudget, move_branch};
 use teammem::git::fetch::fetch;
+use teammem::git::remote::Transport;
 use teammem::git::replay::{Divergence, KeptConflict, Replayed, classify, replay_sync_commits};
-use teammem::git::transport::Transport;
 
 const POSTGRES: &str = ".qwen/team-memory/feedback/use-postgres.md";
 const RELEASE: &str = ".qwen/team-memory/project/release-train.md";

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use crate::git::transport::Transport;
+use crate::git::remote::Transport;
 use crate::ops::sync::{self, SyncOptions};
 use crate::ops::{EXIT_FINDINGS, EXIT_OK, OpError, Project};
 

@@ -21,7 +21,7 @@ use git2::{CheckoutNotificationType, Oid, Repository};
 use super::checkout_resume::{self, CheckoutNote};
 use super::helper;
 use super::ref_intent::RefIntent;
-use super::transport::Deadline;
+use super::remote::Deadline;
 use super::{GitError, history};
 
 /// What a move of the branch did.

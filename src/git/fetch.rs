@@ -9,14 +9,13 @@ use std::cell::{Cell, RefCell};
 
 use git2::{AutotagOption, FetchOptions, Oid, ProxyOptions, RemoteCallbacks, Repository};
 
-use super::credentials::CredentialPicker;
 use super::helper;
 use super::ref_intent::{self, RefIntent};
+use super::remote::callbacks::with_timeouts;
+use super::remote::credentials::CredentialPicker;
+use super::remote::git_cli::{git_cli_network_command, remote_url, run_git};
+use super::remote::{NetFailure, NetFailureKind, NetworkOptions, Transport};
 use super::transfer_note::{self, TransferNote};
-use super::transport::{
-    NetFailure, NetFailureKind, NetworkOptions, Transport, git_cli_network_command, remote_url,
-    run_git, with_timeouts,
-};
 use super::upstream::{Upstream, open_remote};
 
 /// A libgit2 fetch that has received more than this many bytes is stopped (`too-large`).

@@ -21,10 +21,10 @@ use std::time::Duration;
 use git2::{Oid, Repository};
 use serde::{Deserialize, Serialize};
 
-use super::credentials::{CredentialSources, EnvToken};
 use super::fast_forward::BranchMove;
 use super::push::PushOutcome;
-use super::transport::{Deadline, GitProgram, NetFailure, NetFailureKind, NetworkOptions};
+use super::remote::credentials::{CredentialSources, EnvToken};
+use super::remote::{Deadline, GitProgram, NetFailure, NetFailureKind, NetworkOptions};
 use super::upstream::Upstream;
 
 /// The first argument that makes the teammem binary serve one job as a helper process.
@@ -449,7 +449,7 @@ fn answer(request: Request, budget: Duration) -> Reply {
     };
     let options = NetworkOptions {
         deadline: Deadline::after(budget),
-        transport: super::transport::Transport::Builtin,
+        transport: super::remote::Transport::Builtin,
         credentials: request.credentials.sources(),
         git: GitProgram {
             program: request.git_program,

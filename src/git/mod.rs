@@ -5,7 +5,6 @@
 
 pub mod checkout_resume;
 pub mod commit;
-pub mod credentials;
 pub mod fast_forward;
 pub mod fetch;
 pub mod file_history;
@@ -22,6 +21,7 @@ pub mod oversized;
 pub mod preflight;
 pub mod push;
 pub mod ref_intent;
+pub mod remote;
 pub mod replay;
 pub mod repo;
 pub mod sign;
@@ -29,8 +29,12 @@ pub mod snapshot;
 pub mod status;
 pub mod team_files;
 pub mod transfer_note;
-pub mod transport;
 pub mod upstream;
+
+/// The remote's options and failures under the name they had before `remote/` held them.
+pub use remote as transport;
+/// Credentials under the path they had before `remote/` held them.
+pub use remote::credentials;
 
 /// Errors from the git engine, with the operation and the repository they concern.
 #[derive(Debug, thiserror::Error)]

@@ -14,14 +14,13 @@ use std::cell::RefCell;
 
 use git2::{Oid, ProxyOptions, PushOptions, RemoteCallbacks, Repository};
 
-use super::credentials::CredentialPicker;
 use super::helper;
 use super::history;
 use super::ref_intent::{self, RefIntent};
-use super::transport::{
-    NetFailure, NetworkOptions, Transport, git_cli_network_command, remote_url, run_git,
-    with_timeouts,
-};
+use super::remote::callbacks::with_timeouts;
+use super::remote::credentials::CredentialPicker;
+use super::remote::git_cli::{git_cli_network_command, remote_url, run_git};
+use super::remote::{NetFailure, NetworkOptions, Transport};
 use super::upstream::{Upstream, open_remote};
 
 /// At most this many bytes of the server's messages are kept for the report.

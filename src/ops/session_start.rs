@@ -7,7 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::time::Duration;
 
-use crate::git::transport::Transport;
+use crate::git::remote::Transport;
 
 use super::Project;
 use super::context::{self, Context, VERIFY_LINE};

@@ -34,12 +34,12 @@ use crate::git::offline;
 use crate::git::oversized;
 use crate::git::preflight::{self, Blocker, Branch, Preflight};
 use crate::git::push::{self, PushOutcome};
+use crate::git::remote::{Deadline, NetFailure, NetFailureKind, NetworkOptions, Transport};
 use crate::git::replay::{self, Divergence};
 use crate::git::sign;
 use crate::git::status::{self, ChangeKind, TreeFile};
 use crate::git::team_files;
 use crate::git::transfer_note;
-use crate::git::transport::{Deadline, NetFailure, NetFailureKind, NetworkOptions, Transport};
 use crate::git::upstream::{self, Upstream, UpstreamLookup};
 
 use super::quarantine::{self, Quarantined};
