@@ -5,16 +5,15 @@
 //! nothing for a missing branch (git says "couldn't find remote ref"), so the tip is taken
 //! from the update-tips callback with unchanged tips reported, not from the stale ref.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 
-use git2::{AutotagOption, FetchOptions, Oid, ProxyOptions, RemoteCallbacks, Repository};
+use git2::{AutotagOption, FetchOptions, Oid, Repository};
 
 use super::helper;
 use super::ref_intent::{self, RefIntent};
-use super::remote::callbacks::with_timeouts;
-use super::remote::credentials::CredentialPicker;
+use super::remote::callbacks::{Session, with_timeouts};
 use super::remote::git_cli::{git_cli_network_command, remote_url, run_git};
-use super::remote::{NetFailure, NetFailureKind, NetworkOptions, Transport};
+use super::remote::{NetFailure, NetworkOptions, Transport};
 use super::transfer_note::{self, TransferNote};
 use super::upstream::{Upstream, open_remote};
 
@@ -91,33 +90,17 @@ pub(crate) fn fetch_in_process(
     let mut remote = open_remote(repo, upstream)
         .map_err(|e| NetFailure::failed(format!("{what}: {}", e.message())))?;
     let deadline = options.deadline;
-    let picker = RefCell::new(CredentialPicker::new(
-        &options.credentials,
-        &options.git,
-        deadline,
-    ));
+    let session = Session::new(options).limit_received(MAX_FETCH_BYTES);
     let tip: Cell<Option<Oid>> = Cell::new(None);
-    let grew_too_big = Cell::new(false);
     let result = {
-        let mut callbacks = RemoteCallbacks::new();
-        callbacks
-            .credentials(|url, user, allowed| picker.borrow_mut().next(url, user, allowed))
-            .transfer_progress(|stats| {
-                if stats.received_bytes() > MAX_FETCH_BYTES {
-                    grew_too_big.set(true);
-                    return false;
-                }
-                !deadline.passed()
-            })
-            .sideband_progress(|_| !deadline.passed())
-            .update_tips(|name, _old, new| {
-                if name == upstream.tracking_ref {
-                    tip.set(Some(new));
-                }
-                true
-            });
-        let mut proxy = ProxyOptions::new();
-        proxy.auto();
+        let mut callbacks = session.callbacks();
+        callbacks.update_tips(|name, _old, new| {
+            if name == upstream.tracking_ref {
+                tip.set(Some(new));
+            }
+            true
+        });
+        let proxy = Session::proxy();
         let mut fetch_options = FetchOptions::new();
         fetch_options
             .remote_callbacks(callbacks)
@@ -138,20 +121,7 @@ pub(crate) fn fetch_in_process(
     };
     match result {
         Ok(()) => Ok(Fetched { tip: tip.get() }),
-        Err(_) if grew_too_big.get() => Err(NetFailure {
-            kind: NetFailureKind::TooLarge,
-            message: format!(
-                "{what}: stopped after {} MiB — the fetch is over the {} MiB a sync may bring; \
-                 fetch it once with git (`git fetch`), then sync",
-                MAX_FETCH_BYTES >> 20,
-                MAX_FETCH_BYTES >> 20
-            ),
-        }),
-        Err(err) if picker.borrow().exhausted => Err(NetFailure::failed(format!(
-            "{what}: authentication failed; every available credential was refused ({})",
-            err.message()
-        ))),
-        Err(err) => Err(NetFailure::from_git(&what, &err, &deadline)),
+        Err(err) => Err(session.failure(&what, &err)),
     }
 }
 

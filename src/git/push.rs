@@ -12,19 +12,15 @@
 
 use std::cell::RefCell;
 
-use git2::{Oid, ProxyOptions, PushOptions, RemoteCallbacks, Repository};
+use git2::{Oid, PushOptions, Repository};
 
 use super::helper;
 use super::history;
 use super::ref_intent::{self, RefIntent};
-use super::remote::callbacks::with_timeouts;
-use super::remote::credentials::CredentialPicker;
+use super::remote::callbacks::{Session, with_timeouts};
 use super::remote::git_cli::{git_cli_network_command, remote_url, run_git};
 use super::remote::{NetFailure, NetworkOptions, Transport};
 use super::upstream::{Upstream, open_remote};
-
-/// At most this many bytes of the server's messages are kept for the report.
-const MESSAGE_LIMIT: usize = 4096;
 
 /// What a push did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,26 +143,12 @@ pub(crate) fn push_in_process(
     let mut remote = open_remote(repo, upstream)
         .map_err(|e| NetFailure::failed(format!("{what}: {}", e.message())))?;
     let deadline = options.deadline;
-    let picker = RefCell::new(CredentialPicker::new(
-        &options.credentials,
-        &options.git,
-        deadline,
-    ));
+    let session = Session::new(options);
     let lease_broken = RefCell::new(false);
     let rejected: RefCell<Option<String>> = RefCell::new(None);
-    let server_lines = RefCell::new(String::new());
     let result = {
-        let mut callbacks = RemoteCallbacks::new();
+        let mut callbacks = session.callbacks();
         callbacks
-            .credentials(|url, user, allowed| picker.borrow_mut().next(url, user, allowed))
-            .sideband_progress(|bytes| {
-                let mut lines = server_lines.borrow_mut();
-                if lines.len() < MESSAGE_LIMIT {
-                    lines.push_str(&String::from_utf8_lossy(bytes));
-                }
-                !deadline.passed()
-            })
-            .transfer_progress(|_| !deadline.passed())
             .push_negotiation(|updates| {
                 let expected = expected.unwrap_or(Oid::ZERO_SHA1);
                 for update in updates {
@@ -190,12 +172,10 @@ pub(crate) fn push_in_process(
                 }
                 Ok(())
             });
-        let mut proxy = ProxyOptions::new();
-        proxy.auto();
         let mut push_options = PushOptions::new();
         push_options
             .remote_callbacks(callbacks)
-            .proxy_options(proxy);
+            .proxy_options(Session::proxy());
         let spec = refspec(upstream);
         // libgit2 moves the remote-tracking ref to the pushed tip once the push lands.
         let intent = RefIntent::announce(repo, &upstream.tracking_ref, Some(local))
@@ -213,16 +193,10 @@ pub(crate) fn push_in_process(
         if err.code() == git2::ErrorCode::NotFastForward {
             return Ok(PushOutcome::LeaseRefused);
         }
-        if picker.borrow().exhausted {
-            return Err(NetFailure::failed(format!(
-                "{what}: authentication failed; every available credential was refused ({})",
-                err.message()
-            )));
-        }
-        return Err(NetFailure::from_git(&what, &err, &deadline));
+        return Err(session.failure(&what, &err));
     }
     if let Some(status) = rejected.into_inner() {
-        let message = rejection_message(&status, &server_lines.into_inner());
+        let message = rejection_message(&status, &session.server_lines());
         if lost_the_race(&message) {
             return Ok(PushOutcome::LeaseRefused);
         }
