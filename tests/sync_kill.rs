@@ -350,3 +350,78 @@ fn kill_nine_across_a_whole_network_sync_never_needs_a_person() {
         }
     });
 }
+
+/// What a sync killed in the middle of a fast-forward's checkout leaves: its note, HEAD on the
+/// old tip, one new file written and one cut short. The next sync finishes the move; when a
+/// person has edited one of the pulled files since, it rolls the dead checkout back instead,
+/// keeps the edit, and says the pull is blocked by it — never untracked files in the way.
+#[test]
+fn a_checkout_left_half_done_is_finished_or_rolled_back_by_the_next_sync() {
+    for edited in [false, true] {
+        let sb = Sandbox::new();
+        let bare = sb.bare("remote.git");
+        let me = sb.repo("me");
+        write(&me.join("a.txt"), "old a\n");
+        let (rel, text) = memory(0, 1);
+        write(&me.join(rel), &text);
+        sb.teammem(&me, ["index", "--scope", "team"]).expect_code(0);
+        sb.git(&me, ["add", "-A"]);
+        sb.git(&me, ["commit", "-q", "-m", "base"]);
+        sb.git(&me, ["remote", "add", "origin", bare.to_str().unwrap()]);
+        sb.git(&me, ["push", "-q", "-u", "origin", "main"]);
+        let from = sb.git(&me, ["rev-parse", "HEAD"]).trim().to_string();
+        let mate = sb.path().join("mate");
+        sb.git(sb.path(), ["clone", "-q", bare.to_str().unwrap(), "mate"]);
+        let new_a = "new a, a longer line than before\n".repeat(20);
+        write(&mate.join("a.txt"), &new_a);
+        write(&mate.join("b.txt"), "new b\n");
+        sb.git(&mate, ["add", "-A"]);
+        sb.git(&mate, ["commit", "-q", "-m", "teammate"]);
+        sb.git(&mate, ["push", "-q", "origin", "main"]);
+        let to = sb.git(&mate, ["rev-parse", "HEAD"]).trim().to_string();
+        sb.git(&me, ["fetch", "-q", "origin"]);
+
+        // The dead checkout: its note (a PID that never runs), b.txt written, a.txt cut short.
+        fs::write(
+            me.join(".git/teammem-checkout"),
+            format!("4194399 refs/heads/main {from} {to}\n"),
+        )
+        .unwrap();
+        write(&me.join("b.txt"), "new b\n");
+        let a = if edited {
+            "my own edit\n"
+        } else {
+            &new_a[..37]
+        };
+        write(&me.join("a.txt"), a);
+
+        let run = sb.teammem(&me, ["sync", "--json"]);
+        let said = format!("{}{}", run.stdout, run.stderr);
+        assert!(!me.join(".git/teammem-checkout").exists(), "{said}");
+        if edited {
+            run.expect_code(1);
+            assert!(
+                said.contains("rolled back") && said.contains("a.txt"),
+                "{said}"
+            );
+            assert!(said.contains("pull-blocked"), "{said}");
+            assert_eq!(sb.git(&me, ["rev-parse", "HEAD"]).trim(), from);
+            assert_eq!(
+                fs::read_to_string(me.join("a.txt")).unwrap(),
+                "my own edit\n"
+            );
+            assert!(
+                !me.join("b.txt").exists(),
+                "the dead checkout's file is put back"
+            );
+            assert_eq!(sb.git(&me, ["status", "--porcelain"]), " M a.txt\n");
+        } else {
+            run.expect_code(0);
+            assert!(said.contains("finished a pull"), "{said}");
+            assert_eq!(sb.git(&me, ["rev-parse", "HEAD"]).trim(), to);
+            assert_eq!(fs::read_to_string(me.join("a.txt")).unwrap(), new_a);
+            assert_eq!(sb.git(&me, ["status", "--porcelain"]), "");
+        }
+        sb.git(&me, ["fsck", "--strict", "--no-progress"]);
+    }
+}
