@@ -208,6 +208,7 @@ fn copy_tree(from: &Path, to: &Path) {
 #[test]
 fn kill_nine_across_a_whole_network_sync_never_needs_a_person() {
     const NETWORK_TRIALS: u64 = 200;
+    const LANES: u64 = 8;
     let sb = Sandbox::new();
     let srv = sb.path().join("srv");
     fs::create_dir_all(&srv).unwrap();
@@ -283,7 +284,7 @@ fn kill_nine_across_a_whole_network_sync_never_needs_a_person() {
     let (bare, me) = fresh(NETWORK_TRIALS);
     let started = Instant::now();
     let out = sync(&me).output().unwrap();
-    // Half as long again: four trials at a time run slower than this lone sync.
+    // Half as long again: trials side by side run slower than this lone sync.
     let full = (started.elapsed().as_micros().max(1) as u64) * 3 / 2;
     assert!(
         out.status.success(),
@@ -295,7 +296,7 @@ fn kill_nine_across_a_whole_network_sync_never_needs_a_person() {
         sb.git(&bare, ["rev-parse", "main"])
     );
 
-    // Four trials run at a time: most of a trial is waiting on processes. Each trial's kill
+    // Eight trials run at a time: most of a trial is waiting on processes. Each trial's kill
     // moment comes from its own number, so a failing trial is the same on every run.
     let trial = |trial: u64| {
         let mut seed = 0x5DEE_CE66_D1CE_4E5B ^ (trial + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -340,10 +341,10 @@ fn kill_nine_across_a_whole_network_sync_never_needs_a_person() {
         fs::remove_dir_all(&bare).unwrap();
     };
     std::thread::scope(|scope| {
-        for lane in 0..4 {
+        for lane in 0..LANES {
             let trial = &trial;
             scope.spawn(move || {
-                for t in (lane..NETWORK_TRIALS).step_by(4) {
+                for t in (lane..NETWORK_TRIALS).step_by(LANES as usize) {
                     trial(t);
                 }
             });

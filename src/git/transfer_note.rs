@@ -4,7 +4,8 @@
 //!
 //! libgit2's indexer streams a fetched pack into `objects/pack/pack_git2_*`, then writes
 //! `pack-<id>.idx` through `pack-<id>.idx.lock` and renames the pack; git's own fetch uses
-//! `tmp_pack_*` and `tmp_idx_*`. A kill leaves these behind: harmless to git, but they grow
+//! `tmp_pack_*` and `tmp_idx_*`; libgit2 also rewrites `.git/shallow` through `shallow.lock`
+//! at the end of a fetch. A kill leaves these behind: harmless to git, but they grow
 //! the repository at every interrupted sync. The next sync, holding the sync lock, removes them
 //! only when the note proves they are the dead transfer's: its process is gone, the files were
 //! made after the note, and they have not changed for [`STILL_FOR`](super::ref_intent::STILL_FOR).
@@ -64,7 +65,7 @@ pub fn clean_if_dead(repo: &Repository, known_dead: Option<u32>) -> Result<usize
         return Ok(0);
     }
     let pack_dir = repo.commondir().join("objects").join("pack");
-    let mut candidates = leftovers(&pack_dir, noted);
+    let mut candidates = leftovers(repo, &pack_dir, noted);
     if known_dead != Some(pid) {
         // Another program's transfer started since would still be writing: keep what changes.
         let young = candidates
@@ -73,7 +74,7 @@ pub fn clean_if_dead(repo: &Repository, known_dead: Option<u32>) -> Result<usize
             .min();
         if young.is_some_and(|age| age < STILL_FOR) {
             std::thread::sleep(STILL_FOR);
-            let again = leftovers(&pack_dir, noted);
+            let again = leftovers(repo, &pack_dir, noted);
             candidates.retain(|(path, meta)| {
                 again.iter().any(|(p, m)| {
                     p == path && m.len() == meta.len() && m.modified().ok() == meta.modified().ok()
@@ -91,15 +92,26 @@ pub fn clean_if_dead(repo: &Repository, known_dead: Option<u32>) -> Result<usize
     Ok(removed)
 }
 
-/// Temp files of a transfer in `pack_dir` made no earlier than the note.
-fn leftovers(pack_dir: &Path, noted: Option<SystemTime>) -> Vec<(PathBuf, fs::Metadata)> {
+/// Temp files of a transfer made no earlier than the note: in `pack_dir`, and the
+/// `shallow.lock` libgit2 takes to rewrite `.git/shallow` at the end of every fetch.
+fn leftovers(
+    repo: &Repository,
+    pack_dir: &Path,
+    noted: Option<SystemTime>,
+) -> Vec<(PathBuf, fs::Metadata)> {
     let Some(noted) = noted else {
         return Vec::new();
     };
-    let Ok(entries) = fs::read_dir(pack_dir) else {
-        return Vec::new();
-    };
     let mut found = Vec::new();
+    let shallow_lock = repo.commondir().join("shallow.lock");
+    if let Ok(meta) = fs::symlink_metadata(&shallow_lock) {
+        if meta.is_file() && meta.modified().is_ok_and(|made| made >= noted) {
+            found.push((shallow_lock, meta));
+        }
+    }
+    let Ok(entries) = fs::read_dir(pack_dir) else {
+        return found;
+    };
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
@@ -156,6 +168,7 @@ mod tests {
         ] {
             fs::write(pack.join(name), "partial").unwrap();
         }
+        fs::write(repo.commondir().join("shallow.lock"), "").unwrap();
         let kept = pack.join("pack-2222222222222222222222222222222222222222.pack");
         fs::write(&kept, "p").unwrap();
         fs::write(
@@ -163,7 +176,8 @@ mod tests {
             "i",
         )
         .unwrap();
-        assert_eq!(clean_if_dead(&repo, None).unwrap(), 3);
+        assert_eq!(clean_if_dead(&repo, None).unwrap(), 4);
+        assert!(!repo.commondir().join("shallow.lock").exists());
         assert!(old.exists() && kept.exists());
         assert!(!repo.commondir().join(NOTE_FILE).exists());
     }
