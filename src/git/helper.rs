@@ -51,9 +51,10 @@ pub fn serve_if_asked() -> Option<ExitCode> {
 }
 
 /// The helper program of this process: the teammem binary, when it is the one running.
-/// Library users (tests, other programs) get `None`, and libgit2 runs in their process.
+/// Library users (tests, other programs) get `None`, and libgit2 runs in their process; so
+/// does a teammem whose binary was replaced or removed while it ran (an upgrade).
 pub fn registered_program() -> Option<PathBuf> {
-    HELPER_PROGRAM.get().cloned()
+    HELPER_PROGRAM.get().filter(|exe| exe.is_file()).cloned()
 }
 
 /// A job for the helper.
