@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use teammem::git::fetch::fetch;
-use teammem::git::transport::{NetworkOptions, Transport};
+use teammem::git::remote::{NetworkOptions, Transport};
 use teammem::git::upstream::{self, UpstreamLookup};
 
 fn git(dir: &Path, args: &[&str]) {

@@ -1,5 +1,10 @@
 //! The `teammem` binary: the command line of [`teammem::cli`].
 
 fn main() -> std::process::ExitCode {
+    // The binary is also its own helper process for transfers and checkouts that must stop at
+    // the sync's deadline (see `git/helper.rs`).
+    if let Some(code) = teammem::git::helper::serve_if_asked() {
+        return code;
+    }
     teammem::cli::main()
 }

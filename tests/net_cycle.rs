@@ -15,11 +15,11 @@ use common::{memory_text, write};
 use git2::Repository;
 use netsync::{SYNC_MESSAGE, Team};
 use servers::GitDaemon;
-use teammem::git::fast_forward::{BranchMove, fast_forward, move_branch};
+use teammem::git::fast_forward::{BranchMove, CheckoutBudget, fast_forward, move_branch};
 use teammem::git::fetch::fetch;
 use teammem::git::push::{PushOutcome, push};
+use teammem::git::remote::NetworkOptions;
 use teammem::git::replay::{Divergence, classify, replay_sync_commits};
-use teammem::git::transport::NetworkOptions;
 use teammem::git::upstream::{self, UpstreamLookup};
 
 /// What one network round ended with.
@@ -46,7 +46,14 @@ fn network_round(dir: &Path, options: &NetworkOptions) -> Round {
         let to_push = match classify(&repo, local, fetched.tip).unwrap() {
             Divergence::UpToDate => return Round::UpToDate,
             Divergence::Behind => {
-                return match fast_forward(&repo, &up.local_ref, fetched.tip.unwrap()).unwrap() {
+                return match fast_forward(
+                    &repo,
+                    &up.local_ref,
+                    fetched.tip.unwrap(),
+                    &CheckoutBudget::unbounded(),
+                )
+                .unwrap()
+                {
                     BranchMove::Moved { .. } => Round::Pulled,
                     other => Round::Stopped(format!("{other:?}")),
                 };
@@ -55,7 +62,15 @@ fn network_round(dir: &Path, options: &NetworkOptions) -> Round {
             Divergence::Replayable { .. } => {
                 let (local, upstream) = (local.unwrap(), fetched.tip.unwrap());
                 let replayed = replay_sync_commits(&repo, local, upstream).unwrap();
-                match move_branch(&repo, &up.local_ref, Some(local), replayed.commit).unwrap() {
+                match move_branch(
+                    &repo,
+                    &up.local_ref,
+                    Some(local),
+                    replayed.commit,
+                    &CheckoutBudget::unbounded(),
+                )
+                .unwrap()
+                {
                     BranchMove::Moved { .. } => Some(replayed.commit),
                     other => return Round::Stopped(format!("{other:?}")),
                 }
@@ -109,7 +124,7 @@ fn clones_pushing_at_once_all_land_every_memory() {
                         ["commit", "-q", "-m", SYNC_MESSAGE[0], "-m", SYNC_MESSAGE[1]],
                     );
                     let options = team.options(
-                        teammem::git::transport::Transport::Builtin,
+                        teammem::git::remote::Transport::Builtin,
                         Duration::from_secs(30),
                     );
                     let round = network_round(dir, &options);
@@ -150,7 +165,7 @@ fn clones_pushing_at_once_all_land_every_memory() {
 
     // A clone that only pulls gets everything by fast-forward.
     let options = team.options(
-        teammem::git::transport::Transport::Builtin,
+        teammem::git::remote::Transport::Builtin,
         Duration::from_secs(30),
     );
     team.set_origin(&team.me, &url);

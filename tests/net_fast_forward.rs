@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use common::write;
 use netsync::{Team, oid};
-use teammem::git::fast_forward::{BranchMove, fast_forward, move_branch};
+use teammem::git::fast_forward::{BranchMove, CheckoutBudget, fast_forward, move_branch};
 use teammem::git::fetch::fetch;
-use teammem::git::transport::Transport;
+use teammem::git::remote::Transport;
 
 /// Fetches in `me` and fast-forwards to what came.
 fn fetch_and_fast_forward(team: &Team, dir: &std::path::Path) -> BranchMove {
@@ -24,7 +24,13 @@ fn fetch_and_fast_forward(team: &Team, dir: &std::path::Path) -> BranchMove {
         &team.options(Transport::Builtin, Duration::from_secs(20)),
     )
     .unwrap();
-    fast_forward(&repo, &up.local_ref, fetched.tip.unwrap()).unwrap()
+    fast_forward(
+        &repo,
+        &up.local_ref,
+        fetched.tip.unwrap(),
+        &CheckoutBudget::unbounded(),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -164,7 +170,14 @@ fn the_branch_moves_only_if_it_is_still_where_the_plan_saw_it() {
     team.sb.git(&team.me, ["commit", "-q", "-m", "meanwhile"]);
     let now = team.rev(&team.me, "HEAD");
 
-    let moved = move_branch(&repo, &up.local_ref, Some(stale), oid(&pushed)).unwrap();
+    let moved = move_branch(
+        &repo,
+        &up.local_ref,
+        Some(stale),
+        oid(&pushed),
+        &CheckoutBudget::unbounded(),
+    )
+    .unwrap();
 
     assert_eq!(moved, BranchMove::BranchMoved);
     assert_eq!(team.rev(&team.me, "HEAD"), now);

@@ -12,7 +12,7 @@ use std::time::Duration;
 use netsync::{Team, oid, without_hanging};
 use servers::{BlackHole, GitDaemon, HttpGit, free_port};
 use teammem::git::fetch::{Fetched, fetch};
-use teammem::git::transport::{NetFailureKind, Transport};
+use teammem::git::remote::{NetFailureKind, Transport};
 use teammem::git::upstream::{self, UpstreamLookup};
 
 const BOTH: [Transport; 2] = [Transport::Builtin, Transport::GitCli];

@@ -17,7 +17,7 @@ use netsync::{Team, oid};
 use servers::{GitDaemon, HttpGit};
 use teammem::git::fetch::fetch;
 use teammem::git::push::{PushOutcome, push};
-use teammem::git::transport::{NetFailureKind, NetworkOptions, Transport};
+use teammem::git::remote::{NetFailureKind, NetworkOptions, Transport};
 
 const BOTH: [Transport; 2] = [Transport::Builtin, Transport::GitCli];
 

@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use common::{memory_text, write};
 use netsync::{SYNC_MESSAGE, Team, oid};
-use teammem::git::fast_forward::{BranchMove, move_branch};
+use teammem::git::fast_forward::{BranchMove, CheckoutBudget, move_branch};
 use teammem::git::fetch::fetch;
+use teammem::git::remote::Transport;
 use teammem::git::replay::{Divergence, KeptConflict, Replayed, classify, replay_sync_commits};
-use teammem::git::transport::Transport;
 
 const POSTGRES: &str = ".qwen/team-memory/feedback/use-postgres.md";
 const RELEASE: &str = ".qwen/team-memory/project/release-train.md";
@@ -80,7 +80,14 @@ fn diverge(
         }
     );
     let replayed = replay_sync_commits(&repo, oid(&local), tip).unwrap();
-    let moved = move_branch(&repo, &up.local_ref, Some(oid(&local)), replayed.commit).unwrap();
+    let moved = move_branch(
+        &repo,
+        &up.local_ref,
+        Some(oid(&local)),
+        replayed.commit,
+        &CheckoutBudget::unbounded(),
+    )
+    .unwrap();
     assert!(matches!(moved, BranchMove::Moved { .. }), "{moved:?}");
 
     // One sync commit on top of the teammate's, the work tree clean, the index fresh.
@@ -347,7 +354,14 @@ fn replay_works_in_a_shallow_clone() {
         }
     );
     let replayed = replay_sync_commits(&repo, local, tip).unwrap();
-    let moved = move_branch(&repo, &up.local_ref, Some(local), replayed.commit).unwrap();
+    let moved = move_branch(
+        &repo,
+        &up.local_ref,
+        Some(local),
+        replayed.commit,
+        &CheckoutBudget::unbounded(),
+    )
+    .unwrap();
     assert!(matches!(moved, BranchMove::Moved { .. }), "{moved:?}");
     assert_eq!(team.rev(&shallow, "HEAD^"), pushed);
     assert_eq!(

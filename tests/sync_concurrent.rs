@@ -1,5 +1,7 @@
-//! Ten clones syncing the same remote at once through `teammem sync`, 20 new memories each:
-//! after a few rounds every clone holds all 200, none lost and none twice.
+//! Twenty clones syncing the same remote at once through `teammem sync`, 5 new memories each:
+//! at least 95% of them publish in that concurrent round (a push that lost the race is
+//! retried with jittered backoff within the budget), and after a few rounds every clone holds
+//! all 100, none lost and none twice.
 
 mod common;
 #[path = "common/netsync.rs"]
@@ -13,13 +15,15 @@ use netsync::Team;
 use servers::GitDaemon;
 use syncrun::{files_at, reason, sync_json, write_memory};
 
-const CLONES: usize = 10;
-const MEMORIES: usize = 20;
+const CLONES: usize = 20;
+const MEMORIES: usize = 5;
+/// Of the syncs of the first, concurrent round, at least this many publish.
+const PUBLISHED_AT_ONCE: usize = CLONES * 95 / 100;
 /// Rounds of concurrent syncs allowed before the test calls it a failure to converge.
 const MAX_ROUNDS: usize = 8;
 
 #[test]
-fn ten_clones_syncing_at_once_end_with_every_memory_exactly_once() {
+fn twenty_clones_syncing_at_once_publish_and_end_with_every_memory_exactly_once() {
     let team = Team::new();
     let daemon = GitDaemon::start(&team.sb, &team.srv);
     let url = daemon.url("team.git");
@@ -36,18 +40,25 @@ fn ten_clones_syncing_at_once_end_with_every_memory_exactly_once() {
         .collect();
 
     let mut converged = false;
-    for _round in 0..MAX_ROUNDS {
+    for round in 0..MAX_ROUNDS {
         let reports: Vec<_> = std::thread::scope(|scope| {
             let handles: Vec<_> = clones
                 .iter()
-                .map(|dir| scope.spawn(|| sync_json(&team.sb, dir, &["--timeout", "30"], &[])))
+                .map(|dir| scope.spawn(|| sync_json(&team.sb, dir, &["--timeout", "15"], &[])))
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
         for report in &reports {
-            // Losing the race is the only acceptable way to stop early.
-            assert!(["", "push-failed"].contains(&reason(report)), "{report:#}");
+            // Losing the race within the whole budget is the only acceptable way to stop early.
+            assert!(["", "remote-busy"].contains(&reason(report)), "{report:#}");
             assert_eq!(report["quarantined"], serde_json::json!([]));
+        }
+        if round == 0 {
+            let published = reports.iter().filter(|r| r["pushed"] == true).count();
+            assert!(
+                published >= PUBLISHED_AT_ONCE,
+                "only {published} of {CLONES} concurrent syncs published:\n{reports:#?}"
+            );
         }
         let remote = team.rev(&team.bare, "main");
         if reports.iter().all(|r| reason(r).is_empty())

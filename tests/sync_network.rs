@@ -271,6 +271,33 @@ fn a_pre_receive_rejection_is_reported_and_the_next_sync_pushes() {
     assert_eq!(team.rev(&team.bare, "main"), local);
 }
 
+/// A remote that is a folder on this machine (a path or a `file://` URL) is pushed through
+/// git's receive-pack, so its hooks run as they would for `git push`.
+#[test]
+fn a_local_folder_remote_runs_its_pre_receive_hook() {
+    let team = Team::new();
+    install_hook(
+        &team.bare,
+        "pre-receive",
+        "#!/bin/sh\necho 'no pushes to the archive' >&2\nexit 1\n",
+    );
+    let before = team.rev(&team.bare, "main");
+    let path = team.bare.display().to_string();
+    for (n, url) in [path.clone(), format!("file://{path}")].iter().enumerate() {
+        team.set_origin(&team.me, url);
+        write_memory(&team.me, "project", &format!("archive-{n}"), "Archived.\n");
+        let report = sync_json(&team.sb, &team.me, &[], &[]);
+        assert_eq!(reason(&report), "push-rejected", "{url}: {report:#}");
+        let why = report["warnings"][0].as_str().unwrap();
+        assert!(why.contains("no pushes to the archive"), "{why}");
+        assert_eq!(team.rev(&team.bare, "main"), before, "{url}");
+    }
+    fs::remove_file(team.bare.join("hooks/pre-receive")).unwrap();
+    let report = sync_json(&team.sb, &team.me, &[], &[]);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert_eq!(team.rev(&team.bare, "main"), team.rev(&team.me, "HEAD"));
+}
+
 #[test]
 fn an_unreachable_remote_is_reported_and_the_memory_committed() {
     let team = Team::new();

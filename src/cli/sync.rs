@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use crate::git::transport::Transport;
+use crate::git::remote::Transport;
 use crate::ops::sync::{self, SyncOptions};
 use crate::ops::{EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, OpError, Project};
 
@@ -22,17 +22,18 @@ use crate::ops::{EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, OpError, Project};
 /// teammates pushed, memory by memory; when both changed a memory differently, both versions
 /// are kept.
 ///
-/// Push: only sync commits are pushed, with a lease, retried up to 3 times when a teammate pushed
-/// in between. Your own unpushed commits are never rewritten or pushed (local-ahead, diverged).
+/// Push: only sync commits are pushed, with a lease, retried with jittered backoff within the
+/// budget when a teammate pushed in between (remote-busy when every try lost the race). Your
+/// own unpushed commits are never rewritten or pushed (local-ahead, diverged).
 ///
 /// Never prompts; the whole sync has one time budget. The team change is committed even when
 /// it cannot be published (no upstream, your own commits unpushed, offline, push refused): the
 /// sync commit stays on your branch and the next sync pushes it.
 ///
 /// Exit status: 0 synced or nothing to do; 1 a file was quarantined, the sync stopped early
-/// (skipped_reason: locked, no-upstream, fetch-failed, push-rejected, timeout, …) or the commit
-/// could not be made; 2 not inside a git repository (skipped_reason: not-a-git-repo), a usage,
-/// I/O or git error.
+/// (skipped_reason: locked, no-upstream, fetch-failed, push-rejected, remote-busy, timeout, …)
+/// or the commit could not be made; 2 not inside a git repository (skipped_reason:
+/// not-a-git-repo), a usage, I/O or git error (skipped_reason: error).
 #[derive(Debug, Args)]
 pub struct SyncArgs {
     /// Do not fetch or fast-forward.
@@ -41,7 +42,8 @@ pub struct SyncArgs {
     /// Do not push.
     #[arg(long)]
     no_push: bool,
-    /// The time budget for the whole sync, network included, in seconds.
+    /// The time budget for the whole sync, network and checkout included, in seconds (at most
+    /// a day; larger values mean a day). The sync reports within it plus a short margin.
     #[arg(long, value_name = "SECS", default_value_t = 15)]
     timeout: u64,
     /// How fetch and push reach the remote: libgit2's own transports, or the installed git
@@ -120,9 +122,15 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
     }
     let progress =
         (options.pull || options.push).then(|| super::ui::progress("Syncing team memory"));
-    let outcome = sync::sync(project, &options);
+    let (outcome, failed) = sync::sync_reporting(project, &options);
     drop(progress);
-    let outcome = outcome?;
+    if let Some(err) = failed {
+        // The report is printed on every exit path; the error then goes to stderr (status 2).
+        if json {
+            super::print_json(&outcome)?;
+        }
+        return Err(err);
+    }
     super::ui::debug(format_args!(
         "sync took {} ms (budget {} s, transport {:?})",
         outcome.duration_ms, args.timeout, args.transport

@@ -12,11 +12,16 @@
 
 use std::cell::RefCell;
 use std::collections::HashSet;
+use std::path::Path;
+use std::time::Duration;
 
 use git2::build::CheckoutBuilder;
 use git2::{CheckoutNotificationType, Oid, Repository};
 
+use super::checkout_resume::{self, CheckoutNote};
+use super::helper;
 use super::ref_intent::RefIntent;
+use super::remote::Deadline;
 use super::{GitError, history};
 
 /// What a move of the branch did.
@@ -40,6 +45,28 @@ pub enum BranchMove {
     NotFastForward,
     /// The branch moved while this ran (another git process); nothing was changed.
     BranchMoved,
+    /// The budget ran out in the middle of the checkout: the helper doing it was stopped, and
+    /// the next sync finishes the move (or rolls it back).
+    OutOfTime,
+}
+
+/// Where a checkout runs: in the helper process, killed at the deadline, or in this process.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckoutBudget<'a> {
+    /// When the sync must be over.
+    pub deadline: Deadline,
+    /// The teammem binary to run the checkout in; `None` runs it here, unbounded.
+    pub helper: Option<&'a Path>,
+}
+
+impl CheckoutBudget<'_> {
+    /// A checkout in this process with no deadline (library use, tests).
+    pub fn unbounded() -> CheckoutBudget<'static> {
+        CheckoutBudget {
+            deadline: Deadline::after(Duration::from_secs(u32::MAX.into())),
+            helper: None,
+        }
+    }
 }
 
 /// Fast-forwards `branch_ref` (the checked-out branch) to `target`, when `target` contains
@@ -48,6 +75,7 @@ pub fn fast_forward(
     repo: &Repository,
     branch_ref: &str,
     target: Oid,
+    budget: &CheckoutBudget<'_>,
 ) -> Result<BranchMove, GitError> {
     let from = current_tip(repo, branch_ref)?;
     if let Some(from) = from {
@@ -58,13 +86,136 @@ pub fn fast_forward(
             return Ok(BranchMove::NotFastForward);
         }
     }
-    move_branch(repo, branch_ref, from, target)
+    move_branch(repo, branch_ref, from, target, budget)
 }
 
 /// Moves the checked-out `branch_ref` from `from` to `to` with a safe checkout and a
 /// compare-and-swap on the ref. Used for fast-forwards and to land replayed sync commits
-/// (whose old tip differs from the new one only inside the team folder).
+/// (whose old tip differs from the new one only inside the team folder). With a helper, the
+/// checkout is stopped at the deadline (`OutOfTime`) and the next sync finishes it.
 pub fn move_branch(
+    repo: &Repository,
+    branch_ref: &str,
+    from: Option<Oid>,
+    to: Oid,
+    budget: &CheckoutBudget<'_>,
+) -> Result<BranchMove, GitError> {
+    let Some(program) = budget.helper else {
+        return move_branch_in_process(repo, branch_ref, from, to);
+    };
+    if small_move(repo, from, to) {
+        // Starting the helper would cost more than the checkout; a move this small cannot
+        // outlast the budget by more than the margin.
+        return move_branch_in_process(repo, branch_ref, from, to);
+    }
+    let job = helper::Job::MoveBranch {
+        branch_ref: branch_ref.to_string(),
+        from: from.map(|o| o.to_string()),
+        to: to.to_string(),
+    };
+    match helper::run(program, repo, job, budget.deadline, None) {
+        Ok(helper::Reply::Moved(wire)) => wire.outcome().map_err(|e| helper_error(to, e)),
+        Ok(helper::Reply::Error(e)) => Err(helper_error(to, e)),
+        Ok(other) => Err(helper_error(to, format!("the helper answered {other:?}"))),
+        Err(helper::Abandoned::Timeout) => Ok(BranchMove::OutOfTime),
+        Err(helper::Abandoned::Failed(e)) => Err(helper_error(to, e)),
+    }
+}
+
+/// A move that writes at most this many files is checked out in this process.
+const SMALL_MOVE_FILES: usize = 64;
+
+/// A move that writes at most this many bytes is checked out in this process.
+const SMALL_MOVE_BYTES: usize = 1 << 20;
+
+/// Whether the move from `from` to `to` writes only a few small files (a replayed sync
+/// commit, a teammate's new memory), so that it is done in this process.
+fn small_move(repo: &Repository, from: Option<Oid>, to: Oid) -> bool {
+    let tree = |id: Oid| repo.find_commit(id).and_then(|c| c.tree()).ok();
+    let (Some(from_tree), Some(to_tree)) = (from.and_then(tree), tree(to)) else {
+        return false;
+    };
+    let Ok(diff) = repo.diff_tree_to_tree(Some(&from_tree), Some(&to_tree), None) else {
+        return false;
+    };
+    if diff.deltas().len() > SMALL_MOVE_FILES {
+        return false;
+    }
+    let Ok(odb) = repo.odb() else {
+        return false;
+    };
+    let mut bytes = 0usize;
+    for delta in diff.deltas() {
+        let id = delta.new_file().id();
+        if id.is_zero() {
+            continue;
+        }
+        match odb.read_header(id) {
+            Ok((size, _)) => bytes = bytes.saturating_add(size),
+            Err(_) => return false,
+        }
+        if bytes > SMALL_MOVE_BYTES {
+            return false;
+        }
+    }
+    true
+}
+
+/// Finishes, or rolls back, a checkout that a killed sync left half-done (see
+/// [`checkout_resume`]). Returns what was done, for the report; `OutOfTime` when the budget
+/// ran out again (the next sync goes on).
+pub fn resume_interrupted(
+    repo: &Repository,
+    budget: &CheckoutBudget<'_>,
+) -> Result<Resumed, GitError> {
+    if !checkout_resume::interrupted(repo) {
+        return Ok(Resumed::Nothing);
+    }
+    let Some(program) = budget.helper else {
+        return Ok(
+            checkout_resume::resume_in_process(repo)?.map_or(Resumed::Nothing, Resumed::Done)
+        );
+    };
+    let fail = |e: String| GitError::Io {
+        path: repo.commondir().join(checkout_resume::NOTE_FILE),
+        source: std::io::Error::other(format!("finishing an interrupted pull: {e}")),
+    };
+    match helper::run(
+        program,
+        repo,
+        helper::Job::ResumeCheckout,
+        budget.deadline,
+        None,
+    ) {
+        Ok(helper::Reply::Resumed(said)) => Ok(said.map_or(Resumed::Nothing, Resumed::Done)),
+        Ok(helper::Reply::Error(e)) => Err(fail(e)),
+        Ok(other) => Err(fail(format!("the helper answered {other:?}"))),
+        Err(helper::Abandoned::Timeout) => Ok(Resumed::OutOfTime),
+        Err(helper::Abandoned::Failed(e)) => Err(fail(e)),
+    }
+}
+
+/// What [`resume_interrupted`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resumed {
+    /// No checkout was left half-done.
+    Nothing,
+    /// It was finished or rolled back; the sentence says which.
+    Done(String),
+    /// The budget ran out first; the next sync goes on.
+    OutOfTime,
+}
+
+fn helper_error(to: Oid, message: String) -> GitError {
+    GitError::Io {
+        path: std::path::PathBuf::from(format!("checkout of {to}")),
+        source: std::io::Error::other(message),
+    }
+}
+
+/// The branch move itself, in this process: the checkout is announced in the checkout note
+/// first, so a kill in the middle is finished by the next sync.
+pub(crate) fn move_branch_in_process(
     repo: &Repository,
     branch_ref: &str,
     from: Option<Oid>,
@@ -83,6 +234,7 @@ pub fn move_branch(
     if !staged.is_empty() {
         return Ok(BranchMove::Blocked { paths: staged });
     }
+    let note = CheckoutNote::announce(repo, branch_ref, from, to)?;
     let in_the_way = RefCell::new(Vec::new());
     let checked_out = {
         let mut checkout = CheckoutBuilder::new();
@@ -102,11 +254,14 @@ pub fn move_branch(
     match checked_out {
         Ok(()) => {}
         Err(err) if err.code() == git2::ErrorCode::Conflict || !in_the_way.borrow().is_empty() => {
+            // Refused before anything was written.
+            note.done();
             let mut paths = in_the_way.into_inner();
             paths.sort();
             paths.dedup();
             return Ok(BranchMove::Blocked { paths });
         }
+        // Some files may be written: the note stays, and the next sync finishes the move.
         Err(err) => return Err(GitError::git(format!("checking out {to}"), err)),
     }
     let message = format!("teammem: fast-forward to {to}");
@@ -117,6 +272,7 @@ pub fn move_branch(
     };
     drop(intent);
     if moved.is_ok() {
+        note.done();
         return Ok(BranchMove::Moved { from, to });
     }
     // Another git command moved the branch between the check and the swap (teammem's own
@@ -130,13 +286,14 @@ pub fn move_branch(
             let _ = repo.checkout_tree(previous.as_object(), Some(&mut back));
         }
     }
+    note.done();
     Ok(BranchMove::BranchMoved)
 }
 
 /// Staged changes to files the move changes. libgit2's safe checkout compares the work tree
 /// with the old tree but lets the new tree overwrite an index entry whose file matches HEAD
 /// again (`git add` then an edit back), dropping the staged version; git refuses. So does this.
-fn staged_in_the_way(
+pub(crate) fn staged_in_the_way(
     repo: &Repository,
     from: Option<Oid>,
     target: &git2::Commit<'_>,
@@ -173,7 +330,7 @@ fn staged_in_the_way(
     Ok(in_the_way)
 }
 
-fn current_tip(repo: &Repository, branch_ref: &str) -> Result<Option<Oid>, GitError> {
+pub(crate) fn current_tip(repo: &Repository, branch_ref: &str) -> Result<Option<Oid>, GitError> {
     match repo.refname_to_id(branch_ref) {
         Ok(oid) => Ok(Some(oid)),
         Err(err) if err.code() == git2::ErrorCode::NotFound => Ok(None),

@@ -5,17 +5,20 @@
 //! nothing for a missing branch (git says "couldn't find remote ref"), so the tip is taken
 //! from the update-tips callback with unchanged tips reported, not from the stale ref.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 
-use git2::{AutotagOption, FetchOptions, Oid, ProxyOptions, RemoteCallbacks, Repository};
+use git2::{AutotagOption, FetchOptions, Oid, Repository};
 
-use super::credentials::CredentialPicker;
-use super::ref_intent::RefIntent;
-use super::transport::{
-    NetFailure, NetworkOptions, Transport, git_cli_network_command, remote_url, run_git,
-    with_timeouts,
-};
+use super::helper;
+use super::ref_intent::{self, RefIntent};
+use super::remote::callbacks::{Session, with_timeouts};
+use super::remote::git_cli::{git_cli_network_command, remote_url, run_git};
+use super::remote::{NetFailure, NetworkOptions, Transport};
+use super::transfer_note::{self, TransferNote};
 use super::upstream::{Upstream, open_remote};
+
+/// A libgit2 fetch that has received more than this many bytes is stopped (`too-large`).
+pub const MAX_FETCH_BYTES: usize = 512 << 20;
 
 /// What a fetch brought.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,9 +40,38 @@ pub fn fetch(
             "the time budget ran out before the fetch",
         ));
     }
-    match options.transport {
-        Transport::Builtin => fetch_builtin(repo, upstream, options),
-        Transport::GitCli => fetch_git_cli(repo, upstream, options),
+    match (options.transport, &options.helper) {
+        (Transport::Builtin, Some(program)) => fetch_in_helper(program, repo, upstream, options),
+        (Transport::Builtin, None) => fetch_in_process(repo, upstream, options),
+        (Transport::GitCli, _) => fetch_git_cli(repo, upstream, options),
+    }
+}
+
+/// libgit2's fetch in the helper process, killed at the deadline.
+fn fetch_in_helper(
+    program: &std::path::Path,
+    repo: &Repository,
+    upstream: &Upstream,
+    options: &NetworkOptions,
+) -> Result<Fetched, NetFailure> {
+    let what = format!("fetching {} from {}", upstream.merge_ref, upstream.remote);
+    // Kept here, not in the helper: a helper killed after libgit2 rewrote the file cannot
+    // put the roots back.
+    let shallow = ShallowRoots::read(repo);
+    let job = helper::Job::Fetch {
+        upstream: upstream.into(),
+    };
+    let reply = helper::run(program, repo, job, options.deadline, Some(options));
+    shallow.restore();
+    match reply.map_err(|a| helper::net_failure(a, &what))? {
+        helper::Reply::Fetched(tip) => Ok(Fetched {
+            tip: tip
+                .as_deref()
+                .map(helper::parse_oid)
+                .transpose()
+                .map_err(|e| NetFailure::failed(format!("{what}: {e}")))?,
+        }),
+        other => Err(helper::unexpected(other, &what)),
     }
 }
 
@@ -47,7 +79,9 @@ fn refspec(upstream: &Upstream) -> String {
     format!("+{}:{}", upstream.merge_ref, upstream.tracking_ref)
 }
 
-fn fetch_builtin(
+/// libgit2's fetch in this process: bounded by its connect and read timeouts and the progress
+/// callbacks only (a server trickling bytes can hold it longer).
+pub(crate) fn fetch_in_process(
     repo: &Repository,
     upstream: &Upstream,
     options: &NetworkOptions,
@@ -56,26 +90,17 @@ fn fetch_builtin(
     let mut remote = open_remote(repo, upstream)
         .map_err(|e| NetFailure::failed(format!("{what}: {}", e.message())))?;
     let deadline = options.deadline;
-    let picker = RefCell::new(CredentialPicker::new(
-        &options.credentials,
-        &options.git,
-        deadline,
-    ));
+    let session = Session::new(options).limit_received(MAX_FETCH_BYTES);
     let tip: Cell<Option<Oid>> = Cell::new(None);
     let result = {
-        let mut callbacks = RemoteCallbacks::new();
-        callbacks
-            .credentials(|url, user, allowed| picker.borrow_mut().next(url, user, allowed))
-            .transfer_progress(|_| !deadline.passed())
-            .sideband_progress(|_| !deadline.passed())
-            .update_tips(|name, _old, new| {
-                if name == upstream.tracking_ref {
-                    tip.set(Some(new));
-                }
-                true
-            });
-        let mut proxy = ProxyOptions::new();
-        proxy.auto();
+        let mut callbacks = session.callbacks();
+        callbacks.update_tips(|name, _old, new| {
+            if name == upstream.tracking_ref {
+                tip.set(Some(new));
+            }
+            true
+        });
+        let proxy = Session::proxy();
         let mut fetch_options = FetchOptions::new();
         fetch_options
             .remote_callbacks(callbacks)
@@ -96,11 +121,7 @@ fn fetch_builtin(
     };
     match result {
         Ok(()) => Ok(Fetched { tip: tip.get() }),
-        Err(err) if picker.borrow().exhausted => Err(NetFailure::failed(format!(
-            "{what}: authentication failed; every available credential was refused ({})",
-            err.message()
-        ))),
-        Err(err) => Err(NetFailure::from_git(&what, &err, &deadline)),
+        Err(err) => Err(session.failure(&what, &err)),
     }
 }
 
@@ -148,6 +169,10 @@ fn fetch_git_cli(
         .map_err(|e| NetFailure::failed(format!("{what}: {}", e.message())))?;
     let url = remote_url(&remote, false)?;
     let mut cmd = git_cli_network_command(repo, options)?;
+    // A small pack is otherwise unpacked into loose objects as it arrives: killed at the
+    // deadline, that leaves the commit without its files, and libgit2's next fetch, seeing the
+    // commit, would not fetch the rest. Kept as a pack, it lands whole or not at all.
+    cmd.args(["-c", "fetch.unpackLimit=1", "-c", "transfer.unpackLimit=1"]);
     cmd.args([
         "fetch",
         "--quiet",
@@ -159,7 +184,20 @@ fn fetch_git_cli(
         &url,
         &refspec(upstream),
     ]);
-    let run = run_git(cmd, b"", &options.deadline, &what)?;
+    let run = {
+        let note = TransferNote::announce(repo).map_err(|e| NetFailure::failed(e.to_string()))?;
+        let intent = RefIntent::announce(repo, &upstream.tracking_ref, None)
+            .map_err(|e| NetFailure::failed(e.to_string()))?;
+        let run = run_git(cmd, b"", &options.deadline, &what);
+        if run.is_err() {
+            // git was killed at the deadline: its temp pack and ref lock are ours to remove.
+            let _ = ref_intent::release_lock_of_dead_writer(repo);
+            let _ = transfer_note::clean_if_dead(repo, Some(std::process::id()));
+        }
+        drop(intent);
+        drop(note);
+        run?
+    };
     if !run.success {
         if run.stderr.contains("couldn't find remote ref") {
             return Ok(Fetched { tip: None });

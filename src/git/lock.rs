@@ -160,7 +160,27 @@ pub fn process_alive(pid: u32) -> bool {
     let state = stat
         .rsplit_once(')')
         .and_then(|(_, rest)| rest.split_whitespace().next());
-    state != Some("Z")
+    if matches!(state, Some("Z" | "X")) {
+        return false;
+    }
+    !kill_pending(pid)
+}
+
+/// Whether SIGKILL is pending for the process: it is dying (a helper whose parent was just
+/// killed gets it from the kernel) and will never touch its files again.
+fn kill_pending(pid: u32) -> bool {
+    let Ok(status) = fs::read_to_string(Path::new("/proc").join(pid.to_string()).join("status"))
+    else {
+        return false;
+    };
+    const SIGKILL_BIT: u64 = 1 << (9 - 1);
+    status.lines().any(|line| {
+        let mask = line
+            .strip_prefix("SigPnd:")
+            .or_else(|| line.strip_prefix("ShdPnd:"));
+        mask.and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .is_some_and(|m| m & SIGKILL_BIT != 0)
+    })
 }
 
 #[cfg(test)]

@@ -3,29 +3,38 @@
 //! libgit2 runs no hooks, no fsmonitor and no credential or signing programs of its own accord;
 //! where it differs from the git CLI in a way that matters here, the code says so at the spot.
 
+pub mod checkout_resume;
 pub mod commit;
-pub mod credentials;
 pub mod fast_forward;
 pub mod fetch;
 pub mod file_history;
 pub mod folder_history;
+pub mod helper;
 pub mod history;
 pub mod hooks_dir;
 pub mod index;
 pub mod index_file;
 pub mod index_splice;
 pub mod lock;
+pub mod offline;
+pub mod oversized;
 pub mod preflight;
 pub mod push;
 pub mod ref_intent;
+pub mod remote;
 pub mod replay;
 pub mod repo;
 pub mod sign;
 pub mod snapshot;
 pub mod status;
 pub mod team_files;
-pub mod transport;
+pub mod transfer_note;
 pub mod upstream;
+
+/// The remote's options and failures under the name they had before `remote/` held them.
+pub use remote as transport;
+/// Credentials under the path they had before `remote/` held them.
+pub use remote::credentials;
 
 /// Errors from the git engine, with the operation and the repository they concern.
 #[derive(Debug, thiserror::Error)]

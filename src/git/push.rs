@@ -12,19 +12,15 @@
 
 use std::cell::RefCell;
 
-use git2::{Oid, ProxyOptions, PushOptions, RemoteCallbacks, Repository};
+use git2::{Oid, PushOptions, Repository};
 
-use super::credentials::CredentialPicker;
+use super::helper;
 use super::history;
-use super::ref_intent::RefIntent;
-use super::transport::{
-    NetFailure, NetworkOptions, Transport, git_cli_network_command, remote_url, run_git,
-    with_timeouts,
-};
+use super::ref_intent::{self, RefIntent};
+use super::remote::callbacks::{Session, with_timeouts};
+use super::remote::git_cli::{git_cli_network_command, remote_url, run_git};
+use super::remote::{NetFailure, NetworkOptions, Transport};
 use super::upstream::{Upstream, open_remote};
-
-/// At most this many bytes of the server's messages are kept for the report.
-const MESSAGE_LIMIT: usize = 4096;
 
 /// What a push did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,14 +64,17 @@ pub fn push(
             "the time budget ran out before the push",
         ));
     }
-    let outcome = match options.transport {
-        // libgit2's local transport packs from the clone's whole history and fails in a
-        // shallow clone ("object not found"); git's own push to a local folder does not.
-        Transport::Builtin if repo.is_shallow() && remote_is_local(repo, upstream) => {
+    let outcome = match (options.transport, &options.helper) {
+        // libgit2's local transport writes into the remote folder itself: the remote's
+        // receive-pack and its hooks (`pre-receive`) would not run. git's push runs them.
+        (Transport::Builtin, _) if remote_is_local(repo, upstream) => {
             push_git_cli(repo, upstream, expected, options)?
         }
-        Transport::Builtin => push_builtin(repo, upstream, expected, options)?,
-        Transport::GitCli => push_git_cli(repo, upstream, expected, options)?,
+        (Transport::Builtin, Some(program)) => {
+            push_in_helper(program, repo, upstream, expected, options)?
+        }
+        (Transport::Builtin, None) => push_in_process(repo, upstream, expected, options)?,
+        (Transport::GitCli, _) => push_git_cli(repo, upstream, expected, options)?,
     };
     if outcome == (PushOutcome::Pushed { tip: local }) {
         // The remote-tracking ref follows, as after `git push`, so the next sync sees it.
@@ -102,11 +101,36 @@ fn remote_is_local(repo: &Repository, upstream: &Upstream) -> bool {
     }
 }
 
+/// libgit2's push in the helper process, killed at the deadline.
+fn push_in_helper(
+    program: &std::path::Path,
+    repo: &Repository,
+    upstream: &Upstream,
+    expected: Option<Oid>,
+    options: &NetworkOptions,
+) -> Result<PushOutcome, NetFailure> {
+    let what = format!("pushing {} to {}", upstream.merge_ref, upstream.remote);
+    let job = helper::Job::Push {
+        upstream: upstream.into(),
+        expected: expected.map(|o| o.to_string()),
+    };
+    match helper::run(program, repo, job, options.deadline, Some(options))
+        .map_err(|a| helper::net_failure(a, &what))?
+    {
+        helper::Reply::Pushed(wire) => wire
+            .outcome()
+            .map_err(|e| NetFailure::failed(format!("{what}: {e}"))),
+        other => Err(helper::unexpected(other, &what)),
+    }
+}
+
 fn refspec(upstream: &Upstream) -> String {
     format!("{}:{}", upstream.local_ref, upstream.merge_ref)
 }
 
-fn push_builtin(
+/// libgit2's push in this process: bounded by its connect and read timeouts and the progress
+/// callbacks only.
+pub(crate) fn push_in_process(
     repo: &Repository,
     upstream: &Upstream,
     expected: Option<Oid>,
@@ -119,26 +143,12 @@ fn push_builtin(
     let mut remote = open_remote(repo, upstream)
         .map_err(|e| NetFailure::failed(format!("{what}: {}", e.message())))?;
     let deadline = options.deadline;
-    let picker = RefCell::new(CredentialPicker::new(
-        &options.credentials,
-        &options.git,
-        deadline,
-    ));
+    let session = Session::new(options);
     let lease_broken = RefCell::new(false);
     let rejected: RefCell<Option<String>> = RefCell::new(None);
-    let server_lines = RefCell::new(String::new());
     let result = {
-        let mut callbacks = RemoteCallbacks::new();
+        let mut callbacks = session.callbacks();
         callbacks
-            .credentials(|url, user, allowed| picker.borrow_mut().next(url, user, allowed))
-            .sideband_progress(|bytes| {
-                let mut lines = server_lines.borrow_mut();
-                if lines.len() < MESSAGE_LIMIT {
-                    lines.push_str(&String::from_utf8_lossy(bytes));
-                }
-                !deadline.passed()
-            })
-            .transfer_progress(|_| !deadline.passed())
             .push_negotiation(|updates| {
                 let expected = expected.unwrap_or(Oid::ZERO_SHA1);
                 for update in updates {
@@ -162,12 +172,10 @@ fn push_builtin(
                 }
                 Ok(())
             });
-        let mut proxy = ProxyOptions::new();
-        proxy.auto();
         let mut push_options = PushOptions::new();
         push_options
             .remote_callbacks(callbacks)
-            .proxy_options(proxy);
+            .proxy_options(Session::proxy());
         let spec = refspec(upstream);
         // libgit2 moves the remote-tracking ref to the pushed tip once the push lands.
         let intent = RefIntent::announce(repo, &upstream.tracking_ref, Some(local))
@@ -185,16 +193,10 @@ fn push_builtin(
         if err.code() == git2::ErrorCode::NotFastForward {
             return Ok(PushOutcome::LeaseRefused);
         }
-        if picker.borrow().exhausted {
-            return Err(NetFailure::failed(format!(
-                "{what}: authentication failed; every available credential was refused ({})",
-                err.message()
-            )));
-        }
-        return Err(NetFailure::from_git(&what, &err, &deadline));
+        return Err(session.failure(&what, &err));
     }
     if let Some(status) = rejected.into_inner() {
-        let message = rejection_message(&status, &server_lines.into_inner());
+        let message = rejection_message(&status, &session.server_lines());
         if lost_the_race(&message) {
             return Ok(PushOutcome::LeaseRefused);
         }
@@ -260,7 +262,17 @@ fn push_git_cli(
         &url,
         &refspec(upstream),
     ]);
-    let run = run_git(cmd, b"", &options.deadline, &what)?;
+    let run = {
+        let intent = RefIntent::announce(repo, &upstream.tracking_ref, Some(local))
+            .map_err(|e| NetFailure::failed(e.to_string()))?;
+        let run = run_git(cmd, b"", &options.deadline, &what);
+        if run.is_err() {
+            // git was killed at the deadline: a ref lock it left is ours to remove.
+            let _ = ref_intent::release_lock_of_dead_writer(repo);
+        }
+        drop(intent);
+        run?
+    };
     // Porcelain: "<flag>\t<from>:<to>\t<summary> (<reason>)"; `!` is a refusal.
     let status_line = run
         .stdout

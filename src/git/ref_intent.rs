@@ -58,6 +58,16 @@ impl Drop for RefIntent {
 /// Removes the ref lock a killed sync left, if the note it wrote proves the lock is its own.
 /// Returns the ref whose lock was removed. Call it only while holding the sync lock.
 pub fn release_abandoned_ref_lock(repo: &Repository) -> Result<Option<String>, GitError> {
+    release(repo, true)
+}
+
+/// The same, right after this process killed the note's writer (a helper at the deadline):
+/// the writer is known dead, so the lock need not be watched for [`STILL_FOR`].
+pub fn release_lock_of_dead_writer(repo: &Repository) -> Result<Option<String>, GitError> {
+    release(repo, false)
+}
+
+fn release(repo: &Repository, watch: bool) -> Result<Option<String>, GitError> {
     let note = repo.commondir().join(INTENT_FILE);
     let (text, noted) = match (fs::read_to_string(&note), fs::metadata(&note)) {
         (Ok(text), Ok(meta)) => (text, meta.modified().ok()),
@@ -66,7 +76,7 @@ pub fn release_abandoned_ref_lock(repo: &Repository) -> Result<Option<String>, G
     let released = match parse(&text) {
         Some((refname, new)) => {
             let lock = lock_path(repo, refname);
-            if abandoned(&lock, new, noted) {
+            if abandoned(&lock, new, noted, watch) {
                 remove_if_there(&lock)?;
                 Some(refname.to_string())
             } else {
@@ -108,7 +118,7 @@ fn lock_path(repo: &Repository, refname: &str) -> PathBuf {
 
 /// Whether the lock at `lock` is the one the dead sync took: made after its note, holding what
 /// libgit2 writes into a ref lock for that move, and left unchanged for [`STILL_FOR`].
-fn abandoned(lock: &Path, new: Option<&str>, noted: Option<SystemTime>) -> bool {
+fn abandoned(lock: &Path, new: Option<&str>, noted: Option<SystemTime>, watch: bool) -> bool {
     let Ok(first) = fs::symlink_metadata(lock) else {
         return false;
     };
@@ -118,6 +128,9 @@ fn abandoned(lock: &Path, new: Option<&str>, noted: Option<SystemTime>) -> bool 
     };
     if !first.is_file() || !made_after_note || !holds_move(lock, new) {
         return false;
+    }
+    if !watch {
+        return true;
     }
     let age = first
         .modified()

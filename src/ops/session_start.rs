@@ -7,7 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::time::Duration;
 
-use crate::git::transport::Transport;
+use crate::git::remote::Transport;
 
 use super::Project;
 use super::coexist;
@@ -122,13 +122,33 @@ fn sync_if_on(project: &Project, options: &SessionStartOptions) -> (String, Opti
         };
         return (format!("Team memory sync: not run — {why}."), None);
     }
+    // Offline grace: a remote that could not be reached moments ago is not tried again at
+    // every agent start; the local half (the commit) still runs.
+    let offline = project
+        .repo
+        .as_ref()
+        .and_then(|paths| crate::git::offline::recent_failure(&paths.git_dir));
     let sync_options = SyncOptions {
         timeout: options.timeout,
         transport: options.transport,
+        pull: offline.is_none(),
+        push: offline.is_none(),
         ..SyncOptions::default()
     };
+    let grace = offline.map_or(String::new(), |last| {
+        format!(
+            " Network skipped: the remote could not be reached {} min ago ({}); session starts \
+             retry {} min after that, `teammem sync` tries now.",
+            last.ago.as_secs() / 60,
+            last.why,
+            crate::git::offline::GRACE.as_secs() / 60
+        )
+    });
     match catch_unwind(AssertUnwindSafe(|| sync::sync(project, &sync_options))) {
-        Ok(Ok(outcome)) => (format!("Team memory sync: {}.", outcome.summary()), Some(outcome)),
+        Ok(Ok(outcome)) => (
+            format!("Team memory sync: {}.{grace}", outcome.summary()),
+            Some(outcome),
+        ),
         Ok(Err(err)) => (format!("Team memory sync failed: {err}"), None),
         Err(_) => (
             "Team memory sync failed: teammem crashed (please report it); nothing else was affected."

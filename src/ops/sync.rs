@@ -25,17 +25,21 @@ use crate::domain::secrets::SecretsIgnore;
 use crate::domain::store::{self, StoreError};
 use crate::git::GitError;
 use crate::git::commit::{self, CommitResult, CommitSettings, Identity, Person, TeamUpdate};
-use crate::git::fast_forward::{self, BranchMove};
+use crate::git::fast_forward::{self, BranchMove, CheckoutBudget, Resumed};
 use crate::git::fetch;
+use crate::git::helper;
 use crate::git::index::{FileStamp, FreshFile, IndexUpdate};
 use crate::git::lock::{self, SyncLock};
+use crate::git::offline;
+use crate::git::oversized;
 use crate::git::preflight::{self, Blocker, Branch, Preflight};
 use crate::git::push::{self, PushOutcome};
+use crate::git::remote::{Deadline, NetFailure, NetFailureKind, NetworkOptions, Transport};
 use crate::git::replay::{self, Divergence};
 use crate::git::sign;
 use crate::git::status::{self, ChangeKind, TreeFile};
 use crate::git::team_files;
-use crate::git::transport::{NetFailure, NetFailureKind, NetworkOptions, Transport};
+use crate::git::transfer_note;
 use crate::git::upstream::{self, Upstream, UpstreamLookup};
 
 use super::quarantine::{self, Quarantined};
@@ -47,8 +51,15 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long to wait for another git process's `.git/index.lock` before skipping.
 const INDEX_PATIENCE: Duration = Duration::from_secs(1);
 
-/// How many times a push is tried when the remote branch moved since the fetch.
-const PUSH_TRIES: u32 = 3;
+/// The longest budget honoured; a larger `--timeout` (up to `u64::MAX` seconds) means this.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The first pause before a push is tried again after a teammate's push won the race; each
+/// later pause may be twice as long, up to [`MAX_BACKOFF`], with full jitter.
+const FIRST_BACKOFF: Duration = Duration::from_millis(40);
+
+/// The longest pause between two push attempts (unless one round takes longer).
+const MAX_BACKOFF: Duration = Duration::from_millis(2000);
 
 /// The identity used when git has none configured and `--author` is not given.
 pub const FALLBACK_AUTHOR: &str = "teammem <teammem@localhost>";
@@ -108,10 +119,17 @@ pub enum SkipReason {
     LocalAhead,
     /// The remote refused the push.
     PushRejected,
-    /// The push failed.
+    /// The push failed (the network, the server's transport).
     PushFailed,
+    /// Teammates kept pushing: every attempt within the budget lost the race.
+    RemoteBusy,
+    /// The fetched commits bring a team file over the memory size limit; nothing is pulled.
+    TooLarge,
     /// The time budget ran out.
     Timeout,
+    /// An I/O or git error stopped the sync (a full disk, a broken repository); the first
+    /// warning says which.
+    Error,
 }
 
 impl SkipReason {
@@ -131,7 +149,10 @@ impl SkipReason {
             SkipReason::LocalAhead => "local-ahead",
             SkipReason::PushRejected => "push-rejected",
             SkipReason::PushFailed => "push-failed",
+            SkipReason::RemoteBusy => "remote-busy",
+            SkipReason::TooLarge => "too-large",
             SkipReason::Timeout => "timeout",
+            SkipReason::Error => "error",
         }
     }
 }
@@ -215,12 +236,24 @@ impl SyncOutcome {
 /// Runs a sync in the project's repository. Errors are I/O and git failures; every expected
 /// reason not to sync is a `skipped_reason` in the outcome instead.
 pub fn sync(project: &Project, options: &SyncOptions) -> Result<SyncOutcome, OpError> {
+    match sync_reporting(project, options) {
+        (outcome, None) => Ok(outcome),
+        (_, Some(err)) => Err(err),
+    }
+}
+
+/// Runs a sync and always gives its report: when an I/O or git error stopped it, the report
+/// says `error` with the message (and what was done before), and the error comes with it.
+pub fn sync_reporting(project: &Project, options: &SyncOptions) -> (SyncOutcome, Option<OpError>) {
     let started = Instant::now();
-    let deadline = started + options.timeout;
+    let deadline = started + options.timeout.min(MAX_TIMEOUT);
     let mut outcome = SyncOutcome::default();
-    run(project, options, deadline, &mut outcome)?;
-    outcome.duration_ms = started.elapsed().as_millis() as u64;
-    Ok(outcome)
+    let failed = run(project, options, deadline, &mut outcome).err();
+    if let Some(err) = &failed {
+        outcome.skip(SkipReason::Error, err.to_string());
+    }
+    outcome.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    (outcome, failed)
 }
 
 fn run(
@@ -237,7 +270,7 @@ fn run(
         return Ok(());
     };
     let repo = crate::git::repo::open(&paths.workdir)?;
-    let Some(branch) = check_repository(project, &repo, outcome)? else {
+    let Some(mut branch) = check_repository(project, &repo, outcome)? else {
         return Ok(());
     };
     let _lock = match SyncLock::acquire(&repo)? {
@@ -257,6 +290,38 @@ fn run(
             "removed {refname}.lock, left by an earlier sync that was interrupted"
         ));
     }
+    transfer_note::clean_if_dead(&repo, None)?;
+    let helper = helper::registered_program();
+    let budget = CheckoutBudget {
+        deadline: Deadline::at(deadline),
+        helper: helper.as_deref(),
+    };
+    match fast_forward::resume_interrupted(&repo, &budget) {
+        Ok(Resumed::Nothing) => {}
+        Ok(Resumed::Done(said)) => {
+            outcome.warnings.push(said);
+            // The branch may have moved: commit on its new tip.
+            match check_repository(project, &repo, outcome)? {
+                Some(moved) => branch = moved,
+                None => return Ok(()),
+            }
+        }
+        Ok(Resumed::OutOfTime) => {
+            outcome.skip(
+                SkipReason::Timeout,
+                "the time budget ran out while finishing a pull an earlier sync left half-done; \
+                 the next sync goes on with it (or run `teammem sync --timeout 120` once)",
+            );
+            return Ok(());
+        }
+        Err(err) => {
+            outcome.skip(
+                SkipReason::Locked,
+                format!("{err}; nothing else was changed — sync again"),
+            );
+            return Ok(());
+        }
+    }
     if !preflight::wait_for_index_lock(&repo, INDEX_PATIENCE) {
         outcome.skip(
             SkipReason::Locked,
@@ -267,19 +332,19 @@ fn run(
     }
     commit_team_changes(project, &repo, &branch, options, deadline, outcome)?;
     if (options.pull || options.push) && outcome.skipped_reason.is_none() {
-        share(&repo, options, deadline, outcome)?;
+        share(&repo, options, &budget, outcome)?;
     }
     Ok(())
 }
 
 /// The network half: fetch the upstream, land it (fast-forward, or the unpublished sync
-/// commits re-created on top of it), and push the sync commits with a lease — again, up to
-/// [`PUSH_TRIES`] times, when a teammate pushed in between. The user's own commits are never
-/// rewritten or pushed.
+/// commits re-created on top of it), and push the sync commits with a lease — again, after a
+/// jittered pause, as long as the budget allows, when a teammate pushed in between. The
+/// user's own commits are never rewritten or pushed.
 fn share(
     repo: &Repository,
     options: &SyncOptions,
-    deadline: Instant,
+    budget: &CheckoutBudget<'_>,
     outcome: &mut SyncOutcome,
 ) -> Result<(), OpError> {
     let up = match upstream::resolve(repo)? {
@@ -301,15 +366,22 @@ fn share(
             return Ok(());
         }
     };
-    let net = NetworkOptions::from_process(
-        deadline.saturating_duration_since(Instant::now()),
-        options.transport,
-    );
-    for attempt in 1..=PUSH_TRIES {
+    let mut net = NetworkOptions::from_process(budget.deadline.remaining(), options.transport);
+    net.deadline = budget.deadline;
+    let mut attempt = 0u32;
+    loop {
+        attempt += 1;
+        let round_started = Instant::now();
         let upstream_tip = if options.pull {
             match fetch::fetch(repo, &up, &net) {
-                Ok(fetched) => fetched.tip,
+                Ok(fetched) => {
+                    if attempt == 1 {
+                        offline::forget_failure(repo.path());
+                    }
+                    fetched.tip
+                }
                 Err(failure) => {
+                    offline::remember_failure(repo.path(), &failure.message);
                     let tail = missing_local_remote(repo, &up).unwrap_or_default();
                     network_skip(outcome, &failure, SkipReason::FetchFailed, &tail);
                     return Ok(());
@@ -319,11 +391,16 @@ fn share(
             repo.refname_to_id(&up.tracking_ref).ok()
         };
         let local = repo.refname_to_id(&up.local_ref).ok();
+        if let (Some(tip), true) = (upstream_tip, options.pull) {
+            if refuse_oversized(repo, local, tip, outcome)? {
+                return Ok(());
+            }
+        }
         match replay::classify(repo, local, upstream_tip)? {
             Divergence::UpToDate => return Ok(()),
             Divergence::Behind => {
                 if let (true, Some(tip)) = (options.pull, upstream_tip) {
-                    let moved = fast_forward::fast_forward(repo, &up.local_ref, tip)?;
+                    let moved = fast_forward::fast_forward(repo, &up.local_ref, tip, budget)?;
                     landed(moved, outcome);
                 }
                 return Ok(());
@@ -338,7 +415,7 @@ fn share(
                     );
                     return Ok(());
                 };
-                if !replay_onto(repo, &up, local, tip, outcome)? {
+                if !replay_onto(repo, &up, local, tip, budget, outcome)? {
                     return Ok(());
                 }
             }
@@ -383,15 +460,30 @@ fn share(
                 outcome.pushed = true;
                 return Ok(());
             }
-            Ok(PushOutcome::LeaseRefused) if attempt < PUSH_TRIES && options.pull => {
-                std::thread::sleep(jitter(attempt).min(net.deadline.remaining()));
-            }
-            Ok(PushOutcome::LeaseRefused) => {
+            Ok(PushOutcome::LeaseRefused) if !options.pull => {
                 outcome.skip(
-                    SkipReason::PushFailed,
-                    format!("the remote branch moved while sync pushed ({attempt} tries){left}"),
+                    SkipReason::RemoteBusy,
+                    format!(
+                        "the remote branch moved since the last fetch and --no-pull was given; \
+                         sync without --no-pull to bring it in{left}"
+                    ),
                 );
                 return Ok(());
+            }
+            Ok(PushOutcome::LeaseRefused) => {
+                // Another round costs about what this one did; go on only if it fits.
+                let pause = backoff(attempt, round_started.elapsed());
+                if net.deadline.remaining() < pause + round_started.elapsed() {
+                    outcome.skip(
+                        SkipReason::RemoteBusy,
+                        format!(
+                            "teammates kept pushing: each of {attempt} tries lost the race within \
+                             the time budget{left}"
+                        ),
+                    );
+                    return Ok(());
+                }
+                std::thread::sleep(pause);
             }
             Ok(PushOutcome::Rejected { message }) => {
                 outcome.skip(
@@ -406,7 +498,6 @@ fn share(
             }
         }
     }
-    Ok(())
 }
 
 /// Re-creates the unpublished sync commits on top of the fetched tip and checks the result
@@ -416,6 +507,7 @@ fn replay_onto(
     up: &Upstream,
     local: git2::Oid,
     tip: git2::Oid,
+    budget: &CheckoutBudget<'_>,
     outcome: &mut SyncOutcome,
 ) -> Result<bool, OpError> {
     let replayed = match replay::replay_sync_commits(repo, local, tip) {
@@ -426,7 +518,8 @@ fn replay_onto(
         }
         Err(err) => return Err(err.into()),
     };
-    let moved = fast_forward::move_branch(repo, &up.local_ref, Some(local), replayed.commit)?;
+    let moved =
+        fast_forward::move_branch(repo, &up.local_ref, Some(local), replayed.commit, budget)?;
     if !landed(moved, outcome) {
         return Ok(false);
     }
@@ -440,6 +533,39 @@ fn replay_onto(
             kept.path, kept.kept_as
         ));
     }
+    Ok(true)
+}
+
+/// Refuses to land fetched commits that bring a team file over the memory size limit: it is
+/// never checked out, merged or read whole (only its size is looked at), and the report names
+/// the commit and the file. Returns whether the pull was refused.
+fn refuse_oversized(
+    repo: &Repository,
+    local: Option<git2::Oid>,
+    tip: git2::Oid,
+    outcome: &mut SyncOutcome,
+) -> Result<bool, OpError> {
+    let base = match local {
+        Some(local) if local == tip => return Ok(false),
+        Some(local) => repo.merge_base(local, tip).ok(),
+        None => None,
+    };
+    let limit = crate::domain::memory::MAX_FILE_BYTES;
+    let Some(big) = oversized::fetched_oversized(repo, base, tip, TEAM_DIR, limit)? else {
+        return Ok(false);
+    };
+    outcome.skip(
+        SkipReason::TooLarge,
+        format!(
+            "commit {} brings {} of {} bytes, over the {} KiB a team memory file may have; \
+             nothing was pulled (it is never checked out or read) — ask its author to remove it \
+             from the branch; your team change is committed here",
+            &big.commit.to_string()[..12],
+            big.path,
+            big.size,
+            limit / 1024
+        ),
+    );
     Ok(true)
 }
 
@@ -462,6 +588,14 @@ fn landed(moved: BranchMove, outcome: &mut SyncOutcome) -> bool {
             );
             false
         }
+        BranchMove::OutOfTime => {
+            outcome.skip(
+                SkipReason::Timeout,
+                "the time budget ran out during the checkout of the pull; it was stopped, and \
+                 the next sync finishes it",
+            );
+            false
+        }
         BranchMove::NotFastForward | BranchMove::BranchMoved => {
             outcome.skip(
                 SkipReason::PullBlocked,
@@ -476,6 +610,7 @@ fn landed(moved: BranchMove, outcome: &mut SyncOutcome) -> bool {
 fn network_skip(outcome: &mut SyncOutcome, failure: &NetFailure, reason: SkipReason, tail: &str) {
     let reason = match failure.kind {
         NetFailureKind::Timeout => SkipReason::Timeout,
+        NetFailureKind::TooLarge => SkipReason::TooLarge,
         NetFailureKind::Failed => reason,
     };
     outcome.skip(reason, format!("{}{tail}", failure.message));
@@ -514,15 +649,27 @@ fn missing_local_remote(repo: &Repository, up: &Upstream) -> Option<String> {
     ))
 }
 
-/// A pause of 100–400 ms times the attempt, different per process, so clones that collided
-/// do not collide again.
-fn jitter(attempt: u32) -> Duration {
+/// The pause before push attempt `attempt + 1`: exponential backoff with full jitter, a random
+/// share of `unit × 2^(attempt-1)` (at most [`MAX_BACKOFF`]), where the unit is what the
+/// round that lost took (at least [`FIRST_BACKOFF`]): on a slow or crowded remote the clones
+/// spread out over as many rounds as they need instead of colliding again.
+fn backoff(attempt: u32, round: Duration) -> Duration {
+    let unit = round.max(FIRST_BACKOFF);
+    let cap = unit
+        .saturating_mul(1u32 << attempt.saturating_sub(1).min(10))
+        .min(MAX_BACKOFF.max(unit));
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
-    let spread = (nanos ^ std::process::id().wrapping_mul(2_654_435_761)) % 300;
-    Duration::from_millis(u64::from(100 + spread) * u64::from(attempt))
+    let mut x = u64::from(nanos) ^ (u64::from(std::process::id()) << 32) ^ u64::from(attempt);
+    // xorshift64*: a well-spread number from the clock and the PID.
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x2545_f491_4f6c_dd1d);
+    let cap_ms = u64::try_from(cap.as_millis()).unwrap_or(u64::MAX).max(1);
+    Duration::from_millis(x % cap_ms)
 }
 
 fn branch_name(up: &Upstream) -> &str {
@@ -1000,7 +1147,10 @@ mod tests {
             SkipReason::LocalAhead,
             SkipReason::PushRejected,
             SkipReason::PushFailed,
+            SkipReason::RemoteBusy,
+            SkipReason::TooLarge,
             SkipReason::Timeout,
+            SkipReason::Error,
         ];
         for reason in all {
             assert_eq!(

@@ -10,8 +10,8 @@ use std::sync::Once;
 use std::time::Duration;
 
 use git2::{Oid, Repository};
-use teammem::git::credentials::{CredentialSources, EnvToken};
-use teammem::git::transport::{Deadline, GitProgram, NetworkOptions, Transport};
+use teammem::git::remote::credentials::{CredentialSources, EnvToken};
+use teammem::git::remote::{Deadline, GitProgram, NetworkOptions, Transport};
 use teammem::git::upstream::{self, Upstream, UpstreamLookup};
 
 use crate::common::{Sandbox, memory_text, write};
@@ -127,6 +127,7 @@ impl Team {
                     ("LC_ALL".into(), Some("C".into())),
                 ],
             },
+            helper: None,
         }
     }
 

@@ -612,3 +612,87 @@ impl Drop for TlsFront {
         let _ = self.child.wait();
     }
 }
+
+/// A loopback proxy in front of a real server that passes the first `fast` bytes of every
+/// answer at once, then one byte every `every`: a server that trickles its headers
+/// (`fast` = 0) or stalls in the middle of a pack. What the client sends passes at once.
+pub struct Trickle {
+    server: Listening,
+}
+
+impl Trickle {
+    /// Proxies to `127.0.0.1:backend`.
+    pub fn start(backend: u16, fast: usize, every: Duration) -> Trickle {
+        let server = Listening::start(move |client| {
+            let Ok(upstream) = TcpStream::connect(("127.0.0.1", backend)) else {
+                return;
+            };
+            let (Ok(mut client_in), Ok(mut upstream_out)) =
+                (client.try_clone(), upstream.try_clone())
+            else {
+                return;
+            };
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut client_in, &mut upstream_out);
+            });
+            let mut upstream = upstream;
+            let mut client = client;
+            let mut sent = 0usize;
+            let mut buf = [0u8; 8192];
+            loop {
+                let n = match upstream.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => n,
+                };
+                let at_once = n.min(fast.saturating_sub(sent));
+                if client.write_all(&buf[..at_once]).is_err() {
+                    return;
+                }
+                sent += at_once;
+                for byte in &buf[at_once..n] {
+                    std::thread::sleep(every);
+                    if client.write_all(std::slice::from_ref(byte)).is_err() {
+                        return;
+                    }
+                    sent += 1;
+                }
+            }
+            let _ = client.shutdown(Shutdown::Both);
+        });
+        Trickle { server }
+    }
+
+    /// Its port.
+    pub fn port(&self) -> u16 {
+        self.server.port
+    }
+}
+
+/// An HTTP server that answers every request with headers one byte every `every`, forever.
+pub struct TrickleHttp {
+    server: Listening,
+}
+
+impl TrickleHttp {
+    /// Starts listening.
+    pub fn start(every: Duration) -> TrickleHttp {
+        let server = Listening::start(move |mut stream| {
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request);
+            let headers =
+                "HTTP/1.1 200 OK\r\nContent-Type: application/x-git-upload-pack-advertisement\r\n";
+            for byte in headers.bytes().cycle() {
+                std::thread::sleep(every);
+                if stream.write_all(&[byte]).is_err() {
+                    return;
+                }
+            }
+        });
+        TrickleHttp { server }
+    }
+
+    /// The URL of a repository on it.
+    pub fn url(&self, name: &str) -> String {
+        format!("http://127.0.0.1:{}/{name}", self.server.port)
+    }
+}

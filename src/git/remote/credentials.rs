@@ -17,7 +17,8 @@ use std::time::Duration;
 use git2::{Cred, CredentialType};
 use secrecy::{ExposeSecret, SecretString};
 
-use super::transport::{Deadline, GitProgram, run_git};
+use super::deadline::Deadline;
+use super::git_cli::{GitProgram, run_git};
 
 /// At most this many credentials are offered to one server in one operation.
 pub const MAX_ATTEMPTS: usize = 6;

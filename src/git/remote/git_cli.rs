@@ -1,76 +1,17 @@
-//! How sync reaches a remote: one time budget, no prompts, and either libgit2's own transports
-//! or the git CLI (`--transport git-cli`), with the same guarantees on both.
-//!
-//! libgit2 has no per-operation timeout: its connect and read timeouts are process-wide
-//! settings (`GIT_OPT_SET_SERVER_CONNECT_TIMEOUT` / `GIT_OPT_SET_SERVER_TIMEOUT`). They are set
-//! from the remaining budget under one lock, held for the whole network operation, so two
-//! operations in one process never see each other's values. Progress callbacks abort a
-//! transfer that is still running when the deadline passes.
+//! Running the installed git: for `git credential fill` and the `git-cli` transport, never
+//! prompting, killed at the deadline with everything it started, and with nothing planted in
+//! the repository allowed to run.
 
 use std::ffi::{OsStr, OsString};
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use git2::{ConfigLevel, Repository};
 
-use super::credentials::CredentialSources;
-
-/// When a sync must be over, network included (invariant 5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Deadline {
-    at: Instant,
-}
-
-impl Deadline {
-    /// A deadline `budget` from now.
-    pub fn after(budget: Duration) -> Self {
-        Deadline {
-            at: Instant::now() + budget,
-        }
-    }
-
-    /// Time left, zero once passed.
-    pub fn remaining(&self) -> Duration {
-        self.at.saturating_duration_since(Instant::now())
-    }
-
-    /// Whether the deadline has passed.
-    pub fn passed(&self) -> bool {
-        Instant::now() >= self.at
-    }
-}
-
-/// Which implementation talks to the remote.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Transport {
-    /// libgit2's own transports (file, git, http(s), ssh through libssh2).
-    #[default]
-    Builtin,
-    /// The installed git CLI, for SSH setups libssh2 cannot read (`~/.ssh/config` aliases,
-    /// `ProxyCommand`).
-    GitCli,
-}
-
-impl Transport {
-    /// Parses the `--transport` value: `builtin` or `git-cli`.
-    pub fn parse(text: &str) -> Option<Transport> {
-        match text {
-            "builtin" | "libgit2" => Some(Transport::Builtin),
-            "git-cli" => Some(Transport::GitCli),
-            _ => None,
-        }
-    }
-
-    /// The name as written on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Transport::Builtin => "builtin",
-            Transport::GitCli => "git-cli",
-        }
-    }
-}
+use super::deadline::Deadline;
+use super::failure::NetFailure;
+use super::options::NetworkOptions;
 
 /// How to run the git CLI (for `git credential fill` and the `git-cli` transport).
 #[derive(Debug, Clone)]
@@ -128,137 +69,6 @@ impl GitProgram {
     }
 }
 
-/// Everything a network operation needs besides the repository.
-#[derive(Debug, Clone)]
-pub struct NetworkOptions {
-    /// When the whole sync must be over.
-    pub deadline: Deadline,
-    /// libgit2 or the git CLI.
-    pub transport: Transport,
-    /// Where credentials may come from.
-    pub credentials: CredentialSources,
-    /// The git CLI, for credential helpers and the `git-cli` transport.
-    pub git: GitProgram,
-}
-
-impl NetworkOptions {
-    /// Options for a real run: the process's git, credentials from the usual places.
-    pub fn from_process(budget: Duration, transport: Transport) -> Self {
-        NetworkOptions {
-            deadline: Deadline::after(budget),
-            transport,
-            credentials: CredentialSources::from_process(),
-            git: GitProgram::from_process(),
-        }
-    }
-}
-
-/// Why a network operation gave up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NetFailureKind {
-    /// The remote could not be reached, refused us, or the transfer failed
-    /// (`fetch-failed` / `push-failed`).
-    Failed,
-    /// The time budget ran out (`timeout`).
-    Timeout,
-}
-
-/// A network operation that did not complete, with a message fit for the report.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct NetFailure {
-    /// Failed or timed out.
-    pub kind: NetFailureKind,
-    /// What happened, naming the remote; never a credential.
-    pub message: String,
-}
-
-impl NetFailure {
-    /// A failure that is not a timeout.
-    pub fn failed(message: impl Into<String>) -> Self {
-        NetFailure {
-            kind: NetFailureKind::Failed,
-            message: redact_url_credentials(&message.into()),
-        }
-    }
-
-    /// The budget ran out.
-    pub fn timeout(message: impl Into<String>) -> Self {
-        NetFailure {
-            kind: NetFailureKind::Timeout,
-            message: redact_url_credentials(&message.into()),
-        }
-    }
-
-    /// Classifies a libgit2 error: past the deadline (or a socket timeout) it is a timeout.
-    pub(crate) fn from_git(what: &str, err: &git2::Error, deadline: &Deadline) -> Self {
-        let timed_out = deadline.passed() || err.message().contains("timed out");
-        let mut message = format!("{what}: {}", err.message());
-        if err.class() == git2::ErrorClass::Ssh && err.message().contains("hostkey") {
-            // libssh2 checks the server's key against ~/.ssh/known_hosts, as ssh does, and
-            // teammem never accepts an unknown one on its own.
-            message.push_str(
-                " — the server's key is not the one ~/.ssh/known_hosts lists for it, or the \
-                 host is not listed; check the key, then add it (connect once with ssh, or \
-                 ssh-keyscan)",
-            );
-        }
-        if err.code() == git2::ErrorCode::Certificate || err.message().contains("certificate is") {
-            message.push_str(
-                " — the server's certificate is not signed by an authority this machine trusts; \
-                 for a private one, point SSL_CERT_FILE at its certificate (or use \
-                 --transport git-cli with http.sslCAInfo)",
-            );
-        }
-        if timed_out {
-            NetFailure::timeout(message)
-        } else {
-            NetFailure::failed(message)
-        }
-    }
-}
-
-/// Replaces the user-info of every URL in `text` (`https://user:token@host` becomes
-/// `https://***@host`), so a token written into a remote URL never reaches a report.
-pub fn redact_url_credentials(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("://") {
-        let (before, after) = rest.split_at(at + 3);
-        out.push_str(before);
-        let authority_end = after
-            .find(|c: char| c == '/' || c.is_whitespace() || c == '\'' || c == '"')
-            .unwrap_or(after.len());
-        match after[..authority_end].rfind('@') {
-            Some(userinfo_end) => {
-                out.push_str("***");
-                rest = &after[userinfo_end..];
-            }
-            None => rest = after,
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Serialises libgit2 network operations so the process-wide timeouts belong to one of them.
-static NETWORK: Mutex<()> = Mutex::new(());
-
-/// Runs a libgit2 network operation with connect and read timeouts set from the budget.
-pub(crate) fn with_timeouts<T>(deadline: &Deadline, operation: impl FnOnce() -> T) -> T {
-    let _only_one = NETWORK
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let millis = deadline.remaining().as_millis().clamp(1, i32::MAX as u128) as i32;
-    // SAFETY: these write two C ints read by libgit2 when it opens or reads a socket. Every
-    // write happens under NETWORK, which is held for the whole operation that reads them.
-    unsafe {
-        let _ = git2::opts::set_server_connect_timeout_in_milliseconds(millis);
-        let _ = git2::opts::set_server_timeout_in_milliseconds(millis);
-    }
-    operation()
-}
-
 /// What a git CLI run printed.
 #[derive(Debug)]
 pub(crate) struct GitRun {
@@ -282,6 +92,15 @@ pub(crate) fn run_git(
         use std::os::unix::process::CommandExt;
         // Its own process group, so ssh or a credential helper it started dies with it.
         cmd.process_group(0);
+        #[cfg(target_os = "linux")]
+        // SAFETY: prctl is async-signal-safe; it makes the kernel kill git when teammem dies
+        // (a hook timeout's SIGKILL), so no transfer outlives the budget.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
     }
     let mut child = cmd
         .spawn()
@@ -502,23 +321,4 @@ pub(crate) fn remote_url(remote: &git2::Remote<'_>, push: bool) -> Result<String
     };
     url.map(str::to_string)
         .ok_or_else(|| NetFailure::failed("the remote has no URL (or it is not UTF-8)"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn credentials_in_urls_never_reach_a_message() {
-        assert_eq!(
-            redact_url_credentials(
-                "fatal: unable to access 'https://bob:t0ken@example.com/r.git/': 403"
-            ),
-            "fatal: unable to access 'https://***@example.com/r.git/': 403"
-        );
-        assert_eq!(
-            redact_url_credentials("git://127.0.0.1:9/r and http://h/x"),
-            "git://127.0.0.1:9/r and http://h/x"
-        );
-    }
 }
