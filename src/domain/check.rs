@@ -72,6 +72,12 @@ pub const UNMERGED: &str = "unmerged";
 pub const CONFIG_CHANGED: &str = "config-changed";
 /// The check configuration cannot be read.
 pub const CONFIG_INVALID: &str = "config-invalid";
+/// A repository configuration setting that would loosen the gate, ignored.
+pub const CONFIG_IGNORED: &str = "config-ignored";
+
+/// The user's own configuration, in the memory base folder (`$QWEN_CODE_MEMORY_BASE_DIR` or
+/// `~/.qwen`), outside every repository: the one place a rule can be loosened.
+pub const USER_CONFIG_FILE: &str = "teammem-check.json";
 
 /// Every rule, in the order they are documented.
 pub const RULES: &[Rule] = &[
@@ -142,6 +148,12 @@ pub const RULES: &[Rule] = &[
         default_severity: Severity::Error,
     },
     Rule {
+        id: CONFIG_IGNORED,
+        summary: "A setting of the repository's check configuration that would loosen the gate was ignored",
+        help: "A file in the repository can only add rules or raise severities; loosen a rule in your own ~/.qwen/teammem-check.json, or accept one finding with `teammem:allow` or a .secretsignore fingerprint.",
+        default_severity: Severity::Warning,
+    },
+    Rule {
         id: trust::HIDDEN_CHARACTER,
         summary: "Invisible characters (bidi controls, zero-width, Unicode tags) that can hide text from reviewers",
         help: "Delete the invisible characters; a memory should read the same to a human and to a model.",
@@ -192,7 +204,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: trust::EXTERNAL_LINK,
         summary: "A link to a host outside the allow-list",
-        help: "Check the link; add the host to allowed_hosts in .qwen/team-memory/.teammem-check.json if it is trusted.",
+        help: "Check the link; add the host to allowed_hosts in your own ~/.qwen/teammem-check.json if it is trusted (a repository file can only shorten the list).",
         default_severity: Severity::Warning,
     },
 ];
@@ -202,7 +214,9 @@ pub fn rule(id: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.id == id)
 }
 
-/// What `.qwen/team-memory/.teammem-check.json` may say. Every field is optional.
+/// What `.qwen/team-memory/.teammem-check.json` (the repository's) or the user's own
+/// [`USER_CONFIG_FILE`] may say; every field is optional. How the two combine, and why the
+/// repository's can only tighten, is [`CheckConfig::layered`].
 ///
 /// ```json
 /// {"severity": {"trust-external-link": "error", "trust-base64-blob": "off"},
@@ -214,7 +228,8 @@ pub struct CheckConfig {
     /// Severity per rule id: `error`, `warning` or `off`.
     #[serde(default)]
     pub severity: BTreeMap<String, SeverityChoice>,
-    /// Hosts links may point to (replaces the default list).
+    /// Hosts links may point to (the user's replaces the default list; the repository's
+    /// can only remove hosts from it).
     pub allowed_hosts: Option<Vec<String>>,
     /// The size limit per file, at most the memory format's own limit.
     pub max_file_bytes: Option<usize>,
@@ -242,14 +257,83 @@ impl CheckConfig {
         Ok(config)
     }
 
-    /// The severity of a rule, or `None` when it is switched off.
+    /// The severity of a rule, or `None` when it is switched off. A secret is always an error
+    /// (invariant 4): accepting one takes a `teammem:allow` line or a `.secretsignore`
+    /// fingerprint, never a configuration.
     pub fn severity(&self, id: &str) -> Option<Severity> {
+        if id == SECRET {
+            return Some(Severity::Error);
+        }
         match self.severity.get(id) {
             Some(SeverityChoice::Error) => Some(Severity::Error),
             Some(SeverityChoice::Warning) => Some(Severity::Warning),
             Some(SeverityChoice::Off) => None,
             None => Some(rule(id).map_or(Severity::Error, |r| r.default_severity)),
         }
+    }
+
+    /// The configuration in force when the user's own file (outside the repository) says
+    /// `user` and the repository's file says `repo`. The user's file may set anything but a
+    /// secret's severity; the repository's may only add: raise a severity, shorten the link
+    /// allow-list, lower the size limit. Each repository setting that would loosen the gate is
+    /// ignored and named in the returned notes.
+    pub fn layered(
+        user: Option<&CheckConfig>,
+        repo: Option<&CheckConfig>,
+    ) -> (CheckConfig, Vec<String>) {
+        let mut out = user.cloned().unwrap_or_default();
+        let mut notes = Vec::new();
+        let Some(repo) = repo else {
+            return (out, notes);
+        };
+        for (id, &choice) in &repo.severity {
+            let now = out.severity(id);
+            if rank(Some(choice)) > rank_of(now) {
+                out.severity.insert(id.clone(), choice);
+            } else if rank(Some(choice)) < rank_of(now) {
+                notes.push(format!(
+                    "`{id}` set to `{}` was ignored: a file in the repository can raise a \
+                     severity, never lower it",
+                    choice_name(choice)
+                ));
+            }
+        }
+        if let Some(hosts) = &repo.allowed_hosts {
+            let base = out.allowed_hosts();
+            let kept: Vec<String> = base
+                .iter()
+                .filter(|entry| {
+                    let host = entry.trim_start_matches("*.");
+                    trust::host_allowed(host, hosts)
+                })
+                .cloned()
+                .collect();
+            let added: Vec<&String> = hosts
+                .iter()
+                .filter(|h| {
+                    !base.iter().any(|b| {
+                        b.eq_ignore_ascii_case(h)
+                            || trust::host_allowed(h.trim_start_matches("*."), &base)
+                    })
+                })
+                .collect();
+            if !added.is_empty() {
+                notes.push(format!(
+                    "allowed_hosts {} were ignored: a file in the repository can shorten the \
+                     link allow-list, never extend it",
+                    added
+                        .iter()
+                        .map(|h| format!("`{h}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            out.allowed_hosts = Some(kept);
+        }
+        if let Some(max) = repo.max_file_bytes {
+            out.max_file_bytes = Some(out.max_file_bytes().min(max));
+        }
+        (out, notes)
     }
 
     /// The link allow-list.
@@ -268,6 +352,30 @@ impl CheckConfig {
         self.max_file_bytes
             .unwrap_or(memory::MAX_FILE_BYTES)
             .min(memory::MAX_FILE_BYTES)
+    }
+}
+
+/// How strict a severity is: off, then warning, then error.
+fn rank(choice: Option<SeverityChoice>) -> u8 {
+    match choice {
+        None | Some(SeverityChoice::Off) => 0,
+        Some(SeverityChoice::Warning) => 1,
+        Some(SeverityChoice::Error) => 2,
+    }
+}
+
+fn rank_of(severity: Option<Severity>) -> u8 {
+    rank(severity.map(|s| match s {
+        Severity::Error => SeverityChoice::Error,
+        Severity::Warning => SeverityChoice::Warning,
+    }))
+}
+
+fn choice_name(choice: SeverityChoice) -> &'static str {
+    match choice {
+        SeverityChoice::Error => "error",
+        SeverityChoice::Warning => "warning",
+        SeverityChoice::Off => "off",
     }
 }
 

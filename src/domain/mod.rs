@@ -4,6 +4,7 @@ pub mod changes;
 pub mod check;
 pub mod consolidate;
 pub mod frontmatter;
+pub mod gate;
 pub mod index;
 pub mod memory;
 pub mod memory_diff;

@@ -120,7 +120,7 @@ fn hidden_characters(text: &str, risks: &mut Vec<Risk>) {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut reported_line = 0;
     for (i, &(offset, c)) in chars.iter().enumerate() {
-        if !is_hidden(c) {
+        if !is_suspicious(c) {
             continue;
         }
         // A zero-width joiner between two emoji builds one emoji (👩‍💻): that is not hiding.
@@ -139,7 +139,7 @@ fn hidden_characters(text: &str, risks: &mut Vec<Risk>) {
         let count = text
             .lines()
             .nth(line - 1)
-            .map_or(1, |l| l.chars().filter(|&c| is_hidden(c)).count());
+            .map_or(1, |l| l.chars().filter(|&c| is_suspicious(c)).count());
         risks.push(Risk {
             rule: HIDDEN_CHARACTER,
             line,
@@ -152,6 +152,12 @@ fn hidden_characters(text: &str, risks: &mut Vec<Risk>) {
             matched: format!("U+{:04X}", c as u32),
         });
     }
+}
+
+/// The invisible characters a check reports: [`is_invisible`] less the ones ordinary text
+/// holds (a carriage return, the emoji presentation selector).
+fn is_suspicious(c: char) -> bool {
+    is_hidden(c) || (is_invisible(c) && c != '\r' && c != '\u{FE0F}')
 }
 
 fn is_emoji(c: char) -> bool {
@@ -172,6 +178,41 @@ fn char_name(c: char) -> &'static str {
         '\u{E0000}'..='\u{E007F}' => "Unicode tag character",
         _ => "invisible character",
     }
+}
+
+/// Whether a character is invisible or changes how text around it is read: control
+/// characters (except tab and newline), zero-width and joiner characters, bidi controls,
+/// variation selectors, Unicode tags, fillers, interlinear annotations and private-use
+/// characters. Such characters can hide text from a reviewer that a model still reads.
+pub fn is_invisible(c: char) -> bool {
+    if c == '\n' || c == '\t' {
+        return false;
+    }
+    c.is_control()
+        || matches!(c,
+            '\u{00AD}'
+            | '\u{034F}'
+            | '\u{061C}'
+            | '\u{115F}'
+            | '\u{1160}'
+            | '\u{17B4}'
+            | '\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{FFF9}'..='\u{FFFB}'
+            | '\u{E000}'..='\u{F8FF}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E007F}'
+            | '\u{E0100}'..='\u{E01EF}'
+            | '\u{F0000}'..='\u{FFFFD}'
+            | '\u{100000}'..='\u{10FFFD}')
 }
 
 type PatternRule = (&'static str, Vec<Regex>, &'static str);

@@ -7,6 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::time::Duration;
 
+use crate::domain::gate;
 use crate::git::transport::Transport;
 
 use super::Project;
@@ -49,8 +50,9 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
     let project = match Project::open(cwd) {
         Ok(project) => project,
         Err(err) => {
-            let line =
-                format!("Team memory sync: not run — teammem could not read this project: {err}");
+            let line = gate::for_agent(&format!(
+                "Team memory sync: not run — teammem could not read this project: {err}"
+            ));
             return SessionStart {
                 context: bare_context(&line),
                 sync_line: line,
@@ -61,6 +63,8 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
     };
     let mut warnings = project.warnings.clone();
     let (sync_line, outcome) = sync_if_on(&project, options);
+    // An error message can quote a path or a remote's words: the line is made safe like memory.
+    let sync_line = gate::for_agent(&sync_line);
     if let Some(outcome) = &outcome {
         warnings.extend(outcome.warnings.iter().cloned());
     }
