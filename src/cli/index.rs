@@ -32,7 +32,10 @@ pub fn run(project: &Project, args: IndexArgs) -> Result<u8, OpError> {
     } else {
         for state in &states {
             for problem in &state.invalid {
-                eprintln!("left out of the index: {problem}");
+                eprintln!(
+                    "left out of the index: {}",
+                    super::shown(&problem.to_string())
+                );
             }
             match (state.stale, args.check) {
                 (true, true) => {

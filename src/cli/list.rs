@@ -27,7 +27,7 @@ pub fn run(project: &Project, args: ListArgs) -> Result<u8, OpError> {
         super::print_json(&listing)?;
     } else {
         for m in &listing.memories {
-            println!(
+            let line = format!(
                 "{:<8} {:<40} {:<9} {} — {}",
                 m.scope.as_str(),
                 m.id,
@@ -35,15 +35,17 @@ pub fn run(project: &Project, args: ListArgs) -> Result<u8, OpError> {
                 m.name,
                 m.description
             );
+            println!("{}", super::shown(&line));
             for entry in &m.entry_ids {
-                println!("{:<8} {:<40} {:<9} {}", "", entry.id, "", entry.summary);
+                let line = format!("{:<8} {:<40} {:<9} {}", "", entry.id, "", entry.summary);
+                println!("{}", super::shown(&line));
             }
         }
         if listing.memories.is_empty() {
             println!("No memories.");
         }
         for problem in &listing.invalid {
-            eprintln!("invalid: {problem}");
+            eprintln!("invalid: {}", super::shown(&problem.to_string()));
         }
     }
     Ok(if listing.invalid.is_empty() {

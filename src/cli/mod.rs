@@ -264,7 +264,7 @@ pub fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             let _ = std::io::stdout().flush();
-            eprintln!("teammem: {err}");
+            eprintln!("teammem: {}", shown(&err.to_string()));
             ExitCode::from(err.exit_code())
         }
     }
@@ -278,7 +278,7 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
     };
     let project = Project::open(cwd)?;
     for warning in &project.warnings {
-        eprintln!("teammem: warning: {warning}");
+        eprintln!("teammem: warning: {}", shown(warning));
     }
     match command {
         Command::Init(args) => init::run(&project, args),
@@ -307,10 +307,34 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
     }
 }
 
-/// Prints a value as pretty JSON on stdout.
+/// Prints a value as pretty JSON on stdout, every string in it redacted ([`shown`]): a path,
+/// a name or a message can hold a secret, and no output prints one.
 fn print_json<T: serde::Serialize>(value: &T) -> Result<(), OpError> {
-    let text = serde_json::to_string_pretty(value)
+    let mut value = serde_json::to_value(value)
+        .map_err(|e| OpError::Usage(format!("cannot write JSON: {e}")))?;
+    redact_json(&mut value);
+    let text = serde_json::to_string_pretty(&value)
         .map_err(|e| OpError::Usage(format!("cannot write JSON: {e}")))?;
     println!("{text}");
     Ok(())
+}
+
+fn redact_json(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::String(text) => {
+            let safe = shown(text);
+            if safe != *text {
+                *text = safe;
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(redact_json),
+        serde_json::Value::Object(map) => map.values_mut().for_each(redact_json),
+        _ => {}
+    }
+}
+
+/// Text as a command may print it: every detected secret redacted, including one that fills
+/// a file or folder name.
+pub(crate) fn shown(text: &str) -> String {
+    crate::domain::gate::redact_path(text)
 }

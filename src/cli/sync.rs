@@ -93,9 +93,10 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
     if args.json {
         super::print_json(&outcome)?;
     } else {
-        println!("{}", outcome.summary());
+        println!("{}", super::shown(&outcome.summary()));
         for file in &outcome.quarantined {
-            eprintln!("quarantined {}: {}", file.path, file.reasons.join("; "));
+            let line = format!("quarantined {}: {}", file.path, file.reasons.join("; "));
+            eprintln!("{}", super::shown(&line));
         }
         // The summary line already holds the reason for a skip or a refused commit.
         let shown = &outcome.warnings[usize::from(outcome.skipped_reason.is_some())..];
@@ -104,7 +105,7 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
             _ => shown,
         };
         for warning in shown {
-            eprintln!("teammem: warning: {warning}");
+            eprintln!("teammem: warning: {}", super::shown(warning));
         }
     }
     let trouble = outcome.skipped_reason.is_some()

@@ -50,7 +50,7 @@ pub fn run(project: &Project, args: ValidateArgs) -> Result<u8, OpError> {
         super::print_json(&result)?;
     } else {
         for problem in &result.problems {
-            println!("{problem}");
+            println!("{}", super::shown(&problem.to_string()));
         }
         println!(
             "{} file(s) checked, {} problem(s)",

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::gate::{Policy, Verdict};
 use super::index::{self, IndexEntry};
 use super::memory::{self, MemoryFile, MemoryType};
 use super::scope::{INDEX_FILE, TEAM_DIR};
@@ -454,6 +455,11 @@ impl<'a> Findings<'a> {
         }
     }
 
+    /// The configuration the findings are collected under.
+    pub fn config(&self) -> &CheckConfig {
+        self.config
+    }
+
     /// Adds a finding unless its rule is switched off. `matched` feeds the fingerprint only.
     #[allow(clippy::too_many_arguments)]
     pub fn push(
@@ -684,8 +690,9 @@ pub fn check_index(
     memories: &[(&str, &[u8])],
     current: Option<&[u8]>,
     commit: Option<&str>,
+    policy: &Policy,
 ) {
-    let expected = expected_index(memories);
+    let expected = expected_index(memories, policy);
     let path = repo_path(INDEX_FILE);
     let fix = "run `teammem index --scope team` and commit MEMORY.md";
     match current {
@@ -721,18 +728,20 @@ pub fn check_index(
     }
 }
 
-/// The index the valid memories among `memories` give.
-pub fn expected_index(memories: &[(&str, &[u8])]) -> String {
+/// The index the memories among `memories` that pass the gate give: a memory withheld from
+/// agents is left out of the index too, so the index never carries what the gate stopped.
+pub fn expected_index(memories: &[(&str, &[u8])], policy: &Policy) -> String {
     let entries: Vec<IndexEntry> = memories
         .iter()
         .filter(|(rel, _)| is_memory_path(rel) && memory::check_file_name(rel).is_none())
-        .filter_map(|(rel, bytes)| {
-            MemoryFile::parse(rel, bytes).ok().map(|m| IndexEntry {
+        .filter_map(|(rel, bytes)| match policy.judge(rel, rel, bytes) {
+            Verdict::Pass { file, .. } => Some(IndexEntry {
                 path: rel.to_string(),
-                title: m.name,
-                description: m.description,
-                kind: m.kind,
-            })
+                title: file.name,
+                description: file.description,
+                kind: file.kind,
+            }),
+            Verdict::Withheld(_) => None,
         })
         .collect();
     index::render(&entries)
@@ -814,12 +823,13 @@ mod tests {
     fn index_staleness() {
         let config = CheckConfig::default();
         let memories = [("feedback/real-db.md", GOOD.as_bytes())];
-        let good = expected_index(&memories);
+        let policy = Policy::default();
+        let good = expected_index(&memories, &policy);
         let mut out = Findings::new(&config);
-        check_index(&mut out, &memories, Some(good.as_bytes()), None);
+        check_index(&mut out, &memories, Some(good.as_bytes()), None, &policy);
         assert!(out.list.is_empty());
-        check_index(&mut out, &memories, Some(b"- stale\n"), None);
-        check_index(&mut out, &memories, None, None);
+        check_index(&mut out, &memories, Some(b"- stale\n"), None, &policy);
+        check_index(&mut out, &memories, None, None, &policy);
         assert_eq!(out.list.len(), 2);
         assert_eq!(out.list[0].rule, INDEX_STALE);
     }

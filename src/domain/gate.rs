@@ -36,7 +36,7 @@ pub enum Verdict {
 }
 
 /// The rules and accepted findings a gate applies.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Policy {
     /// The effective configuration (see [`CheckConfig::layered`]).
     pub config: CheckConfig,
@@ -44,6 +44,12 @@ pub struct Policy {
     pub ignore: SecretsIgnore,
     /// The link allow-list, resolved once.
     hosts: Vec<String>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy::new(CheckConfig::default(), SecretsIgnore::default())
+    }
 }
 
 impl Policy {
@@ -106,18 +112,52 @@ impl Policy {
         }
     }
 
-    /// Whether a path holds a secret the team did not accept. Separators are read as spaces
-    /// too, so a token that fills a whole file or folder name is found either way.
+    /// Whether a path holds a secret the team did not accept (see [`secret_spans`]).
     pub fn path_has_secret(&self, path: &str) -> bool {
-        let spaced: String = path
-            .chars()
-            .map(|c| if c == '/' || c == '\\' { ' ' } else { c })
-            .collect();
-        let spaced = spaced.replace(".md", " ");
-        [path, spaced.as_str()]
-            .iter()
-            .any(|p| !self.ignore.filter(secrets::scan_text(p)).is_empty())
+        !secret_spans(path, &self.ignore).is_empty()
     }
+}
+
+/// The byte ranges of `path` that hold a secret `ignore` does not accept. The path is also
+/// read with its separators and every `.md` as spaces (same length, so ranges agree), so a
+/// token that fills a whole file or folder name is found either way.
+pub fn secret_spans(path: &str, ignore: &SecretsIgnore) -> Vec<(usize, usize)> {
+    let mut spaced: Vec<u8> = path
+        .bytes()
+        .map(|b| if b == b'/' || b == b'\\' { b' ' } else { b })
+        .collect();
+    let mut at = 0;
+    while let Some(found) = spaced[at..].windows(3).position(|w| w == b".md") {
+        spaced[at + found..at + found + 3].copy_from_slice(b"   ");
+        at += found + 3;
+    }
+    let spaced = String::from_utf8_lossy(&spaced).into_owned();
+    let mut spans: Vec<(usize, usize)> = [path, spaced.as_str()]
+        .iter()
+        .flat_map(|p| ignore.filter(secrets::scan_text(p)))
+        .map(|f| (f.start, f.end))
+        .filter(|&(start, end)| path.is_char_boundary(start) && path.is_char_boundary(end))
+        .collect();
+    spans.sort_unstable();
+    spans
+}
+
+/// A path as it may be printed: every secret in it (see [`secret_spans`]) replaced by
+/// `[REDACTED_SECRET]`, then any secret left in the text redacted as in prose.
+pub fn redact_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut pos = 0;
+    for (start, end) in secret_spans(path, &SecretsIgnore::default()) {
+        if start < pos {
+            pos = pos.max(end);
+            continue;
+        }
+        out.push_str(&path[pos..start]);
+        out.push_str(secrets::REDACTED);
+        pos = end;
+    }
+    out.push_str(&path[pos..]);
+    secrets::redact_text(&out)
 }
 
 /// The one line that tells a user (and the agent) what was withheld: how many memories, which
@@ -246,6 +286,9 @@ mod tests {
         let slack = "xoxb-283749162534-4827361928374-k3j4h5g6f7d8s9a0q1w2e3r4";
         assert!(withheld(&format!("reference/{slack}.md"), GOOD).contains(SECRET));
         assert!(withheld(&format!("{token}/x.md"), GOOD).contains(SECRET));
+        let shown = redact_path(&format!("reference/{slack}.md"));
+        assert_eq!(shown, "reference/[REDACTED_SECRET].md");
+        assert_eq!(redact_path("feedback/real-db.md"), "feedback/real-db.md");
     }
 
     #[test]

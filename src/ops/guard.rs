@@ -158,6 +158,27 @@ pub fn gate_scope(
     gate_dir(&dir, &project.shown_prefix(scope), policy)
 }
 
+/// Whether a scope's memories are gated like team memory when its index is written: team
+/// memory, and a private memory folder that git tracks.
+pub fn gates_index(project: &Project, scope: ScopeKind) -> bool {
+    scope == ScopeKind::Team || (scope == ScopeKind::Private && private_is_tracked(project))
+}
+
+/// The index lines of a scope: for a gated scope ([`gates_index`]) those of the memories that
+/// pass the gate, so a generated `MEMORY.md` never carries a withheld memory's name or
+/// description; `entries` (every valid memory) otherwise.
+pub fn index_entries(
+    project: &Project,
+    scope: ScopeKind,
+    entries: Vec<IndexEntry>,
+) -> Result<Vec<IndexEntry>, OpError> {
+    if !gates_index(project, scope) {
+        return Ok(entries);
+    }
+    let (policy, _) = policy(project);
+    Ok(gate_scope(project, scope, &policy)?.index_entries())
+}
+
 /// A memory as an agent may read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentMemory {

@@ -4,8 +4,10 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::domain::gate;
 use crate::domain::memory::Invalid;
 use crate::domain::scope::{INDEX_FILE, ScopeKind};
+use crate::domain::secrets;
 use crate::domain::store;
 
 use super::{OpError, Project};
@@ -30,8 +32,13 @@ pub struct IndexState {
 /// Compares a scope's index with its memories; with `write`, regenerates it when stale.
 pub fn index(project: &Project, scope: ScopeKind, write: bool) -> Result<IndexState, OpError> {
     let dir = project.check_scope_safe(scope)?;
-    let (entries, invalid) = store::load_index_entries(&dir, &project.shown_prefix(scope))?;
+    let (entries, mut invalid) = store::load_index_entries(&dir, &project.shown_prefix(scope))?;
+    let entries = super::guard::index_entries(project, scope, entries)?;
     let expected = crate::domain::index::render(&entries);
+    for problem in &mut invalid {
+        problem.path = gate::redact_path(&problem.path);
+        problem.message = gate::redact_path(&problem.message);
+    }
     let path = dir.join(INDEX_FILE);
     let is_regular = std::fs::symlink_metadata(&path)
         .map(|m| m.is_file())
@@ -43,12 +50,15 @@ pub fn index(project: &Project, scope: ScopeKind, write: bool) -> Result<IndexSt
     };
     let missing_dir = !dir.exists();
     let stale = !missing_dir && (!is_regular || current != expected);
-    let diff = stale.then(|| {
-        similar::TextDiff::from_lines(&current, &expected)
-            .unified_diff()
-            .header(&format!("a/{INDEX_FILE}"), &format!("b/{INDEX_FILE}"))
-            .to_string()
-    });
+    let diff = stale
+        .then(|| {
+            similar::TextDiff::from_lines(&current, &expected)
+                .unified_diff()
+                .header(&format!("a/{INDEX_FILE}"), &format!("b/{INDEX_FILE}"))
+                .to_string()
+        })
+        // The file on disk may be a teammate's, holding what the gate keeps out.
+        .map(|d| secrets::redact_text(&d));
     let written = if write && stale {
         store::write_if_changed(&path, expected.as_bytes())?
     } else {

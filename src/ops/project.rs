@@ -134,12 +134,15 @@ impl Project {
         Ok(store::load(&dir, &self.shown_prefix(scope))?)
     }
 
-    /// Regenerates a scope's `MEMORY.md` from its valid memories. Returns whether it wrote and
+    /// Regenerates a scope's `MEMORY.md` from its valid memories (for team memory, those that
+    /// pass the gate). Returns whether it wrote and
     /// what was loaded (invalid files are left out of the index).
     pub fn rebuild_index(&self, scope: ScopeKind) -> Result<(bool, Loaded), OpError> {
         let loaded = self.load(scope)?;
         let dir = self.scope_dir(scope)?;
-        let text = store::render_index(&loaded.memories);
+        let entries = loaded.memories.iter().map(|m| m.index_entry()).collect();
+        let entries = super::guard::index_entries(self, scope, entries)?;
+        let text = crate::domain::index::render(&entries);
         if !dir.exists() && text.is_empty() {
             return Ok((false, loaded));
         }
