@@ -24,7 +24,7 @@ use crate::ops::{EXIT_FINDINGS, EXIT_OK, OpError, Project};
 /// secrets in .qwen/team-memory/.secretsignore (for --range, the copies in BASE). Findings at
 /// error severity give exit status 1. See docs/check-and-review.md for the rules.
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("source").required(true).args(["staged", "range", "all"])))]
+#[command(group(ArgGroup::new("source").required(true).args(["staged", "range", "all", "ref_updates"])))]
 pub struct CheckArgs {
     /// Check the staged team memory (the pre-commit hook's check).
     #[arg(long)]
@@ -35,6 +35,11 @@ pub struct CheckArgs {
     /// Check the team memory in the HEAD commit.
     #[arg(long)]
     all: bool,
+    /// Read `<old> <new> <ref>` lines (git's reference-transaction hook input) on standard
+    /// input and check each commit they bring into a branch that no ref reaches yet (what
+    /// cherry-pick, revert and am create), against its parent.
+    #[arg(long)]
+    ref_updates: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
     format: CheckFormat,
@@ -58,9 +63,20 @@ pub fn run(project: &Project, args: CheckArgs) -> Result<u8, OpError> {
     let source = match (&args.range, args.staged) {
         (Some(spec), _) => Source::range(spec)?,
         (None, true) => Source::Staged,
+        (None, false) if args.ref_updates => {
+            let mut input = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)
+                .map_err(|e| OpError::Usage(format!("cannot read standard input: {e}")))?;
+            Source::RefUpdates(check::parse_ref_updates(&input))
+        }
         (None, false) => Source::All,
     };
+    let quiet = matches!(source, Source::RefUpdates(_));
     let report = check::check(project, &source)?;
+    if quiet && report.findings.is_empty() && args.format == CheckFormat::Human {
+        // Git runs this hook for every ref update: a clean one says nothing.
+        return Ok(EXIT_OK);
+    }
     let json_error = |e: serde_json::Error| OpError::Usage(format!("cannot write JSON: {e}"));
     let text = match args.format {
         CheckFormat::Human => check_format::human(&report),

@@ -39,6 +39,8 @@ pub enum Source {
     },
     /// The HEAD commit's tree.
     All,
+    /// The commits a ref transaction creates (the `reference-transaction` hook's input).
+    RefUpdates(Vec<RefUpdate>),
 }
 
 impl Source {
@@ -116,6 +118,7 @@ pub fn check(project: &Project, source: &Source) -> Result<CheckReport, OpError>
         }
         Source::All => check_head(&repo),
         Source::Range { base, head } => check_range(&repo, base, head),
+        Source::RefUpdates(updates) => check_new_commits(&repo, updates),
     }
 }
 
@@ -241,6 +244,103 @@ pub fn check_history(
     let mut report = CheckReport::new(source, files_checked, out.list);
     report.commits_checked = walked.commits.len();
     Ok(report)
+}
+
+/// One line of git's `reference-transaction` hook input: `<old> <new> <ref>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefUpdate {
+    /// The value before (zero when the ref is created).
+    pub old: Oid,
+    /// The value after (zero when the ref is deleted).
+    pub new: Oid,
+    /// The ref's full name.
+    pub name: String,
+}
+
+/// Reads the hook's input; symbolic updates (`ref:…`) and lines that do not parse are skipped.
+pub fn parse_ref_updates(text: &str) -> Vec<RefUpdate> {
+    text.lines()
+        .filter_map(|line| {
+            let mut parts = line.split_whitespace();
+            let old = Oid::from_str(parts.next()?).ok()?;
+            let new = Oid::from_str(parts.next()?).ok()?;
+            let name = parts.next()?.to_string();
+            Some(RefUpdate { old, new, name })
+        })
+        .collect()
+}
+
+/// Checks the commits that a ref transaction brings into a branch and that no ref reaches
+/// yet: the ones `git cherry-pick`, `git revert`, `git am` (and `git commit`, `git rebase`)
+/// create locally. A fetch, a fast-forward to fetched commits, a reset or a new branch at an
+/// existing commit brings none and costs one walk. Each such commit is checked as
+/// `check --range PARENT..COMMIT` (the parent's configuration); merge commits are left to the
+/// `pre-merge-commit` hook.
+pub fn check_new_commits(repo: &Repository, updates: &[RefUpdate]) -> Result<CheckReport, OpError> {
+    let git = |what: &'static str| move |e| crate::git::GitError::git(what, e);
+    let mut walk = repo.revwalk().map_err(git("walking new commits"))?;
+    let mut any = false;
+    for u in updates {
+        let branch = u.name == "HEAD" || u.name.starts_with("refs/heads/");
+        if branch && !u.new.is_zero() && u.new != u.old {
+            walk.push(u.new).map_err(git("walking new commits"))?;
+            any = true;
+        }
+    }
+    let mut report = CheckReport::new("new commits".into(), 0, Vec::new());
+    if !any {
+        return Ok(report);
+    }
+    // In the `prepared` state no ref has moved yet: every commit a ref reaches now was already
+    // there, fetched or checked when it was made.
+    for reference in repo.references().map_err(git("listing refs"))?.flatten() {
+        if let Ok(commit) = reference.peel_to_commit() {
+            let _ = walk.hide(commit.id());
+        }
+    }
+    if let Ok(head) = repo.head().and_then(|h| h.peel_to_commit()) {
+        let _ = walk.hide(head.id());
+    }
+    let mut findings = Vec::new();
+    let mut files = 0;
+    let mut commits = 0;
+    for id in walk {
+        let id = id.map_err(git("walking new commits"))?;
+        let commit = repo.find_commit(id).map_err(git("reading a new commit"))?;
+        if commit.parent_count() > 1 {
+            continue;
+        }
+        commits += 1;
+        let one = match commit.parent_id(0) {
+            Ok(parent) => {
+                let walked = folder_history::range(repo, parent, id, TEAM_DIR)?;
+                check_history(repo, parent, id, &walked, String::new())?
+            }
+            Err(_) => root_commit_report(repo, id)?,
+        };
+        files += one.files_checked;
+        findings.extend(one.findings);
+    }
+    report = CheckReport::new("new commits".into(), files, findings);
+    report.commits_checked = commits;
+    Ok(report)
+}
+
+/// A root commit has no parent to compare with: its whole team folder is what it adds.
+fn root_commit_report(repo: &Repository, id: Oid) -> Result<CheckReport, OpError> {
+    let read = team_files::at_revision(repo, &id.to_string(), TEAM_DIR)?;
+    let (config, config_problem) = config_from(&read.files);
+    let mut out = Findings::new(&config);
+    report_config_problem(&mut out, config_problem);
+    report_blockers(&mut out, &read.blockers, Some(&id.to_string()));
+    let refs: Vec<&FolderFile> = read.files.iter().collect();
+    check_tree_files(
+        &mut out,
+        &refs,
+        &accepted_secrets(&read.files),
+        Some(&id.to_string()),
+    );
+    Ok(CheckReport::new(id.to_string(), refs.len(), out.list))
 }
 
 /// A configuration that could not be read, and each repository setting ignored because it
