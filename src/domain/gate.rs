@@ -63,6 +63,18 @@ impl Policy {
         }
     }
 
+    /// The policy a team folder's own files give, without the user's configuration: its
+    /// `.teammem-check.json` (which can only tighten the defaults) and its `.secretsignore`.
+    /// For code that sees a folder as git objects, with no user around (a replayed commit).
+    pub fn from_team_files(config: Option<&[u8]>, ignore: Option<&[u8]>) -> Policy {
+        let repo = config.and_then(|b| CheckConfig::from_json(&String::from_utf8_lossy(b)).ok());
+        let (config, _) = CheckConfig::layered(None, repo.as_ref());
+        let ignore = ignore
+            .map(|b| SecretsIgnore::parse(&String::from_utf8_lossy(b)))
+            .unwrap_or_default();
+        Policy::new(config, ignore)
+    }
+
     /// The error-severity rules broken by `text`'s secrets and trust risks (warnings in the
     /// second set). `text` is any text an agent or a teammate would read: a path, a body, an
     /// index line.

@@ -66,6 +66,7 @@ pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError>
         let mut heading = title(scope).to_string();
         if scope == ScopeKind::Private && guard::private_is_tracked(project) {
             warnings.push(guard::TRACKED_PRIVATE_WARNING.to_string());
+            text.push_str(&format!("\nWarning: {}.\n", guard::TRACKED_PRIVATE_WARNING));
             heading = "Private project (tracked by git, so gated like team memory)".into();
         }
         let gated = guard::gate_scope(project, scope, &policy)?;
