@@ -177,7 +177,10 @@ fn untouched_to_warnings(repo: &Repository, staged: &[FolderFile], list: &mut [F
         || staged_ids.keys().any(|rel| touched(rel));
     let prefix = format!("{TEAM_DIR}/");
     for f in list.iter_mut() {
-        let rel = f.path.strip_prefix(&prefix).unwrap_or(&f.path);
+        // Something standing where the folder should be is judged as it is now.
+        let Some(rel) = f.path.strip_prefix(&prefix) else {
+            continue;
+        };
         let folder_wide = rel == INDEX_FILE || rel == CONFIG_FILE || !staged_ids.contains_key(rel);
         let untouched = if folder_wide {
             !any_touched
