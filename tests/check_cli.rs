@@ -168,12 +168,29 @@ fn unsafe_paths_and_configured_severities() {
     sb.git(&repo, ["add", "-A"]);
     let run = sb.teammem(&repo, ["check", "--staged"]);
     run.expect_code(1);
-    assert_eq!(run.stdout.matches("config-ignored").count(), 3, "{}", run.stdout);
-    assert!(run.stdout.contains("2 error(s), 4 warning(s)"), "{}", run.stdout);
+    assert_eq!(
+        run.stdout.matches("config-ignored").count(),
+        3,
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("2 error(s), 4 warning(s)"),
+        "{}",
+        run.stdout
+    );
 
     // The user's own file, outside the repository, can loosen.
     write(&sb.base().join("teammem-check.json"), relaxed);
-    sb.git(&repo, ["rm", "-q", "--cached", ".qwen/team-memory/.teammem-check.json"]);
+    sb.git(
+        &repo,
+        [
+            "rm",
+            "-q",
+            "--cached",
+            ".qwen/team-memory/.teammem-check.json",
+        ],
+    );
     std::fs::remove_file(repo.join(TEAM).join(".teammem-check.json")).unwrap();
     let run = sb.teammem(&repo, ["check", "--staged"]);
     run.expect_code(0);

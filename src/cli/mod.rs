@@ -310,11 +310,21 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
 /// Prints a value as pretty JSON on stdout, every string in it redacted ([`shown`]): a path,
 /// a name or a message can hold a secret, and no output prints one.
 fn print_json<T: serde::Serialize>(value: &T) -> Result<(), OpError> {
-    let mut value = serde_json::to_value(value)
-        .map_err(|e| OpError::Usage(format!("cannot write JSON: {e}")))?;
-    redact_json(&mut value);
-    let text = serde_json::to_string_pretty(&value)
-        .map_err(|e| OpError::Usage(format!("cannot write JSON: {e}")))?;
+    let json_error = |e: serde_json::Error| OpError::Usage(format!("cannot write JSON: {e}"));
+    let text = serde_json::to_string_pretty(value).map_err(json_error)?;
+    let spans = crate::domain::gate::secret_spans(&text, &Default::default());
+    // A span without a quote or backslash lies inside one JSON string: replacing it keeps the
+    // document valid and its field order. Otherwise every string is redacted on its own.
+    let text = if spans
+        .iter()
+        .all(|&(a, b)| !text[a..b].contains(['"', '\\']))
+    {
+        shown(&text)
+    } else {
+        let mut value = serde_json::to_value(value).map_err(json_error)?;
+        redact_json(&mut value);
+        serde_json::to_string_pretty(&value).map_err(json_error)?
+    };
     println!("{text}");
     Ok(())
 }
