@@ -820,6 +820,39 @@ mod tests {
     }
 
     #[test]
+    fn a_repository_config_can_only_tighten() {
+        let repo = CheckConfig::from_json(
+            r#"{"severity": {"secret": "off", "trust-role-marker": "warning", "trust-external-link": "error", "path-layout": "off"}, "allowed_hosts": ["github.com", "evil.example"], "max_file_bytes": 1000}"#,
+        )
+        .unwrap();
+        let (config, notes) = CheckConfig::layered(None, Some(&repo));
+        assert_eq!(config.severity(SECRET), Some(Severity::Error));
+        assert_eq!(config.severity(trust::ROLE_MARKER), Some(Severity::Error));
+        assert_eq!(config.severity(trust::EXTERNAL_LINK), Some(Severity::Error));
+        assert_eq!(config.severity(PATH_LAYOUT), Some(Severity::Warning));
+        assert_eq!(config.allowed_hosts(), ["github.com"]);
+        assert_eq!(config.max_file_bytes(), 1000);
+        assert_eq!(notes.len(), 4, "{notes:?}");
+        assert!(
+            notes.iter().any(|n| n.contains("evil.example")),
+            "{notes:?}"
+        );
+
+        // The user's own file loosens, except for secrets; the repository still tightens on top.
+        let user = CheckConfig::from_json(
+            r#"{"severity": {"secret": "off", "trust-role-marker": "off"}, "allowed_hosts": ["*.corp.example"]}"#,
+        )
+        .unwrap();
+        let (config, _) = CheckConfig::layered(Some(&user), None);
+        assert_eq!(config.severity(SECRET), Some(Severity::Error));
+        assert_eq!(config.severity(trust::ROLE_MARKER), None);
+        assert_eq!(config.allowed_hosts(), ["*.corp.example"]);
+        let (config, _) = CheckConfig::layered(Some(&user), Some(&repo));
+        assert_eq!(config.severity(trust::ROLE_MARKER), Some(Severity::Warning));
+        assert!(config.allowed_hosts().is_empty());
+    }
+
+    #[test]
     fn index_staleness() {
         let config = CheckConfig::default();
         let memories = [("feedback/real-db.md", GOOD.as_bytes())];
