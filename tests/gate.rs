@@ -254,6 +254,42 @@ fn a_teammates_poison_never_reaches_the_victims_agent() {
         outputs.push((args.join(" "), run.stdout.clone()));
         outputs.push((format!("{} (stderr)", args.join(" ")), run.stderr.clone()));
     }
+    for id in [
+        "team:feedback/setup.md",
+        "team:reference/keys.md",
+        "team:project/hidden.md",
+    ] {
+        let run = team.sb.teammem(&team.me, ["show", "--for-agent", id]);
+        assert_eq!(run.code, 1, "{id}: {}", run.stdout);
+        assert!(
+            run.stdout
+                .starts_with("Withheld by the memory gate: 1 memory"),
+            "{}",
+            run.stdout
+        );
+        outputs.push((format!("show --for-agent {id}"), run.stdout.clone()));
+    }
+    let run = team.sb.teammem(
+        &team.me,
+        ["show", "--for-agent", "team:project/release-train.md"],
+    );
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains(
+            "<memory-data source=\"team:project/release-train.md\">\nTuesday.\n</memory-data>"
+        ),
+        "{}",
+        run.stdout
+    );
+    let run = team
+        .sb
+        .teammem(&team.me, ["show", "team:reference/keys.md"]);
+    run.expect_code(0);
+    assert!(
+        !run.stdout.contains(AWS_SECRET) && !run.stdout.contains(GHP),
+        "{}",
+        run.stdout
+    );
     for (what, text) in &outputs {
         assert_clean(what, text);
     }
