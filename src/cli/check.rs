@@ -20,9 +20,12 @@ use crate::ops::{EXIT_FINDINGS, EXIT_OK, OpError, Project};
 /// removed is still found, naming the commit that added it; --all reads the HEAD commit's tree
 /// (what is committed, whatever the work tree holds).
 ///
-/// Severities and the link allow-list are set in .qwen/team-memory/.teammem-check.json, accepted
-/// secrets in .qwen/team-memory/.secretsignore (for --range, the copies in BASE). Findings at
-/// error severity give exit status 1. See docs/check-and-review.md for the rules.
+/// Severities and the link allow-list are set in .qwen/team-memory/.teammem-check.json (which can
+/// only tighten the rules) and in your own ~/.qwen/teammem-check.json (which can loosen them, but
+/// never for secrets); accepted secrets in .qwen/team-memory/.secretsignore (for --range, the
+/// copies in BASE). --staged judges the change: a problem already in HEAD, in a file the commit
+/// does not touch, is a warning. Findings at error severity give exit status 1. See
+/// docs/check-and-review.md for the rules.
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("source").required(true).args(["staged", "range", "all", "ref_updates"])))]
 pub struct CheckArgs {
