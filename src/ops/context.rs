@@ -69,7 +69,20 @@ pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError>
             text.push_str(&format!("\nWarning: {}.\n", guard::TRACKED_PRIVATE_WARNING));
             heading = "Private project (tracked by git, so gated like team memory)".into();
         }
-        let gated = guard::gate_scope(project, scope, &policy)?;
+        // A scope that cannot be read safely (a symlink leading out of it) is left out, not
+        // the whole context.
+        let gated = match guard::gate_scope(project, scope, &policy) {
+            Ok(gated) => gated,
+            Err(e) => {
+                let why = gate::for_agent(&e.to_string());
+                warnings.push(format!("the {scope} memory was left out: {why}"));
+                text.push_str(&format!(
+                    "\n{} memory was left out: it could not be read safely ({why}).\n",
+                    title(scope)
+                ));
+                continue;
+            }
+        };
         withheld.add(gated.withheld.values());
         let index = within_limits(&index::render(&gated.index_entries()));
         if index.trim().is_empty() {
