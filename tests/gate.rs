@@ -732,3 +732,24 @@ fn cherry_pick_revert_and_am_cannot_skip_the_gate() {
     sb.git(&repo, ["cherry-pick", "clean"]);
     sb.git(&repo, ["branch", "another"]);
 }
+
+#[test]
+fn a_symlink_out_of_the_team_folder_costs_the_team_index_not_the_session() {
+    let team = Team::new();
+    write(&team.mate.join("secret.txt"), &format!("key {GHP}\n"));
+    std::os::unix::fs::symlink(
+        "../../../secret.txt",
+        team.mate.join(".qwen/team-memory/project/link.md"),
+    )
+    .unwrap();
+    mate_pushes(&team, "link");
+    team.sb.git(&team.me, ["pull", "-q", "origin", "main"]);
+    let run = team
+        .sb
+        .teammem(&team.me, ["session-start", "--hook", "qwen"]);
+    run.expect_code(0);
+    let text = additional_context(&run.stdout);
+    assert!(text.contains("Team memory was left out"), "{text}");
+    assert!(text.contains("point-in-time"), "{text}");
+    assert_clean("session-start", &text);
+}
