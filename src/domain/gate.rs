@@ -193,6 +193,7 @@ static ROLE_LABEL: LazyLock<Option<Regex>> = LazyLock::new(|| {
         r"(?m)^([ \t>#*_]*)(system|assistant|user|human|developer|tool|model|ai|bot|instruction|instructions|response|input|output|context)((?:[ \t]+(?:prompt|message|instructions?|note|turn))?[ \t*_]*:)",
     )
     .case_insensitive(true)
+    .unicode(false)
     .build()
     .ok()
 });
@@ -203,6 +204,7 @@ static ROLE_BRACKET: LazyLock<Option<Regex>> = LazyLock::new(|| {
         r"\[\s*/?\s*(inst|sys|system|assistant|user|human|developer|tool|model|ai|bot|s)\s*\]",
     )
     .case_insensitive(true)
+    .unicode(false)
     .build()
     .ok()
 });

@@ -10,7 +10,7 @@
 
 use std::sync::LazyLock;
 
-use regex::bytes::{Regex, RegexBuilder};
+use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
 use super::index::is_hidden;
 use super::memory::line_col;
@@ -69,11 +69,27 @@ pub struct Risk {
 pub fn scan(text: &str, allowed_hosts: &[String]) -> Vec<Risk> {
     let mut risks = Vec::new();
     hidden_characters(text, &mut risks);
-    for (rule, patterns, what) in PATTERN_RULES.iter() {
-        for pattern in patterns {
-            for m in pattern.find_iter(text.as_bytes()) {
-                let matched = String::from_utf8_lossy(m.as_bytes());
-                risks.push(risk(text, rule, m.start(), &matched, what));
+    let mut run = |rule: &'static str, pattern: &Regex, what: &str| {
+        for m in pattern.find_iter(text.as_bytes()) {
+            let matched = String::from_utf8_lossy(m.as_bytes());
+            risks.push(risk(text, rule, m.start(), &matched, what));
+        }
+    };
+    match &*PATTERN_SET {
+        // One pass over the text says which patterns can match; only those run on their own.
+        // Most memories match none, so the gate costs one pass per memory, not forty.
+        Some((set, owners)) => {
+            for at in set.matches(text.as_bytes()).iter() {
+                let (r, p) = owners[at];
+                let (rule, patterns, what) = &PATTERN_RULES[r];
+                run(rule, &patterns[p], what);
+            }
+        }
+        None => {
+            for (rule, patterns, what) in PATTERN_RULES.iter() {
+                for pattern in patterns {
+                    run(rule, pattern, what);
+                }
             }
         }
     }
@@ -117,6 +133,13 @@ fn excerpt(text: &str) -> String {
 }
 
 fn hidden_characters(text: &str, risks: &mut Vec<Risk>) {
+    // ASCII text can hide only control characters.
+    if text
+        .bytes()
+        .all(|b| (0x20..0x7F).contains(&b) || matches!(b, b'\n' | b'\t' | b'\r'))
+    {
+        return;
+    }
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut reported_line = 0;
     for (i, &(offset, c)) in chars.iter().enumerate() {
@@ -325,6 +348,41 @@ static PATTERN_RULES: LazyLock<Vec<PatternRule>> = LazyLock::new(|| {
     ]
 });
 
+/// Every pattern of [`PATTERN_RULES`] in one set, with the (rule, pattern) each one is; `None`
+/// when the set does not build or a rule lost a pattern (then every pattern runs on its own).
+static PATTERN_SET: LazyLock<Option<(RegexSet, Vec<(usize, usize)>)>> = LazyLock::new(|| {
+    let sources = [
+        OVERRIDE_PATTERNS,
+        ROLE_PATTERNS,
+        COMMAND_PATTERNS,
+        REMOTE_PATTERNS,
+        EXFILTRATION_PATTERNS,
+    ];
+    let complete = sources.len() == PATTERN_RULES.len()
+        && sources
+            .iter()
+            .zip(PATTERN_RULES.iter())
+            .all(|(s, (_, compiled, _))| s.len() == compiled.len());
+    if !complete {
+        return None;
+    }
+    let mut owners = Vec::new();
+    let mut all = Vec::new();
+    for (r, rule) in sources.iter().enumerate() {
+        for (p, source) in rule.iter().enumerate() {
+            owners.push((r, p));
+            all.push(*source);
+        }
+    }
+    RegexSetBuilder::new(all)
+        .case_insensitive(true)
+        .multi_line(true)
+        .unicode(false)
+        .build()
+        .ok()
+        .map(|set| (set, owners))
+});
+
 static COMMENT: LazyLock<Option<Regex>> = LazyLock::new(|| ascii(r"(?s)<!--(.*?)(?:-->|\z)"));
 
 /// An ASCII-only, case-insensitive byte pattern (see [`patterns`]).
@@ -344,6 +402,9 @@ static COMMENT_INSTRUCTION: LazyLock<Option<Regex>> = LazyLock::new(|| {
 });
 
 fn hidden_comments(text: &str, risks: &mut Vec<Risk>) {
+    if !text.contains("<!--") {
+        return;
+    }
     let (Some(comment), Some(instruction)) = (&*COMMENT, &*COMMENT_INSTRUCTION) else {
         return;
     };
@@ -491,6 +552,7 @@ mod tests {
             assert_eq!(patterns(sources).len(), sources.len());
         }
         assert!(COMMENT.is_some() && COMMENT_INSTRUCTION.is_some());
+        assert!(PATTERN_SET.is_some());
         assert!(BASE64.is_some() && URL.is_some() && SCRIPT_LINK.is_some());
     }
 
