@@ -8,7 +8,7 @@
 //! instructions or send data out, long encoded blobs, and links to unexpected hosts. Ordinary
 //! imperative prose ("always run the tests") is what memories are for and is not flagged.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
@@ -75,20 +75,25 @@ pub fn scan(text: &str, allowed_hosts: &[String]) -> Vec<Risk> {
             risks.push(risk(text, rule, m.start(), &matched, what));
         }
     };
+    let mut run_one = |r: usize, p: usize| {
+        let (rule, _, what) = PATTERN_RULES[r];
+        if let Some(pattern) = compiled(r, p) {
+            run(rule, pattern, what);
+        }
+    };
     match &*PATTERN_SET {
         // One pass over the text says which patterns can match; only those run on their own.
         // Most memories match none, so the gate costs one pass per memory, not forty.
         Some((set, owners)) => {
             for at in set.matches(text.as_bytes()).iter() {
                 let (r, p) = owners[at];
-                let (rule, patterns, what) = &PATTERN_RULES[r];
-                run(rule, &patterns[p], what);
+                run_one(r, p);
             }
         }
         None => {
-            for (rule, patterns, what) in PATTERN_RULES.iter() {
-                for pattern in patterns {
-                    run(rule, pattern, what);
+            for (r, (_, sources, _)) in PATTERN_RULES.iter().enumerate() {
+                for p in 0..sources.len() {
+                    run_one(r, p);
                 }
             }
         }
@@ -238,8 +243,6 @@ pub fn is_invisible(c: char) -> bool {
             | '\u{100000}'..='\u{10FFFD}')
 }
 
-type PatternRule = (&'static str, Vec<Regex>, &'static str);
-
 /// Compiles case-insensitive, multi-line patterns. They are byte patterns without Unicode
 /// classes: those in bounded repeats (`[^\n]{0,60}`) cost tens of milliseconds each to compile.
 /// Non-English words are literals (matched as their UTF-8 bytes, case-sensitively beyond ASCII). The patterns are constants checked by a unit test, so
@@ -318,58 +321,48 @@ const EXFILTRATION_PATTERNS: &[&str] = &[
     r"\b(?:printenv|env|cat\s+~?/?\.(?:ssh|aws|env)\S*)\s*\|\s*(?:curl|nc|ncat|wget)\b",
 ];
 
-static PATTERN_RULES: LazyLock<Vec<PatternRule>> = LazyLock::new(|| {
-    vec![
-        (
-            INSTRUCTION_OVERRIDE,
-            patterns(OVERRIDE_PATTERNS),
-            "text tells the model to override its instructions or hide from the user",
-        ),
-        (
-            ROLE_MARKER,
-            patterns(ROLE_PATTERNS),
-            "fake chat role marker",
-        ),
-        (
-            COMMAND,
-            patterns(COMMAND_PATTERNS),
-            "asks to run a risky command",
-        ),
-        (
-            REMOTE_INSTRUCTIONS,
-            patterns(REMOTE_PATTERNS),
-            "asks to fetch a URL and follow it",
-        ),
-        (
-            EXFILTRATION,
-            patterns(EXFILTRATION_PATTERNS),
-            "asks to send data out",
-        ),
-    ]
+/// Each pattern rule: its id, its patterns, and what a finding says.
+const PATTERN_RULES: [(&str, &[&str], &str); 5] = [
+    (
+        INSTRUCTION_OVERRIDE,
+        OVERRIDE_PATTERNS,
+        "text tells the model to override its instructions or hide from the user",
+    ),
+    (ROLE_MARKER, ROLE_PATTERNS, "fake chat role marker"),
+    (COMMAND, COMMAND_PATTERNS, "asks to run a risky command"),
+    (
+        REMOTE_INSTRUCTIONS,
+        REMOTE_PATTERNS,
+        "asks to fetch a URL and follow it",
+    ),
+    (EXFILTRATION, EXFILTRATION_PATTERNS, "asks to send data out"),
+];
+
+/// Each pattern, compiled the first time the set says it can match: compiling all forty costs
+/// more than the gate's whole scan of a thousand memories, and most runs need none.
+static COMPILED: LazyLock<Vec<Vec<OnceLock<Option<Regex>>>>> = LazyLock::new(|| {
+    PATTERN_RULES
+        .iter()
+        .map(|(_, sources, _)| sources.iter().map(|_| OnceLock::new()).collect())
+        .collect()
 });
 
+fn compiled(rule: usize, pattern: usize) -> Option<&'static Regex> {
+    let source = PATTERN_RULES.get(rule)?.1.get(pattern)?;
+    COMPILED
+        .get(rule)?
+        .get(pattern)?
+        .get_or_init(|| patterns(&[source]).pop())
+        .as_ref()
+}
+
 /// Every pattern of [`PATTERN_RULES`] in one set, with the (rule, pattern) each one is; `None`
-/// when the set does not build or a rule lost a pattern (then every pattern runs on its own).
+/// when the set does not build (then every pattern runs on its own).
 static PATTERN_SET: LazyLock<Option<(RegexSet, Vec<(usize, usize)>)>> = LazyLock::new(|| {
-    let sources = [
-        OVERRIDE_PATTERNS,
-        ROLE_PATTERNS,
-        COMMAND_PATTERNS,
-        REMOTE_PATTERNS,
-        EXFILTRATION_PATTERNS,
-    ];
-    let complete = sources.len() == PATTERN_RULES.len()
-        && sources
-            .iter()
-            .zip(PATTERN_RULES.iter())
-            .all(|(s, (_, compiled, _))| s.len() == compiled.len());
-    if !complete {
-        return None;
-    }
     let mut owners = Vec::new();
     let mut all = Vec::new();
-    for (r, rule) in sources.iter().enumerate() {
-        for (p, source) in rule.iter().enumerate() {
+    for (r, (_, sources, _)) in PATTERN_RULES.iter().enumerate() {
+        for (p, source) in sources.iter().enumerate() {
             owners.push((r, p));
             all.push(*source);
         }
