@@ -58,7 +58,9 @@ pub fn run(project: &Project, args: RecallArgs) -> Result<u8, OpError> {
         ops::recall::recall_with(project, &scopes, &args.query, args.max, args.chars, index)?;
     // What recall prints reaches agents too: the same gate as the session context.
     let (policy, _) = ops::guard::policy(project);
-    let (withheld, rules) = ops::guard::gate_recalled(&policy, &mut found);
+    let out = ops::guard::gate_recalled(&policy, &mut found);
+    let rules: gate::Broken = out.values().flatten().copied().collect();
+    let withheld = out.len();
     let withheld_line = gate::withheld_line(withheld, &rules);
     if args.json {
         #[derive(serde::Serialize)]

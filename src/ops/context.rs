@@ -4,6 +4,8 @@
 //!
 //! [`build`] is shared by `teammem context` and `teammem session-start` (after its sync).
 
+use std::collections::BTreeSet;
+
 use serde::Serialize;
 
 use crate::domain::gate::{self, Broken};
@@ -83,7 +85,12 @@ pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError>
                 continue;
             }
         };
-        withheld.add(gated.withheld.values());
+        withheld.add(
+            gated
+                .withheld
+                .iter()
+                .map(|(rel, broken)| (format!("{scope}:{rel}"), broken)),
+        );
         let index = within_limits(&index::render(&gated.index_entries()));
         if index.trim().is_empty() {
             continue;
@@ -99,9 +106,8 @@ pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError>
     let mut recalled = 0;
     if let Some(query) = query.filter(|q| !q.trim().is_empty()) {
         let mut found = recall::recall(project, &scopes, query, DEFAULT_MAX, DEFAULT_CHARS)?;
-        let (count, rules) = guard::gate_recalled(&policy, &mut found);
-        withheld.count += count;
-        withheld.rules.extend(rules);
+        let recalled_out = guard::gate_recalled(&policy, &mut found);
+        withheld.add(recalled_out.iter().map(|(id, broken)| (id.clone(), broken)));
         if !found.hits.is_empty() {
             text.push_str(&format!(
                 "\n## Memories relevant to: {}\n",
@@ -126,7 +132,7 @@ pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError>
             recalled = found.hits.len();
         }
     }
-    if let Some(line) = gate::withheld_line(withheld.count, &withheld.rules) {
+    if let Some(line) = gate::withheld_line(withheld.ids.len(), &withheld.rules) {
         text.push('\n');
         text.push_str(&line);
         text.push('\n');
@@ -147,17 +153,18 @@ pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError>
     })
 }
 
-/// What the gate withheld across the scopes of one context.
+/// What the gate withheld across the scopes of one context: each memory (`scope:rel`) once,
+/// whether the index or recall met it.
 #[derive(Debug, Default)]
 struct Withheld {
-    count: usize,
+    ids: BTreeSet<String>,
     rules: Broken,
 }
 
 impl Withheld {
-    fn add<'a>(&mut self, files: impl Iterator<Item = &'a Broken>) {
-        for broken in files {
-            self.count += 1;
+    fn add<'a>(&mut self, files: impl Iterator<Item = (String, &'a Broken)>) {
+        for (id, broken) in files {
+            self.ids.insert(id);
             self.rules.extend(broken.iter().copied());
         }
     }

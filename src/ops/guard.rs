@@ -275,11 +275,13 @@ pub fn private_is_tracked(project: &Project) -> bool {
 }
 
 /// Gates recall results in place: a hit whose file fails the gate (read again from disk, as
-/// a whole) is dropped, the others have every field made safe for an agent. Returns how many
-/// were withheld and the rules they broke.
-pub fn gate_recalled(policy: &Policy, found: &mut super::recall::Recalled) -> (usize, Broken) {
-    let mut rules = Broken::new();
-    let before = found.hits.len();
+/// a whole) is dropped, the others have every field made safe for an agent. Returns each
+/// withheld hit (`scope:rel`) with the rules it broke.
+pub fn gate_recalled(
+    policy: &Policy,
+    found: &mut super::recall::Recalled,
+) -> BTreeMap<String, Broken> {
+    let mut withheld = BTreeMap::new();
     found.hits.retain_mut(|hit| {
         let rel = hit.id.split(':').next().unwrap_or(&hit.id).to_string();
         let verdict = match store::read_capped(Path::new(&hit.path)) {
@@ -295,12 +297,12 @@ pub fn gate_recalled(policy: &Policy, found: &mut super::recall::Recalled) -> (u
                 true
             }
             Verdict::Withheld(broken) => {
-                rules.extend(broken);
+                withheld.insert(format!("{}:{rel}", hit.scope), broken);
                 false
             }
         }
     });
-    (before - found.hits.len(), rules)
+    withheld
 }
 
 /// Refuses a team write that would not pass the gate: a secret (as
