@@ -356,9 +356,12 @@ fn compiled(rule: usize, pattern: usize) -> Option<&'static Regex> {
         .as_ref()
 }
 
+/// The set, and for each of its patterns the (rule, pattern) indexes into [`PATTERN_RULES`].
+type PatternSet = (RegexSet, Vec<(usize, usize)>);
+
 /// Every pattern of [`PATTERN_RULES`] in one set, with the (rule, pattern) each one is; `None`
 /// when the set does not build (then every pattern runs on its own).
-static PATTERN_SET: LazyLock<Option<(RegexSet, Vec<(usize, usize)>)>> = LazyLock::new(|| {
+static PATTERN_SET: LazyLock<Option<PatternSet>> = LazyLock::new(|| {
     let mut owners = Vec::new();
     let mut all = Vec::new();
     for (r, (_, sources, _)) in PATTERN_RULES.iter().enumerate() {
