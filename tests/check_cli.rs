@@ -161,11 +161,37 @@ fn unsafe_paths_and_configured_severities() {
         run.stdout
     );
 
-    write(
-        &repo.join(TEAM).join(".teammem-check.json"),
-        r#"{"severity": {"path-symlink": "warning", "path-not-markdown": "off"}, "allowed_hosts": ["*.corp.example"]}"#,
-    );
+    // A repository file can only tighten: lowering a severity or extending the allow-list is
+    // ignored, and said so.
+    let relaxed = r#"{"severity": {"path-symlink": "warning", "path-not-markdown": "off"}, "allowed_hosts": ["*.corp.example"]}"#;
+    write(&repo.join(TEAM).join(".teammem-check.json"), relaxed);
     sb.git(&repo, ["add", "-A"]);
+    let run = sb.teammem(&repo, ["check", "--staged"]);
+    run.expect_code(1);
+    assert_eq!(
+        run.stdout.matches("config-ignored").count(),
+        3,
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("2 error(s), 4 warning(s)"),
+        "{}",
+        run.stdout
+    );
+
+    // The user's own file, outside the repository, can loosen.
+    write(&sb.base().join("teammem-check.json"), relaxed);
+    sb.git(
+        &repo,
+        [
+            "rm",
+            "-q",
+            "--cached",
+            ".qwen/team-memory/.teammem-check.json",
+        ],
+    );
+    std::fs::remove_file(repo.join(TEAM).join(".teammem-check.json")).unwrap();
     let run = sb.teammem(&repo, ["check", "--staged"]);
     run.expect_code(0);
     assert!(
@@ -173,6 +199,7 @@ fn unsafe_paths_and_configured_severities() {
         "{}",
         run.stdout
     );
+    std::fs::remove_file(sb.base().join("teammem-check.json")).unwrap();
 
     write(
         &repo.join(TEAM).join(".teammem-check.json"),
@@ -242,21 +269,18 @@ fn github_annotations() {
     sb.git(&repo, ["add", "-A"]);
     let run = sb.teammem(&repo, ["check", "--staged", "--format", "github"]);
     run.expect_code(1);
+    // The memory fails the gate, so the index it would give is empty: no index-stale line.
     let lines: Vec<&str> = run.stdout.lines().collect();
-    assert_eq!(lines.len(), 3, "{}", run.stdout);
-    assert_eq!(
-        lines[0],
-        "::error file=.qwen/team-memory/MEMORY.md,line=1,col=1,title=teammem index-stale::MEMORY.md is missing — run `teammem index --scope team` and commit MEMORY.md"
+    assert_eq!(lines.len(), 2, "{}", run.stdout);
+    assert!(
+        lines[0].starts_with("::warning file=.qwen/team-memory/feedback/a.md,line=7,col=5,title=teammem trust-external-link::"),
+        "{}",
+        lines[0]
     );
     assert!(
-        lines[1].starts_with("::warning file=.qwen/team-memory/feedback/a.md,line=7,col=5,title=teammem trust-external-link::"),
+        lines[1].starts_with("::error file=.qwen/team-memory/feedback/a.md,line=7,col="),
         "{}",
         lines[1]
-    );
-    assert!(
-        lines[2].starts_with("::error file=.qwen/team-memory/feedback/a.md,line=7,col="),
-        "{}",
-        lines[2]
     );
     for line in lines {
         let (head, message) = line[2..].split_once("::").unwrap();

@@ -218,7 +218,7 @@ fn context_holds_indexes_the_verify_line_and_recall_results() {
         ),
         "{text}"
     );
-    assert!(text.contains("## Memories relevant to: staging deploys\n\n### Deploys go through staging (team:project/deploys-go-through-staging.md, today)\nd\n\nBody of it.\n"), "{text}");
+    assert!(text.contains("## Memories relevant to: staging deploys\n\n### Deploys go through staging (team:project/deploys-go-through-staging.md, today)\nd\n\n<memory-data source=\"team:project/deploys-go-through-staging.md\">\nBody of it.\n</memory-data>\n"), "{text}");
 
     for hook in ["qwen", "claude"] {
         let run = sb.teammem(&repo, ["context", "--hook", hook]);

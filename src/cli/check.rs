@@ -20,11 +20,14 @@ use crate::ops::{EXIT_FINDINGS, EXIT_OK, OpError, Project};
 /// removed is still found, naming the commit that added it; --all reads the HEAD commit's tree
 /// (what is committed, whatever the work tree holds).
 ///
-/// Severities and the link allow-list are set in .qwen/team-memory/.teammem-check.json, accepted
-/// secrets in .qwen/team-memory/.secretsignore (for --range, the copies in BASE). Findings at
-/// error severity give exit status 1. See docs/check-and-review.md for the rules.
+/// Severities and the link allow-list are set in .qwen/team-memory/.teammem-check.json (which can
+/// only tighten the rules) and in your own ~/.qwen/teammem-check.json (which can loosen them, but
+/// never for secrets); accepted secrets in .qwen/team-memory/.secretsignore (for --range, the
+/// copies in BASE). --staged judges the change: a problem already in HEAD, in a file the commit
+/// does not touch, is a warning. Findings at error severity give exit status 1. See
+/// docs/check-and-review.md for the rules.
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("source").required(true).args(["staged", "range", "all"])))]
+#[command(group(ArgGroup::new("source").required(true).args(["staged", "range", "all", "ref_updates"])))]
 pub struct CheckArgs {
     /// Check the staged team memory (the pre-commit hook's check).
     #[arg(long)]
@@ -35,6 +38,11 @@ pub struct CheckArgs {
     /// Check the team memory in the HEAD commit.
     #[arg(long)]
     all: bool,
+    /// Read `<old> <new> <ref>` lines (git's reference-transaction hook input) on standard
+    /// input and check each commit they bring into a branch that no ref reaches yet (what
+    /// cherry-pick, revert and am create), against its parent.
+    #[arg(long)]
+    ref_updates: bool,
     /// Output format. With sarif, a check that cannot run (exit status 2) still writes a valid
     /// SARIF log, the error as a tool execution notification.
     #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
@@ -65,12 +73,19 @@ pub fn run(project: &Project, args: CheckArgs) -> Result<u8, OpError> {
         args.format
     };
     let json_error = |e: serde_json::Error| OpError::Usage(format!("cannot write JSON: {e}"));
-    let checked = match (&args.range, args.staged) {
+    let source = match (&args.range, args.staged) {
         (Some(spec), _) => Source::range(spec),
         (None, true) => Ok(Source::Staged),
+        (None, false) if args.ref_updates => {
+            let mut input = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)
+                .map_err(|e| OpError::Usage(format!("cannot read standard input: {e}")))
+                .map(|_| Source::RefUpdates(check::parse_ref_updates(&input)))
+        }
         (None, false) => Ok(Source::All),
-    }
-    .and_then(|source| check::check(project, &source));
+    };
+    let quiet = matches!(source, Ok(Source::RefUpdates(_)));
+    let checked = source.and_then(|source| check::check(project, &source));
     let report = match checked {
         Ok(report) => report,
         Err(err) if format == CheckFormat::Sarif => {
@@ -80,6 +95,10 @@ pub fn run(project: &Project, args: CheckArgs) -> Result<u8, OpError> {
         }
         Err(err) => return Err(err),
     };
+    if quiet && report.findings.is_empty() && format == CheckFormat::Human {
+        // Git runs this hook for every ref update: a clean one says nothing.
+        return Ok(EXIT_OK);
+    }
     let text = match format {
         CheckFormat::Human => check_format::human(&report),
         CheckFormat::Json => check_format::json(&report).map_err(json_error)? + "\n",

@@ -7,9 +7,12 @@ use crate::ops::{EXIT_OK, OpError, Project};
 
 /// Print the memory context an agent injects at session start.
 ///
-/// The user, private and team indexes (MEMORY.md, within their limits), a line reminding the
-/// agent that memories are point-in-time observations to verify, and, with --query, the most
-/// relevant memories. Each run counts as one session for `teammem dream`'s gate.
+/// The user, private and team indexes (within MEMORY.md's limits), a line reminding the agent
+/// that memories are point-in-time observations to verify, and, with --query, the most relevant
+/// memories. Each index is rendered from the memories that pass the memory gate, never read
+/// from a MEMORY.md as it is; what fails (a secret, a trust error, an unreadable file) is
+/// counted in one line. Hidden characters are removed, markup is escaped and bodies are
+/// wrapped as data. Each run counts as one session for `teammem dream`'s gate.
 #[derive(Debug, Args)]
 pub struct ContextArgs {
     /// Also include the memories most relevant to this query.
@@ -57,7 +60,7 @@ pub fn run(project: &Project, args: ContextArgs) -> Result<u8, OpError> {
         return Ok(EXIT_OK);
     }
     for warning in &built.warnings {
-        warning!("{warning}");
+        warning!("{}", super::shown(warning));
     }
     out!("{}", context::render(&built, format));
     Ok(EXIT_OK)

@@ -36,7 +36,10 @@ pub fn run(project: &Project, args: IndexArgs) -> Result<u8, OpError> {
     } else {
         for state in &states {
             for problem in &state.invalid {
-                errln!("left out of the index: {problem}");
+                errln!(
+                    "left out of the index: {}",
+                    super::shown(&problem.to_string())
+                );
             }
             match (state.stale, args.check) {
                 (true, true) => {

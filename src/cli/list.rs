@@ -55,7 +55,7 @@ pub fn run(project: &Project, args: ListArgs) -> Result<u8, OpError> {
             );
         }
         for m in &listing.memories {
-            outln!(
+            let line = format!(
                 "{:<scope_w$}  {:<id_w$}  {:<kind_w$}  {} — {}",
                 m.scope.as_str(),
                 m.id,
@@ -63,21 +63,20 @@ pub fn run(project: &Project, args: ListArgs) -> Result<u8, OpError> {
                 m.name,
                 m.description
             );
+            outln!("{}", super::shown(&line));
             for entry in &m.entry_ids {
-                outln!(
+                let line = format!(
                     "{:<scope_w$}  {:<id_w$}  {:<kind_w$}  {}",
-                    "",
-                    entry.id,
-                    "",
-                    entry.summary
+                    "", entry.id, "", entry.summary
                 );
+                outln!("{}", super::shown(&line));
             }
         }
         if listing.memories.is_empty() {
             outln!("No memories.");
         }
         for problem in &listing.invalid {
-            errln!("invalid: {problem}");
+            errln!("invalid: {}", super::shown(&problem.to_string()));
         }
     }
     Ok(if listing.invalid.is_empty() {

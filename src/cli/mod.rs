@@ -363,7 +363,7 @@ fn run_cli(cli: Cli) -> u8 {
     match run(cli.command, &cwd) {
         Ok(code) => code,
         Err(err) => {
-            ui::error(format_args!("{err}"));
+            ui::error(format_args!("{}", shown(&err.to_string())));
             err.exit_code()
         }
     }
@@ -403,7 +403,7 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         }
     }
     for warning in &project.warnings {
-        warning!("{warning}");
+        warning!("{}", shown(warning));
     }
     match command {
         Command::Init(args) => init::run(&project, args),
@@ -453,10 +453,44 @@ fn json_wanted(json: bool, format: Option<TextFormat>) -> bool {
     json || format == Some(TextFormat::Json)
 }
 
-/// Prints a value as pretty JSON on stdout.
+/// Prints a value as pretty JSON on stdout, every string in it redacted ([`shown`]): a path,
+/// a name or a message can hold a secret, and no output prints one.
 fn print_json<T: serde::Serialize>(value: &T) -> Result<(), OpError> {
-    let text = serde_json::to_string_pretty(value)
-        .map_err(|e| OpError::Usage(format!("cannot write JSON: {e}")))?;
+    let json_error = |e: serde_json::Error| OpError::Usage(format!("cannot write JSON: {e}"));
+    let text = serde_json::to_string_pretty(value).map_err(json_error)?;
+    let spans = crate::domain::gate::secret_spans(&text, &Default::default());
+    // A span without a quote or backslash lies inside one JSON string: replacing it keeps the
+    // document valid and its field order. Otherwise every string is redacted on its own.
+    let text = if spans
+        .iter()
+        .all(|&(a, b)| !text[a..b].contains(['"', '\\']))
+    {
+        shown(&text)
+    } else {
+        let mut value = serde_json::to_value(value).map_err(json_error)?;
+        redact_json(&mut value);
+        serde_json::to_string_pretty(&value).map_err(json_error)?
+    };
     outln!("{text}");
     Ok(())
+}
+
+fn redact_json(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::String(text) => {
+            let safe = shown(text);
+            if safe != *text {
+                *text = safe;
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(redact_json),
+        serde_json::Value::Object(map) => map.values_mut().for_each(redact_json),
+        _ => {}
+    }
+}
+
+/// Text as a command may print it: every detected secret redacted, including one that fills
+/// a file or folder name.
+pub(crate) fn shown(text: &str) -> String {
+    crate::domain::gate::redact_path(text)
 }

@@ -3,7 +3,7 @@
 use clap::Args;
 
 use super::ScopeArg;
-use crate::domain::usage;
+use crate::domain::{gate, usage};
 use crate::ops::recall::IndexUse;
 use crate::ops::{self, EXIT_OK, OpError, Project};
 
@@ -15,6 +15,10 @@ use crate::ops::{self, EXIT_OK, OpError, Project};
 /// two-character pieces; other words need at least 3 characters. Ties are broken by scope, then
 /// path. Each result says how old it is (from the last commit that touched it when git tracks
 /// it, else the file time) and, for tracked memories, who changed it last.
+///
+/// Results pass the memory gate: a memory holding a secret, a trust error or an unreadable
+/// frontmatter is left out and counted in one line; the rest is printed without hidden
+/// characters and with markup escaped.
 ///
 /// A recall index in each scope's state folder (never in the memory folder) spares reading
 /// every memory: only new and changed files are read, and the results are the same.
@@ -33,7 +37,7 @@ pub struct RecallArgs {
     scope: Option<ScopeArg>,
     /// Print JSON: {query, tokens, scanned, hits: [{scope, id, type, name, description, path,
     /// score, age_days, age, changed_at, changed_from, changed_by, body, body_cut, usage_count,
-    /// last_usage}]}.
+    /// last_usage}], withheld, withheld_rules}.
     #[arg(long)]
     json: bool,
     /// `--format json` is the same as --json; `--format human` is the default.
@@ -54,7 +58,7 @@ pub fn run(project: &Project, args: RecallArgs) -> Result<u8, OpError> {
     } else {
         IndexUse::STANDARD
     };
-    let found = ops::recall::recall_with(
+    let mut found = ops::recall::recall_with(
         project,
         &scopes,
         &args.query,
@@ -62,9 +66,29 @@ pub fn run(project: &Project, args: RecallArgs) -> Result<u8, OpError> {
         args.max_chars,
         index,
     )?;
+    // What recall prints reaches agents too: the same gate as the session context.
+    let (policy, _) = ops::guard::policy(project);
+    let out = ops::guard::gate_recalled(&policy, &mut found);
+    let rules: gate::Broken = out.values().flatten().copied().collect();
+    let withheld = out.len();
+    let withheld_line = gate::withheld_line(withheld, &rules);
     if json {
-        super::print_json(&found)?;
+        #[derive(serde::Serialize)]
+        struct Gated<'a> {
+            #[serde(flatten)]
+            found: &'a ops::recall::Recalled,
+            withheld: usize,
+            withheld_rules: Vec<&'static str>,
+        }
+        super::print_json(&Gated {
+            found: &found,
+            withheld,
+            withheld_rules: rules.iter().copied().collect(),
+        })?;
         return Ok(EXIT_OK);
+    }
+    if let Some(line) = &withheld_line {
+        outln!("{line}\n");
     }
     if found.hits.is_empty() {
         outln!("No memory matches \"{}\".", args.query);

@@ -14,7 +14,8 @@ use crate::ops::session_start::{self, SessionStartOptions};
 ///
 /// Runs `teammem sync` when team memory sync is switched on (memory.enableTeamMemorySync,
 /// QWEN_CODE_MEMORY_TEAM_SYNC), then prints what `teammem context` prints — the user, private
-/// and team indexes and the point-in-time reminder — plus one line saying what sync did.
+/// and team indexes rendered from the memories that pass the memory gate, the point-in-time
+/// reminder and the line on what was withheld — plus one line saying what sync did.
 ///
 /// Always exits 0, whatever happened (outside a repository, offline, any error): the line says
 /// what went wrong and the session starts anyway.
@@ -75,7 +76,7 @@ pub fn run(cwd: &Path, args: SessionStartArgs) -> u8 {
         return EXIT_OK;
     }
     for warning in &started.warnings {
-        warning!("{warning}");
+        warning!("{}", super::shown(warning));
     }
     let format = match args.hook {
         HookArg::Qwen => HookFormat::Qwen,

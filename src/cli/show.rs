@@ -7,7 +7,7 @@ use crate::domain::memory::MemoryType;
 use crate::domain::scope::ScopeKind;
 use crate::domain::store;
 use crate::ops::catalog::{self, MemoryId};
-use crate::ops::{EXIT_OK, OpError, Project};
+use crate::ops::{self, EXIT_OK, OpError, Project};
 
 /// Print one memory exactly as its file holds it, or one entry of a legacy multi-entry file.
 ///
@@ -23,6 +23,11 @@ pub struct ShowArgs {
     /// `--format json` is the same as --json; `--format human` is the default.
     #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
     format: Option<super::TextFormat>,
+    /// Print it as an agent may read it: through the memory gate (a memory holding a secret, a
+    /// trust error or an unreadable frontmatter is withheld, with exit status 1), hidden
+    /// characters removed, markup escaped, the body wrapped as data.
+    #[arg(long, conflicts_with_all = ["json", "format"])]
+    for_agent: bool,
 }
 
 /// `show --json`: the memory's fields and the text that `show` prints.
@@ -45,6 +50,25 @@ pub fn run(project: &Project, args: ShowArgs) -> Result<u8, OpError> {
     let id = MemoryId::parse(&args.id)?;
     let found = catalog::find(project, &id, &every_scope(project))?;
     let path = project.scope_dir(found.scope)?.join(&found.memory.rel);
+    if args.for_agent {
+        return match ops::guard::memory_for_agent(project, found.scope, &found.memory.rel)? {
+            Ok(memory) => {
+                out!(
+                    "# {} ({}, {})\n{}\n\n{}",
+                    memory.name,
+                    found.scope,
+                    super::shown(&found.memory.rel),
+                    memory.description,
+                    memory.body
+                );
+                Ok(EXIT_OK)
+            }
+            Err(withheld) => {
+                outln!("{}", withheld.line());
+                Ok(ops::EXIT_FINDINGS)
+            }
+        };
+    }
     let text = match &found.entry {
         Some(entry) => entry.text.clone(),
         // The file as written (comments, quoting and key order kept), not a re-rendering.
@@ -66,7 +90,8 @@ pub fn run(project: &Project, args: ShowArgs) -> Result<u8, OpError> {
             text,
         })?;
     } else {
-        out!("{text}");
+        // The file as written, but never a secret in full (invariant 4).
+        out!("{}", crate::domain::secrets::redact_text(&text));
     }
     Ok(EXIT_OK)
 }

@@ -138,9 +138,10 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
     if json {
         super::print_json(&outcome)?;
     } else {
-        outln!("{}", outcome.summary());
+        outln!("{}", super::shown(&outcome.summary()));
         for file in &outcome.quarantined {
-            errln!("quarantined {}: {}", file.path, file.reasons.join("; "));
+            let line = format!("quarantined {}: {}", file.path, file.reasons.join("; "));
+            errln!("{}", super::shown(&line));
         }
         // The summary line already holds the reason for a skip or a refused commit.
         let shown = &outcome.warnings[usize::from(outcome.skipped_reason.is_some())..];
@@ -149,7 +150,7 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
             _ => shown,
         };
         for warning in shown {
-            warning!("{warning}");
+            warning!("{}", super::shown(warning));
         }
     }
     // No repository where one is needed is a usage error, as the exit status table says; the

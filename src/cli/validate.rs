@@ -65,7 +65,7 @@ pub fn run(project: &Project, args: ValidateArgs) -> Result<u8, OpError> {
         super::print_json(&result)?;
     } else {
         for problem in &result.problems {
-            outln!("{problem}");
+            outln!("{}", super::shown(&problem.to_string()));
         }
         outln!(
             "{} file(s) checked, {} problem(s)",

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::gate::{Policy, Verdict};
 use super::index::{self, IndexEntry};
 use super::memory::{self, MemoryFile, MemoryType};
 use super::scope::{INDEX_FILE, TEAM_DIR};
@@ -74,6 +75,12 @@ pub const CONFLICT_COPY: &str = "conflict-copy";
 pub const CONFIG_CHANGED: &str = "config-changed";
 /// The check configuration cannot be read.
 pub const CONFIG_INVALID: &str = "config-invalid";
+/// A repository configuration setting that would loosen the gate, ignored.
+pub const CONFIG_IGNORED: &str = "config-ignored";
+
+/// The user's own configuration, in the memory base folder (`$QWEN_CODE_MEMORY_BASE_DIR` or
+/// `~/.qwen`), outside every repository: the one place a rule can be loosened.
+pub const USER_CONFIG_FILE: &str = "teammem-check.json";
 
 /// Every rule, in the order they are documented.
 pub const RULES: &[Rule] = &[
@@ -150,6 +157,12 @@ pub const RULES: &[Rule] = &[
         default_severity: Severity::Error,
     },
     Rule {
+        id: CONFIG_IGNORED,
+        summary: "A setting of the repository's check configuration that would loosen the gate was ignored",
+        help: "A file in the repository can only add rules or raise severities; loosen a rule in your own ~/.qwen/teammem-check.json, or accept one finding with `teammem:allow` or a .secretsignore fingerprint.",
+        default_severity: Severity::Warning,
+    },
+    Rule {
         id: trust::HIDDEN_CHARACTER,
         summary: "Invisible characters (bidi controls, zero-width, Unicode tags) that can hide text from reviewers",
         help: "Delete the invisible characters; a memory should read the same to a human and to a model.",
@@ -200,7 +213,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: trust::EXTERNAL_LINK,
         summary: "A link to a host outside the allow-list",
-        help: "Check the link; add the host to allowed_hosts in .qwen/team-memory/.teammem-check.json if it is trusted.",
+        help: "Check the link; add the host to allowed_hosts in your own ~/.qwen/teammem-check.json if it is trusted (a repository file can only shorten the list).",
         default_severity: Severity::Warning,
     },
 ];
@@ -210,7 +223,9 @@ pub fn rule(id: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.id == id)
 }
 
-/// What `.qwen/team-memory/.teammem-check.json` may say. Every field is optional.
+/// What `.qwen/team-memory/.teammem-check.json` (the repository's) or the user's own
+/// [`USER_CONFIG_FILE`] may say; every field is optional. How the two combine, and why the
+/// repository's can only tighten, is [`CheckConfig::layered`].
 ///
 /// ```json
 /// {"severity": {"trust-external-link": "error", "trust-base64-blob": "off"},
@@ -222,7 +237,8 @@ pub struct CheckConfig {
     /// Severity per rule id: `error`, `warning` or `off`.
     #[serde(default)]
     pub severity: BTreeMap<String, SeverityChoice>,
-    /// Hosts links may point to (replaces the default list).
+    /// Hosts links may point to (the user's replaces the default list; the repository's
+    /// can only remove hosts from it).
     pub allowed_hosts: Option<Vec<String>>,
     /// The size limit per file, at most the memory format's own limit.
     pub max_file_bytes: Option<usize>,
@@ -250,14 +266,83 @@ impl CheckConfig {
         Ok(config)
     }
 
-    /// The severity of a rule, or `None` when it is switched off.
+    /// The severity of a rule, or `None` when it is switched off. A secret is always an error
+    /// (invariant 4): accepting one takes a `teammem:allow` line or a `.secretsignore`
+    /// fingerprint, never a configuration.
     pub fn severity(&self, id: &str) -> Option<Severity> {
+        if id == SECRET {
+            return Some(Severity::Error);
+        }
         match self.severity.get(id) {
             Some(SeverityChoice::Error) => Some(Severity::Error),
             Some(SeverityChoice::Warning) => Some(Severity::Warning),
             Some(SeverityChoice::Off) => None,
             None => Some(rule(id).map_or(Severity::Error, |r| r.default_severity)),
         }
+    }
+
+    /// The configuration in force when the user's own file (outside the repository) says
+    /// `user` and the repository's file says `repo`. The user's file may set anything but a
+    /// secret's severity; the repository's may only add: raise a severity, shorten the link
+    /// allow-list, lower the size limit. Each repository setting that would loosen the gate is
+    /// ignored and named in the returned notes.
+    pub fn layered(
+        user: Option<&CheckConfig>,
+        repo: Option<&CheckConfig>,
+    ) -> (CheckConfig, Vec<String>) {
+        let mut out = user.cloned().unwrap_or_default();
+        let mut notes = Vec::new();
+        let Some(repo) = repo else {
+            return (out, notes);
+        };
+        for (id, &choice) in &repo.severity {
+            let now = out.severity(id);
+            if rank(Some(choice)) > rank_of(now) {
+                out.severity.insert(id.clone(), choice);
+            } else if rank(Some(choice)) < rank_of(now) {
+                notes.push(format!(
+                    "`{id}` set to `{}` was ignored: a file in the repository can raise a \
+                     severity, never lower it",
+                    choice_name(choice)
+                ));
+            }
+        }
+        if let Some(hosts) = &repo.allowed_hosts {
+            let base = out.allowed_hosts();
+            let kept: Vec<String> = base
+                .iter()
+                .filter(|entry| {
+                    let host = entry.trim_start_matches("*.");
+                    trust::host_allowed(host, hosts)
+                })
+                .cloned()
+                .collect();
+            let added: Vec<&String> = hosts
+                .iter()
+                .filter(|h| {
+                    !base.iter().any(|b| {
+                        b.eq_ignore_ascii_case(h)
+                            || trust::host_allowed(h.trim_start_matches("*."), &base)
+                    })
+                })
+                .collect();
+            if !added.is_empty() {
+                notes.push(format!(
+                    "allowed_hosts {} were ignored: a file in the repository can shorten the \
+                     link allow-list, never extend it",
+                    added
+                        .iter()
+                        .map(|h| format!("`{h}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            out.allowed_hosts = Some(kept);
+        }
+        if let Some(max) = repo.max_file_bytes {
+            out.max_file_bytes = Some(out.max_file_bytes().min(max));
+        }
+        (out, notes)
     }
 
     /// The link allow-list.
@@ -276,6 +361,30 @@ impl CheckConfig {
         self.max_file_bytes
             .unwrap_or(memory::MAX_FILE_BYTES)
             .min(memory::MAX_FILE_BYTES)
+    }
+}
+
+/// How strict a severity is: off, then warning, then error.
+fn rank(choice: Option<SeverityChoice>) -> u8 {
+    match choice {
+        None | Some(SeverityChoice::Off) => 0,
+        Some(SeverityChoice::Warning) => 1,
+        Some(SeverityChoice::Error) => 2,
+    }
+}
+
+fn rank_of(severity: Option<Severity>) -> u8 {
+    rank(severity.map(|s| match s {
+        Severity::Error => SeverityChoice::Error,
+        Severity::Warning => SeverityChoice::Warning,
+    }))
+}
+
+fn choice_name(choice: SeverityChoice) -> &'static str {
+    match choice {
+        SeverityChoice::Error => "error",
+        SeverityChoice::Warning => "warning",
+        SeverityChoice::Off => "off",
     }
 }
 
@@ -352,6 +461,11 @@ impl<'a> Findings<'a> {
             config,
             list: Vec::new(),
         }
+    }
+
+    /// The configuration the findings are collected under.
+    pub fn config(&self) -> &CheckConfig {
+        self.config
     }
 
     /// Adds a finding unless its rule is switched off. `matched` feeds the fingerprint only.
@@ -600,8 +714,9 @@ pub fn check_index(
     memories: &[(&str, &[u8])],
     current: Option<&[u8]>,
     commit: Option<&str>,
+    policy: &Policy,
 ) {
-    let expected = expected_index(memories);
+    let expected = expected_index(memories, policy);
     let path = repo_path(INDEX_FILE);
     let fix = "run `teammem index --scope team` and commit MEMORY.md";
     match current {
@@ -637,18 +752,20 @@ pub fn check_index(
     }
 }
 
-/// The index the valid memories among `memories` give.
-pub fn expected_index(memories: &[(&str, &[u8])]) -> String {
+/// The index the memories among `memories` that pass the gate give: a memory withheld from
+/// agents is left out of the index too, so the index never carries what the gate stopped.
+pub fn expected_index(memories: &[(&str, &[u8])], policy: &Policy) -> String {
     let entries: Vec<IndexEntry> = memories
         .iter()
         .filter(|(rel, _)| is_memory_path(rel) && memory::check_file_name(rel).is_none())
-        .filter_map(|(rel, bytes)| {
-            MemoryFile::parse(rel, bytes).ok().map(|m| IndexEntry {
+        .filter_map(|(rel, bytes)| match policy.judge(rel, rel, bytes) {
+            Verdict::Pass { file, .. } => Some(IndexEntry {
                 path: rel.to_string(),
-                title: m.name,
-                description: m.description,
-                kind: m.kind,
-            })
+                title: file.name,
+                description: file.description,
+                kind: file.kind,
+            }),
+            Verdict::Withheld(_) => None,
         })
         .collect();
     index::render(&entries)
@@ -727,15 +844,49 @@ mod tests {
     }
 
     #[test]
+    fn a_repository_config_can_only_tighten() {
+        let repo = CheckConfig::from_json(
+            r#"{"severity": {"secret": "off", "trust-role-marker": "warning", "trust-external-link": "error", "path-layout": "off"}, "allowed_hosts": ["github.com", "evil.example"], "max_file_bytes": 1000}"#,
+        )
+        .unwrap();
+        let (config, notes) = CheckConfig::layered(None, Some(&repo));
+        assert_eq!(config.severity(SECRET), Some(Severity::Error));
+        assert_eq!(config.severity(trust::ROLE_MARKER), Some(Severity::Error));
+        assert_eq!(config.severity(trust::EXTERNAL_LINK), Some(Severity::Error));
+        assert_eq!(config.severity(PATH_LAYOUT), Some(Severity::Warning));
+        assert_eq!(config.allowed_hosts(), ["github.com"]);
+        assert_eq!(config.max_file_bytes(), 1000);
+        assert_eq!(notes.len(), 4, "{notes:?}");
+        assert!(
+            notes.iter().any(|n| n.contains("evil.example")),
+            "{notes:?}"
+        );
+
+        // The user's own file loosens, except for secrets; the repository still tightens on top.
+        let user = CheckConfig::from_json(
+            r#"{"severity": {"secret": "off", "trust-role-marker": "off"}, "allowed_hosts": ["*.corp.example"]}"#,
+        )
+        .unwrap();
+        let (config, _) = CheckConfig::layered(Some(&user), None);
+        assert_eq!(config.severity(SECRET), Some(Severity::Error));
+        assert_eq!(config.severity(trust::ROLE_MARKER), None);
+        assert_eq!(config.allowed_hosts(), ["*.corp.example"]);
+        let (config, _) = CheckConfig::layered(Some(&user), Some(&repo));
+        assert_eq!(config.severity(trust::ROLE_MARKER), Some(Severity::Warning));
+        assert!(config.allowed_hosts().is_empty());
+    }
+
+    #[test]
     fn index_staleness() {
         let config = CheckConfig::default();
         let memories = [("feedback/real-db.md", GOOD.as_bytes())];
-        let good = expected_index(&memories);
+        let policy = Policy::default();
+        let good = expected_index(&memories, &policy);
         let mut out = Findings::new(&config);
-        check_index(&mut out, &memories, Some(good.as_bytes()), None);
+        check_index(&mut out, &memories, Some(good.as_bytes()), None, &policy);
         assert!(out.list.is_empty());
-        check_index(&mut out, &memories, Some(b"- stale\n"), None);
-        check_index(&mut out, &memories, None, None);
+        check_index(&mut out, &memories, Some(b"- stale\n"), None, &policy);
+        check_index(&mut out, &memories, None, None, &policy);
         assert_eq!(out.list.len(), 2);
         assert_eq!(out.list[0].rule, INDEX_STALE);
     }

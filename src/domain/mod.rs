@@ -5,6 +5,7 @@ pub mod check;
 pub mod conflict;
 pub mod consolidate;
 pub mod frontmatter;
+pub mod gate;
 pub mod index;
 pub mod memory;
 pub mod memory_diff;

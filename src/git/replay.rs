@@ -373,8 +373,20 @@ fn conflict_name(path: &str, short: &str) -> String {
 }
 
 /// MEMORY.md for the merged files, rendered as `teammem index` renders it from disk: every
-/// valid `*.md` outside hidden folders, except the top-level index itself.
+/// valid `*.md` outside hidden folders, except the top-level index itself, that passes the
+/// memory gate, so a teammate's memory holding a secret is never copied into this commit's
+/// index.
 fn regenerate_index(repo: &Repository, files: &BTreeMap<String, Version>) -> Result<Oid, GitError> {
+    let blob_of = |rel: &str| {
+        files
+            .get(rel)
+            .and_then(|(oid, _)| repo.find_blob(*oid).ok())
+            .map(|b| b.content().to_vec())
+    };
+    let policy = crate::domain::gate::Policy::from_team_files(
+        blob_of(crate::domain::check::CONFIG_FILE).as_deref(),
+        blob_of(crate::domain::secrets::IGNORE_FILE).as_deref(),
+    );
     let mut memories = Vec::new();
     for (rel, (oid, mode)) in files {
         let hidden = rel.split('/').any(|part| part.starts_with('.'));
@@ -392,10 +404,12 @@ fn regenerate_index(repo: &Repository, files: &BTreeMap<String, Version>) -> Res
         let blob = repo
             .find_blob(*oid)
             .map_err(|e| GitError::git(format!("reading {shown}"), e))?;
-        if let Ok(file) = MemoryFile::parse(&shown, blob.content()) {
+        if let crate::domain::gate::Verdict::Pass { file, .. } =
+            policy.judge(&shown, rel, blob.content())
+        {
             memories.push(StoredMemory {
                 rel: rel.clone(),
-                file,
+                file: *file,
             });
         }
     }

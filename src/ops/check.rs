@@ -12,9 +12,11 @@ use git2::{Oid, Repository};
 use serde::Serialize;
 
 use crate::domain::check::{
-    self, CONFIG_CHANGED, CONFIG_FILE, CONFIG_INVALID, CheckConfig, Depth, EntryKind, Finding,
-    Findings, SecretHit, Severity, UNMERGED,
+    self, CONFIG_CHANGED, CONFIG_FILE, CONFIG_IGNORED, CONFIG_INVALID, CheckConfig, Depth,
+    EntryKind, Finding, Findings, SecretHit, Severity, UNMERGED,
 };
+use crate::domain::gate::{self, Policy};
+use crate::domain::scope::Environment;
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
 use crate::domain::secrets::{self, SecretsIgnore};
 use crate::git::folder_history::{self, RangeHistory};
@@ -37,6 +39,8 @@ pub enum Source {
     },
     /// The HEAD commit's tree.
     All,
+    /// The commits a ref transaction creates (the `reference-transaction` hook's input).
+    RefUpdates(Vec<RefUpdate>),
 }
 
 impl Source {
@@ -79,6 +83,12 @@ pub struct CheckReport {
 
 impl CheckReport {
     fn new(source: String, files_checked: usize, mut findings: Vec<Finding>) -> Self {
+        // A path (a file named after a token) or a message quoting one is printed in every
+        // format: the report holds only redacted forms.
+        for f in &mut findings {
+            f.path = gate::redact_path(&f.path);
+            f.message = gate::redact_path(&f.message);
+        }
         findings.sort_by(|a, b| {
             (&a.path, a.line, a.column, a.rule).cmp(&(&b.path, b.line, b.column, b.rule))
         });
@@ -108,6 +118,7 @@ pub fn check(project: &Project, source: &Source) -> Result<CheckReport, OpError>
         }
         Source::All => check_head(&repo),
         Source::Range { base, head } => check_range(&repo, base, head),
+        Source::RefUpdates(updates) => check_new_commits(&repo, updates),
     }
 }
 
@@ -137,7 +148,51 @@ pub fn check_staged(repo: &Repository, index_file: Option<&Path>) -> Result<Chec
     report_blockers(&mut out, &read.blockers, None);
     let resolved: Vec<&FolderFile> = files.iter().filter(|f| f.stage == 0).collect();
     check_tree_files(&mut out, &resolved, &accepted_secrets(&files), None);
-    Ok(CheckReport::new("staged".into(), resolved.len(), out.list))
+    let mut list = out.list;
+    untouched_to_warnings(repo, &files, &mut list);
+    Ok(CheckReport::new("staged".into(), resolved.len(), list))
+}
+
+/// Judges the change, not the folder: a problem in a file the commit does not touch (the same
+/// blob as in HEAD) was already committed, so it is reported as a warning instead of refusing
+/// every teammate's commit. Folder-wide problems (a stale index, the configuration) stay
+/// errors when the commit touches any team file.
+fn untouched_to_warnings(repo: &Repository, staged: &[FolderFile], list: &mut [Finding]) {
+    let Ok(head) = team_files::at_revision(repo, "HEAD", TEAM_DIR) else {
+        return;
+    };
+    let head_ids: HashMap<&str, &str> = head
+        .files
+        .iter()
+        .map(|f| (f.rel.as_str(), f.id.as_str()))
+        .collect();
+    let staged_ids: HashMap<&str, &str> = staged
+        .iter()
+        .filter(|f| f.stage == 0)
+        .map(|f| (f.rel.as_str(), f.id.as_str()))
+        .collect();
+    let touched = |rel: &str| head_ids.get(rel) != staged_ids.get(rel);
+    let any_touched = staged.iter().any(|f| f.stage != 0)
+        || staged_ids.len() != head_ids.len()
+        || staged_ids.keys().any(|rel| touched(rel));
+    let prefix = format!("{TEAM_DIR}/");
+    for f in list.iter_mut() {
+        // Something standing where the folder should be is judged as it is now.
+        let Some(rel) = f.path.strip_prefix(&prefix) else {
+            continue;
+        };
+        let folder_wide = rel == INDEX_FILE || rel == CONFIG_FILE || !staged_ids.contains_key(rel);
+        let untouched = if folder_wide {
+            !any_touched
+        } else {
+            !touched(rel)
+        };
+        if untouched && f.severity == Severity::Error {
+            f.severity = Severity::Warning;
+            f.message
+                .push_str(" (already committed in HEAD; this commit does not touch it)");
+        }
+    }
 }
 
 /// Checks the team folder in the HEAD commit's tree.
@@ -194,16 +249,114 @@ pub fn check_history(
     Ok(report)
 }
 
-/// A configuration that could not be read is a finding on its first line.
-fn report_config_problem(out: &mut Findings<'_>, problem: Option<String>) {
-    if let Some(problem) = problem {
+/// One line of git's `reference-transaction` hook input: `<old> <new> <ref>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefUpdate {
+    /// The value before (zero when the ref is created).
+    pub old: Oid,
+    /// The value after (zero when the ref is deleted).
+    pub new: Oid,
+    /// The ref's full name.
+    pub name: String,
+}
+
+/// Reads the hook's input; symbolic updates (`ref:…`) and lines that do not parse are skipped.
+pub fn parse_ref_updates(text: &str) -> Vec<RefUpdate> {
+    text.lines()
+        .filter_map(|line| {
+            let mut parts = line.split_whitespace();
+            let old = Oid::from_str(parts.next()?).ok()?;
+            let new = Oid::from_str(parts.next()?).ok()?;
+            let name = parts.next()?.to_string();
+            Some(RefUpdate { old, new, name })
+        })
+        .collect()
+}
+
+/// Checks the commits that a ref transaction brings into a branch and that no ref reaches
+/// yet: the ones `git cherry-pick`, `git revert`, `git am` (and `git commit`, `git rebase`)
+/// create locally. A fetch, a fast-forward to fetched commits, a reset or a new branch at an
+/// existing commit brings none and costs one walk. Each such commit is checked as
+/// `check --range PARENT..COMMIT` (the parent's configuration); merge commits are left to the
+/// `pre-merge-commit` hook.
+pub fn check_new_commits(repo: &Repository, updates: &[RefUpdate]) -> Result<CheckReport, OpError> {
+    let git = |what: &'static str| move |e| crate::git::GitError::git(what, e);
+    let mut walk = repo.revwalk().map_err(git("walking new commits"))?;
+    let mut any = false;
+    for u in updates {
+        let branch = u.name == "HEAD" || u.name.starts_with("refs/heads/");
+        if branch && !u.new.is_zero() && u.new != u.old {
+            walk.push(u.new).map_err(git("walking new commits"))?;
+            any = true;
+        }
+    }
+    let mut report = CheckReport::new("new commits".into(), 0, Vec::new());
+    if !any {
+        return Ok(report);
+    }
+    // In the `prepared` state no ref has moved yet: every commit a ref reaches now was already
+    // there, fetched or checked when it was made.
+    for reference in repo.references().map_err(git("listing refs"))?.flatten() {
+        if let Ok(commit) = reference.peel_to_commit() {
+            let _ = walk.hide(commit.id());
+        }
+    }
+    if let Ok(head) = repo.head().and_then(|h| h.peel_to_commit()) {
+        let _ = walk.hide(head.id());
+    }
+    let mut findings = Vec::new();
+    let mut files = 0;
+    let mut commits = 0;
+    for id in walk {
+        let id = id.map_err(git("walking new commits"))?;
+        let commit = repo.find_commit(id).map_err(git("reading a new commit"))?;
+        if commit.parent_count() > 1 {
+            continue;
+        }
+        commits += 1;
+        let one = match commit.parent_id(0) {
+            Ok(parent) => {
+                let walked = folder_history::range(repo, parent, id, TEAM_DIR)?;
+                check_history(repo, parent, id, &walked, String::new())?
+            }
+            Err(_) => root_commit_report(repo, id)?,
+        };
+        files += one.files_checked;
+        findings.extend(one.findings);
+    }
+    report = CheckReport::new("new commits".into(), files, findings);
+    report.commits_checked = commits;
+    Ok(report)
+}
+
+/// A root commit has no parent to compare with: its whole team folder is what it adds.
+fn root_commit_report(repo: &Repository, id: Oid) -> Result<CheckReport, OpError> {
+    let read = team_files::at_revision(repo, &id.to_string(), TEAM_DIR)?;
+    let (config, config_problem) = config_from(&read.files);
+    let mut out = Findings::new(&config);
+    report_config_problem(&mut out, config_problem);
+    report_blockers(&mut out, &read.blockers, Some(&id.to_string()));
+    let refs: Vec<&FolderFile> = read.files.iter().collect();
+    check_tree_files(
+        &mut out,
+        &refs,
+        &accepted_secrets(&read.files),
+        Some(&id.to_string()),
+    );
+    Ok(CheckReport::new(id.to_string(), refs.len(), out.list))
+}
+
+/// A configuration that could not be read, and each repository setting ignored because it
+/// would loosen the gate, is a finding on the configuration's first line.
+fn report_config_problem(out: &mut Findings<'_>, problems: Vec<(&'static str, String)>) {
+    for (rule, problem) in problems {
         out.push(
-            CONFIG_INVALID,
+            rule,
             &check::repo_path(CONFIG_FILE),
             1,
             1,
-            problem,
-            "",
+            problem.clone(),
+            &problem,
             None,
         );
     }
@@ -268,7 +421,7 @@ fn check_changes(
     }
     if !walked.changes.is_empty() {
         let index_commit = last_commit.get(INDEX_FILE).copied();
-        check_folder_index(out, final_files, index_commit);
+        check_folder_index(out, final_files, accepted, index_commit);
     }
     Ok(checked)
 }
@@ -293,7 +446,7 @@ fn check_tree_files(
             commit,
         );
     }
-    check_folder_index(out, files.iter().copied(), commit);
+    check_folder_index(out, files.iter().copied(), accepted, commit);
 }
 
 /// Checks a folder snapshot's MEMORY.md against the memories beside it; `commit` names the
@@ -301,6 +454,7 @@ fn check_tree_files(
 fn check_folder_index<'a>(
     out: &mut Findings<'_>,
     files: impl IntoIterator<Item = &'a FolderFile>,
+    accepted: &SecretsIgnore,
     commit: Option<&str>,
 ) {
     let mut memories: Vec<(&str, &[u8])> = Vec::new();
@@ -312,7 +466,8 @@ fn check_folder_index<'a>(
             memories.push((file.rel.as_str(), file.bytes.as_slice()));
         }
     }
-    check::check_index(out, &memories, index, commit);
+    let policy = Policy::new(out.config().clone(), accepted.clone());
+    check::check_index(out, &memories, index, commit, &policy);
 }
 
 /// Reports a file or symlink standing where the team folder (or `.qwen`) should be.
@@ -348,20 +503,30 @@ fn entry_kind(mode: u32) -> EntryKind {
     }
 }
 
-/// The configuration in a folder snapshot; defaults and a problem when it does not parse.
-fn config_from(files: &[FolderFile]) -> (CheckConfig, Option<String>) {
-    match files.iter().find(|f| f.rel == CONFIG_FILE && f.stage == 0) {
-        None => (CheckConfig::default(), None),
+/// The configuration in force for a folder snapshot: the user's own file (outside the
+/// repository) with the snapshot's file layered on top, which can only tighten it (see
+/// [`CheckConfig::layered`]). Returns the problems to report: a file that does not parse (it
+/// is then left out) and each repository setting that was ignored.
+fn config_from(files: &[FolderFile]) -> (CheckConfig, Vec<(&'static str, String)>) {
+    let (user, notes) = super::guard::user_config(&Environment::from_process().base());
+    let mut problems: Vec<(&'static str, String)> =
+        notes.into_iter().map(|n| (CONFIG_INVALID, n)).collect();
+    let repo = match files.iter().find(|f| f.rel == CONFIG_FILE && f.stage == 0) {
+        None => None,
         Some(file) => match CheckConfig::from_json(&String::from_utf8_lossy(&file.bytes)) {
-            Ok(config) => (config, None),
-            Err(e) => (
-                CheckConfig::default(),
-                Some(format!(
-                    "cannot read the check configuration ({e}); defaults were used"
-                )),
-            ),
+            Ok(config) => Some(config),
+            Err(e) => {
+                problems.push((
+                    CONFIG_INVALID,
+                    format!("cannot read the check configuration ({e}); defaults were used"),
+                ));
+                None
+            }
         },
-    }
+    };
+    let (config, ignored) = CheckConfig::layered(user.as_ref(), repo.as_ref());
+    problems.extend(ignored.into_iter().map(|n| (CONFIG_IGNORED, n)));
+    (config, problems)
 }
 
 /// The secrets in a file version that the team has not accepted in `.secretsignore` (a

@@ -4,15 +4,17 @@
 //!
 //! [`build`] is shared by `teammem context` and `teammem session-start` (after its sync).
 
-use std::fs;
+use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use crate::domain::index::{MAX_BYTES, MAX_LINES};
+use crate::domain::gate::{self, Broken};
+use crate::domain::index::{self, MAX_BYTES, MAX_LINES};
 use crate::domain::scope::{INDEX_FILE, ScopeKind};
+use crate::domain::secrets;
 
 use super::recall::{self, DEFAULT_CHARS, DEFAULT_MAX};
-use super::{OpError, Project, dream};
+use super::{OpError, Project, dream, guard};
 
 /// The line that tells the agent how to treat what follows.
 pub const VERIFY_LINE: &str = "Memories are point-in-time observations, not live state: verify a memory against the current code and files before relying on it, and update or forget it when it is wrong.";
@@ -43,32 +45,59 @@ pub struct Context {
 
 /// Builds the context for the project's enabled scopes, with recall results for `query`.
 /// Counts as one session for each scope's dream gate.
+///
+/// Every index is rendered from the memories that pass the gate ([`guard::gate_scope`]), never
+/// read from a `MEMORY.md` as it is; what fails is counted in one line, and everything a memory
+/// contributes goes through [`gate::for_agent`].
 pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError> {
     let scopes = project.default_scopes();
+    let (policy, notes) = guard::policy(project);
+    let mut warnings = notes;
     let mut text = String::from("# Memory\n\n");
     text.push_str(VERIFY_LINE);
     text.push('\n');
+    text.push_str(gate::DATA_NOTE);
+    text.push('\n');
     let mut shown = Vec::new();
+    let mut withheld = Withheld::default();
     for &scope in &scopes {
         let dir = project.check_scope_safe(scope)?;
-        let path = dir.join(INDEX_FILE);
-        let is_file = fs::symlink_metadata(&path)
-            .map(|m| m.is_file())
-            .unwrap_or(false);
-        if !is_file {
+        if !dir.is_dir() {
             continue;
         }
-        let index = fs::read_to_string(&path).map_err(|e| OpError::io(&path, e))?;
-        let index = within_limits(&index);
+        let mut heading = title(scope).to_string();
+        if scope == ScopeKind::Private && guard::private_is_tracked(project) {
+            warnings.push(guard::TRACKED_PRIVATE_WARNING.to_string());
+            text.push_str(&format!("\nWarning: {}.\n", guard::TRACKED_PRIVATE_WARNING));
+            heading = "Private project (tracked by git, so gated like team memory)".into();
+        }
+        // A scope that cannot be read safely (a symlink leading out of it) is left out, not
+        // the whole context.
+        let gated = match guard::gate_scope(project, scope, &policy) {
+            Ok(gated) => gated,
+            Err(e) => {
+                let why = gate::for_agent(&e.to_string());
+                warnings.push(format!("the {scope} memory was left out: {why}"));
+                text.push_str(&format!(
+                    "\n{} memory was left out: it could not be read safely ({why}).\n",
+                    title(scope)
+                ));
+                continue;
+            }
+        };
+        withheld.add(
+            gated
+                .withheld
+                .iter()
+                .map(|(rel, broken)| (format!("{scope}:{rel}"), broken)),
+        );
+        let index = within_limits(&index::render(&gated.index_entries()));
         if index.trim().is_empty() {
             continue;
         }
-        text.push_str(&format!(
-            "\n## {} memory ({})\n\n{}",
-            title(scope),
-            path.display(),
-            index
-        ));
+        let index = gate::for_agent(&index);
+        let path = secrets::redact_text(&dir.join(INDEX_FILE).display().to_string());
+        text.push_str(&format!("\n## {heading} memory ({path})\n\n{index}"));
         if !index.ends_with('\n') {
             text.push('\n');
         }
@@ -80,25 +109,39 @@ pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError>
     }
     let mut recalled = 0;
     if let Some(query) = query.filter(|q| !q.trim().is_empty()) {
-        let found = recall::recall(project, &scopes, query, DEFAULT_MAX, DEFAULT_CHARS)?;
+        let mut found = recall::recall(project, &scopes, query, DEFAULT_MAX, DEFAULT_CHARS)?;
+        let recalled_out = guard::gate_recalled(&policy, &mut found);
+        withheld.add(recalled_out.iter().map(|(id, broken)| (id.clone(), broken)));
         if !found.hits.is_empty() {
-            text.push_str(&format!("\n## Memories relevant to: {}\n", query.trim()));
+            text.push_str(&format!(
+                "\n## Memories relevant to: {}\n",
+                gate::for_agent(query.trim())
+            ));
             for hit in &found.hits {
                 let who = hit
                     .changed_by
                     .as_ref()
-                    .map(|w| format!(", last changed by {w}"))
+                    .map(|w| format!(", last changed by {}", gate::for_agent(w)))
                     .unwrap_or_default();
+                let source = format!("{}:{}", hit.scope, hit.id);
                 text.push_str(&format!(
-                    "\n### {} ({}:{}, {}{who})\n{}\n\n{}\n",
-                    hit.name, hit.scope, hit.id, hit.age, hit.description, hit.body
+                    "\n### {} ({}, {}{who})\n{}\n\n{}",
+                    hit.name,
+                    gate::for_agent(&source),
+                    hit.age,
+                    hit.description,
+                    gate::data_block(&source, &hit.body)
                 ));
             }
             recalled = found.hits.len();
         }
     }
+    if let Some(line) = gate::withheld_line(withheld.ids.len(), &withheld.rules) {
+        text.push('\n');
+        text.push_str(&line);
+        text.push('\n');
+    }
     // Counting the session must never cost the agent its context.
-    let mut warnings = Vec::new();
     for &scope in &scopes {
         if let Err(e) = dream::record_session(project, scope) {
             warnings.push(format!(
@@ -112,6 +155,23 @@ pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError>
         recalled,
         warnings,
     })
+}
+
+/// What the gate withheld across the scopes of one context: each memory (`scope:rel`) once,
+/// whether the index or recall met it.
+#[derive(Debug, Default)]
+struct Withheld {
+    ids: BTreeSet<String>,
+    rules: Broken,
+}
+
+impl Withheld {
+    fn add<'a>(&mut self, files: impl Iterator<Item = (String, &'a Broken)>) {
+        for (id, broken) in files {
+            self.ids.insert(id);
+            self.rules.extend(broken.iter().copied());
+        }
+    }
 }
 
 fn title(scope: ScopeKind) -> &'static str {

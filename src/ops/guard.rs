@@ -1,12 +1,338 @@
-//! The team write guard: nothing with a detected secret is written into team memory, because
-//! team memory is shared with every collaborator and injected into their agents' prompts.
+//! The gate at every door of a project: the policy in force (the user's configuration, the
+//! repository's that can only tighten it, the team's accepted fingerprints), a scope's
+//! memories split into those that pass and those withheld, the one entry point that hands a
+//! memory to an agent, and the refusal of team writes that would not pass.
+//!
+//! The rules themselves are [`crate::domain::gate`]; this module reads the files they need.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
-use crate::domain::scope::TEAM_DIR;
+use crate::domain::check::{CONFIG_FILE, CheckConfig, USER_CONFIG_FILE};
+use crate::domain::gate::{self, Broken, Policy, Verdict};
+use crate::domain::index::IndexEntry;
+use crate::domain::memory::MemoryFile;
+use crate::domain::scope::{ScopeKind, TEAM_DIR};
 use crate::domain::secrets::{self, Finding, IGNORE_FILE, SecretsIgnore};
+use crate::domain::store;
 
-use super::OpError;
+use super::{OpError, Project};
+
+/// The policy in force for a project's work tree, with notes on every repository setting
+/// that was ignored because it would loosen the gate (and on a configuration that does not
+/// parse, whose file is then left out).
+pub fn policy(project: &Project) -> (Policy, Vec<String>) {
+    let mut notes = Vec::new();
+    let user = read_config(&user_config_path(&project.env.base()), &mut notes);
+    let team_dir = project.layout.memory_dir(ScopeKind::Team);
+    let repo = team_dir
+        .as_ref()
+        .and_then(|d| read_config(&d.join(CONFIG_FILE), &mut notes));
+    let (config, ignored) = CheckConfig::layered(user.as_ref(), repo.as_ref());
+    notes.extend(
+        ignored
+            .into_iter()
+            .map(|n| format!("{TEAM_DIR}/{CONFIG_FILE}: {n}")),
+    );
+    let ignore = team_dir
+        .and_then(|d| SecretsIgnore::load(&d).ok())
+        .unwrap_or_default();
+    (Policy::new(config, ignore), notes)
+}
+
+/// Where the user's own check configuration lives, below the memory base folder.
+pub fn user_config_path(base: &Path) -> PathBuf {
+    base.join(USER_CONFIG_FILE)
+}
+
+/// The user's own configuration (`None` when there is none or it does not parse).
+pub fn user_config(base: &Path) -> (Option<CheckConfig>, Vec<String>) {
+    let mut notes = Vec::new();
+    let config = read_config(&user_config_path(base), &mut notes);
+    (config, notes)
+}
+
+fn read_config(path: &Path, notes: &mut Vec<String>) -> Option<CheckConfig> {
+    let bytes = std::fs::read(path).ok()?;
+    match CheckConfig::from_json(&String::from_utf8_lossy(&bytes)) {
+        Ok(config) => Some(config),
+        Err(e) => {
+            notes.push(format!(
+                "{}: cannot read the check configuration ({}); it was left out",
+                path.display(),
+                secrets::redact_text(&e)
+            ));
+            None
+        }
+    }
+}
+
+/// A scope's memories after the gate.
+#[derive(Debug, Default)]
+pub struct GatedScope {
+    /// The memories that passed, sorted by path.
+    pub passed: Vec<(String, MemoryFile)>,
+    /// Each withheld file (relative to the scope folder) and the rules it broke.
+    pub withheld: BTreeMap<String, Broken>,
+}
+
+impl GatedScope {
+    /// The index lines of the memories that passed.
+    pub fn index_entries(&self) -> Vec<IndexEntry> {
+        self.passed
+            .iter()
+            .filter_map(|(rel, file)| file.index_entry(rel))
+            .collect()
+    }
+}
+
+/// The fewest files a gate thread gets: below that, threads cost more than they save.
+const MIN_CHUNK: usize = 128;
+
+/// Reads every memory of `dir` (shown in messages as `shown_as`) through the gate, on several
+/// threads when there are many.
+pub fn gate_dir(dir: &Path, shown_as: &str, policy: &Policy) -> Result<GatedScope, OpError> {
+    let paths = store::memory_paths(dir)?;
+    let threads = match paths.len() > MIN_CHUNK {
+        true => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+        false => 1,
+    };
+    let chunk = paths.len().div_ceil(threads).max(MIN_CHUNK);
+    let judge_part = |part: &[String]| -> Result<Vec<(String, Verdict)>, OpError> {
+        part.iter()
+            .map(|rel| {
+                let bytes = store::read_capped(&dir.join(rel))?;
+                let verdict = policy.judge(&format!("{shown_as}{rel}"), rel, &bytes);
+                Ok((rel.clone(), verdict))
+            })
+            .collect()
+    };
+    let parts: Vec<Result<Vec<(String, Verdict)>, OpError>> = if paths.len() <= chunk {
+        vec![judge_part(&paths)]
+    } else {
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = paths
+                .chunks(chunk)
+                .map(|part| scope.spawn(move || judge_part(part)))
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| {
+                    w.join().unwrap_or_else(|_| {
+                        Err(OpError::io(
+                            dir,
+                            std::io::Error::other("a gate thread stopped"),
+                        ))
+                    })
+                })
+                .collect()
+        })
+    };
+    let mut out = GatedScope::default();
+    for part in parts {
+        for (rel, verdict) in part? {
+            match verdict {
+                Verdict::Pass { file, .. } => out.passed.push((rel, *file)),
+                Verdict::Withheld(broken) => {
+                    out.withheld.insert(rel, broken);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A scope's memories through the gate, after the scope's safety check.
+pub fn gate_scope(
+    project: &Project,
+    scope: ScopeKind,
+    policy: &Policy,
+) -> Result<GatedScope, OpError> {
+    let dir = project.check_scope_safe(scope)?;
+    gate_dir(&dir, &project.shown_prefix(scope), policy)
+}
+
+/// Whether a scope's memories are gated like team memory when its index is written: team
+/// memory, and a private memory folder that git tracks.
+pub fn gates_index(project: &Project, scope: ScopeKind) -> bool {
+    scope == ScopeKind::Team || (scope == ScopeKind::Private && private_is_tracked(project))
+}
+
+/// The memories a scope's generated `MEMORY.md` may list: for a gated scope ([`gates_index`])
+/// the paths of those that pass the gate, so the index never carries a withheld memory's name
+/// or description; `None` (every memory Qwen Code would list) otherwise. Where nothing is
+/// withheld the index stays byte for byte Qwen Code's.
+pub fn index_keep(
+    project: &Project,
+    scope: ScopeKind,
+) -> Result<Option<std::collections::HashSet<String>>, OpError> {
+    if !gates_index(project, scope) {
+        return Ok(None);
+    }
+    let (policy, _) = policy(project);
+    let gated = gate_scope(project, scope, &policy)?;
+    Ok(Some(gated.passed.into_iter().map(|(rel, _)| rel).collect()))
+}
+
+/// A memory as an agent may read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentMemory {
+    /// Its title, made safe ([`gate::for_agent`]).
+    pub name: String,
+    /// Its description, made safe.
+    pub description: String,
+    /// Its type.
+    pub kind: crate::domain::memory::MemoryType,
+    /// Its body wrapped as data ([`gate::data_block`]).
+    pub body: String,
+}
+
+/// Why a memory was not handed to an agent: the rules it broke, never its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Withheld {
+    /// The rule ids.
+    pub rules: Broken,
+}
+
+impl Withheld {
+    /// The one line to show in its place.
+    pub fn line(&self) -> String {
+        gate::withheld_line(1, &self.rules).unwrap_or_default()
+    }
+}
+
+/// The entry point for every door that hands one memory to an agent (recall results, MCP
+/// reads): the file `rel` of `scope`'s folder, gated with the project's policy. `Ok(Err(_))`
+/// is a memory that failed the gate; `Err` a file that could not be read at all.
+pub fn memory_for_agent(
+    project: &Project,
+    scope: ScopeKind,
+    rel: &str,
+) -> Result<Result<AgentMemory, Withheld>, OpError> {
+    let (policy, _) = policy(project);
+    let dir = project.check_scope_safe(scope)?;
+    let bytes = store::read_capped(&dir.join(rel))?;
+    let shown = format!("{}{rel}", project.shown_prefix(scope));
+    Ok(agent_view(
+        &policy,
+        &format!("{scope}:{rel}"),
+        &shown,
+        rel,
+        &bytes,
+    ))
+}
+
+/// [`memory_for_agent`] over bytes already read: `source` names the memory in its data block.
+pub fn agent_view(
+    policy: &Policy,
+    source: &str,
+    shown: &str,
+    rel: &str,
+    bytes: &[u8],
+) -> Result<AgentMemory, Withheld> {
+    match policy.judge(shown, rel, bytes) {
+        Verdict::Pass { file, .. } => Ok(AgentMemory {
+            name: gate::for_agent(&file.name),
+            description: gate::for_agent(&file.description),
+            kind: file.kind,
+            body: gate::data_block(source, &file.body),
+        }),
+        Verdict::Withheld(rules) => Err(Withheld { rules }),
+    }
+}
+
+/// The warning when private memory sits in the work tree and git tracks it: teammates can
+/// write it, so it is not trusted as the user's own.
+pub const TRACKED_PRIVATE_WARNING: &str = "private memory .qwen/memory/ is tracked by git, so \
+     teammates can write it: it is gated like team memory, not trusted as private (untrack it \
+     with `git rm -r --cached .qwen/memory` and add it to .gitignore)";
+
+/// Whether the private scope lives in the work tree (`QWEN_CODE_MEMORY_LOCAL=1`) and git
+/// tracks any file of it.
+pub fn private_is_tracked(project: &Project) -> bool {
+    let (Some(repo), true) = (&project.repo, project.layout.local_private) else {
+        return false;
+    };
+    let Some(dir) = project.layout.memory_dir(ScopeKind::Private) else {
+        return false;
+    };
+    let Ok(rel) = dir.strip_prefix(&repo.workdir) else {
+        return false;
+    };
+    let prefix = format!("{}/", rel.to_string_lossy().replace('\\', "/"));
+    let Ok(git) = crate::git::repo::open(&repo.workdir) else {
+        return false;
+    };
+    let Ok(index) = git.index() else {
+        return false;
+    };
+    index.iter().any(|e| e.path.starts_with(prefix.as_bytes()))
+}
+
+/// Gates recall results in place: a hit whose file fails the gate (read again from disk, as
+/// a whole) is dropped, the others have every field made safe for an agent. Returns each
+/// withheld hit (`scope:rel`) with the rules it broke.
+pub fn gate_recalled(
+    policy: &Policy,
+    found: &mut super::recall::Recalled,
+) -> BTreeMap<String, Broken> {
+    let mut withheld = BTreeMap::new();
+    found.hits.retain_mut(|hit| {
+        let rel = hit.id.split(':').next().unwrap_or(&hit.id).to_string();
+        let verdict = match store::read_capped(Path::new(&hit.path)) {
+            Ok(bytes) => policy.judge(&hit.path, &rel, &bytes),
+            Err(_) => Verdict::Withheld([crate::domain::check::MEMORY_INVALID].into()),
+        };
+        match verdict {
+            Verdict::Pass { .. } => {
+                hit.name = gate::for_agent(&hit.name);
+                hit.description = gate::for_agent(&hit.description);
+                hit.body = gate::for_agent(&hit.body);
+                hit.path = secrets::redact_text(&hit.path);
+                true
+            }
+            Verdict::Withheld(broken) => {
+                withheld.insert(format!("{}:{rel}", hit.scope), broken);
+                false
+            }
+        }
+    });
+    withheld
+}
+
+/// Refuses a team write that would not pass the gate: a secret (as
+/// [`refuse_secrets_in_team_with`]), then a secret in its path, a trust risk at error
+/// severity, under the project's policy.
+pub fn refuse_in_team(
+    project: &Project,
+    writer: TeamWriter,
+    rel: &str,
+    text: &str,
+) -> Result<(), OpError> {
+    let (policy, _) = policy(project);
+    let shown = format!("{}{rel}", project.shown_prefix(ScopeKind::Team));
+    let shown = secrets::redact_text(&shown);
+    refuse_secrets_in_team_with(&policy.ignore, writer, &shown, text)?;
+    if policy.path_has_secret(rel) {
+        return Err(OpError::Refused(format!(
+            "refusing to write {shown}: its path holds a secret, and a path is pushed to every \
+             collaborator like a file's text. Fix: name the memory after what it is about."
+        )));
+    }
+    let (errors, _) = policy.text_problems(text);
+    if !errors.is_empty() {
+        let names: Vec<&str> = errors.iter().copied().collect();
+        return Err(OpError::Refused(format!(
+            "refusing to write {shown}: it breaks the memory gate ({}).\nTeam memory is \
+             injected into every collaborator's agent, so nothing was written.\nFix: run \
+             `teammem check --staged` after writing it by hand to see each problem, or remove \
+             the text that addresses the agent, hides text or sends data out.",
+            names.join(", ")
+        )));
+    }
+    Ok(())
+}
 
 /// The command writing to team memory, so that a refusal's fix is one its user can take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,11 @@
 //! `install-hooks` / `uninstall-hooks`: the `pre-commit` and `pre-merge-commit` hooks that run
-//! `teammem check --staged`, installed into the hooks folder git really uses, each chaining any
-//! hook that was already there. `pre-merge-commit` covers what `pre-commit` cannot see: a merge
-//! that git commits by itself (no conflict) bringing a secret in from another branch.
+//! `teammem check --staged`, and the `reference-transaction` hook that runs `teammem check
+//! --ref-updates`, installed into the hooks folder git really uses, each chaining any hook that
+//! was already there. `pre-merge-commit` covers what `pre-commit` cannot see: a merge that git
+//! commits by itself (no conflict) bringing a secret in from another branch.
+//! `reference-transaction` covers the commits no commit hook sees: `git cherry-pick`, `git
+//! revert` and `git am` run neither `pre-commit` nor `commit-msg` for their commits, but every
+//! ref update passes through it, and in its `prepared` state a non-zero exit aborts the update.
 
 use std::path::{Path, PathBuf};
 
@@ -12,8 +16,12 @@ use crate::git::{hooks_dir, repo};
 
 use super::{OpError, Project};
 
-/// The hooks teammem installs: one for commits, one for merges git commits without an editor.
-pub const HOOKS: [&str; 2] = ["pre-commit", "pre-merge-commit"];
+/// The hooks teammem installs: one for commits, one for merges git commits without an editor,
+/// one for the ref updates of commits made without either (cherry-pick, revert, am).
+pub const HOOKS: [&str; 3] = ["pre-commit", "pre-merge-commit", REFERENCE_TRANSACTION];
+
+/// The hook every ref update runs.
+pub const REFERENCE_TRANSACTION: &str = "reference-transaction";
 
 /// Where an existing `hook` is kept and run from.
 pub fn chained_name(hook: &str) -> String {
@@ -56,6 +64,9 @@ pub struct HookOutcome {
 
 /// The script of `hook` (one of [`HOOKS`]). `binary` is tried first, then `teammem` on PATH.
 pub fn hook_script(binary: &Path, hook: &str) -> String {
+    if hook == REFERENCE_TRANSACTION {
+        return reference_transaction_script(binary);
+    }
     let binary = shell_quote(&binary.display().to_string());
     let marker = marker(hook);
     let chained = chained_name(hook);
@@ -102,6 +113,66 @@ exit "$status"
         } else {
             "commit"
         },
+    )
+}
+
+/// The `reference-transaction` script. Git runs it for every ref transaction (fetches,
+/// checkouts, tags), so it starts teammem only in the `prepared` state and only when a branch
+/// or HEAD gets a new commit; the chained hook gets the same input in every state. A teammem
+/// that fails to run (exit 2) warns and lets the update through: refusing every ref update
+/// would lock the user out of their repository.
+fn reference_transaction_script(binary: &Path) -> String {
+    let binary = shell_quote(&binary.display().to_string());
+    let hook = REFERENCE_TRANSACTION;
+    let marker = marker(hook);
+    let chained = chained_name(hook);
+    format!(
+        r#"#!/bin/sh
+{marker} — installed by `teammem install-hooks`, removed by `teammem uninstall-hooks`.
+# Refuses a ref update that brings in a commit (cherry-pick, revert, am) whose team memory change
+# adds a secret, an invalid memory, a stale MEMORY.md or a risky memory.
+# The hook that was here before runs first, from {chained}.
+input=$(cat)
+hooks_dir=$(dirname "$0")
+if [ -x "$hooks_dir/{chained}" ]; then
+  printf '%s
+' "$input" | "$hooks_dir/{chained}" "$@" || exit $?
+fi
+[ "$1" = prepared ] || exit 0
+[ "${{TEAMMEM_NO_VERIFY:-}}" = 1 ] && exit 0
+needed=
+while read -r old new ref; do
+  case "$ref" in HEAD|refs/heads/*) ;; *) continue ;; esac
+  case "$new" in ref:*|"") continue ;; esac
+  case "$new" in *[!0]*) ;; *) continue ;; esac
+  [ "$old" = "$new" ] && continue
+  needed=1
+done <<TEAMMEM_INPUT
+$input
+TEAMMEM_INPUT
+[ -n "$needed" ] || exit 0
+teammem={binary}
+if [ ! -x "$teammem" ]; then
+  teammem=teammem
+fi
+if ! command -v "$teammem" >/dev/null 2>&1; then
+  echo "teammem: not found, so the team memory was not checked (install it, or run 'teammem uninstall-hooks')" >&2
+  exit 0
+fi
+printf '%s
+' "$input" | "$teammem" check --ref-updates
+status=$?
+if [ "$status" -eq 1 ]; then
+  echo "teammem: ref update refused: a new commit's team memory (.qwen/team-memory/) has the problems listed above." >&2
+  echo "teammem: nothing was committed; the commit's changes are left in the index and work tree: fix the files and commit, or drop them with 'git reset --merge' (then 'git am --abort' for am). A secret must also be rotated if it was ever pushed." >&2
+  echo "teammem: to let one ref update through anyway, run the command again with TEAMMEM_NO_VERIFY=1." >&2
+  exit 1
+fi
+if [ "$status" -ne 0 ]; then
+  echo "teammem: could not check the new commits (exit $status); the ref update was let through" >&2
+fi
+exit 0
+"#
     )
 }
 

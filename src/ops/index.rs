@@ -4,9 +4,11 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::domain::gate;
 use crate::domain::index;
 use crate::domain::memory::Invalid;
 use crate::domain::scope::{INDEX_FILE, ScopeKind};
+use crate::domain::secrets;
 use crate::domain::store;
 
 use super::{OpError, Project};
@@ -32,16 +34,24 @@ pub struct IndexState {
 pub fn index(project: &Project, scope: ScopeKind, write: bool) -> Result<IndexState, OpError> {
     let dir = project.check_scope_safe(scope)?;
     let shown = project.shown_prefix(scope);
-    let (expected, invalid) = match scope {
+    let keep = super::guard::index_keep(project, scope)?;
+    let kept = |path: &str| keep.as_ref().is_none_or(|keep| keep.contains(path));
+    let (expected, mut invalid) = match scope {
         ScopeKind::Team => {
-            let (entries, invalid) = store::load_index_entries(&dir, &shown)?;
+            let (mut entries, invalid) = store::load_index_entries(&dir, &shown)?;
+            entries.retain(|e| kept(&e.path));
             (index::render(&entries), invalid)
         }
         _ => {
-            let (entries, invalid) = store::load_dated_entries(&dir, &shown)?;
+            let (mut entries, invalid) = store::load_dated_entries(&dir, &shown)?;
+            entries.retain(|d| kept(&d.entry.path));
             (index::render_by_time(&entries), invalid)
         }
     };
+    for problem in &mut invalid {
+        problem.path = gate::redact_path(&problem.path);
+        problem.message = gate::redact_path(&problem.message);
+    }
     let path = dir.join(INDEX_FILE);
     let is_regular = std::fs::symlink_metadata(&path)
         .map(|m| m.is_file())
@@ -53,12 +63,15 @@ pub fn index(project: &Project, scope: ScopeKind, write: bool) -> Result<IndexSt
     };
     let missing_dir = !dir.exists();
     let stale = !missing_dir && (!is_regular || current != expected);
-    let diff = stale.then(|| {
-        similar::TextDiff::from_lines(&current, &expected)
-            .unified_diff()
-            .header(&format!("a/{INDEX_FILE}"), &format!("b/{INDEX_FILE}"))
-            .to_string()
-    });
+    let diff = stale
+        .then(|| {
+            similar::TextDiff::from_lines(&current, &expected)
+                .unified_diff()
+                .header(&format!("a/{INDEX_FILE}"), &format!("b/{INDEX_FILE}"))
+                .to_string()
+        })
+        // The file on disk may be a teammate's, holding what the gate keeps out.
+        .map(|d| secrets::redact_text(&d));
     let written = if write && stale {
         store::write_if_changed(&path, expected.as_bytes())?
     } else {

@@ -135,14 +135,22 @@ impl Project {
         Ok(store::load(&dir, &self.shown_prefix(scope))?)
     }
 
-    /// Regenerates a scope's `MEMORY.md` from its memories, as Qwen Code would. Returns whether
-    /// it wrote and what was loaded (unreadable files are left out of the index).
+    /// Regenerates a scope's `MEMORY.md` from its memories, as Qwen Code would, leaving out what
+    /// the gate withholds in a gated scope. Returns whether it wrote and what was loaded
+    /// (unreadable files are left out of the index).
     pub fn rebuild_index(&self, scope: ScopeKind) -> Result<(bool, Loaded), OpError> {
         let loaded = self.load(scope)?;
         let dir = self.scope_dir(scope)?;
+        let keep = super::guard::index_keep(self, scope)?;
+        let kept: Vec<store::StoredMemory> = loaded
+            .memories
+            .iter()
+            .filter(|m| keep.as_ref().is_none_or(|keep| keep.contains(&m.rel)))
+            .cloned()
+            .collect();
         let text = match scope {
-            ScopeKind::Team => store::render_index(&loaded.memories),
-            _ => store::render_dated_index(&dir, &loaded.memories),
+            ScopeKind::Team => store::render_index(&kept),
+            _ => store::render_dated_index(&dir, &kept),
         };
         if !dir.exists() && text.is_empty() {
             return Ok((false, loaded));

@@ -1,11 +1,13 @@
-//! The guard before a sync commit: every changed file of the team folder is scanned for
-//! secrets and, when it is a memory, validated. A file that fails is quarantined: it stays on
-//! disk untouched, is not committed, and is left out of the generated index.
+//! The gate before a sync commit: every changed file of the team folder is scanned for
+//! secrets (in its path and its bytes) and, when it is a memory, validated and checked for
+//! trust errors. A file that fails is quarantined: it stays on disk untouched, is not
+//! committed, and is left out of the generated index.
 
 use std::path::Path;
 
 use serde::Serialize;
 
+use crate::domain::gate::{self, Policy};
 use crate::domain::memory::{self, MAX_FILE_BYTES, MemoryFile};
 use crate::domain::scope::INDEX_FILE;
 use crate::domain::secrets::{self, SecretsIgnore};
@@ -16,9 +18,10 @@ use super::OpError;
 /// A file kept out of a sync commit, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Quarantined {
-    /// The file, relative to the work tree.
+    /// The file, relative to the work tree, with any secret in it redacted.
     pub path: String,
-    /// Why: `secret: <rule>` labels (never the secret itself) or `invalid: …` problems.
+    /// Why: `secret: <rule>` labels (never the secret itself), `trust: <rule>` risks or
+    /// `invalid: …` problems.
     pub reasons: Vec<String>,
 }
 
@@ -31,40 +34,59 @@ pub struct CheckedFile {
     pub bytes: Option<Vec<u8>>,
 }
 
+impl Quarantined {
+    /// A quarantined file; its path is redacted here, so no report can print a secret in it.
+    pub fn new(path: &str, reasons: Vec<String>) -> Quarantined {
+        Quarantined {
+            path: gate::redact_path(path),
+            reasons,
+        }
+    }
+}
+
 /// Checks one changed file of the team folder. `path` is relative to the work tree (shown in
-/// messages), `rel` relative to the team folder, `abs` where it is on disk; `ignore` holds the
-/// team's accepted findings (`.secretsignore`).
+/// messages), `rel` relative to the team folder, `abs` where it is on disk; `policy` is the
+/// gate in force (with the team's accepted findings, `.secretsignore`).
 pub fn check_team_file(
     path: &str,
     rel: &str,
     abs: &Path,
-    ignore: &SecretsIgnore,
+    policy: &Policy,
 ) -> Result<CheckedFile, OpError> {
+    let mut path_reasons = Vec::new();
+    if policy.path_has_secret(path) {
+        path_reasons.push("secret: in the file path".to_string());
+    }
     let meta = std::fs::symlink_metadata(abs).map_err(|e| OpError::io(abs, e))?;
     if meta.file_type().is_symlink() {
         // A symlink is committed as its target's path; the file it points at (inside the team
         // folder, or sync refuses to run) is checked on its own.
         return Ok(CheckedFile {
-            reasons: Vec::new(),
+            reasons: path_reasons,
             bytes: None,
         });
     }
     let bytes = store::read_capped(abs)?;
-    let reasons = reasons_for(path, rel, &bytes, ignore);
+    let mut reasons = path_reasons;
+    reasons.extend(reasons_for(path, rel, &bytes, policy));
     Ok(CheckedFile {
         reasons,
         bytes: Some(bytes),
     })
 }
 
-fn reasons_for(path: &str, rel: &str, bytes: &[u8], ignore: &SecretsIgnore) -> Vec<String> {
-    let mut reasons = secret_reasons(bytes, ignore);
+fn reasons_for(path: &str, rel: &str, bytes: &[u8], policy: &Policy) -> Vec<String> {
+    let mut reasons = secret_reasons(bytes, &policy.ignore);
     if !reasons.is_empty() {
         // Parse errors could quote the text around a secret: report the secret alone.
         return reasons;
     }
     let is_memory = rel.ends_with(".md") && rel != INDEX_FILE;
     if is_memory {
+        if let Some(text) = secrets::decode_text(bytes) {
+            let (errors, _) = policy.text_problems(&text);
+            reasons.extend(errors.iter().map(|rule| format!("trust: {rule}")));
+        }
         if let Some(bad) = memory::check_file_name(path) {
             reasons.push(invalid_reason(&bad));
         }
@@ -80,10 +102,18 @@ fn reasons_for(path: &str, rel: &str, bytes: &[u8], ignore: &SecretsIgnore) -> V
 }
 
 fn invalid_reason(problem: &memory::Invalid) -> String {
-    format!(
+    let reason = format!(
         "invalid: {}:{}: {} — {}",
         problem.line, problem.column, problem.message, problem.fix
-    )
+    );
+    // A problem can quote the file name or a value, either of which may hold a secret.
+    gate::redact_path(&reason)
+}
+
+/// The reasons to keep a regenerated `MEMORY.md` out of a commit: any secret in it. The index
+/// is rendered from memories that passed the gate, so this is the last line of defence.
+pub fn index_reasons(bytes: &[u8], policy: &Policy) -> Vec<String> {
+    secret_reasons(bytes, &policy.ignore)
 }
 
 /// One `secret: <rule> on line N` per finding in `bytes` (never the secret), or a refusal of

@@ -6,7 +6,6 @@ use std::fs;
 use std::path::PathBuf;
 
 use crate::domain::scope::ScopeKind;
-use crate::domain::secrets::SecretsIgnore;
 use crate::domain::store;
 
 use super::guard::{self, TeamWriter};
@@ -47,9 +46,7 @@ pub fn write_memory(
 ) -> Result<PathBuf, OpError> {
     let dir = project.check_scope_safe(scope)?;
     if scope == ScopeKind::Team {
-        let ignore = SecretsIgnore::load(&dir)?;
-        let shown = format!("{}{rel}", project.shown_prefix(scope));
-        guard::refuse_secrets_in_team_with(&ignore, writer, &shown, text)?;
+        guard::refuse_in_team(project, writer, rel, text)?;
     }
     let path = dir.join(rel);
     store::write_atomic(&path, text.as_bytes())?;

@@ -7,6 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::time::Duration;
 
+use crate::domain::gate;
 use crate::git::remote::Transport;
 
 use super::Project;
@@ -53,8 +54,9 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
     let project = match Project::open(cwd) {
         Ok(project) => project,
         Err(err) => {
-            let line =
-                format!("Team memory sync: not run — teammem could not read this project: {err}");
+            let line = gate::for_agent(&format!(
+                "Team memory sync: not run — teammem could not read this project: {err}"
+            ));
             return SessionStart {
                 context: bare_context(&line),
                 sync_line: line,
@@ -67,6 +69,8 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
     let (sync_line, outcome) = sync_if_on(&project, options);
     let sync_line = coexist::sync_line(&project, sync_line);
     let (shown, team_note) = coexist::context_project(&project, options.qwen_hook);
+    // An error message can quote a path or a remote's words: the line is made safe like memory.
+    let sync_line = gate::for_agent(&sync_line);
     if let Some(outcome) = &outcome {
         warnings.extend(outcome.warnings.iter().cloned());
     }

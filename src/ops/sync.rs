@@ -21,7 +21,6 @@ use git2::Repository;
 use serde::Serialize;
 
 use crate::domain::scope::{INDEX_FILE, ScopeKind, TEAM_DIR};
-use crate::domain::secrets::SecretsIgnore;
 use crate::domain::store::{self, StoreError};
 use crate::git::GitError;
 use crate::git::commit::{self, CommitResult, CommitSettings, Identity, Person, TeamUpdate};
@@ -774,7 +773,7 @@ pub fn commit_team_changes(
     let team_prefix = format!("{TEAM_DIR}/");
     let mut held_back: HashSet<String> = HashSet::new();
     let mut checked: HashMap<String, (FileStamp, Option<Vec<u8>>)> = HashMap::new();
-    let ignore = SecretsIgnore::load(&workdir.join(TEAM_DIR))?;
+    let (policy, _) = super::guard::policy(project);
     for change in &changes {
         if change.kind == ChangeKind::Deleted || change.path == index_path {
             continue;
@@ -788,25 +787,31 @@ pub fn commit_team_changes(
             vec!["invalid: the file name is not valid UTF-8 — rename it".to_string()]
         } else {
             let stamp = stamp_of(&abs)?;
-            let file = quarantine::check_team_file(&change.path, rel, &abs, &ignore)?;
+            let file = quarantine::check_team_file(&change.path, rel, &abs, &policy)?;
             checked.insert(change.path.clone(), (stamp, file.bytes));
             file.reasons
         };
         if !reasons.is_empty() {
             held_back.insert(change.path.clone());
-            outcome.quarantined.push(Quarantined {
-                path: change.path.clone(),
-                reasons,
-            });
+            outcome
+                .quarantined
+                .push(Quarantined::new(&change.path, reasons));
         }
     }
 
     let team_dir = workdir.join(TEAM_DIR);
-    regenerate_index(project, &team_dir, &held_back, &team_prefix)?;
+    regenerate_index(project, &team_dir, &held_back, &team_prefix, &policy)?;
     let index_abs = workdir.join(&index_path);
     if index_abs.is_file() {
         let stamp = stamp_of(&index_abs)?;
         let bytes = std::fs::read(&index_abs).map_err(|e| OpError::io(&index_abs, e))?;
+        let reasons = quarantine::index_reasons(&bytes, &policy);
+        if !reasons.is_empty() {
+            held_back.insert(index_path.clone());
+            outcome
+                .quarantined
+                .push(Quarantined::new(&index_path, reasons));
+        }
         checked.insert(index_path.clone(), (stamp, Some(bytes)));
     }
 
@@ -816,10 +821,10 @@ pub fn commit_team_changes(
         .iter()
         .filter(|c| !held_back.contains(&c.path) && c.path != index_path)
         .map(|c| (c.path.as_str(), c.mode))
-        .chain([(
+        .chain((!held_back.contains(&index_path)).then_some((
             index_path.as_str(),
             index_abs.is_file().then_some(git2::FileMode::Blob),
-        )]);
+        )));
     for (path, mode) in paths {
         let Some(mode) = mode else {
             updates.push(TeamUpdate {
@@ -834,10 +839,10 @@ pub fn commit_team_changes(
         };
         let id = commit::store_blob(repo, path, bytes)?;
         if changed_since_checked(&workdir.join(path), bytes)? {
-            outcome.quarantined.push(Quarantined {
-                path: path.to_string(),
-                reasons: vec!["changed while sync ran — sync again".into()],
-            });
+            outcome.quarantined.push(Quarantined::new(
+                path,
+                vec!["changed while sync ran — sync again".into()],
+            ));
             continue;
         }
         fresh.insert(path.to_string(), FreshFile { id, stamp });
@@ -891,21 +896,23 @@ pub fn commit_team_changes(
     Ok(())
 }
 
-/// Rewrites `MEMORY.md` from the valid memories on disk, leaving quarantined files out. A
-/// missing team folder stays missing.
+/// Rewrites `MEMORY.md` from the memories on disk that pass the gate, leaving quarantined
+/// files out: a teammate's pulled memory that fails the gate is never copied into the index
+/// this sync commits. A missing team folder stays missing.
 fn regenerate_index(
     project: &Project,
     team_dir: &Path,
     held_back: &HashSet<String>,
     team_prefix: &str,
+    policy: &crate::domain::gate::Policy,
 ) -> Result<(), OpError> {
-    let loaded = store::load(team_dir, &project.shown_prefix(ScopeKind::Team))?;
-    let clean: Vec<_> = loaded
-        .memories
+    let gated = super::guard::gate_dir(team_dir, &project.shown_prefix(ScopeKind::Team), policy)?;
+    let clean: Vec<_> = gated
+        .index_entries()
         .into_iter()
-        .filter(|m| !held_back.contains(&format!("{team_prefix}{}", m.rel)))
+        .filter(|e| !held_back.contains(&format!("{team_prefix}{}", e.path)))
         .collect();
-    let text = store::render_index(&clean);
+    let text = crate::domain::index::render(&clean);
     if team_dir.is_dir() {
         store::write_index_unsynced(team_dir, &text)?;
     }
