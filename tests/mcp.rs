@@ -460,9 +460,13 @@ fn memories_a_teammate_planted_are_withheld_from_every_tool_in_one_line() {
     assert!(search.contains("teammem check"), "{search}");
     let list = ok_text(&steps[1]);
     assert!(list.contains("team:project/deploy-clean.md"), "{list}");
-    // The file named after a token is no valid memory (its slug): left out, counted, unnamed.
-    assert_eq!(list.matches("\nwithheld team:").count(), 4, "{list}");
-    assert!(list.contains("\n1 file left out: not readable"), "{list}");
+    // The file named after a token reads (clients read any `.md` name) and is withheld for the
+    // secret in its path, which is shown redacted.
+    assert_eq!(list.matches("\nwithheld team:").count(), 5, "{list}");
+    assert!(
+        list.contains("withheld team:reference/deploy-[REDACTED_SECRET].md: secret"),
+        "{list}"
+    );
     for read in &steps[2..] {
         let line = ok_text(read);
         assert!(line.starts_with("withheld team:"), "{line}");

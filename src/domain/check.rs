@@ -71,6 +71,8 @@ pub const SIZE_LIMIT: &str = "size-limit";
 pub const UNMERGED: &str = "unmerged";
 /// A memory kept in two versions by sync, not resolved yet.
 pub const CONFLICT_COPY: &str = "conflict-copy";
+/// A memory file that reads but breaks a style rule (lint, with its fix).
+pub const MEMORY_STYLE: &str = "memory-style";
 /// The check configuration was changed inside the checked range.
 pub const CONFIG_CHANGED: &str = "config-changed";
 /// The check configuration cannot be read.
@@ -98,9 +100,15 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: MEMORY_FILE_NAME,
-        summary: "The memory file name is not a slug",
+        summary: "The memory file name is not a slug (clients still read it)",
         help: "Rename the file to lowercase letters, digits and hyphens ending in .md.",
-        default_severity: Severity::Error,
+        default_severity: Severity::Warning,
+    },
+    Rule {
+        id: MEMORY_STYLE,
+        summary: "The memory file reads, but not in teammem's strict style (quoting, folder, YAML)",
+        help: "Apply the fix the message gives; Qwen Code and teammem read the file either way.",
+        default_severity: Severity::Warning,
     },
     Rule {
         id: INDEX_STALE,
@@ -593,7 +601,7 @@ pub fn check_file(
     if depth == Depth::Full {
         if let Some(bad) = memory::check_file_name(&path) {
             out.push(
-                MEMORY_FILE_NAME,
+                MEMORY_INVALID,
                 &path,
                 1,
                 1,
@@ -602,17 +610,36 @@ pub fn check_file(
                 commit,
             );
         }
-        if let Err(problems) = MemoryFile::parse(&path, bytes) {
-            for p in problems {
-                out.push(
-                    MEMORY_INVALID,
-                    &path,
-                    p.line,
-                    p.column,
-                    format!("{} — {}", p.message, p.fix),
-                    &p.message,
-                    commit,
-                );
+        match MemoryFile::parse(&path, bytes) {
+            Ok(file) => {
+                for lint in file.lints() {
+                    let rule = match memory::lint_file_name(&path) {
+                        Some(name) if name.message == lint.message => MEMORY_FILE_NAME,
+                        _ => MEMORY_STYLE,
+                    };
+                    out.push(
+                        rule,
+                        &path,
+                        lint.line,
+                        lint.column,
+                        format!("{} — {}", lint.message, lint.fix),
+                        "",
+                        commit,
+                    );
+                }
+            }
+            Err(problems) => {
+                for p in problems {
+                    out.push(
+                        MEMORY_INVALID,
+                        &path,
+                        p.line,
+                        p.column,
+                        format!("{} — {}", p.message, p.fix),
+                        &p.message,
+                        commit,
+                    );
+                }
             }
         }
     }
@@ -759,12 +786,7 @@ pub fn expected_index(memories: &[(&str, &[u8])], policy: &Policy) -> String {
         .iter()
         .filter(|(rel, _)| is_memory_path(rel) && memory::check_file_name(rel).is_none())
         .filter_map(|(rel, bytes)| match policy.judge(rel, rel, bytes) {
-            Verdict::Pass { file, .. } => Some(IndexEntry {
-                path: rel.to_string(),
-                title: file.name,
-                description: file.description,
-                kind: file.kind,
-            }),
+            Verdict::Pass { file, .. } => file.index_entry(rel),
             Verdict::Withheld(_) => None,
         })
         .collect();
