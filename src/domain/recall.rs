@@ -230,9 +230,35 @@ struct Run {
     cjk: bool,
 }
 
-/// The runs of folded text, in order.
-fn runs(folded: &str) -> Vec<Run> {
-    let mut out = Vec::new();
+/// Puts the runs of folded text, in order, into `out`.
+fn runs_into(folded: &str, out: &mut Vec<Run>) {
+    out.clear();
+    if folded.is_ascii() {
+        // Most memories: words are runs of ASCII letters and digits, and there is no CJK.
+        let mut start = None;
+        for (at, b) in folded.bytes().enumerate() {
+            match (b.is_ascii_alphanumeric(), start) {
+                (true, None) => start = Some(at),
+                (false, Some(s)) => {
+                    out.push(Run {
+                        start: s,
+                        end: at,
+                        cjk: false,
+                    });
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(s) = start {
+            out.push(Run {
+                start: s,
+                end: folded.len(),
+                cjk: false,
+            });
+        }
+        return;
+    }
     let mut open: Option<Run> = None;
     for (at, c) in folded.char_indices() {
         let kind = if is_cjk(c) {
@@ -255,37 +281,38 @@ fn runs(folded: &str) -> Vec<Run> {
         }
     }
     out.extend(open);
+}
+
+/// The runs of folded text, in order.
+fn runs(folded: &str) -> Vec<Run> {
+    let mut out = Vec::new();
+    runs_into(folded, &mut out);
     out
 }
 
-/// Whether the word run `i` stands in address position: right after a greeting with only spaces
-/// or commas between (`hey mel`, `thank you, mel`), or alone between a comma and a `!` or `?`
-/// (`great job, mel!`).
-fn addressed(folded: &str, runs: &[Run], i: usize) -> bool {
-    let word = |j: usize| &folded[runs[j].start..runs[j].end];
-    let before = if i == 0 {
-        &folded[..runs[i].start]
-    } else {
-        &folded[runs[i - 1].end..runs[i].start]
-    };
-    if i > 0 && !runs[i - 1].cjk && before.chars().all(|c| c == ' ' || c == ',') {
-        let previous = word(i - 1);
-        let thank_you = previous == "you" && i > 1 && word(i - 2) == "thank";
-        if thank_you || GREETINGS.contains(&previous) {
-            return true;
-        }
-    }
-    let after_end = runs.get(i + 1).map_or(folded.len(), |r| r.start);
-    let after = folded[runs[i].end..after_end].trim_start_matches(' ');
-    i > 0 && before.trim_end_matches(' ').ends_with(',') && after.starts_with(['!', '?'])
+/// A word's entry in the analyzer's cache.
+#[derive(Debug, Clone, Copy)]
+struct WordEntry {
+    /// Its term's number, [`NO_TERM`] for a stop word.
+    term: u32,
+    /// Whether a name right after it is spoken to (a greeting, `thank you`'s `you`, …).
+    greeting: bool,
+    thank: bool,
+    you: bool,
 }
 
-/// Splits text into terms, caching stems: one per thread or per query.
+/// The term number of a stop word.
+const NO_TERM: u32 = u32::MAX;
+
+/// Splits text into terms, caching stems and numbering terms: one per thread or per query.
+/// Term numbers are this analyzer's own; [`Analyzer::term`] gives a number's text.
 pub struct Analyzer {
     english: Stemmer,
     russian: Stemmer,
-    /// Token → term; `None` for a stop word.
-    cache: TokenMap<Option<Box<str>>>,
+    words: TokenMap<WordEntry>,
+    terms: Vec<Box<str>>,
+    numbers: TokenMap<u32>,
+    runs: Vec<Run>,
 }
 
 impl Default for Analyzer {
@@ -297,89 +324,136 @@ impl Default for Analyzer {
 impl std::fmt::Debug for Analyzer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Analyzer")
-            .field("cached", &self.cache.len())
+            .field("terms", &self.terms.len())
             .finish_non_exhaustive()
     }
 }
 
 impl Analyzer {
-    /// An analyzer with an empty stem cache.
+    /// An analyzer with an empty cache.
     pub fn new() -> Analyzer {
         Analyzer {
             english: Stemmer::create(Algorithm::English),
             russian: Stemmer::create(Algorithm::Russian),
-            cache: TokenMap::default(),
+            words: TokenMap::default(),
+            terms: Vec::new(),
+            numbers: TokenMap::default(),
+            runs: Vec::new(),
         }
     }
 
-    /// The term of a folded word token, `None` for a stop word.
-    fn word_term(&mut self, token: &str) -> Option<&str> {
-        if !self.cache.contains_key(token) {
-            let term = (!is_stop_word(token)).then(|| stem(&self.english, &self.russian, token));
-            self.cache.insert(token.to_string(), term);
+    /// The number of a term (numbered on first sight).
+    pub fn number(&mut self, term: &str) -> u32 {
+        if let Some(&n) = self.numbers.get(term) {
+            return n;
         }
-        self.cache.get(token).and_then(|t| t.as_deref())
+        let n = self.terms.len() as u32;
+        self.terms.push(term.into());
+        self.numbers.insert(term.to_string(), n);
+        n
     }
 
-    /// Calls `each(term, units)` for every term of folded text, in order, repeats included;
-    /// returns how many there were (the field's length).
-    pub fn terms(&mut self, folded: &str, mut each: impl FnMut(&str, u32)) -> u32 {
+    /// The text of term number `n`.
+    pub fn term(&self, n: u32) -> &str {
+        self.terms.get(n as usize).map_or("", |t| t)
+    }
+
+    /// The cache entry of a folded word token.
+    fn word(&mut self, token: &str) -> WordEntry {
+        if let Some(&entry) = self.words.get(token) {
+            return entry;
+        }
+        let term = if is_stop_word(token) {
+            NO_TERM
+        } else {
+            let stemmed = stem(&self.english, &self.russian, token);
+            self.number(&stemmed)
+        };
+        let entry = WordEntry {
+            term,
+            greeting: GREETINGS.contains(&token),
+            thank: token == "thank",
+            you: token == "you",
+        };
+        self.words.insert(token.to_string(), entry);
+        entry
+    }
+
+    /// Calls `each(term number, units)` for every term of folded text, in order, repeats
+    /// included; returns how many there were (the field's length).
+    pub fn terms(&mut self, folded: &str, mut each: impl FnMut(u32, u32)) -> u32 {
         let stops = stop_words();
-        let runs = runs(folded);
+        let mut runs = std::mem::take(&mut self.runs);
+        runs_into(folded, &mut runs);
         let mut count = 0;
+        // What the two words before this one were, for address position.
+        let (mut greeting, mut thank_you, mut thank) = (false, false, false);
         for (i, run) in runs.iter().enumerate() {
             let text = &folded[run.start..run.end];
             if run.cjk {
+                (greeting, thank_you, thank) = (false, false, false);
                 if stops.words.contains(text) {
                     continue;
                 }
-                let chars: Vec<(usize, char)> = text.char_indices().collect();
-                if chars.len() == 1 {
-                    if !stops.cjk.contains(&chars[0].1) {
-                        each(text, OCCURRENCE);
+                let mut chars = text.char_indices().peekable();
+                let Some(&(_, first)) = chars.peek() else {
+                    continue;
+                };
+                if text.len() == first.len_utf8() {
+                    if !stops.cjk.contains(&first) {
+                        each(self.number(text), OCCURRENCE);
                         count += 1;
                     }
                     continue;
                 }
-                for pair in chars.windows(2) {
+                let pieces: Vec<(usize, char)> = chars.collect();
+                for pair in pieces.windows(2) {
                     if stops.cjk.contains(&pair[0].1) || stops.cjk.contains(&pair[1].1) {
                         continue;
                     }
                     let end = pair[1].0 + pair[1].1.len_utf8();
-                    each(&text[pair[0].0..end], OCCURRENCE);
+                    each(self.number(&text[pair[0].0..end]), OCCURRENCE);
                     count += 1;
                 }
                 continue;
             }
-            if text.chars().nth(MIN_WORD_CHARS - 1).is_none() {
+            let short = if text.is_ascii() {
+                text.len() < MIN_WORD_CHARS
+            } else {
+                text.chars().nth(MIN_WORD_CHARS - 1).is_none()
+            };
+            if short {
+                (greeting, thank_you, thank) = (false, false, false);
                 continue;
             }
-            let units = if addressed(folded, &runs, i) {
-                ADDRESSED
-            } else {
-                OCCURRENCE
-            };
-            if let Some(term) = self.word_term(text) {
-                each(term, units);
+            let entry = self.word(text);
+            let spoken_to = ((greeting || thank_you) && only_spaces_or_commas(folded, &runs, i))
+                || set_off(folded, &runs, i);
+            if entry.term != NO_TERM {
+                each(entry.term, if spoken_to { ADDRESSED } else { OCCURRENCE });
                 count += 1;
             }
+            greeting = entry.greeting;
+            thank_you = entry.you && thank;
+            thank = entry.thank;
         }
+        self.runs = runs;
         count
     }
 
-    /// The terms of a field's folded text with their positions (for the proximity boost).
-    pub fn positions(&mut self, folded: &str) -> Vec<String> {
+    /// The term numbers of a field's folded text, in order (for the proximity boost).
+    pub fn positions(&mut self, folded: &str) -> Vec<u32> {
         let mut out = Vec::new();
-        self.terms(folded, |t, _| out.push(t.to_string()));
+        self.terms(folded, |t, _| out.push(t));
         out
     }
 
-    /// Calls `each(field, term, units)` for every term of a memory's fields; returns each
-    /// field's length in terms.
+    /// Calls `each(field, term number, units)` for every term of a memory's fields; returns
+    /// each field's length in terms.
     pub fn fields(
         &mut self,
         fields: &FoldedFields,
-        mut each: impl FnMut(usize, &str, u32),
+        mut each: impl FnMut(usize, u32, u32),
     ) -> [u32; FIELDS] {
         let mut lengths = [0; FIELDS];
         for (field, text) in fields.each().into_iter().enumerate() {
@@ -387,6 +461,25 @@ impl Analyzer {
         }
         lengths
     }
+}
+
+/// Whether only spaces and commas separate run `i` from the one before (`hey, mel`).
+fn only_spaces_or_commas(folded: &str, runs: &[Run], i: usize) -> bool {
+    i > 0
+        && folded[runs[i - 1].end..runs[i].start]
+            .bytes()
+            .all(|b| b == b' ' || b == b',')
+}
+
+/// Whether run `i` stands alone between a comma and a `!` or `?` (`great job, mel!`).
+fn set_off(folded: &str, runs: &[Run], i: usize) -> bool {
+    let after_end = runs.get(i + 1).map_or(folded.len(), |r| r.start);
+    let after = folded[runs[i].end..after_end].trim_start_matches(' ');
+    i > 0
+        && after.starts_with(['!', '?'])
+        && folded[runs[i - 1].end..runs[i].start]
+            .trim_end_matches(' ')
+            .ends_with(',')
 }
 
 /// The stem of a folded word: English Snowball for Latin letters, Russian for Cyrillic; words
@@ -504,15 +597,20 @@ impl Query {
     /// Analyses a query.
     pub fn new(text: &str) -> Query {
         let folded = fold(text);
-        let mut terms: Vec<String> = Vec::new();
+        let mut analyzer = Analyzer::new();
+        let mut numbers: Vec<u32> = Vec::new();
         let mut sequence = Vec::new();
-        Analyzer::new().terms(&folded, |t, _| {
-            let at = terms.iter().position(|x| x == t).unwrap_or_else(|| {
-                terms.push(t.to_string());
-                terms.len() - 1
+        analyzer.terms(&folded, |t, _| {
+            let at = numbers.iter().position(|&x| x == t).unwrap_or_else(|| {
+                numbers.push(t);
+                numbers.len() - 1
             });
             sequence.push(at);
         });
+        let terms = numbers
+            .iter()
+            .map(|&n| analyzer.term(n).to_string())
+            .collect();
         let mut types = [0; 4];
         for run in runs(&folded) {
             let word = &folded[run.start..run.end];
@@ -535,6 +633,12 @@ impl Query {
     /// The position of `term` among [`Query::tokens`].
     pub fn position(&self, term: &str) -> Option<usize> {
         self.terms.iter().position(|t| t == term)
+    }
+
+    /// The query's terms as `analyzer` numbers them: term number → position among
+    /// [`Query::tokens`], for [`Analyzer::terms`]' callbacks.
+    pub fn numbered(&self, analyzer: &mut Analyzer) -> QueryNumbers {
+        QueryNumbers(self.terms.iter().map(|t| analyzer.number(t)).collect())
     }
 
     /// How many of the query's words are type words of `kind`: the first tie-break.
@@ -597,11 +701,12 @@ impl Query {
             return 0.0;
         }
         let mut best = vec![0.0f64; pairs.len()];
+        let numbers = self.numbered(analyzer);
         for text in fields.each() {
             let terms: Vec<Option<usize>> = analyzer
                 .positions(text)
                 .iter()
-                .map(|t| self.position(t))
+                .map(|&t| numbers.position(t))
                 .collect();
             for (p, &(a, b)) in pairs.iter().enumerate() {
                 for (at, term) in terms.iter().enumerate() {
@@ -627,6 +732,22 @@ impl Query {
     }
 }
 
+/// A query's terms as one analyzer numbers them.
+#[derive(Debug, Clone)]
+pub struct QueryNumbers(Vec<u32>);
+
+impl QueryNumbers {
+    /// The term numbers, in the order of the query's terms.
+    pub fn numbers(&self) -> &[u32] {
+        &self.0
+    }
+
+    /// The position among the query's terms of term number `n`.
+    pub fn position(&self, n: u32) -> Option<usize> {
+        self.0.iter().position(|&x| x == n)
+    }
+}
+
 /// A BM25F score as shown and compared: scaled and rounded (see [`SCORE_SCALE`]).
 pub fn points(score: f64) -> u32 {
     let scaled = (score * SCORE_SCALE).round();
@@ -639,14 +760,18 @@ pub fn points(score: f64) -> u32 {
 
 /// The distinct terms of a text, in the order they first appear.
 pub fn tokenize(text: &str) -> Vec<String> {
+    let mut analyzer = Analyzer::new();
     let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    Analyzer::new().terms(&fold(text), |t, _| {
-        if seen.insert(t.to_string()) {
-            out.push(t.to_string());
+    let mut order = Vec::new();
+    analyzer.terms(&fold(text), |t, _| {
+        if seen.insert(t) {
+            order.push(t);
         }
     });
-    out
+    order
+        .iter()
+        .map(|&t| analyzer.term(t).to_string())
+        .collect()
 }
 
 #[cfg(test)]
@@ -672,8 +797,9 @@ mod tests {
         let mut all = Vec::new();
         for (title, body) in memories {
             let mut units = vec![[0u16; FIELDS]; q.tokens().len()];
+            let numbers = q.numbered(&mut analyzer);
             let lengths = analyzer.fields(&fields(title, body), |f, t, n| {
-                if let Some(i) = q.position(t) {
+                if let Some(i) = numbers.position(t) {
                     units[i][f] += n as u16;
                 }
             });
@@ -737,8 +863,10 @@ mod tests {
         let mut analyzer = Analyzer::new();
         let units = |text: &str, analyzer: &mut Analyzer| {
             let mut out = Vec::new();
-            analyzer.terms(&fold(text), |t, u| out.push((t.to_string(), u)));
-            out
+            analyzer.terms(&fold(text), |t, u| out.push((t, u)));
+            out.into_iter()
+                .map(|(t, u)| (analyzer.term(t).to_string(), u))
+                .collect::<Vec<_>>()
         };
         let mel = |text: &str, analyzer: &mut Analyzer| {
             units(text, analyzer)

@@ -22,12 +22,10 @@
 use std::borrow::Cow;
 
 use super::memory::{MemoryFile, MemoryType};
-use super::recall::{
-    Analyzer, Collection, Document, FIELDS, FieldUnits, FoldedFields, Query, TokenMap,
-};
+use super::recall::{Analyzer, Collection, Document, FIELDS, FieldUnits, FoldedFields, Query};
 use super::store::Stamp;
 
-pub use super::recall::TokenHasher;
+pub use super::recall::{TokenHasher, TokenMap};
 
 /// The first bytes of an index file; the last byte is the format version.
 pub const MAGIC: &[u8; 8] = b"TMRECAL\x02";
@@ -84,47 +82,59 @@ pub fn folded_fields(file: &MemoryFile) -> FoldedFields {
     })
 }
 
-/// Adds the terms of a memory's fields to `tokens` as memory number `doc` (above any number
+/// Postings being built, indexed by the building analyzer's term numbers.
+pub type NumberedPostings = Vec<Postings>;
+
+/// Adds the terms of a memory's fields to `postings` as memory number `doc` (above any number
 /// already there), with their units per field; returns its field lengths.
 pub fn add_terms(
     analyzer: &mut Analyzer,
     fields: &FoldedFields,
     doc: u32,
-    tokens: &mut TokenMap<Postings>,
+    postings: &mut NumberedPostings,
 ) -> [u32; FIELDS] {
     analyzer.fields(fields, |field, t, units| {
-        let add = |per: &mut FieldUnits| {
-            per[field] = per[field].saturating_add(units.min(u32::from(u16::MAX)) as u16)
-        };
-        match tokens.get_mut(t) {
-            Some(postings) => match postings.last_mut() {
-                Some((last, per)) if *last == doc => add(per),
-                _ => {
-                    let mut per = [0; FIELDS];
-                    add(&mut per);
-                    postings.push((doc, per));
-                }
-            },
-            None => {
+        let t = t as usize;
+        if postings.len() <= t {
+            postings.resize_with(t + 1, Vec::new);
+        }
+        let units = units.min(u32::from(u16::MAX)) as u16;
+        match postings[t].last_mut() {
+            Some((last, per)) if *last == doc => per[field] = per[field].saturating_add(units),
+            _ => {
                 let mut per = [0; FIELDS];
-                add(&mut per);
-                tokens.insert(t.to_string(), vec![(doc, per)]);
+                per[field] = units;
+                postings[t].push((doc, per));
             }
         }
     })
 }
 
+/// Postings built by `analyzer`, keyed by term.
+pub fn by_term(analyzer: &Analyzer, postings: NumberedPostings) -> TokenMap<Postings> {
+    let mut out = TokenMap::default();
+    out.reserve(postings.len());
+    for (n, p) in postings.into_iter().enumerate() {
+        if !p.is_empty() {
+            out.insert(analyzer.term(n as u32).to_string(), p);
+        }
+    }
+    out
+}
+
 /// The occurrences of each query term in memory number `doc`, whose terms were just added to
-/// `tokens` ([`add_terms`]); `None` when it holds none of them.
+/// `postings` ([`add_terms`]); `None` when it holds none of them.
 pub fn units_added(
     query: &Query,
-    tokens: &TokenMap<Postings>,
+    analyzer: &mut Analyzer,
+    postings: &NumberedPostings,
     doc: u32,
 ) -> Option<Vec<FieldUnits>> {
-    let units: Vec<FieldUnits> = query
-        .tokens()
+    let numbers = query.numbered(analyzer);
+    let units: Vec<FieldUnits> = numbers
+        .numbers()
         .iter()
-        .map(|q| match tokens.get(q.as_str()).and_then(|p| p.last()) {
+        .map(|&n| match postings.get(n as usize).and_then(|p| p.last()) {
             Some(&(last, per)) if last == doc => per,
             _ => [0; FIELDS],
         })
@@ -142,9 +152,10 @@ pub fn units_of(
     analyzer: &mut Analyzer,
     fields: &FoldedFields,
 ) -> ([u32; FIELDS], Option<Vec<FieldUnits>>) {
+    let numbers = query.numbered(analyzer);
     let mut units = vec![[0u16; FIELDS]; query.tokens().len()];
     let lengths = analyzer.fields(fields, |field, t, n| {
-        if let Some(i) = query.position(t) {
+        if let Some(i) = numbers.position(t) {
             units[i][field] = units[i][field].saturating_add(n.min(u32::from(u16::MAX)) as u16);
         }
     });
@@ -769,17 +780,19 @@ mod tests {
         let text = b"---\nname: Postgres tests\ndescription: Use it\ntype: project\n---\nThe tests use postgres, always postgres.\n";
         let file = MemoryFile::parse("project/p.md", text).unwrap();
         let fields = folded_fields(&file);
-        let mut tokens = TokenMap::default();
+        let mut numbered = NumberedPostings::new();
         let mut analyzer = Analyzer::new();
-        let lengths = add_terms(&mut analyzer, &fields, 3, &mut tokens);
+        let lengths = add_terms(&mut analyzer, &fields, 3, &mut numbered);
+        let query = Query::new("postgres always");
+        let (direct_lengths, direct) = units_of(&query, &mut analyzer, &fields);
+        assert_eq!(direct_lengths, lengths);
+        assert_eq!(units_added(&query, &mut analyzer, &numbered, 3), direct);
+        let mysql = Query::new("mysql");
+        assert_eq!(units_added(&mysql, &mut analyzer, &numbered, 3), None);
+        let tokens = by_term(&analyzer, numbered);
         assert_eq!(tokens["postgr"], [(3, [4, 0, 0, 8])]);
         assert_eq!(tokens["test"][0].1[TITLE], 4);
         assert_eq!(tokens["test"][0].1[BODY], 4);
         assert!(!tokens.contains_key("the"), "a stop word is not a term");
-        let query = Query::new("postgres always");
-        let (direct_lengths, direct) = units_of(&query, &mut analyzer, &fields);
-        assert_eq!(direct_lengths, lengths);
-        assert_eq!(units_added(&query, &tokens, 3), direct);
-        assert_eq!(units_added(&Query::new("mysql"), &tokens, 3), None);
     }
 }

@@ -18,7 +18,7 @@ use crate::domain::recall::{
     Analyzer, Collection, FIELDS, FieldUnits, PROXIMITY_CANDIDATES, Query, TokenMap, points,
 };
 use crate::domain::recall_index::{
-    self, DocState, FileMeta, FolderMeta, IndexView, Postings, merge_tokens,
+    self, DocState, FileMeta, FolderMeta, IndexView, NumberedPostings, Postings, merge_tokens,
 };
 use crate::domain::scope::{Layout, ScopeKind};
 use crate::domain::store::{self, Stamp};
@@ -76,7 +76,7 @@ pub struct Hit {
 pub struct Recalled {
     /// The query as given.
     pub query: String,
-    /// Its tokens, folded.
+    /// Its terms: folded, stop words dropped, stemmed.
     pub tokens: Vec<String>,
     /// Memories looked at.
     pub scanned: usize,
@@ -92,14 +92,10 @@ pub struct Recalled {
 /// they were (git's "racy clean" problem; baseline diff uses the same window).
 pub const SETTLE: Duration = Duration::from_secs(2);
 
-/// The most files one query indexes, unless a twentieth of the scope is more: indexing a file
-/// costs more than scanning it, so the first query over a large scope indexes a twentieth of
-/// it and scans the rest as without the index (costing about 5% more than a query without the
-/// index); the next queries index the rest, each costing less than the one before.
-pub const INDEX_BUDGET: usize = 200;
-
-/// The share of a scope one query indexes at most (see [`INDEX_BUDGET`]).
-const INDEX_SHARE: usize = 20;
+/// The most files one query indexes. Every file a query reads is analysed in full anyway
+/// (IDF and average lengths need every memory), so indexing it as well costs little more: the
+/// first query over a scope of up to this many memories builds the whole index.
+pub const INDEX_BUDGET: usize = 100_000;
 
 /// Whether recall uses its index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,8 +106,8 @@ pub enum IndexUse {
     On {
         /// Stamps younger than this are not trusted (see [`SETTLE`]).
         settle: Duration,
-        /// The most files indexed by one query, unless a twentieth of the scope is more
-        /// (see [`INDEX_BUDGET`]).
+        /// The most files indexed by one query (see [`INDEX_BUDGET`]); the others are
+        /// analysed as without the index, and indexed by the next queries.
         budget: usize,
     },
 }
@@ -498,7 +494,7 @@ fn read_for_index(
     (query, analyzer): (&Query, &mut Analyzer),
     (order, scope): (usize, ScopeKind),
     doc: u32,
-    tokens: &mut TokenMap<Postings>,
+    postings: &mut NumberedPostings,
 ) -> ReadForIndex {
     let Some((stamp, bytes)) = read_stamped(&dir.join(rel)) else {
         return (None, None);
@@ -510,8 +506,8 @@ fn read_for_index(
         );
     };
     let lengths =
-        recall_index::add_terms(analyzer, &recall_index::folded_fields(&file), doc, tokens);
-    let units = recall_index::units_added(query, tokens, doc);
+        recall_index::add_terms(analyzer, &recall_index::folded_fields(&file), doc, postings);
+    let units = recall_index::units_added(query, analyzer, postings, doc);
     let entry = Some((stamp, DocState::Indexed, file.kind, lengths));
     let memory = ReadMemory {
         order,
@@ -540,7 +536,7 @@ fn read_all_for_index(
 ) -> ReadAll {
     let work = |part: &[usize]| {
         let mut analyzer = Analyzer::new();
-        let mut tokens = TokenMap::default();
+        let mut postings = NumberedPostings::new();
         let mut read = Vec::new();
         let mut entries = Vec::with_capacity(part.len());
         for &i in part {
@@ -550,12 +546,12 @@ fn read_all_for_index(
                 (query, &mut analyzer),
                 (order, scope),
                 i as u32,
-                &mut tokens,
+                &mut postings,
             );
             entries.push(entry);
             read.extend(memory.map(drop_unmatched));
         }
-        (entries, read, tokens)
+        (entries, read, recall_index::by_term(&analyzer, postings))
     };
     let chunk = reader_chunk(to_read.len());
     if to_read.len() <= chunk {
@@ -763,9 +759,7 @@ fn scan_indexed(
 
     let to_read: Vec<usize> = (0..paths.len()).filter(|&i| trusted[i].is_none()).collect();
     found.report.files_read = to_read.len();
-    // Indexing a file costs more than analysing it: at most `budget` files (or a twentieth of
-    // the scope) are indexed, the rest analysed as without the index and indexed later.
-    let budget = budget.max(paths.len() / INDEX_SHARE);
+    // At most `budget` files are indexed; the rest are analysed as without the index.
     let (to_index, to_scan) = to_read.split_at(to_read.len().min(budget));
     let (entries, read, mut added) =
         read_all_for_index(dir, &paths, to_index, query, (order, scope));
@@ -1020,6 +1014,9 @@ mod tests {
         "postgresql",
         "zebra",
         "42 x1",
+        "when did the postgres migrations deploy",
+        "Hey Postgres, deploying migrated caches!",
+        "schema cache",
     ];
 
     struct Fixture {
