@@ -6,13 +6,16 @@
 #   - baseline diff of 10,000 files with 100 changed (goal: <= 200 ms)
 # Usage: scripts/bench-lifecycle.sh [N]   (N memories, default 10000)
 #        OLD_BIN=path/to/an/older/teammem scripts/bench-lifecycle.sh   (also times that binary)
+#        BIN=path/to/teammem scripts/bench-lifecycle.sh   (times that binary instead of building one)
 # Needs hyperfine (apt-get install -y hyperfine). Builds the release binary once.
 set -euo pipefail
 
 N="${1:-10000}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml"
-BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/teammem"
+if [ -z "${BIN:-}" ]; then
+  cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml"
+  BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/teammem"
+fi
 
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
