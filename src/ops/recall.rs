@@ -183,7 +183,11 @@ pub fn recall_with(
         for (sum, n) in df.iter_mut().zip(&found.df) {
             *sum += n;
         }
-        candidates.extend(found.candidates);
+        if candidates.is_empty() {
+            candidates = found.candidates;
+        } else {
+            candidates.extend(found.candidates);
+        }
     }
     let stats = parsed.stats(&collection, &df);
     for c in &mut candidates {
@@ -202,7 +206,7 @@ pub fn recall_with(
             // changed since its stat (a write racing this run) sends the query to the files.
             let dir = project.scope_dir(c.scope)?;
             match read_shown(&dir, &c.rel, c.stamp) {
-                Some(file) => c.file = Some(file),
+                Some(file) => c.file = Some(Box::new(file)),
                 None => return recall_with(project, scopes, query, max, chars, IndexUse::Off),
             }
         }
@@ -216,7 +220,9 @@ pub fn recall_with(
     let now = usage::now();
     let mut books: HashMap<ScopeKind, UsageBook> = HashMap::new();
     for found in candidates {
-        let Some(file) = found.file else { continue };
+        let Some(file) = found.file.map(|f| *f) else {
+            continue;
+        };
         let dir = project.scope_dir(found.scope)?;
         let (scope, rel, score) = (found.scope, found.rel, found.points);
         let path = dir.join(&rel);
@@ -256,7 +262,8 @@ struct Candidate {
     scope: ScopeKind,
     kind: MemoryType,
     /// The parsed file; `None` when it was scored from the index (read when needed).
-    file: Option<MemoryFile>,
+    /// (Boxed: a query matching every memory moves thousands of candidates.)
+    file: Option<Box<MemoryFile>>,
     /// Its stamp when scored (from the index: the file must still have it when read).
     stamp: Stamp,
     /// Its field lengths in terms.
@@ -289,12 +296,28 @@ fn rank(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
         .then_with(|| a.rel.as_bytes().cmp(b.rel.as_bytes()))
 }
 
-/// Keeps the best `max` candidates, best first.
+/// Keeps the best `max` candidates, best first. Positions are selected, not candidates, so
+/// that a query matching every memory does not move thousands of them around.
 fn keep_best(candidates: &mut Vec<Candidate>, max: usize) {
-    if candidates.len() > max && max > 0 {
-        candidates.select_nth_unstable_by(max, rank);
-        candidates.truncate(max);
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    let by_rank = |a: &usize, b: &usize| rank(&candidates[*a], &candidates[*b]);
+    if order.len() > max {
+        if max == 0 {
+            order.clear();
+        } else {
+            order.select_nth_unstable_by(max, by_rank);
+            order.truncate(max);
+        }
     }
+    let mut keep = vec![false; candidates.len()];
+    for i in order {
+        keep[i] = true;
+    }
+    let mut at = 0;
+    candidates.retain(|_| {
+        at += 1;
+        keep[at - 1]
+    });
     candidates.sort_by(rank);
 }
 
@@ -357,6 +380,7 @@ fn scan_files(dir: &Path, query: &Query, order: usize, scope: ScopeKind) -> Resu
         let mut analyzer = Analyzer::new();
         part.iter()
             .filter_map(|rel| read_and_analyse(dir, rel, query, &mut analyzer, (order, scope)))
+            .map(drop_unmatched)
             .collect()
     });
     let mut found = Found::new(query, paths.len());
@@ -435,17 +459,18 @@ struct ReadMemory {
     /// Occurrences of each query term; `None` when it holds none.
     units: Option<Vec<FieldUnits>>,
     /// Kept only when it holds a query term.
-    file: MemoryFile,
+    kind: MemoryType,
+    file: Option<Box<MemoryFile>>,
 }
 
 impl ReadMemory {
     fn candidate(self, units: Vec<FieldUnits>) -> Candidate {
         Candidate {
             order: self.order,
-            kind: self.file.kind,
+            kind: self.kind,
             rel: self.rel,
             scope: self.scope,
-            file: Some(self.file),
+            file: self.file,
             stamp: self.stamp,
             lengths: self.lengths,
             units,
@@ -475,7 +500,8 @@ fn read_and_analyse(
         stamp,
         lengths,
         units,
-        file,
+        kind: file.kind,
+        file: Some(Box::new(file)),
     })
 }
 
@@ -516,7 +542,8 @@ fn read_for_index(
         stamp,
         lengths,
         units,
-        file,
+        kind: file.kind,
+        file: Some(Box::new(file)),
     };
     (Some(memory), entry)
 }
@@ -594,7 +621,7 @@ fn read_all_for_index(
 /// A memory that holds no query term is kept only for the statistics: its parsed file goes.
 fn drop_unmatched(mut memory: ReadMemory) -> ReadMemory {
     if memory.units.is_none() {
-        memory.file.body = String::new();
+        memory.file = None;
     }
     memory
 }
