@@ -9,10 +9,10 @@
 //!
 //! A token becomes a term unless it is a stop word (function words of English, Spanish,
 //! Portuguese, French, German, Russian and Korean, and the two-character CJK pieces that hold a
-//! Chinese or Japanese function character; the lists are `src/domain/recall_stopwords.txt`). Latin words are
-//! stemmed with the English Snowball stemmer and Cyrillic words with the Russian one, so
-//! `Researching` finds `research`; a word is stemmed the same way wherever it is, so a query
-//! and a memory always agree.
+//! Chinese or Japanese function character; the lists are `src/domain/recall_stopwords.txt`).
+//! Latin words are stemmed with the English Snowball stemmer and Cyrillic words with the
+//! Russian one, so `Researching` finds `research`; a word is stemmed the same way wherever it
+//! is, so a query and a memory always agree.
 //!
 //! The score is BM25F: each term's occurrences are weighted by field (title, keywords,
 //! description, body), each field normalised by its length against the scope's average, summed,
