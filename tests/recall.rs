@@ -110,7 +110,8 @@ fn cjk_and_accented_queries_match() {
     assert_eq!(recall(&sb, &repo, "CAFE"), ["private:project/cafe.md"]);
     assert_eq!(recall(&sb, &repo, "résumé"), ["private:project/resume.md"]);
     assert_eq!(recall(&sb, &repo, "abc"), ["private:project/width.md"]);
-    // Two-letter Latin words are not tokens.
+    // One-letter words are not tokens, and a term matches whole terms ("cv" is not "cvs").
+    assert!(recall(&sb, &repo, "c").is_empty());
     assert!(recall(&sb, &repo, "cv").is_empty());
 }
 
@@ -285,4 +286,51 @@ fn the_recall_index_stays_out_of_the_work_tree_and_changes_no_answer() {
         sb.git(&repo, ["status", "--porcelain", "--untracked-files=all"]),
         status
     );
+}
+
+#[test]
+fn the_memory_that_answers_beats_the_ones_that_only_name_the_subject() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    let dir = private_dir(&sb, &repo);
+    // The subject's name in a title, in a memory that speaks to her, and in the answer.
+    put(
+        &dir,
+        "project/melanie-profile.md",
+        "Melanie",
+        "Melanie, a friend from the climbing club",
+        "Met at the club.\n",
+    );
+    put(
+        &dir,
+        "project/turn-1.md",
+        "Caroline, 3 May",
+        "Caroline asks about the week",
+        "Caroline: Hey Melanie! How was your week? Did you go anywhere nice?\n",
+    );
+    put(
+        &dir,
+        "project/turn-2.md",
+        "Melanie, 3 May",
+        "Melanie on her weekend",
+        "Melanie: I went to the natural history museum on Saturday, researching dinosaurs with the kids.\n",
+    );
+    for n in 0..5 {
+        put(
+            &dir,
+            &format!("project/filler-{n}.md"),
+            "Weekly notes",
+            "What happened this week",
+            "A week of meetings and reviews.\n",
+        );
+    }
+    // Stop words ("when", "did", "the") score nothing, "research" finds "researching", and the
+    // turn in which Melanie speaks of the museum beats the one that speaks to her.
+    let found = recall(&sb, &repo, "When did Melanie go to the museum to research?");
+    assert_eq!(found[0], "private:project/turn-2.md", "{found:?}");
+    let run = sb.teammem(&repo, ["recall", "When did Melanie research", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["tokens"], serde_json::json!(["melani", "research"]));
+    // A query of stop words only has no terms and no results.
+    assert!(recall(&sb, &repo, "what did they have").is_empty());
 }

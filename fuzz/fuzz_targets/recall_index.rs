@@ -1,6 +1,7 @@
 //! Any bytes as a recall index file (both raw and with a valid length and checksum, so the
 //! decoder's body is reached): decoding never panics, and neither does anything a query does
-//! with what was decoded — scoring, walking the postings, merging and encoding again.
+//! with what was decoded — gathering a query's statistics, walking the postings, merging and
+//! encoding again.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -9,7 +10,7 @@ use teammem::domain::recall_index::{IndexView, MAGIC, TokenMap, checksum, encode
 
 fn exercise(view: &IndexView<'_>) {
     let query = Query::new("postgres 数据 text");
-    let _ = view.score(&query, &vec![true; view.files.len()]);
+    let _ = view.gather(&query, &vec![true; view.files.len()]);
     for (_, postings) in view.tokens() {
         postings.for_each(drop);
     }

@@ -9,11 +9,12 @@ use crate::ops::{self, EXIT_OK, OpError, Project};
 
 /// Find the memories most relevant to a query, across the enabled scopes.
 ///
-/// Matches in the title, keywords and description count above matches in the body; type words
-/// (like "feedback" or "deadline") only lift a memory that already matched. Text is compared
+/// Ranked by BM25F: rare words count more than common ones, a match in a short field more than
+/// in a long one, the title and keywords more than the body; stop words are ignored and words
+/// stemmed (English and Russian Snowball), so "researching" finds "research". Text is compared
 /// without case or accents, full-width forms folded; Chinese, Japanese and Korean are matched by
-/// two-character pieces; other words need at least 3 characters. Ties are broken by scope, then
-/// path. Each result says how old it is (from the last commit that touched it when git tracks
+/// two-character pieces; other words need at least 2 characters. Ties are broken by type words
+/// (like "feedback" or "deadline"), then freshness, scope and path. Each result says how old it is (from the last commit that touched it when git tracks
 /// it, else the file time) and, for tracked memories, who changed it last.
 ///
 /// Results pass the memory gate: a memory holding a secret, a trust error or an unreadable

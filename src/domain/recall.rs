@@ -1,35 +1,66 @@
-//! Recall scoring: Unicode-aware tokens and a lexical score that ranks memories for a query.
+//! Recall ranking: text folded and split into terms, and a BM25F score that ranks memories for a
+//! query.
 //!
 //! Text is folded before it is split: compatibility forms are unified (NFKC: full-width `ＡＢＣ` is
 //! `abc`), accents are dropped (`café` matches `cafe`) and case is ignored. Latin, Cyrillic and
-//! other spaced scripts give one token per run of letters and digits of at least three
-//! characters; Chinese, Japanese and Korean runs, written without spaces, give overlapping
-//! two-character tokens (bigrams), so `数据库` is `数据` and `据库`.
+//! other spaced scripts give one token per run of letters and digits of at least two characters;
+//! Chinese, Japanese and Korean runs, written without spaces, give overlapping two-character
+//! tokens (bigrams), so `数据库` is `数据` and `据库`.
 //!
-//! A memory scores only through the query's tokens: 4 per token in its title, 3 in its
-//! keywords, 3 in its description, 1 in its body. Merely having a body scores nothing. Type
-//! keywords (the lists Qwen Code uses for the same purpose) add at most 2, and only to a memory
-//! that already matched.
+//! A token becomes a term unless it is a stop word (function words of English, Spanish,
+//! Portuguese, French, German, Russian and Korean, and the two-character CJK pieces that hold a
+//! Chinese or Japanese function character; the lists are `src/domain/recall_stopwords.txt`).
+//! Latin words are stemmed with the English Snowball stemmer and Cyrillic words with the
+//! Russian one, so `Researching` finds `research`; a word is stemmed the same way wherever it
+//! is, so a query and a memory always agree.
+//!
+//! The score is BM25F: each term's occurrences are weighted by field (title, keywords,
+//! description, body), each field normalised by its length against the scope's average, summed,
+//! saturated, and multiplied by the term's rarity over the scope (IDF). An occurrence in address
+//! position — a name right after a greeting (`Hey Mel`) or set off at a sentence's end
+//! (`…, Mel!`) — counts a quarter: a memory that speaks *to* someone is less about them than one
+//! that speaks *of* them. The best candidates then earn a proximity boost for query terms that
+//! stand next to each other in a field. Type words and freshness only break ties.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
+use rust_stemmers::{Algorithm, Stemmer};
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
 
 use super::memory::MemoryType;
 
-/// Points for a query token found in the title.
-pub const TITLE_POINTS: u32 = 4;
-/// Points for a query token found among the keywords.
-pub const KEYWORD_POINTS: u32 = 3;
-/// Points for a query token found in the description.
-pub const DESCRIPTION_POINTS: u32 = 3;
-/// Points for a query token found in the body.
-pub const BODY_POINTS: u32 = 1;
-/// The most a type keyword boost adds.
-pub const MAX_TYPE_BOOST: u32 = 2;
-/// Latin (and other spaced-script) runs shorter than this are not tokens.
-pub const MIN_WORD_CHARS: usize = 3;
+/// The fields a memory is scored on, in the order every per-field array uses.
+pub const FIELDS: usize = 4;
+/// Position of the title in per-field arrays.
+pub const TITLE: usize = 0;
+/// Position of the keywords in per-field arrays.
+pub const KEYWORDS: usize = 1;
+/// Position of the description in per-field arrays.
+pub const DESCRIPTION: usize = 2;
+/// Position of the body in per-field arrays.
+pub const BODY: usize = 3;
+
+/// How much an occurrence in each field counts (BM25F field weights).
+pub const FIELD_WEIGHT: [f64; FIELDS] = [2.0, 2.0, 1.5, 1.0];
+/// How strongly each field's length is normalised (BM25F `b`; 0 = not at all).
+pub const FIELD_B: [f64; FIELDS] = [0.5, 0.3, 0.5, 0.75];
+/// Term-frequency saturation (BM25 `k1`).
+pub const K1: f64 = 1.2;
+/// The proximity boost per pair of query terms that are adjacent in a field, in IDF units.
+pub const PROXIMITY_WEIGHT: f64 = 0.5;
+/// How many of the best candidates are checked for proximity.
+pub const PROXIMITY_CANDIDATES: usize = 40;
+/// What one ordinary occurrence counts, in units (per-field term frequencies are kept in units).
+pub const OCCURRENCE: u32 = 4;
+/// What an occurrence in address position counts, in units.
+pub const ADDRESSED: u32 = 1;
+/// Spaced-script runs shorter than this are not tokens.
+pub const MIN_WORD_CHARS: usize = 2;
+/// A score is shown and compared as `round(BM25F × SCORE_SCALE)`: candidates closer than that
+/// are a tie, broken by type, freshness, scope and path.
+pub const SCORE_SCALE: f64 = 100.0;
 
 /// The words that suggest a query is about a type of memory (Qwen Code's per-type lists).
 pub fn type_keywords(kind: MemoryType) -> &'static [&'static str] {
@@ -57,6 +88,15 @@ pub fn fold(text: &str) -> String {
     bare.nfc().flat_map(char::to_lowercase).collect()
 }
 
+/// [`fold`], with a shortcut for ASCII text (most memories), which only needs lowercasing.
+pub fn fold_fast(text: &str) -> String {
+    if text.is_ascii() {
+        text.to_ascii_lowercase()
+    } else {
+        fold(text)
+    }
+}
+
 /// True for the scripts written without spaces between words: Han, Hiragana, Katakana, Hangul.
 pub fn is_cjk(c: char) -> bool {
     matches!(c as u32,
@@ -72,99 +112,392 @@ pub fn is_cjk(c: char) -> bool {
     )
 }
 
-/// The distinct tokens of a text, in the order they first appear.
-pub fn tokenize(text: &str) -> Vec<String> {
-    split_folded(&fold(text))
+/// A fast hasher for token maps (FxHash's multiply-rotate): the keys are short and not
+/// chosen by an attacker who could gain from collisions.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TokenHasher(u64);
+
+impl TokenHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
 }
 
-/// The distinct tokens of text that is already folded, in the order they first appear: a
-/// query token `t` is one of them exactly when [`has_token`] finds `t` in that text, which is
-/// what lets the recall index store tokens instead of text.
-pub fn split_folded(folded: &str) -> Vec<String> {
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    for_each_token(folded, |token| {
-        if seen.insert(token) {
-            out.push(token.to_string());
+impl std::hash::Hasher for TokenHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for chunk in &mut words {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(w));
         }
-    });
-    out
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+
+    fn write_u8(&mut self, byte: u8) {
+        self.add(u64::from(byte));
+    }
 }
 
-/// Calls `each` with every token of already folded text, repeats included, in order, as
-/// slices of the text (no allocation): runs of at least [`MIN_WORD_CHARS`] letters and digits,
-/// and the two-character pieces of CJK runs (a lone CJK character is a token by itself).
-pub fn for_each_token<'t>(folded: &'t str, mut each: impl FnMut(&'t str)) {
+/// Token maps built with [`TokenHasher`].
+pub type TokenMap<V> = HashMap<String, V, std::hash::BuildHasherDefault<TokenHasher>>;
+
+/// The stop lists, folded.
+struct StopWords {
+    words: HashSet<String>,
+    /// Chinese and Japanese function characters: a CJK piece holding one is not a term.
+    cjk: HashSet<char>,
+}
+
+fn stop_words() -> &'static StopWords {
+    static LISTS: OnceLock<StopWords> = OnceLock::new();
+    LISTS.get_or_init(|| {
+        let mut words = HashSet::new();
+        let mut cjk = HashSet::new();
+        let mut in_cjk = false;
+        for line in include_str!("recall_stopwords.txt").lines() {
+            if let Some(section) = line.strip_prefix('#') {
+                in_cjk = section.trim() == "cjk";
+                continue;
+            }
+            for word in line.split_whitespace() {
+                let word = fold(word);
+                if in_cjk {
+                    cjk.extend(word.chars());
+                } else {
+                    words.insert(word);
+                }
+            }
+        }
+        StopWords { words, cjk }
+    })
+}
+
+/// Whether a folded token is a stop word.
+pub fn is_stop_word(token: &str) -> bool {
+    stop_words().words.contains(token)
+}
+
+/// Words after which a name is the one spoken to (`Hey Mel`, `thanks, Ana`), folded.
+const GREETINGS: &[&str] = &[
+    "hey",
+    "hi",
+    "hello",
+    "hiya",
+    "yo",
+    "dear",
+    "thanks",
+    "thx",
+    "congrats",
+    "congratulations",
+    "bye",
+    "goodbye",
+    "morning",
+    "evening",
+    "welcome",
+    "hola",
+    "gracias",
+    "adios",
+    "ola",
+    "oi",
+    "obrigado",
+    "obrigada",
+    "bonjour",
+    "salut",
+    "merci",
+    "coucou",
+    "hallo",
+    "danke",
+    "ciao",
+    "привет",
+    "спасибо",
+];
+
+/// One run of a folded text: letters and digits of a spaced script, or a CJK run.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    start: usize,
+    end: usize,
+    cjk: bool,
+}
+
+/// Puts the runs of folded text, in order, into `out`.
+fn runs_into(folded: &str, out: &mut Vec<Run>) {
+    out.clear();
     if folded.is_ascii() {
         // Most memories: words are runs of ASCII letters and digits, and there is no CJK.
-        let bytes = folded.as_bytes();
         let mut start = None;
-        for (at, b) in bytes.iter().enumerate() {
+        for (at, b) in folded.bytes().enumerate() {
             match (b.is_ascii_alphanumeric(), start) {
                 (true, None) => start = Some(at),
                 (false, Some(s)) => {
-                    if at - s >= MIN_WORD_CHARS {
-                        each(&folded[s..at]);
-                    }
+                    out.push(Run {
+                        start: s,
+                        end: at,
+                        cjk: false,
+                    });
                     start = None;
                 }
                 _ => {}
             }
         }
         if let Some(s) = start {
-            if bytes.len() - s >= MIN_WORD_CHARS {
-                each(&folded[s..]);
-            }
+            out.push(Run {
+                start: s,
+                end: folded.len(),
+                cjk: false,
+            });
         }
         return;
     }
-    // The word being read: its start, and its length in characters.
-    let mut word: Option<(usize, usize)> = None;
-    // The CJK run being read: the start of its last character, and its length.
-    let mut cjk: Option<(usize, usize)> = None;
+    let mut open: Option<Run> = None;
     for (at, c) in folded.char_indices() {
-        let (ends_word, ends_cjk) = if is_cjk(c) {
-            (true, false)
+        let kind = if is_cjk(c) {
+            Some(true)
         } else if c.is_alphanumeric() {
-            (false, true)
+            Some(false)
         } else {
-            (true, true)
+            None
         };
-        if ends_word {
-            if let Some((start, chars)) = word.take() {
-                if chars >= MIN_WORD_CHARS {
-                    each(&folded[start..at]);
-                }
+        match (open.as_mut(), kind) {
+            (Some(run), Some(cjk)) if run.cjk == cjk => run.end = at + c.len_utf8(),
+            (_, kind) => {
+                out.extend(open.take());
+                open = kind.map(|cjk| Run {
+                    start: at,
+                    end: at + c.len_utf8(),
+                    cjk,
+                });
             }
         }
-        if ends_cjk {
-            if let Some((last, 1)) = cjk.take() {
-                each(&folded[last..at]);
-            }
+    }
+    out.extend(open);
+}
+
+/// The runs of folded text, in order.
+fn runs(folded: &str) -> Vec<Run> {
+    let mut out = Vec::new();
+    runs_into(folded, &mut out);
+    out
+}
+
+/// A word's entry in the analyzer's cache.
+#[derive(Debug, Clone, Copy)]
+struct WordEntry {
+    /// Its term's number, [`NO_TERM`] for a stop word.
+    term: u32,
+    /// Whether a name right after it is spoken to (a greeting, `thank you`'s `you`, …).
+    greeting: bool,
+    thank: bool,
+    you: bool,
+}
+
+/// The term number of a stop word.
+const NO_TERM: u32 = u32::MAX;
+
+/// Splits text into terms, caching stems and numbering terms: one per thread or per query.
+/// Term numbers are this analyzer's own; [`Analyzer::term`] gives a number's text.
+pub struct Analyzer {
+    english: Stemmer,
+    russian: Stemmer,
+    words: TokenMap<WordEntry>,
+    terms: Vec<Box<str>>,
+    numbers: TokenMap<u32>,
+    runs: Vec<Run>,
+}
+
+impl Default for Analyzer {
+    fn default() -> Analyzer {
+        Analyzer::new()
+    }
+}
+
+impl std::fmt::Debug for Analyzer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Analyzer")
+            .field("terms", &self.terms.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Analyzer {
+    /// An analyzer with an empty cache.
+    pub fn new() -> Analyzer {
+        Analyzer {
+            english: Stemmer::create(Algorithm::English),
+            russian: Stemmer::create(Algorithm::Russian),
+            words: TokenMap::default(),
+            terms: Vec::new(),
+            numbers: TokenMap::default(),
+            runs: Vec::new(),
         }
-        if is_cjk(c) {
-            cjk = match cjk {
-                Some((last, n)) => {
-                    each(&folded[last..at + c.len_utf8()]);
-                    Some((at, n + 1))
+    }
+
+    /// The number of a term (numbered on first sight).
+    pub fn number(&mut self, term: &str) -> u32 {
+        if let Some(&n) = self.numbers.get(term) {
+            return n;
+        }
+        let n = self.terms.len() as u32;
+        self.terms.push(term.into());
+        self.numbers.insert(term.to_string(), n);
+        n
+    }
+
+    /// The text of term number `n`.
+    pub fn term(&self, n: u32) -> &str {
+        self.terms.get(n as usize).map_or("", |t| t)
+    }
+
+    /// The cache entry of a folded word token.
+    fn word(&mut self, token: &str) -> WordEntry {
+        if let Some(&entry) = self.words.get(token) {
+            return entry;
+        }
+        let term = if is_stop_word(token) {
+            NO_TERM
+        } else {
+            let stemmed = stem(&self.english, &self.russian, token);
+            self.number(&stemmed)
+        };
+        let entry = WordEntry {
+            term,
+            greeting: GREETINGS.contains(&token),
+            thank: token == "thank",
+            you: token == "you",
+        };
+        self.words.insert(token.to_string(), entry);
+        entry
+    }
+
+    /// Calls `each(term number, units)` for every term of folded text, in order, repeats
+    /// included; returns how many there were (the field's length).
+    pub fn terms(&mut self, folded: &str, mut each: impl FnMut(u32, u32)) -> u32 {
+        let stops = stop_words();
+        let mut runs = std::mem::take(&mut self.runs);
+        runs_into(folded, &mut runs);
+        let mut count = 0;
+        // What the two words before this one were, for address position.
+        let (mut greeting, mut thank_you, mut thank) = (false, false, false);
+        for (i, run) in runs.iter().enumerate() {
+            let text = &folded[run.start..run.end];
+            if run.cjk {
+                (greeting, thank_you, thank) = (false, false, false);
+                if stops.words.contains(text) {
+                    continue;
                 }
-                None => Some((at, 1)),
+                let mut chars = text.char_indices().peekable();
+                let Some(&(_, first)) = chars.peek() else {
+                    continue;
+                };
+                if text.len() == first.len_utf8() {
+                    if !stops.cjk.contains(&first) {
+                        each(self.number(text), OCCURRENCE);
+                        count += 1;
+                    }
+                    continue;
+                }
+                let pieces: Vec<(usize, char)> = chars.collect();
+                for pair in pieces.windows(2) {
+                    if stops.cjk.contains(&pair[0].1) || stops.cjk.contains(&pair[1].1) {
+                        continue;
+                    }
+                    let end = pair[1].0 + pair[1].1.len_utf8();
+                    each(self.number(&text[pair[0].0..end]), OCCURRENCE);
+                    count += 1;
+                }
+                continue;
+            }
+            let short = if text.is_ascii() {
+                text.len() < MIN_WORD_CHARS
+            } else {
+                text.chars().nth(MIN_WORD_CHARS - 1).is_none()
             };
-        } else if c.is_alphanumeric() {
-            word = match word {
-                Some((start, n)) => Some((start, n + 1)),
-                None => Some((at, 1)),
-            };
+            if short {
+                (greeting, thank_you, thank) = (false, false, false);
+                continue;
+            }
+            let entry = self.word(text);
+            let spoken_to = ((greeting || thank_you) && only_spaces_or_commas(folded, &runs, i))
+                || set_off(folded, &runs, i);
+            if entry.term != NO_TERM {
+                each(entry.term, if spoken_to { ADDRESSED } else { OCCURRENCE });
+                count += 1;
+            }
+            greeting = entry.greeting;
+            thank_you = entry.you && thank;
+            thank = entry.thank;
         }
+        self.runs = runs;
+        count
     }
-    if let Some((start, chars)) = word {
-        if chars >= MIN_WORD_CHARS {
-            each(&folded[start..]);
+
+    /// The term numbers of a field's folded text, in order (for the proximity boost).
+    pub fn positions(&mut self, folded: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        self.terms(folded, |t, _| out.push(t));
+        out
+    }
+
+    /// Calls `each(field, term number, units)` for every term of a memory's fields; returns
+    /// each field's length in terms.
+    pub fn fields(
+        &mut self,
+        fields: &FoldedFields,
+        mut each: impl FnMut(usize, u32, u32),
+    ) -> [u32; FIELDS] {
+        let mut lengths = [0; FIELDS];
+        for (field, text) in fields.each().into_iter().enumerate() {
+            lengths[field] = self.terms(text, |t, u| each(field, t, u));
         }
+        lengths
     }
-    if let Some((last, 1)) = cjk {
-        each(&folded[last..]);
+}
+
+/// Whether only spaces and commas separate run `i` from the one before (`hey, mel`).
+fn only_spaces_or_commas(folded: &str, runs: &[Run], i: usize) -> bool {
+    i > 0
+        && folded[runs[i - 1].end..runs[i].start]
+            .bytes()
+            .all(|b| b == b' ' || b == b',')
+}
+
+/// Whether run `i` stands alone between a comma and a `!` or `?` (`great job, mel!`).
+fn set_off(folded: &str, runs: &[Run], i: usize) -> bool {
+    let after_end = runs.get(i + 1).map_or(folded.len(), |r| r.start);
+    let after = folded[runs[i].end..after_end].trim_start_matches(' ');
+    i > 0
+        && after.starts_with(['!', '?'])
+        && folded[runs[i - 1].end..runs[i].start]
+            .trim_end_matches(' ')
+            .ends_with(',')
+}
+
+/// The stem of a folded word: English Snowball for Latin letters, Russian for Cyrillic; words
+/// with digits or of other scripts, and very short words, are kept as they are.
+fn stem(english: &Stemmer, russian: &Stemmer, word: &str) -> Box<str> {
+    if word.len() < 4 {
+        return word.into();
     }
+    if word.bytes().all(|b| b.is_ascii_lowercase()) {
+        return english.stem(word).into();
+    }
+    if word
+        .chars()
+        .all(|c| ('\u{0430}'..='\u{044f}').contains(&c) || c == 'ё')
+    {
+        return russian.stem(word).into();
+    }
+    word.into()
 }
 
 /// What scoring needs of a memory.
@@ -182,82 +515,7 @@ pub struct Document<'a> {
     pub kind: MemoryType,
 }
 
-/// A query, tokenized once and scored against many documents.
-#[derive(Debug, Clone)]
-pub struct Query {
-    tokens: Vec<String>,
-}
-
-impl Query {
-    /// Tokenizes a query.
-    pub fn new(text: &str) -> Query {
-        Query {
-            tokens: tokenize(text),
-        }
-    }
-
-    /// The query's tokens (folded).
-    pub fn tokens(&self) -> &[String] {
-        &self.tokens
-    }
-
-    /// The document's score; 0 means it does not match.
-    pub fn score(&self, doc: &Document<'_>) -> u32 {
-        if self.tokens.is_empty() {
-            return 0;
-        }
-        let fields = FoldedFields::of(doc);
-        let score = self
-            .tokens
-            .iter()
-            .map(|token| field_points(fields.found(token)))
-            .sum();
-        self.with_type_boost(score, doc.kind)
-    }
-
-    /// A match score plus the type boost of `kind`; 0 stays 0 (type words never make a match).
-    pub fn with_type_boost(&self, score: u32, kind: MemoryType) -> u32 {
-        if score == 0 {
-            return 0;
-        }
-        let words = type_keywords(kind);
-        let boost = self
-            .tokens
-            .iter()
-            .filter(|t| words.contains(&t.as_str()))
-            .count() as u32;
-        score + boost.min(MAX_TYPE_BOOST)
-    }
-}
-
-/// A token found in the title.
-pub const IN_TITLE: u8 = 1;
-/// A token found among the keywords.
-pub const IN_KEYWORDS: u8 = 2;
-/// A token found in the description.
-pub const IN_DESCRIPTION: u8 = 4;
-/// A token found in the body.
-pub const IN_BODY: u8 = 8;
-
-/// The points a token earns for the fields it was found in (a set of `IN_*` bits).
-pub fn field_points(found: u8) -> u32 {
-    let mut points = 0;
-    if found & IN_TITLE != 0 {
-        points += TITLE_POINTS;
-    }
-    if found & IN_KEYWORDS != 0 {
-        points += KEYWORD_POINTS;
-    }
-    if found & IN_DESCRIPTION != 0 {
-        points += DESCRIPTION_POINTS;
-    }
-    if found & IN_BODY != 0 {
-        points += BODY_POINTS;
-    }
-    points
-}
-
-/// A document's fields, folded as scoring compares them.
+/// A document's fields, folded as scoring reads them.
 #[derive(Debug, Clone)]
 pub struct FoldedFields {
     /// The title.
@@ -281,193 +539,418 @@ impl FoldedFields {
         }
     }
 
-    /// The fields (`IN_*` bits) that hold `token` as a token.
-    pub fn found(&self, token: &str) -> u8 {
-        let mut found = 0;
-        for (text, bit) in self.each() {
-            if has_token(text, token) {
-                found |= bit;
+    /// The fields in the order of per-field arrays ([`TITLE`] … [`BODY`]).
+    pub fn each(&self) -> [&str; FIELDS] {
+        [&self.title, &self.keywords, &self.description, &self.body]
+    }
+}
+
+/// Per-field occurrences of one term in one memory, in units ([`OCCURRENCE`], [`ADDRESSED`]).
+pub type FieldUnits = [u16; FIELDS];
+
+/// What a scope (or several) holds, for the BM25F statistics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Collection {
+    /// Valid memories.
+    pub docs: u64,
+    /// The sum of their field lengths, in terms.
+    pub lengths: [u64; FIELDS],
+}
+
+impl Collection {
+    /// Adds a memory of these field lengths.
+    pub fn add(&mut self, lengths: [u32; FIELDS]) {
+        self.docs += 1;
+        for (sum, len) in self.lengths.iter_mut().zip(lengths) {
+            *sum += u64::from(len);
+        }
+    }
+
+    /// Adds another collection.
+    pub fn merge(&mut self, other: &Collection) {
+        self.docs += other.docs;
+        for (sum, len) in self.lengths.iter_mut().zip(other.lengths) {
+            *sum += len;
+        }
+    }
+}
+
+/// The statistics a query is scored with: each term's IDF and each field's average length.
+#[derive(Debug, Clone)]
+pub struct Stats {
+    idf: Vec<f64>,
+    average: [f64; FIELDS],
+}
+
+/// A query, analysed once and scored against many documents.
+#[derive(Debug, Clone)]
+pub struct Query {
+    /// Distinct terms, in the order they first appear.
+    terms: Vec<String>,
+    /// The query's terms in order, as positions in `terms` (for proximity pairs).
+    sequence: Vec<usize>,
+    /// How many query tokens are type words of each type ([`MemoryType::ALL`] order).
+    types: [u32; 4],
+}
+
+impl Query {
+    /// Analyses a query.
+    pub fn new(text: &str) -> Query {
+        let folded = fold(text);
+        let mut analyzer = Analyzer::new();
+        let mut numbers: Vec<u32> = Vec::new();
+        let mut sequence = Vec::new();
+        analyzer.terms(&folded, |t, _| {
+            let at = numbers.iter().position(|&x| x == t).unwrap_or_else(|| {
+                numbers.push(t);
+                numbers.len() - 1
+            });
+            sequence.push(at);
+        });
+        let terms = numbers
+            .iter()
+            .map(|&n| analyzer.term(n).to_string())
+            .collect();
+        let mut types = [0; 4];
+        for run in runs(&folded) {
+            let word = &folded[run.start..run.end];
+            for (n, kind) in MemoryType::ALL.iter().enumerate() {
+                types[n] += u32::from(type_keywords(*kind).contains(&word));
             }
         }
-        found
+        Query {
+            terms,
+            sequence,
+            types,
+        }
     }
 
-    /// Each field with its `IN_*` bit.
-    pub fn each(&self) -> [(&str, u8); 4] {
-        [
-            (&self.title, IN_TITLE),
-            (&self.keywords, IN_KEYWORDS),
-            (&self.description, IN_DESCRIPTION),
-            (&self.body, IN_BODY),
-        ]
+    /// The query's distinct terms (folded, stop words dropped, stemmed).
+    pub fn tokens(&self) -> &[String] {
+        &self.terms
+    }
+
+    /// The position of `term` among [`Query::tokens`].
+    pub fn position(&self, term: &str) -> Option<usize> {
+        self.terms.iter().position(|t| t == term)
+    }
+
+    /// The query's terms as `analyzer` numbers them: term number → position among
+    /// [`Query::tokens`], for [`Analyzer::terms`]' callbacks.
+    pub fn numbered(&self, analyzer: &mut Analyzer) -> QueryNumbers {
+        QueryNumbers(self.terms.iter().map(|t| analyzer.number(t)).collect())
+    }
+
+    /// How many of the query's words are type words of `kind`: the first tie-break.
+    pub fn type_affinity(&self, kind: MemoryType) -> u32 {
+        MemoryType::ALL
+            .iter()
+            .position(|k| *k == kind)
+            .map_or(0, |n| self.types[n])
+    }
+
+    /// The statistics for this query over `collection`, where `df[i]` memories hold term `i`.
+    pub fn stats(&self, collection: &Collection, df: &[u64]) -> Stats {
+        let n = collection.docs as f64;
+        let idf = (0..self.terms.len())
+            .map(|i| {
+                let df = df.get(i).copied().unwrap_or(0) as f64;
+                (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+            })
+            .collect();
+        let mut average = [1.0; FIELDS];
+        for (avg, sum) in average.iter_mut().zip(collection.lengths) {
+            if collection.docs > 0 && sum > 0 {
+                *avg = sum as f64 / n;
+            }
+        }
+        Stats { idf, average }
+    }
+
+    /// The BM25F score of a memory of these field lengths where term `i` occurs `units[i]`.
+    pub fn score(&self, stats: &Stats, lengths: [u32; FIELDS], units: &[FieldUnits]) -> f64 {
+        let mut score = 0.0;
+        for (i, per_field) in units.iter().enumerate().take(self.terms.len()) {
+            let mut tf = 0.0;
+            for f in 0..FIELDS {
+                if per_field[f] == 0 {
+                    continue;
+                }
+                let occurrences = f64::from(per_field[f]) / f64::from(OCCURRENCE);
+                let norm = 1.0 - FIELD_B[f] + FIELD_B[f] * f64::from(lengths[f]) / stats.average[f];
+                tf += FIELD_WEIGHT[f] * occurrences / norm;
+            }
+            if tf > 0.0 {
+                score += stats.idf[i] * tf * (K1 + 1.0) / (K1 + tf);
+            }
+        }
+        score
+    }
+
+    /// The proximity boost of a memory: for each pair of consecutive query terms, the smaller
+    /// of their IDFs when they stand next to each other in some field (either order), half of
+    /// it when one term lies between them.
+    pub fn proximity(&self, stats: &Stats, analyzer: &mut Analyzer, fields: &FoldedFields) -> f64 {
+        let pairs: Vec<(usize, usize)> = self
+            .sequence
+            .windows(2)
+            .map(|w| (w[0], w[1]))
+            .filter(|(a, b)| a != b)
+            .collect();
+        if pairs.is_empty() {
+            return 0.0;
+        }
+        let mut best = vec![0.0f64; pairs.len()];
+        let numbers = self.numbered(analyzer);
+        for text in fields.each() {
+            let terms: Vec<Option<usize>> = analyzer
+                .positions(text)
+                .iter()
+                .map(|&t| numbers.position(t))
+                .collect();
+            for (p, &(a, b)) in pairs.iter().enumerate() {
+                for (at, term) in terms.iter().enumerate() {
+                    let other = match *term {
+                        Some(t) if t == a => b,
+                        Some(t) if t == b => a,
+                        _ => continue,
+                    };
+                    let near = |d: usize| terms.get(at + d).copied().flatten() == Some(other);
+                    if near(1) {
+                        best[p] = 1.0;
+                    } else if near(2) {
+                        best[p] = best[p].max(0.5);
+                    }
+                }
+            }
+        }
+        pairs
+            .iter()
+            .zip(best)
+            .map(|(&(a, b), near)| near * PROXIMITY_WEIGHT * stats.idf[a].min(stats.idf[b]))
+            .sum()
     }
 }
 
-/// [`fold`], with a shortcut for ASCII text (most memories), which only needs lowercasing.
-pub fn fold_fast(text: &str) -> String {
-    if text.is_ascii() {
-        text.to_ascii_lowercase()
+/// A query's terms as one analyzer numbers them.
+#[derive(Debug, Clone)]
+pub struct QueryNumbers(Vec<u32>);
+
+impl QueryNumbers {
+    /// The term numbers, in the order of the query's terms.
+    pub fn numbers(&self) -> &[u32] {
+        &self.0
+    }
+
+    /// The position among the query's terms of term number `n`.
+    pub fn position(&self, n: u32) -> Option<usize> {
+        self.0.iter().position(|&x| x == n)
+    }
+}
+
+/// A BM25F score as shown and compared: scaled and rounded (see [`SCORE_SCALE`]).
+pub fn points(score: f64) -> u32 {
+    let scaled = (score * SCORE_SCALE).round();
+    if scaled.is_finite() && scaled > 0.0 {
+        scaled.min(f64::from(u32::MAX)) as u32
     } else {
-        fold(text)
+        0
     }
 }
 
-fn is_word_char(c: char) -> bool {
-    c.is_alphanumeric() && !is_cjk(c)
-}
-
-/// Whether folded `text` holds `token` as one of its tokens (what [`tokenize`] would give),
-/// without splitting the whole text: an occurrence counts when it is not part of a longer word.
-/// A two-character CJK token counts anywhere (it is a bigram of the run it sits in).
-pub fn has_token(text: &str, token: &str) -> bool {
-    let Some(first) = token.chars().next() else {
-        return false;
-    };
-    let cjk = is_cjk(first);
-    if cjk && token.chars().count() >= 2 {
-        return text.contains(token);
-    }
-    let joins = |c: char| if cjk { is_cjk(c) } else { is_word_char(c) };
-    text.match_indices(token).any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let after = text[at + token.len()..].chars().next();
-        !before.is_some_and(joins) && !after.is_some_and(joins)
-    })
+/// The distinct terms of a text, in the order they first appear.
+pub fn tokenize(text: &str) -> Vec<String> {
+    let mut analyzer = Analyzer::new();
+    let mut seen = HashSet::new();
+    let mut order = Vec::new();
+    analyzer.terms(&fold(text), |t, _| {
+        if seen.insert(t) {
+            order.push(t);
+        }
+    });
+    order
+        .iter()
+        .map(|&t| analyzer.term(t).to_string())
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn doc<'a>(title: &'a str, body: &'a str, kind: MemoryType) -> Document<'a> {
-        Document {
+    fn fields(title: &str, body: &str) -> FoldedFields {
+        FoldedFields::of(&Document {
             title,
             description: "",
             keywords: &[],
             body,
-            kind,
-        }
+            kind: MemoryType::Project,
+        })
     }
 
-    #[test]
-    fn tokens_fold_case_accents_and_width() {
-        assert_eq!(tokenize("Café RÉSUMÉ ＡＢＣ go"), ["cafe", "resume", "abc"]);
-    }
-
-    #[test]
-    fn token_search_agrees_with_tokenize() {
-        for text in ["Postgres, postgresql", "abc漢字 x 库", "café-bar", "数据库"] {
-            let folded = fold(text);
-            let tokens = tokenize(text);
-            for probe in [
-                "postgres",
-                "postgresql",
-                "gres",
-                "abc",
-                "漢字",
-                "库",
-                "cafe",
-                "bar",
-                "数据",
-                "据库",
-                "数",
-            ] {
-                assert_eq!(
-                    has_token(&folded, probe),
-                    tokens.iter().any(|t| t == probe),
-                    "{text:?} / {probe:?}"
-                );
+    /// Scores memories (title, body) as one scope, the way recall does.
+    fn scores(query: &str, memories: &[(&str, &str)]) -> Vec<f64> {
+        let q = Query::new(query);
+        let mut analyzer = Analyzer::new();
+        let mut collection = Collection::default();
+        let mut df = vec![0; q.tokens().len()];
+        let mut all = Vec::new();
+        for (title, body) in memories {
+            let mut units = vec![[0u16; FIELDS]; q.tokens().len()];
+            let numbers = q.numbered(&mut analyzer);
+            let lengths = analyzer.fields(&fields(title, body), |f, t, n| {
+                if let Some(i) = numbers.position(t) {
+                    units[i][f] += n as u16;
+                }
+            });
+            collection.add(lengths);
+            for (d, u) in df.iter_mut().zip(&units) {
+                *d += u64::from(u.iter().any(|&n| n > 0));
             }
+            all.push((lengths, units));
         }
+        let stats = q.stats(&collection, &df);
+        all.iter()
+            .map(|(lengths, units)| q.score(&stats, *lengths, units))
+            .collect()
     }
-
-    proptest::proptest! {
-        /// The recall index stores a field's tokens instead of its text: that is exact only
-        /// if a query token is found in folded text precisely when it is one of its tokens.
-        #[test]
-        fn a_token_is_found_exactly_when_the_text_has_it(
-            text in proptest::collection::vec(0..PIECES.len(), 0..14),
-            query in proptest::collection::vec(0..PIECES.len(), 0..8),
-        ) {
-            let text: String = text.iter().map(|&i| PIECES[i]).collect();
-            let query: String = query.iter().map(|&i| PIECES[i]).collect();
-            let folded = fold_fast(&text);
-            let tokens = split_folded(&folded);
-            for probe in tokenize(&query).iter().chain(&tokens) {
-                proptest::prop_assert_eq!(
-                    has_token(&folded, probe),
-                    tokens.contains(probe),
-                    "text {:?}, token {:?}", text, probe
-                );
-            }
-        }
-    }
-
-    /// Pieces of text that stress folding and splitting: case, accents (precomposed and
-    /// combining), full and half width, letters that lowercase to two characters, CJK runs
-    /// with the non-letter characters of their blocks, Hangul jamo that compose, digits.
-    const PIECES: &[&str] = &[
-        "a",
-        "b",
-        "ab",
-        "abc",
-        "Post",
-        "gres",
-        " ",
-        "-",
-        ".",
-        "\n",
-        "1",
-        "42",
-        "é",
-        "É",
-        "e\u{301}",
-        "数",
-        "据",
-        "库",
-        "数据",
-        "ｶ",
-        "ﾀ",
-        "・",
-        "ー",
-        "İ",
-        "ß",
-        "Ａ",
-        "ＢＣ",
-        "가",
-        "\u{1100}",
-        "\u{1161}",
-        "ǅ",
-        "½",
-        "①",
-        "ﬁ",
-        "Σ",
-        "ς",
-        "_",
-        "'",
-        "x\u{200b}y",
-    ];
 
     #[test]
-    fn cjk_runs_become_bigrams() {
+    fn tokens_fold_case_accents_and_width_and_drop_stop_words() {
+        assert_eq!(
+            tokenize("Café RÉSUMÉ ＡＢＣ go"),
+            ["cafe", "resum", "abc", "go"]
+        );
+        assert_eq!(
+            tokenize("When did the team have the meeting?"),
+            ["team", "meet"]
+        );
+        assert_eq!(
+            tokenize("¿Cuándo fue la reunión del equipo?"),
+            ["reunion", "equipo"]
+        );
+        assert_eq!(
+            tokenize("Quand est la réunion de l'équipe"),
+            ["reunion", "equip"]
+        );
+        assert_eq!(
+            tokenize("Wann ist das Treffen mit dem Team"),
+            ["treffen", "team"]
+        );
+        assert_eq!(tokenize("Когда была встреча команды"), ["встреч", "команд"]);
+    }
+
+    #[test]
+    fn stemming_joins_word_forms() {
+        assert_eq!(tokenize("Researching researched research"), ["research"]);
+        assert_eq!(tokenize("migrations migrating"), ["migrat"]);
+    }
+
+    #[test]
+    fn cjk_runs_become_bigrams_without_function_characters() {
         assert_eq!(
             tokenize("使用数据库test"),
             ["使用", "用数", "数据", "据库", "test"]
         );
         assert_eq!(tokenize("库"), ["库"]);
+        assert_eq!(tokenize("真实的数据"), ["真实", "数据"]);
+        assert_eq!(tokenize("テストはデータ"), ["テス", "スト", "テー", "ータ"]);
+        assert!(tokenize("그리고").is_empty());
     }
 
     #[test]
-    fn title_beats_body_and_type_words_alone_score_nothing() {
-        let q = Query::new("postgres feedback");
-        let in_title = q.score(&doc("Postgres in tests", "", MemoryType::Project));
-        let in_body = q.score(&doc("Tests", "use postgres", MemoryType::Project));
-        assert!(in_title > in_body && in_body > 0);
-        assert_eq!(
-            q.score(&doc("Style", "nothing here", MemoryType::Feedback)),
-            0
+    fn a_name_spoken_to_counts_less_than_a_name_spoken_of() {
+        let mut analyzer = Analyzer::new();
+        let units = |text: &str, analyzer: &mut Analyzer| {
+            let mut out = Vec::new();
+            analyzer.terms(&fold(text), |t, u| out.push((t, u)));
+            out.into_iter()
+                .map(|(t, u)| (analyzer.term(t).to_string(), u))
+                .collect::<Vec<_>>()
+        };
+        let mel = |text: &str, analyzer: &mut Analyzer| {
+            units(text, analyzer)
+                .into_iter()
+                .find(|(t, _)| t == "mel")
+                .map(|(_, u)| u)
+        };
+        for spoken_to in [
+            "Hey Mel, how was it?",
+            "Thank you, Mel!",
+            "That's great, Mel!",
+        ] {
+            assert_eq!(
+                mel(spoken_to, &mut analyzer),
+                Some(ADDRESSED),
+                "{spoken_to}"
+            );
+        }
+        for spoken_of in ["Mel went to the museum.", "I saw Mel there", "Mel: I went"] {
+            assert_eq!(
+                mel(spoken_of, &mut analyzer),
+                Some(OCCURRENCE),
+                "{spoken_of}"
+            );
+        }
+        let s = scores(
+            "when did mel go to the museum",
+            &[
+                ("Caroline", "Hey Mel! Did you like the museum?"),
+                ("Mel", "I went to the museum on Sunday."),
+            ],
         );
-        let boosted = q.score(&doc("Tests", "use postgres", MemoryType::Feedback));
-        assert_eq!(boosted, in_body + 1);
+        assert!(s[1] > s[0], "{s:?}");
+    }
+
+    #[test]
+    fn rare_terms_and_short_fields_weigh_more() {
+        let s = scores(
+            "postgres deploy",
+            &[
+                ("Deploy", "deploy steps"),
+                ("Deploy", "deploy with postgres"),
+                ("Deploy notes", "deploy"),
+                (
+                    "Other",
+                    "a long body about deploy and many other things beside it",
+                ),
+            ],
+        );
+        // "postgres" is rare: the one memory that has it wins.
+        assert!(s[1] > s[0] && s[1] > s[2], "{s:?}");
+        // The same single occurrence counts more in a short body.
+        assert!(s[2] > s[3], "{s:?}");
+        // Stop words and words no memory has score nothing.
+        assert_eq!(scores("the and zebra", &[("Deploy", "the and")]), [0.0]);
+    }
+
+    #[test]
+    fn adjacent_query_terms_earn_the_proximity_boost() {
+        let q = Query::new("database migration");
+        let collection = Collection {
+            docs: 10,
+            lengths: [20, 0, 0, 100],
+        };
+        let stats = q.stats(&collection, &[3, 3]);
+        let mut analyzer = Analyzer::new();
+        let together = q.proximity(
+            &stats,
+            &mut analyzer,
+            &fields("", "the database migration ran"),
+        );
+        let one_apart = q.proximity(&stats, &mut analyzer, &fields("", "database big migration"));
+        let apart = q.proximity(
+            &stats,
+            &mut analyzer,
+            &fields("", "database, then cache and later migration"),
+        );
+        assert!(together > one_apart && one_apart > 0.0 && apart == 0.0);
+    }
+
+    #[test]
+    fn type_words_are_tie_breaks() {
+        let q = Query::new("feedback rules on postgres");
+        assert_eq!(q.type_affinity(MemoryType::Feedback), 2);
+        assert_eq!(q.type_affinity(MemoryType::Project), 0);
     }
 }

@@ -2,31 +2,33 @@
 //! query reads that file and a stat of each memory instead of every memory.
 //!
 //! For each memory file it keeps the [`Stamp`] the file had when it was read, its state and
-//! type, and for each token of its title, keywords, description and body which of those fields
-//! hold it (an inverted index: token → memories). A memory whose stamp still matches is scored
-//! from the index; any other is read again. Scores from the index equal scores from the files
-//! because a query token is found in a folded field exactly when it is one of that field's
-//! tokens ([`super::recall::split_folded`]). Recall only parses a file when a query token
-//! occurs in its raw text; a memory whose fields hold a token its raw text does not (one made by
-//! YAML escapes) would be missed by that filter, so it is marked [`DocState::FromFile`] and
-//! scored from its file each time, exactly as without the index.
+//! type, and its field lengths in terms; for the scope, the number of valid memories and the
+//! sum of their field lengths (the BM25F averages); and for each term of the titles, keywords,
+//! descriptions and bodies, the memories that hold it with its occurrences per field (an
+//! inverted index: term → memories, whose length is the term's document frequency). A memory
+//! whose stamp still matches is scored from the index; any other is read again. Scores from
+//! the index equal scores from the files because both come from the same analysis of the same
+//! fields ([`super::recall::Analyzer`]) and the same arithmetic ([`Query::score`]).
 //!
 //! Layout (little-endian; varints are LEB128): [`MAGIC`], the body's length (u64), its
 //! [`checksum`] (u64), then the body: the scope folder; whether the listing met a symlink; the
-//! folders read with their stamps; the files, sorted bytewise, with stamp, state and type; then
-//! the tokens, sorted bytewise: their count, a table of u32 offsets for binary search, and each
-//! token with its postings, one varint per memory: the gap from the previous memory's number,
-//! shifted left 4 bits, or-ed with the fields (`IN_*` bits of [`super::recall`]).
+//! folders read with their stamps; the files, sorted bytewise, with stamp, state, type and
+//! four field lengths; the totals (valid memories, four length sums), which must equal the
+//! sums over the files; then the terms, sorted bytewise: their count, a table of u32 offsets
+//! for binary search, and each term with its postings: per memory a varint of the gap from
+//! the previous memory's number shifted left 4 bits, or-ed with the fields that hold the term
+//! (bit `1 << field`), then one varint of units per such field.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use super::memory::{MemoryFile, MemoryType};
-use super::recall::{Document, FoldedFields, IN_BODY, Query, field_points, fold, for_each_token};
+use super::recall::{Analyzer, Collection, Document, FIELDS, FieldUnits, FoldedFields, Query};
 use super::store::Stamp;
 
+pub use super::recall::{TokenHasher, TokenMap};
+
 /// The first bytes of an index file; the last byte is the format version.
-pub const MAGIC: &[u8; 8] = b"TMRECAL\x01";
+pub const MAGIC: &[u8; 8] = b"TMRECAL\x02";
 
 /// How a memory file stands in the index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,8 +37,6 @@ pub enum DocState {
     Skipped,
     /// Scored from the index.
     Indexed,
-    /// Scored from its file on every query (its fields hold text its raw bytes do not).
-    FromFile,
 }
 
 /// A folder as the index records it.
@@ -63,139 +63,118 @@ pub struct FileMeta<'a> {
     pub state: DocState,
     /// Its type (meaningful when indexed).
     pub kind: MemoryType,
+    /// Its field lengths in terms (meaningful when indexed).
+    pub lengths: [u32; FIELDS],
 }
 
-/// One memory file's text as the index sees it.
-#[derive(Debug, Clone)]
-pub struct MemoryText {
-    /// Its state.
-    pub state: DocState,
-    /// Its type.
-    pub kind: MemoryType,
-    /// Its folded fields (indexed memories only).
-    fields: Option<FoldedFields>,
+/// Postings of one term: (memory number, units per field) in ascending memory number.
+pub type Postings = Vec<(u32, FieldUnits)>;
+
+/// Folds a parsed memory's fields as scoring reads them.
+pub fn folded_fields(file: &MemoryFile) -> FoldedFields {
+    let keywords = file.keywords.clone().unwrap_or_default();
+    FoldedFields::of(&Document {
+        title: &file.name,
+        description: &file.description,
+        keywords: &keywords,
+        body: &file.body,
+        kind: file.kind,
+    })
 }
 
-impl MemoryText {
-    /// Reads one memory file: `bytes` as read, `file` as parsed (`None`: not a valid memory).
-    pub fn of(bytes: &[u8], file: Option<&MemoryFile>) -> MemoryText {
-        let Some(file) = file else {
-            return MemoryText {
-                state: DocState::Skipped,
-                kind: MemoryType::User,
-                fields: None,
-            };
-        };
-        let keywords = file.keywords.clone().unwrap_or_default();
-        let fields = FoldedFields::of(&Document {
-            title: &file.name,
-            description: &file.description,
-            keywords: &keywords,
-            body: &file.body,
-            kind: file.kind,
-        });
-        // What recall's prefilter searches: the raw bytes without ASCII case, or the folded text.
-        let raw = if bytes.is_ascii() {
-            String::from_utf8_lossy(bytes).to_ascii_lowercase()
-        } else {
-            fold(&String::from_utf8_lossy(bytes))
-        };
-        // A field found whole in the raw text holds no token the prefilter could miss. The
-        // body is usually the raw text's end, checked without building a searcher.
-        let seen = fields.each().iter().all(|(text, bit)| {
-            (*bit == IN_BODY && raw.ends_with(text)) || raw.contains(text) || {
-                let mut all = true;
-                for_each_token(text, |t| all = all && raw.contains(t));
-                all
+/// Postings being built, indexed by the building analyzer's term numbers.
+pub type NumberedPostings = Vec<Postings>;
+
+/// Adds the terms of a memory's fields to `postings` as memory number `doc` (above any number
+/// already there), with their units per field; returns its field lengths.
+pub fn add_terms(
+    analyzer: &mut Analyzer,
+    fields: &FoldedFields,
+    doc: u32,
+    postings: &mut NumberedPostings,
+) -> [u32; FIELDS] {
+    analyzer.fields(fields, |field, t, units| {
+        let t = t as usize;
+        if postings.len() <= t {
+            postings.resize_with(t + 1, Vec::new);
+        }
+        let units = units.min(u32::from(u16::MAX)) as u16;
+        match postings[t].last_mut() {
+            Some((last, per)) if *last == doc => per[field] = per[field].saturating_add(units),
+            _ => {
+                let mut per = [0; FIELDS];
+                per[field] = units;
+                postings[t].push((doc, per));
             }
-        });
-        MemoryText {
-            state: if seen {
-                DocState::Indexed
-            } else {
-                DocState::FromFile
-            },
-            kind: file.kind,
-            fields: seen.then_some(fields),
         }
-    }
-
-    /// Adds its tokens to `tokens` as memory number `doc` (which must be above any number
-    /// already there), each once, with the fields (`IN_*` bits) that hold it; nothing unless
-    /// it is indexed.
-    pub fn add_tokens(&self, doc: u32, tokens: &mut TokenMap<Postings>) {
-        let Some(fields) = &self.fields else {
-            return;
-        };
-        for (text, bit) in fields.each() {
-            for_each_token(text, |t| match tokens.get_mut(t) {
-                Some(postings) => match postings.last_mut() {
-                    Some((last, bits)) if *last == doc => *bits |= bit,
-                    _ => postings.push((doc, bit)),
-                },
-                None => {
-                    tokens.insert(t.to_string(), vec![(doc, bit)]);
-                }
-            });
-        }
-    }
+    })
 }
 
-/// The score of indexed memory number `doc` of type `kind` whose tokens were just added to
-/// `tokens` ([`MemoryText::add_tokens`]), as [`Query::score`] gives for its file.
-pub fn score_added(query: &Query, tokens: &TokenMap<Postings>, doc: u32, kind: MemoryType) -> u32 {
-    let score = query
-        .tokens()
+/// Postings built by `analyzer`, keyed by term.
+pub fn by_term(analyzer: &Analyzer, postings: NumberedPostings) -> TokenMap<Postings> {
+    let mut out = TokenMap::default();
+    out.reserve(postings.len());
+    for (n, p) in postings.into_iter().enumerate() {
+        if !p.is_empty() {
+            out.insert(analyzer.term(n as u32).to_string(), p);
+        }
+    }
+    out
+}
+
+/// The occurrences of each query term in memory number `doc`, whose terms were just added to
+/// `postings` ([`add_terms`]); `None` when it holds none of them.
+pub fn units_added(
+    query: &Query,
+    analyzer: &mut Analyzer,
+    postings: &NumberedPostings,
+    doc: u32,
+) -> Option<Vec<FieldUnits>> {
+    let numbers = query.numbered(analyzer);
+    let units: Vec<FieldUnits> = numbers
+        .numbers()
         .iter()
-        .filter_map(|q| match tokens.get(q.as_str())?.last() {
-            Some(&(last, bits)) if last == doc => Some(field_points(bits)),
-            _ => None,
+        .map(|&n| match postings.get(n as usize).and_then(|p| p.last()) {
+            Some(&(last, per)) if last == doc => per,
+            _ => [0; FIELDS],
         })
-        .sum();
-    query.with_type_boost(score, kind)
+        .collect();
+    units
+        .iter()
+        .any(|u| u.iter().any(|&n| n > 0))
+        .then_some(units)
 }
 
-/// A fast hasher for token maps (FxHash's multiply-rotate): the keys are short and not
-/// chosen by an attacker who could gain from collisions.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TokenHasher(u64);
-
-impl TokenHasher {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl std::hash::Hasher for TokenHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut words = bytes.chunks_exact(8);
-        for chunk in &mut words {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(w));
+/// The occurrences of each query term in a memory's fields, and its field lengths, without
+/// indexing it: what [`add_terms`] and [`units_added`] give together.
+pub fn units_of(
+    query: &Query,
+    analyzer: &mut Analyzer,
+    fields: &FoldedFields,
+) -> ([u32; FIELDS], Option<Vec<FieldUnits>>) {
+    let numbers = query.numbered(analyzer);
+    let mut units = vec![[0u16; FIELDS]; query.tokens().len()];
+    let lengths = analyzer.fields(fields, |field, t, n| {
+        if let Some(i) = numbers.position(t) {
+            units[i][field] = units[i][field].saturating_add(n.min(u32::from(u16::MAX)) as u16);
         }
-        let rest = words.remainder();
-        if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(w));
-        }
-    }
-
-    fn write_u8(&mut self, byte: u8) {
-        self.add(u64::from(byte));
-    }
+    });
+    let any = units.iter().any(|u| u.iter().any(|&n| n > 0));
+    (lengths, any.then_some(units))
 }
 
-/// Token maps built with [`TokenHasher`].
-pub type TokenMap<V> = HashMap<String, V, std::hash::BuildHasherDefault<TokenHasher>>;
-
-/// Postings of one token: (memory number, fields) in ascending memory number.
-pub type Postings = Vec<(u32, u8)>;
+/// What the index holds for one query over the memories in use: the collection they make,
+/// each query term's document frequency among them, and each matching memory's occurrences.
+#[derive(Debug, Clone, Default)]
+pub struct Gathered {
+    /// The memories in use, as a collection.
+    pub collection: Collection,
+    /// Document frequency of each query term.
+    pub df: Vec<u64>,
+    /// (position in [`IndexView::files`], occurrences of each query term) of every memory in
+    /// use that holds a query term, in position order.
+    pub matches: Vec<(usize, Vec<FieldUnits>)>,
+}
 
 /// Writes an index file's bytes. `tokens` must be sorted bytewise and distinct, and their
 /// postings refer to positions in `files`.
@@ -222,10 +201,17 @@ pub fn encode<'t>(
         let state = match file.state {
             DocState::Skipped => 0,
             DocState::Indexed => 1,
-            DocState::FromFile => 2,
         };
         body.push(state | if file.settled { 4 } else { 0 });
         body.push(kind_number(file.kind));
+        for length in file.lengths {
+            put_varint(&mut body, u64::from(length));
+        }
+    }
+    let totals = totals(files);
+    put_varint(&mut body, totals.docs);
+    for sum in totals.lengths {
+        put_varint(&mut body, sum);
     }
     let mut records = Vec::new();
     let mut offsets = Vec::new();
@@ -234,11 +220,14 @@ pub fn encode<'t>(
         put_str(&mut records, &token);
         put_varint(&mut records, postings.len() as u64);
         let mut previous = 0u32;
-        for (doc, bits) in postings {
-            put_varint(
-                &mut records,
-                (u64::from(doc - previous) << 4) | u64::from(bits & 0xF),
-            );
+        for (doc, per) in postings {
+            let bits = (0..FIELDS)
+                .filter(|&f| per[f] > 0)
+                .fold(0, |b, f| b | 1 << f);
+            put_varint(&mut records, (u64::from(doc - previous) << 4) | bits);
+            for n in per.into_iter().filter(|&n| n > 0) {
+                put_varint(&mut records, u64::from(n));
+            }
             previous = doc;
         }
     }
@@ -306,16 +295,32 @@ impl<'a> IndexView<'a> {
             let state = match flags & 3 {
                 0 => DocState::Skipped,
                 1 => DocState::Indexed,
-                2 => DocState::FromFile,
                 _ => return None,
             };
+            let kind = *MemoryType::ALL.get(usize::from(r.u8()?))?;
+            let mut lengths = [0; FIELDS];
+            for length in &mut lengths {
+                *length = u32::try_from(r.varint()?).ok()?;
+            }
             files.push(FileMeta {
                 rel,
                 stamp,
                 settled: flags & 4 != 0,
                 state,
-                kind: *MemoryType::ALL.get(usize::from(r.u8()?))?,
+                kind,
+                lengths,
             });
+        }
+        // The totals are redundant with the files: a writer bug or a damaged body shows here.
+        let mut recorded = Collection {
+            docs: r.varint()?,
+            ..Collection::default()
+        };
+        for sum in &mut recorded.lengths {
+            *sum = r.varint()?;
+        }
+        if recorded != totals(&files) {
+            return None;
         }
         let tokens = r.count()?;
         let offsets = r.take(tokens.checked_mul(4)?)?;
@@ -375,25 +380,48 @@ impl<'a> IndexView<'a> {
         (0..self.token_count()).map_while(|n| self.token_at(n))
     }
 
-    /// Scores the memories marked in `use_doc` (by position in [`IndexView::files`]) for a
-    /// query, as [`Query::score`] would score their files: (position, score) for each score
-    /// above 0, in position order.
-    pub fn score(&self, query: &Query, use_doc: &[bool]) -> Vec<(usize, u32)> {
-        let mut points = vec![0u32; self.files.len()];
-        for token in query.tokens() {
-            for (doc, bits) in self.postings(token).into_iter().flatten() {
+    /// Gathers what scoring `query` needs of the memories marked in `use_doc` (by position in
+    /// [`IndexView::files`]; only indexed ones count).
+    pub fn gather(&self, query: &Query, use_doc: &[bool]) -> Gathered {
+        let used = |doc: usize| {
+            use_doc.get(doc).copied().unwrap_or(false)
+                && self
+                    .files
+                    .get(doc)
+                    .is_some_and(|f| f.state == DocState::Indexed)
+        };
+        let mut collection = Collection::default();
+        for (doc, file) in self.files.iter().enumerate() {
+            if used(doc) {
+                collection.add(file.lengths);
+            }
+        }
+        let terms = query.tokens().len();
+        let mut df = vec![0; terms];
+        let mut slot: Vec<u32> = vec![u32::MAX; self.files.len()];
+        let mut matches: Vec<(usize, Vec<FieldUnits>)> = Vec::new();
+        for (i, term) in query.tokens().iter().enumerate() {
+            for (doc, per) in self.postings(term).into_iter().flatten() {
                 let doc = doc as usize;
-                if use_doc.get(doc).copied().unwrap_or(false) {
-                    points[doc] += field_points(bits);
+                if !used(doc) {
+                    continue;
+                }
+                df[i] += 1;
+                if slot[doc] == u32::MAX {
+                    slot[doc] = matches.len() as u32;
+                    matches.push((doc, vec![[0; FIELDS]; terms]));
+                }
+                if let Some((_, units)) = matches.get_mut(slot[doc] as usize) {
+                    units[i] = per;
                 }
             }
         }
-        points
-            .into_iter()
-            .enumerate()
-            .filter(|(_, p)| *p > 0)
-            .map(|(doc, p)| (doc, query.with_type_boost(p, self.files[doc].kind)))
-            .collect()
+        matches.sort_unstable_by_key(|(doc, _)| *doc);
+        Gathered {
+            collection,
+            df,
+            matches,
+        }
     }
 }
 
@@ -406,19 +434,32 @@ pub struct PostingsReader<'a> {
 }
 
 impl Iterator for PostingsReader<'_> {
-    type Item = (u32, u8);
+    type Item = (u32, FieldUnits);
 
-    fn next(&mut self) -> Option<(u32, u8)> {
+    fn next(&mut self) -> Option<(u32, FieldUnits)> {
         if self.left == 0 {
             return None;
         }
         self.left -= 1;
-        let Some(value) = self.reader.varint() else {
+        let posting = self.read();
+        if posting.is_none() {
             self.left = 0;
-            return None;
-        };
+        }
+        posting
+    }
+}
+
+impl PostingsReader<'_> {
+    fn read(&mut self) -> Option<(u32, FieldUnits)> {
+        let value = self.reader.varint()?;
         self.doc = self.doc.checked_add(u32::try_from(value >> 4).ok()?)?;
-        Some((self.doc, (value & 0xF) as u8))
+        let mut per = [0; FIELDS];
+        for (f, n) in per.iter_mut().enumerate() {
+            if value & (1 << f) != 0 {
+                *n = u16::try_from(self.reader.varint()?).ok()?;
+            }
+        }
+        Some((self.doc, per))
     }
 }
 
@@ -445,7 +486,7 @@ pub fn merge_tokens<'a>(
                 }
             }
             let kept: Postings = postings
-                .filter_map(|(doc, bits)| Some((renumber.get(doc as usize).copied()??, bits)))
+                .filter_map(|(doc, per)| Some((renumber.get(doc as usize).copied()??, per)))
                 .collect();
             let added = match fresh.peek() {
                 Some((f, _)) if f == token => fresh.next().map(|(_, p)| p).unwrap_or_default(),
@@ -502,6 +543,15 @@ pub fn checksum(bytes: &[u8]) -> u64 {
 fn mix(x: u64) -> u64 {
     let x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x ^ (x >> 31)
+}
+
+/// The collection the indexed files make.
+fn totals(files: &[FileMeta<'_>]) -> Collection {
+    let mut out = Collection::default();
+    for file in files.iter().filter(|f| f.state == DocState::Indexed) {
+        out.add(file.lengths);
+    }
+    out
 }
 
 fn kind_number(kind: MemoryType) -> u8 {
@@ -589,6 +639,7 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::recall::{BODY, TITLE};
 
     fn stamp(n: u64) -> Stamp {
         Stamp {
@@ -607,13 +658,23 @@ mod tests {
                 settled: true,
                 state: DocState::Indexed,
                 kind: MemoryType::Feedback,
+                lengths: [2, 0, 3, 10],
             },
             FileMeta {
                 rel: "project/b.md",
                 stamp: stamp(2),
                 settled: false,
-                state: DocState::FromFile,
+                state: DocState::Indexed,
                 kind: MemoryType::Project,
+                lengths: [1, 0, 0, 4],
+            },
+            FileMeta {
+                rel: "project/c.md",
+                stamp: stamp(3),
+                settled: true,
+                state: DocState::Skipped,
+                kind: MemoryType::User,
+                lengths: [0; FIELDS],
             },
         ];
         let folders = [FolderMeta {
@@ -622,8 +683,11 @@ mod tests {
             settled: true,
         }];
         let tokens = vec![
-            (Cow::Borrowed("postgres"), vec![(0, 9)]),
-            (Cow::Borrowed("数据"), vec![(0, 1), (1, 8)]),
+            (Cow::Borrowed("postgr"), vec![(0, [4, 0, 0, 9])]),
+            (
+                Cow::Borrowed("数据"),
+                vec![(0, [4, 0, 0, 0]), (1, [0, 0, 0, 8])],
+            ),
         ];
         encode("/m", false, &folders, &files, tokens)
     }
@@ -633,18 +697,28 @@ mod tests {
         let bytes = sample();
         let view = IndexView::decode(&bytes).unwrap();
         assert_eq!(view.dir, "/m");
-        assert_eq!(view.files.len(), 2);
+        assert_eq!(view.files.len(), 3);
         assert_eq!(view.files[1].rel, "project/b.md");
-        assert_eq!(view.files[1].state, DocState::FromFile);
+        assert_eq!(view.files[0].lengths, [2, 0, 3, 10]);
         assert!(!view.files[1].settled);
         assert_eq!(view.folders[0].stamp, stamp(3));
         assert_eq!(
             view.postings("数据").unwrap().collect::<Vec<_>>(),
-            [(0, 1), (1, 8)]
+            [(0, [4, 0, 0, 0]), (1, [0, 0, 0, 8])]
         );
         assert!(view.postings("mysql").is_none());
-        let query = Query::new("postgres");
-        assert_eq!(view.score(&query, &[true, true]), [(0, 5)]);
+        let query = Query::new("postgres 数据");
+        assert_eq!(query.tokens(), ["postgr", "数据"]);
+        let all = view.gather(&query, &[true, true, true]);
+        assert_eq!(all.collection.docs, 2);
+        assert_eq!(all.collection.lengths, [3, 0, 3, 14]);
+        assert_eq!(all.df, [1, 2]);
+        assert_eq!(all.matches.len(), 2);
+        assert_eq!(all.matches[0], (0, vec![[4, 0, 0, 9], [4, 0, 0, 0]]));
+        // A memory not in use counts for nothing, not even in the statistics.
+        let some = view.gather(&query, &[false, true, true]);
+        assert_eq!(some.collection.docs, 1);
+        assert_eq!(some.df, [0, 1]);
     }
 
     #[test]
@@ -671,7 +745,7 @@ mod tests {
     /// Uses everything a query uses of an index, so that a panic anywhere shows.
     fn read_all(view: &IndexView<'_>) {
         let query = Query::new("postgres 数据 text");
-        let _ = view.score(&query, &vec![true; view.files.len()]);
+        let _ = view.gather(&query, &vec![true; view.files.len()]);
         for (_, postings) in view.tokens() {
             postings.for_each(drop);
         }
@@ -702,33 +776,23 @@ mod tests {
     }
 
     #[test]
-    fn fields_only_yaml_escapes_produce_are_scored_from_the_file() {
-        let plain =
-            b"---\nname: Postgres tests\ndescription: Use it\ntype: project\n---\nBody text.\n";
-        let file = MemoryFile::parse("project/p.md", plain).unwrap();
-        let doc = MemoryText::of(plain, Some(&file));
-        assert_eq!(doc.state, DocState::Indexed);
-        let mut tokens = TokenMap::default();
-        doc.add_tokens(3, &mut tokens);
-        assert_eq!(tokens["postgres"], [(3, 1)]);
-        assert_eq!(tokens["text"], [(3, 8)]);
-        let query = Query::new("postgres text");
-        assert_eq!(
-            score_added(&query, &tokens, 3, file.kind),
-            query.score(&Document {
-                title: &file.name,
-                description: &file.description,
-                keywords: &[],
-                body: &file.body,
-                kind: file.kind,
-            })
-        );
-        let escaped =
-            b"---\nname: \"Post\\x67res tests\"\ndescription: Use it\ntype: project\n---\nBody.\n";
-        let file = MemoryFile::parse("project/p.md", escaped).unwrap();
-        assert_eq!(
-            MemoryText::of(escaped, Some(&file)).state,
-            DocState::FromFile
-        );
+    fn terms_added_to_the_index_give_what_analysing_the_file_gives() {
+        let text = b"---\nname: Postgres tests\ndescription: Use it\ntype: project\n---\nThe tests use postgres, always postgres.\n";
+        let file = MemoryFile::parse("project/p.md", text).unwrap();
+        let fields = folded_fields(&file);
+        let mut numbered = NumberedPostings::new();
+        let mut analyzer = Analyzer::new();
+        let lengths = add_terms(&mut analyzer, &fields, 3, &mut numbered);
+        let query = Query::new("postgres always");
+        let (direct_lengths, direct) = units_of(&query, &mut analyzer, &fields);
+        assert_eq!(direct_lengths, lengths);
+        assert_eq!(units_added(&query, &mut analyzer, &numbered, 3), direct);
+        let mysql = Query::new("mysql");
+        assert_eq!(units_added(&mysql, &mut analyzer, &numbered, 3), None);
+        let tokens = by_term(&analyzer, numbered);
+        assert_eq!(tokens["postgr"], [(3, [4, 0, 0, 8])]);
+        assert_eq!(tokens["test"][0].1[TITLE], 4);
+        assert_eq!(tokens["test"][0].1[BODY], 4);
+        assert!(!tokens.contains_key("the"), "a stop word is not a term");
     }
 }

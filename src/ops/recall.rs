@@ -11,14 +11,14 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use aho_corasick::AhoCorasick;
 use serde::Serialize;
 
 use crate::domain::memory::{MAX_FILE_BYTES, MemoryFile, MemoryType};
-use crate::domain::recall::{Document, Query, fold};
+use crate::domain::recall::{
+    Analyzer, Collection, FIELDS, FieldUnits, PROXIMITY_CANDIDATES, Query, TokenMap, points,
+};
 use crate::domain::recall_index::{
-    self, DocState, FileMeta, FolderMeta, IndexView, MemoryText, Postings, TokenMap, merge_tokens,
-    score_added,
+    self, DocState, FileMeta, FolderMeta, IndexView, NumberedPostings, Postings, merge_tokens,
 };
 use crate::domain::scope::{Layout, ScopeKind};
 use crate::domain::store::{self, Stamp};
@@ -76,7 +76,7 @@ pub struct Hit {
 pub struct Recalled {
     /// The query as given.
     pub query: String,
-    /// Its tokens, folded.
+    /// Its terms: folded, stop words dropped, stemmed.
     pub tokens: Vec<String>,
     /// Memories looked at.
     pub scanned: usize,
@@ -92,14 +92,10 @@ pub struct Recalled {
 /// they were (git's "racy clean" problem; baseline diff uses the same window).
 pub const SETTLE: Duration = Duration::from_secs(2);
 
-/// The most files one query indexes, unless a twentieth of the scope is more: indexing a file
-/// costs more than scanning it, so the first query over a large scope indexes a twentieth of
-/// it and scans the rest as without the index (costing about 5% more than a query without the
-/// index); the next queries index the rest, each costing less than the one before.
-pub const INDEX_BUDGET: usize = 200;
-
-/// The share of a scope one query indexes at most (see [`INDEX_BUDGET`]).
-const INDEX_SHARE: usize = 20;
+/// The most files one query indexes. Every file a query reads is analysed in full anyway
+/// (IDF and average lengths need every memory), so indexing it as well costs little more: the
+/// first query over a scope of up to this many memories builds the whole index.
+pub const INDEX_BUDGET: usize = 100_000;
 
 /// Whether recall uses its index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,8 +106,8 @@ pub enum IndexUse {
     On {
         /// Stamps younger than this are not trusted (see [`SETTLE`]).
         settle: Duration,
-        /// The most files indexed by one query, unless a twentieth of the scope is more
-        /// (see [`INDEX_BUDGET`]).
+        /// The most files indexed by one query (see [`INDEX_BUDGET`]); the others are
+        /// analysed as without the index, and indexed by the next queries.
         budget: usize,
     },
 }
@@ -166,52 +162,69 @@ pub fn recall_with(
     if parsed.tokens().is_empty() || max == 0 {
         return Ok(recalled);
     }
-    let finder = AhoCorasick::builder()
-        .ascii_case_insensitive(true)
-        .build(parsed.tokens())
-        .map_err(|e| OpError::Usage(format!("cannot search for this query: {e}")))?;
-    let search = Search {
-        finder: &finder,
-        query: &parsed,
-    };
-    let mut scored: Vec<Scored> = Vec::new();
+    // Every scope first gathers its statistics and candidates; scores need all of them, as
+    // IDF and average lengths are taken over every scope queried.
+    let mut collection = Collection::default();
+    let mut df = vec![0u64; parsed.tokens().len()];
+    let mut candidates: Vec<Candidate> = Vec::new();
     for (order, &scope) in scopes.iter().enumerate() {
         let dir = project.check_scope_safe(scope)?;
         let found = match (index, index_file(project, scope, &dir)) {
             (IndexUse::On { settle, budget }, Some(file)) => {
-                scan_indexed(&dir, &file, &search, (order, scope, max), (settle, budget))?
+                scan_indexed(&dir, &file, &parsed, (order, scope), (settle, budget))?
             }
-            _ => scan_files(&dir, &search, order, scope)?,
+            _ => scan_files(&dir, &parsed, order, scope)?,
         };
         recalled.scanned += found.scanned;
         recalled.index.from_index += found.report.from_index;
         recalled.index.files_read += found.report.files_read;
         recalled.index.written += found.report.written;
-        scored.extend(found.scored);
+        collection.merge(&found.collection);
+        for (sum, n) in df.iter_mut().zip(&found.df) {
+            *sum += n;
+        }
+        if candidates.is_empty() {
+            candidates = found.candidates;
+        } else {
+            candidates.extend(found.candidates);
+        }
     }
-    // (score, scope position, path) orders results: best first, then a stable tie-break.
-    scored.sort_by(|a, b| {
-        b.score
-            .cmp(&a.score)
-            .then(a.order.cmp(&b.order))
-            .then_with(|| a.rel.as_bytes().cmp(b.rel.as_bytes()))
-    });
-    scored.truncate(max);
+    let stats = parsed.stats(&collection, &df);
+    for c in &mut candidates {
+        c.score = parsed.score(&stats, c.lengths, &c.units);
+        c.points = points(c.score);
+        c.affinity = parsed.type_affinity(c.kind);
+    }
+    candidates.retain(|c| c.points > 0);
+    // The best few earn the proximity boost; only they are read (those scored from the index).
+    let pool = PROXIMITY_CANDIDATES.max(max);
+    keep_best(&mut candidates, pool);
+    let mut analyzer = Analyzer::new();
+    for c in &mut candidates {
+        if c.file.is_none() {
+            // Scored from the index: only the memories shown or boosted are read. One that
+            // changed since its stat (a write racing this run) sends the query to the files.
+            let dir = project.scope_dir(c.scope)?;
+            match read_shown(&dir, &c.rel, c.stamp) {
+                Some(file) => c.file = Some(Box::new(file)),
+                None => return recall_with(project, scopes, query, max, chars, IndexUse::Off),
+            }
+        }
+        if let Some(file) = &c.file {
+            let fields = recall_index::folded_fields(file);
+            c.points = points(c.score + parsed.proximity(&stats, &mut analyzer, &fields));
+        }
+    }
+    keep_best(&mut candidates, max);
 
     let now = usage::now();
     let mut books: HashMap<ScopeKind, UsageBook> = HashMap::new();
-    for found in scored {
-        let dir = project.scope_dir(found.scope)?;
-        let file = match found.file {
-            Some(file) => file,
-            // Scored from the index: only the memories shown are read. One that changed since
-            // its stat (a write racing this run) sends the whole query to the files.
-            None => match read_shown(&dir, &found.rel, found.stamp) {
-                Some(file) => file,
-                None => return recall_with(project, scopes, query, max, chars, IndexUse::Off),
-            },
+    for found in candidates {
+        let Some(file) = found.file.map(|f| *f) else {
+            continue;
         };
-        let (scope, rel, score) = (found.scope, found.rel, found.score);
+        let dir = project.scope_dir(found.scope)?;
+        let (scope, rel, score) = (found.scope, found.rel, found.points);
         let path = dir.join(&rel);
         let fresh = freshness(project, &dir, &rel)?;
         let book = books
@@ -241,31 +254,103 @@ pub fn recall_with(
     Ok(recalled)
 }
 
-/// The query, tokenized and compiled once for every file.
-struct Search<'a> {
-    finder: &'a AhoCorasick,
-    query: &'a Query,
-}
-
-/// One scored memory.
-struct Scored {
-    score: u32,
-    /// The scope's position in the query's scope list (the first tie-break).
+/// One memory that holds a query term.
+struct Candidate {
+    /// The scope's position in the query's scope list.
     order: usize,
     rel: String,
     scope: ScopeKind,
-    /// The parsed file; `None` when it was scored from the index (read when shown).
-    file: Option<MemoryFile>,
-    /// Its stamp when scored (from the index: the file must still have it when shown).
+    kind: MemoryType,
+    /// The parsed file; `None` when it was scored from the index (read when needed).
+    /// (Boxed: a query matching every memory moves thousands of candidates.)
+    file: Option<Box<MemoryFile>>,
+    /// Its stamp when scored (from the index: the file must still have it when read).
     stamp: Stamp,
+    /// Its field lengths in terms.
+    lengths: [u32; FIELDS],
+    /// Occurrences of each query term, per field.
+    units: Vec<FieldUnits>,
+    /// BM25F, once every scope is gathered.
+    score: f64,
+    /// The score as shown and compared.
+    points: u32,
+    /// Type words of its type in the query (the first tie-break).
+    affinity: u32,
 }
 
-/// What scanning one scope found.
+impl Candidate {
+    /// The day it was last written (the freshness tie-break: newer first). Whole days, so
+    /// that files a clone or a checkout wrote seconds apart tie and fall through to the path.
+    fn day(&self) -> i64 {
+        self.stamp.mtime_ns.div_euclid(86_400 * 1_000_000_000)
+    }
+}
+
+/// The ranking: score, then type words, freshness, scope position and path.
+fn rank(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
+    b.points
+        .cmp(&a.points)
+        .then(b.affinity.cmp(&a.affinity))
+        .then(b.day().cmp(&a.day()))
+        .then(a.order.cmp(&b.order))
+        .then_with(|| a.rel.as_bytes().cmp(b.rel.as_bytes()))
+}
+
+/// Keeps the best `max` candidates, best first. Positions are selected, not candidates, so
+/// that a query matching every memory does not move thousands of them around.
+fn keep_best(candidates: &mut Vec<Candidate>, max: usize) {
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    let by_rank = |a: &usize, b: &usize| rank(&candidates[*a], &candidates[*b]);
+    if order.len() > max {
+        if max == 0 {
+            order.clear();
+        } else {
+            order.select_nth_unstable_by(max, by_rank);
+            order.truncate(max);
+        }
+    }
+    let mut keep = vec![false; candidates.len()];
+    for i in order {
+        keep[i] = true;
+    }
+    let mut at = 0;
+    candidates.retain(|_| {
+        at += 1;
+        keep[at - 1]
+    });
+    candidates.sort_by(rank);
+}
+
+/// What gathering one scope found.
 #[derive(Default)]
 struct Found {
-    scored: Vec<Scored>,
+    collection: Collection,
+    df: Vec<u64>,
+    candidates: Vec<Candidate>,
     scanned: usize,
     report: IndexReport,
+}
+
+impl Found {
+    fn new(query: &Query, scanned: usize) -> Found {
+        Found {
+            df: vec![0; query.tokens().len()],
+            scanned,
+            ..Found::default()
+        }
+    }
+
+    /// Counts one valid memory that was read, and keeps it when it holds a query term.
+    fn add_read(&mut self, mut read: ReadMemory) {
+        self.collection.add(read.lengths);
+        let Some(units) = read.units.take() else {
+            return;
+        };
+        for (df, per) in self.df.iter_mut().zip(&units) {
+            *df += u64::from(per.iter().any(|&n| n > 0));
+        }
+        self.candidates.push(read.candidate(units));
+    }
 }
 
 /// Where a scope's recall index lives: in its state folder, beside (never inside) the memory
@@ -288,27 +373,22 @@ fn index_file(project: &Project, scope: ScopeKind, dir: &Path) -> Option<PathBuf
     Some(outside.state_dir(scope)?.join(name))
 }
 
-/// Scores every memory of one scope by reading its file (the reference).
-fn scan_files(
-    dir: &Path,
-    search: &Search<'_>,
-    order: usize,
-    scope: ScopeKind,
-) -> Result<Found, OpError> {
+/// Gathers one scope by reading every memory file (the reference).
+fn scan_files(dir: &Path, query: &Query, order: usize, scope: ScopeKind) -> Result<Found, OpError> {
     let paths = store::memory_paths(dir)?;
-    let scored = in_parallel(&paths, |part| {
+    let read = in_parallel(&paths, |part| {
+        let mut analyzer = Analyzer::new();
         part.iter()
-            .filter_map(|rel| read_and_score(dir, rel, search, order, scope))
+            .filter_map(|rel| read_and_analyse(dir, rel, query, &mut analyzer, (order, scope)))
+            .map(drop_unmatched)
             .collect()
     });
-    Ok(Found {
-        scanned: paths.len(),
-        report: IndexReport {
-            files_read: paths.len(),
-            ..IndexReport::default()
-        },
-        scored,
-    })
+    let mut found = Found::new(query, paths.len());
+    found.report.files_read = paths.len();
+    for memory in read {
+        found.add_read(memory);
+    }
+    Ok(found)
 }
 
 /// How many of `len` files each reader thread takes: at most four threads, at least 256 files
@@ -369,119 +449,136 @@ fn read_stamped(path: &Path) -> Option<(Stamp, Vec<u8>)> {
     Some((stamp, bytes))
 }
 
-/// Reads, prefilters, parses and scores one file (the reference); with the stamp of what
-/// was read.
-fn read_and_score(
+/// A valid memory, read and analysed.
+struct ReadMemory {
+    order: usize,
+    rel: String,
+    scope: ScopeKind,
+    stamp: Stamp,
+    lengths: [u32; FIELDS],
+    /// Occurrences of each query term; `None` when it holds none.
+    units: Option<Vec<FieldUnits>>,
+    /// Kept only when it holds a query term.
+    kind: MemoryType,
+    file: Option<Box<MemoryFile>>,
+}
+
+impl ReadMemory {
+    fn candidate(self, units: Vec<FieldUnits>) -> Candidate {
+        Candidate {
+            order: self.order,
+            kind: self.kind,
+            rel: self.rel,
+            scope: self.scope,
+            file: self.file,
+            stamp: self.stamp,
+            lengths: self.lengths,
+            units,
+            score: 0.0,
+            points: 0,
+            affinity: 0,
+        }
+    }
+}
+
+/// Reads, parses and analyses one file (the reference); `None` when it is not a valid memory.
+fn read_and_analyse(
     dir: &Path,
     rel: &str,
-    search: &Search<'_>,
-    order: usize,
-    scope: ScopeKind,
-) -> Option<Scored> {
+    query: &Query,
+    analyzer: &mut Analyzer,
+    (order, scope): (usize, ScopeKind),
+) -> Option<ReadMemory> {
     let (stamp, bytes) = read_stamped(&dir.join(rel))?;
-    if !might_match(search.finder, &bytes) {
-        return None;
-    }
     let file = MemoryFile::parse(rel, &bytes).ok()?;
-    let score = score_file(search.query, &file);
-    (score > 0).then(|| Scored {
-        score,
+    let (lengths, units) =
+        recall_index::units_of(query, analyzer, &recall_index::folded_fields(&file));
+    Some(ReadMemory {
         order,
         rel: rel.to_string(),
         scope,
-        file: Some(file),
         stamp,
-    })
-}
-
-fn score_file(query: &Query, file: &MemoryFile) -> u32 {
-    let keywords = file.keywords.clone().unwrap_or_default();
-    query.score(&Document {
-        title: &file.name,
-        description: &file.description,
-        keywords: &keywords,
-        body: &file.body,
+        lengths,
+        units,
         kind: file.kind,
+        file: Some(Box::new(file)),
     })
 }
 
-/// What reading one file for the index gives: its score (if it matched) and its entry.
-type ReadForIndex = (Option<Scored>, Option<(Stamp, DocState, MemoryType)>);
+/// A file's index entry as read: stamp, state, type and field lengths.
+type Entry = (Stamp, DocState, MemoryType, [u32; FIELDS]);
 
-/// Reads one file for the index: scores it as [`read_and_score`] would, and adds its tokens
-/// (as memory number `doc`) to `tokens`. `None` entry: it could not be read.
-#[allow(clippy::too_many_arguments)]
+/// What reading one file for the index gives: the memory (when valid) and its index entry
+/// (`None`: it could not be read).
+type ReadForIndex = (Option<ReadMemory>, Option<Entry>);
+
+/// Reads one file for the index: analyses it as [`read_and_analyse`] would, and adds its terms
+/// (as memory number `doc`) to `tokens`.
 fn read_for_index(
     dir: &Path,
     rel: &str,
-    search: &Search<'_>,
-    order: usize,
-    scope: ScopeKind,
+    (query, analyzer): (&Query, &mut Analyzer),
+    (order, scope): (usize, ScopeKind),
     doc: u32,
-    tokens: &mut TokenMap<Postings>,
+    postings: &mut NumberedPostings,
 ) -> ReadForIndex {
     let Some((stamp, bytes)) = read_stamped(&dir.join(rel)) else {
         return (None, None);
     };
-    let file = MemoryFile::parse(rel, &bytes).ok();
-    let text = MemoryText::of(&bytes, file.as_ref());
-    let score = match (&file, text.state) {
-        (Some(_), DocState::Indexed) => {
-            text.add_tokens(doc, tokens);
-            // Every field token of an indexed memory occurs in its raw text, so the
-            // prefilter would let it through whenever it scores.
-            score_added(search.query, tokens, doc, text.kind)
-        }
-        (Some(file), DocState::FromFile) if might_match(search.finder, &bytes) => {
-            score_file(search.query, file)
-        }
-        _ => 0,
+    let Ok(file) = MemoryFile::parse(rel, &bytes) else {
+        return (
+            None,
+            Some((stamp, DocState::Skipped, MemoryType::User, [0; FIELDS])),
+        );
     };
-    let entry = Some((stamp, text.state, text.kind));
-    let scored = file.filter(|_| score > 0).map(|file| Scored {
-        score,
+    let lengths =
+        recall_index::add_terms(analyzer, &recall_index::folded_fields(&file), doc, postings);
+    let units = recall_index::units_added(query, analyzer, postings, doc);
+    let entry = Some((stamp, DocState::Indexed, file.kind, lengths));
+    let memory = ReadMemory {
         order,
         rel: rel.to_string(),
         scope,
-        file: Some(file),
         stamp,
-    });
-    (scored, entry)
+        lengths,
+        units,
+        kind: file.kind,
+        file: Some(Box::new(file)),
+    };
+    (Some(memory), entry)
 }
 
 /// What reading files for the index gives: each file's entry (`None`: unreadable), in order;
-/// the best `max` scored of them; and the tokens of all.
-type ReadAll = (
-    Vec<Option<(Stamp, DocState, MemoryType)>>,
-    Vec<Scored>,
-    TokenMap<Postings>,
-);
+/// the valid memories; and the terms of all.
+type ReadAll = (Vec<Option<Entry>>, Vec<ReadMemory>, TokenMap<Postings>);
 
 /// Reads the files `to_read` (positions in `paths`) for the index, over a few threads; their
-/// tokens are numbered by position in `paths`.
-#[allow(clippy::too_many_arguments)]
+/// terms are numbered by position in `paths`.
 fn read_all_for_index(
     dir: &Path,
     paths: &[String],
     to_read: &[usize],
-    search: &Search<'_>,
-    order: usize,
-    scope: ScopeKind,
-    max: usize,
+    query: &Query,
+    (order, scope): (usize, ScopeKind),
 ) -> ReadAll {
     let work = |part: &[usize]| {
-        let mut tokens = TokenMap::default();
-        let mut best = Vec::new();
+        let mut analyzer = Analyzer::new();
+        let mut postings = NumberedPostings::new();
+        let mut read = Vec::new();
         let mut entries = Vec::with_capacity(part.len());
         for &i in part {
-            let (scored, entry) =
-                read_for_index(dir, &paths[i], search, order, scope, i as u32, &mut tokens);
+            let (memory, entry) = read_for_index(
+                dir,
+                &paths[i],
+                (query, &mut analyzer),
+                (order, scope),
+                i as u32,
+                &mut postings,
+            );
             entries.push(entry);
-            best.extend(scored);
-            keep_best(&mut best, max, false);
+            read.extend(memory.map(drop_unmatched));
         }
-        keep_best(&mut best, max, true);
-        (entries, best, tokens)
+        (entries, read, recall_index::by_term(&analyzer, postings))
     };
     let chunk = reader_chunk(to_read.len());
     if to_read.len() <= chunk {
@@ -496,7 +593,7 @@ fn read_all_for_index(
             .into_iter()
             .zip(to_read.chunks(chunk))
             // A reader thread that died leaves its files unread: recorded as unreadable, so
-            // they are read again next time.
+            // they are read again next time (and this query falls back to the files).
             .map(|(w, part)| {
                 w.join()
                     .unwrap_or_else(|_| (vec![None; part.len()], Vec::new(), TokenMap::default()))
@@ -504,12 +601,12 @@ fn read_all_for_index(
             .collect()
     });
     let mut entries = Vec::with_capacity(to_read.len());
-    let mut best = Vec::new();
+    let mut read = Vec::new();
     let mut tokens: TokenMap<Postings> = TokenMap::default();
-    // Parts come in path order, so appending keeps every token's postings ascending.
-    for (part_entries, part_best, part_tokens) in parts {
+    // Parts come in path order, so appending keeps every term's postings ascending.
+    for (part_entries, part_read, part_tokens) in parts {
         entries.extend(part_entries);
-        best.extend(part_best);
+        read.extend(part_read);
         if tokens.is_empty() {
             tokens = part_tokens;
             continue;
@@ -518,27 +615,15 @@ fn read_all_for_index(
             tokens.entry(token).or_default().extend(postings);
         }
     }
-    (entries, best, tokens)
+    (entries, read, tokens)
 }
 
-/// Keeps the best `max` of one scope's scored memories (by score, then path), so a query that
-/// matches thousands of memories does not hold thousands of parsed files. Without `now`, only
-/// once twice as many have gathered (the cost of a selection is then shared out).
-fn keep_best(scored: &mut Vec<Scored>, max: usize, now: bool) {
-    let limit = if now {
-        max
-    } else {
-        max.saturating_mul(2).max(64)
-    };
-    if scored.len() <= limit || max == 0 {
-        return;
+/// A memory that holds no query term is kept only for the statistics: its parsed file goes.
+fn drop_unmatched(mut memory: ReadMemory) -> ReadMemory {
+    if memory.units.is_none() {
+        memory.file = None;
     }
-    scored.select_nth_unstable_by(max, |a, b| {
-        b.score
-            .cmp(&a.score)
-            .then_with(|| a.rel.as_bytes().cmp(b.rel.as_bytes()))
-    });
-    scored.truncate(max);
+    memory
 }
 
 /// Whether the index as it now stands says something the old one does not: a name added or
@@ -589,19 +674,19 @@ fn now_ns() -> i64 {
         .unwrap_or(0)
 }
 
-/// Scores one scope through its index: the memories whose stamp is unchanged and settled are
-/// scored from the index, the others are read as [`scan_files`] reads them; then the index is
+/// Gathers one scope through its index: the memories whose stamp is unchanged and settled
+/// come from the index, the others are read as [`scan_files`] reads them; then the index is
 /// rewritten if anything changed. The listing itself comes from the index while no folder's
 /// stamp changed (a name added, removed or renamed changes its folder's times).
 fn scan_indexed(
     dir: &Path,
     index_path: &Path,
-    search: &Search<'_>,
-    (order, scope, max): (usize, ScopeKind, usize),
+    query: &Query,
+    (order, scope): (usize, ScopeKind),
     (settle, budget): (Duration, usize),
 ) -> Result<Found, OpError> {
     if !dir.is_dir() {
-        return scan_files(dir, search, order, scope);
+        return scan_files(dir, query, order, scope);
     }
     let now = now_ns();
     let window = i64::try_from(settle.as_nanos()).unwrap_or(i64::MAX);
@@ -658,9 +743,7 @@ fn scan_indexed(
     // Only an entry that could be trusted is worth a stat: the other files are read anyway
     // (and stamped as they are read).
     let could_trust: Vec<usize> = (0..paths.len())
-        .filter(|&i| {
-            was[i].is_some_and(|j| old_files[j].settled && old_files[j].state != DocState::FromFile)
-        })
+        .filter(|&i| was[i].is_some_and(|j| old_files[j].settled))
         .collect();
     let names: Vec<&str> = could_trust.iter().map(|&i| paths[i].as_str()).collect();
     let mut stamps: Vec<Option<Stamp>> = vec![None; paths.len()];
@@ -673,78 +756,69 @@ fn scan_indexed(
         trusted[i] = was[i].filter(|&j| Some(old_files[j].stamp) == stamps[i]);
     }
 
-    let mut found = Found {
-        scanned: paths.len(),
-        ..Found::default()
-    };
+    let mut found = Found::new(query, paths.len());
     if let Some(old) = &old {
         let mut use_doc = vec![false; old.files.len()];
         for &j in trusted.iter().flatten() {
-            use_doc[j] = old.files[j].state == DocState::Indexed;
+            use_doc[j] = true;
             found.report.from_index += 1;
         }
-        // Only the best `max` of this scope can be among the results: the others are never
-        // turned into paths (a query that matches every memory would pay for each).
-        let mut best = old.score(search.query, &use_doc);
-        let rank = |a: &(usize, u32), b: &(usize, u32)| {
-            b.1.cmp(&a.1).then_with(|| {
-                old.files[a.0]
-                    .rel
-                    .as_bytes()
-                    .cmp(old.files[b.0].rel.as_bytes())
-            })
-        };
-        if best.len() > max {
-            best.select_nth_unstable_by(max, rank);
-            best.truncate(max);
-        }
-        for (j, score) in best {
-            found.scored.push(Scored {
-                score,
+        let gathered = old.gather(query, &use_doc);
+        found.collection = gathered.collection;
+        found.df = gathered.df;
+        for (j, units) in gathered.matches {
+            let file = &old.files[j];
+            found.candidates.push(Candidate {
                 order,
-                rel: old.files[j].rel.to_string(),
+                rel: file.rel.to_string(),
                 scope,
+                kind: file.kind,
                 file: None,
-                stamp: old.files[j].stamp,
+                stamp: file.stamp,
+                lengths: file.lengths,
+                units,
+                score: 0.0,
+                points: 0,
+                affinity: 0,
             });
         }
     }
 
     let to_read: Vec<usize> = (0..paths.len()).filter(|&i| trusted[i].is_none()).collect();
     found.report.files_read = to_read.len();
-    // Indexing a file costs more than scanning it: at most `budget` files (or a twentieth of
-    // the scope) are indexed, the rest scanned as without the index and indexed later.
-    let budget = budget.max(paths.len() / INDEX_SHARE);
+    // At most `budget` files are indexed; the rest are analysed as without the index.
     let (to_index, to_scan) = to_read.split_at(to_read.len().min(budget));
-    let (entries, best, mut added) =
-        read_all_for_index(dir, &paths, to_index, search, order, scope, max);
-    found.scored.extend(best);
-    let mut fresh: Vec<Option<(Stamp, DocState, MemoryType)>> = vec![None; paths.len()];
+    let (entries, read, mut added) =
+        read_all_for_index(dir, &paths, to_index, query, (order, scope));
+    let mut fresh: Vec<Option<Entry>> = vec![None; paths.len()];
     for (&i, entry) in to_index.iter().zip(entries) {
         fresh[i] = entry;
     }
-    found.scored.extend(in_parallel(to_scan, |part| {
-        let mut best = Vec::new();
-        for &i in part {
-            best.extend(read_and_score(dir, &paths[i], search, order, scope));
-            keep_best(&mut best, max, false);
-        }
-        keep_best(&mut best, max, true);
-        best
-    }));
-    keep_best(&mut found.scored, max, true);
+    let scanned = in_parallel(to_scan, |part| {
+        let mut analyzer = Analyzer::new();
+        part.iter()
+            .filter_map(|&i| {
+                read_and_analyse(dir, &paths[i], query, &mut analyzer, (order, scope))
+                    .map(drop_unmatched)
+            })
+            .collect()
+    });
+    for memory in read.into_iter().chain(scanned) {
+        found.add_read(memory);
+    }
 
     // The index as it now stands; written only when it says something new.
     let files: Vec<FileMeta<'_>> = paths
         .iter()
         .enumerate()
         .map(|(i, rel)| match (&fresh[i], trusted[i]) {
-            (Some((stamp, state, kind)), _) => FileMeta {
+            (Some((stamp, state, kind, lengths)), _) => FileMeta {
                 rel,
                 stamp: *stamp,
                 settled: stamp.settled(now, window),
                 state: *state,
                 kind: *kind,
+                lengths: *lengths,
             },
             (None, Some(j)) => FileMeta {
                 rel,
@@ -757,6 +831,7 @@ fn scan_indexed(
                 settled: false,
                 state: DocState::Skipped,
                 kind: MemoryType::User,
+                lengths: [0; FIELDS],
             },
         })
         .collect();
@@ -787,15 +862,6 @@ fn scan_indexed(
         }
     }
     Ok(found)
-}
-
-/// Whether any query token can occur in the file: ASCII text is searched as it is (without
-/// case); anything else is folded first, as the scorer folds it.
-fn might_match(finder: &AhoCorasick, bytes: &[u8]) -> bool {
-    if bytes.is_ascii() {
-        return finder.is_match(bytes);
-    }
-    finder.is_match(&fold(&String::from_utf8_lossy(bytes)))
 }
 
 /// The body, cut to `chars` characters with a note saying how to read the rest.
@@ -975,6 +1041,9 @@ mod tests {
         "postgresql",
         "zebra",
         "42 x1",
+        "when did the postgres migrations deploy",
+        "Hey Postgres, deploying migrated caches!",
+        "schema cache",
     ];
 
     struct Fixture {
@@ -1087,16 +1156,6 @@ mod tests {
             .count()
     }
 
-    /// Files read on every query: those whose fields only YAML escapes produce.
-    fn from_file(f: &Fixture) -> usize {
-        let bytes = fs::read(index_path(f)).unwrap();
-        let view = IndexView::decode(&bytes).expect("a valid index");
-        view.files
-            .iter()
-            .filter(|m| m.state == DocState::FromFile)
-            .count()
-    }
-
     #[test]
     fn the_index_ranks_exactly_as_reading_every_file_through_edits_and_damage() {
         let f = fixture(200);
@@ -1104,13 +1163,11 @@ mod tests {
         // Cold: the first query builds the index.
         let cold = same_as_reference(&f);
         assert_eq!(cold.written, 1);
-        let escaped = from_file(&f);
-        assert!(escaped > 0);
-        // Warm: nothing read but the files the index cannot score.
+        // Warm: nothing read, YAML-escaped fields included (the index holds parsed fields).
         let warm = same_as_reference(&f);
         assert_eq!(warm.written, 0);
-        assert_eq!(warm.files_read, escaped * searching());
-        assert_eq!(warm.from_index, (200 - escaped) * searching());
+        assert_eq!(warm.files_read, 0);
+        assert_eq!(warm.from_index, 200 * searching());
 
         // Edits that change the size, additions (one in a new folder), deletions, renames.
         let mut rng = Lcg(99);
@@ -1198,7 +1255,7 @@ mod tests {
         same_as_reference(&f);
         let warm = same_as_reference(&f);
         assert_eq!(warm.written, 0);
-        assert_eq!(warm.files_read, from_file(&f) * searching());
+        assert_eq!(warm.files_read, 0);
 
         // A damaged index is never trusted: it is rebuilt, and the answers stay right.
         let path = index_path(&f);
@@ -1244,7 +1301,7 @@ mod tests {
         );
         let warm = same_as_reference_with(&f, 25);
         assert_eq!(warm.written, 0);
-        assert_eq!(warm.files_read, from_file(&f) * searching());
+        assert_eq!(warm.files_read, 0);
     }
 
     #[test]
