@@ -206,19 +206,27 @@ impl Scanner {
         let mut at = 0;
         while let Some(caps) = regex.captures_at(window, at) {
             let Some(whole) = caps.get(0) else { break };
-            let Some(secret) = caps.name("s").or(Some(whole)) else {
-                break;
-            };
+            // Quoted and bare values are alternatives of their own group.
+            let secret = SECRET_GROUPS
+                .iter()
+                .find_map(|g| caps.name(g))
+                .unwrap_or(whole);
             let (s, e) = (start + secret.start(), start + secret.end());
             let key = caps
                 .name("k")
                 .and_then(|k| text.get(start + k.start()..start + k.end()))
                 .unwrap_or("");
+            let before = line_before(text, start + whole.start());
             // A byte-level match may end inside a UTF-8 char (a length bound cut it): not a token.
             let accepted = s < e
                 && bounded(bytes, s, e, rule)
                 && text.get(s..e).is_some_and(|value| {
-                    judge::judge(rule, value, key, bytes.get(e).copied())
+                    let context = judge::Context {
+                        key,
+                        next: bytes.get(e).copied(),
+                        before,
+                    };
+                    judge::judge(rule, value, &context)
                         .map(|confidence| {
                             out.push((
                                 RawFinding {
@@ -252,15 +260,47 @@ fn next_char(window: &[u8], at: usize) -> usize {
     (at + 1).min(window.len())
 }
 
-/// A cheap look past a keyword before any window opens: an assignment needs `=` or `:` right
-/// after its key, a URL password needs an `@`. Prose mentioning "token" or linking a page costs
-/// nothing more than this.
+/// The capture groups that may hold the secret, in the order they are tried.
+const SECRET_GROUPS: [&str; 4] = ["s", "s2", "s3", "s4"];
+
+/// How much of the line before a match the judge may look at (a vendor's name, an ARN).
+const CONTEXT_BACK: usize = 160;
+
+/// The text of the line holding `at`, before `at`, at most [`CONTEXT_BACK`] bytes.
+fn line_before(text: &str, at: usize) -> &str {
+    let bytes = text.as_bytes();
+    let low = at.saturating_sub(CONTEXT_BACK);
+    let mut start = match bytes[low..at].iter().rposition(|&b| b == b'\n') {
+        Some(nl) => low + nl + 1,
+        None => low,
+    };
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    text.get(start..at).unwrap_or("")
+}
+
+/// A cheap look past a keyword before any window opens: an assignment needs `=`, `:`, `|` or
+/// ` is ` right after its key, a URL password needs an `@`, a rule with a probe its byte.
+/// Prose mentioning "token" or linking a page costs nothing more than this.
 fn could_match(rule: &Rule, bytes: &[u8], after: usize) -> bool {
     let ahead = |n: usize| &bytes[after..(after + n).min(bytes.len())];
+    if let Some((offset, byte)) = rule.probe {
+        return bytes.get(after + offset) == Some(&byte);
+    }
     match rule.check {
-        Check::Assignment => ahead(ASSIGNMENT_REACH)
-            .iter()
-            .any(|&b| b == b'=' || b == b':'),
+        Check::Assignment => {
+            let near = ahead(ASSIGNMENT_REACH);
+            near.iter().any(|&b| matches!(b, b'=' | b':' | b'|'))
+                || near.windows(4).any(|w| {
+                    w[0].is_ascii_whitespace()
+                        && w[3].is_ascii_whitespace()
+                        && (w[1..3].eq_ignore_ascii_case(b"is"))
+                })
+                || near
+                    .windows(5)
+                    .any(|w| w[0] == b' ' && w[4] == b' ' && w[1..4].eq_ignore_ascii_case(b"was"))
+        }
         Check::UrlPassword => ahead(URL_REACH).contains(&b'@'),
         _ => true,
     }
