@@ -216,15 +216,24 @@ impl Scanner {
                 .name("k")
                 .and_then(|k| text.get(start + k.start()..start + k.end()))
                 .unwrap_or("");
+            // `KEY=value` (env files, connection strings), as opposed to prose's `key: value`.
+            let assigned = caps.name("k").is_some_and(|k| {
+                let between = &window[k.end()..secret.start().max(k.end())];
+                between.contains(&b'=') && !between.windows(2).any(|w| w == b"==" || w == b"=>")
+            });
             let before = line_before(text, start + whole.start());
             // A byte-level match may end inside a UTF-8 char (a length bound cut it): not a token.
             let accepted = s < e
                 && bounded(bytes, s, e, rule)
                 && text.get(s..e).is_some_and(|value| {
+                    let quote = s.checked_sub(1).map(|q| bytes[q]);
                     let context = judge::Context {
                         key,
                         next: bytes.get(e).copied(),
                         before,
+                        quoted: matches!(quote, Some(b'"' | b'\'' | b'`'))
+                            && bytes.get(e).copied() == quote,
+                        assigned,
                     };
                     judge::judge(rule, value, &context)
                         .map(|confidence| {
@@ -291,7 +300,9 @@ fn could_match(rule: &Rule, bytes: &[u8], after: usize) -> bool {
     match rule.check {
         Check::Assignment => {
             let near = ahead(ASSIGNMENT_REACH);
-            near.iter().any(|&b| matches!(b, b'=' | b':' | b'|'))
+            // A keyword may end with its own `=` (`value=`).
+            after.checked_sub(1).is_some_and(|i| bytes[i] == b'=')
+                || near.iter().any(|&b| matches!(b, b'=' | b':' | b'|'))
                 || near.windows(4).any(|w| {
                     w[0].is_ascii_whitespace()
                         && w[3].is_ascii_whitespace()

@@ -60,8 +60,6 @@ const PLACEHOLDER_PARTS: &[&str] = &[
     "insert",
     "replace",
     "fake",
-    "<",
-    ">",
     "${",
     "{{",
     "}}",
@@ -81,13 +79,30 @@ pub(crate) fn is_placeholder(s: &str) -> bool {
             s.contains(p) || s.contains(&p.to_ascii_uppercase())
         }
     };
-    if PLACEHOLDER_PARTS.iter().any(found) {
+    if PLACEHOLDER_PARTS.iter().any(found) || is_angle_placeholder(s) {
         return true;
     }
     if s.len() > 2 && s.starts_with('%') && s.ends_with('%') {
         return true;
     }
     longest_run(s) >= 6
+}
+
+/// Whether `s` holds a `<name>` stand-in (`<your-token>`, `<PASSWORD>`) or starts or ends
+/// with an angle bracket; a random password may hold `<` or `>` anywhere else.
+fn is_angle_placeholder(s: &str) -> bool {
+    if s.starts_with('<') || s.ends_with('>') {
+        return true;
+    }
+    s.find('<').is_some_and(|open| {
+        s[open + 1..].find('>').is_some_and(|len| {
+            let inner = &s[open + 1..open + 1 + len];
+            !inner.is_empty()
+                && inner
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b' ' | b'.'))
+        })
+    })
 }
 
 /// The longest run of one repeated char.
@@ -437,9 +452,74 @@ fn key_words(key: &str) -> Vec<String> {
     words
 }
 
+/// Words that, right before `key`, make it name a credential (`api key`, `access_key`).
+const CREDENTIAL_KEY_QUALIFIERS: &[&str] = &[
+    "api",
+    "access",
+    "auth",
+    "secret",
+    "private",
+    "client",
+    "master",
+    "signing",
+    "encryption",
+    "license",
+    "service",
+    "app",
+    "consumer",
+    "account",
+    "admin",
+    "deploy",
+    "root",
+    "session",
+    "shared",
+    "subscription",
+    "webhook",
+    "write",
+    "ingest",
+    "insert",
+    "server",
+    "sdk",
+    "management",
+    "mgmt",
+    "personal",
+    "user",
+    "integration",
+    "developer",
+    "dev",
+    "prod",
+    "production",
+    "live",
+    "restricted",
+    "storage",
+    "primary",
+    "secondary",
+    "rest",
+    "query",
+];
+
+/// Whether the words name a password (`DB_PASSWORD`, `Pwd`, `REACT_APP_AUTH_PASS`).
+fn names_password(words: &[String]) -> bool {
+    words.iter().any(|w| {
+        matches!(w.as_str(), "pass" | "pw" | "pwd")
+            || ["password", "passwd", "passphrase"]
+                .iter()
+                .any(|p| w.ends_with(p))
+    })
+}
+
 /// Whether the words name a secret, and how surely.
 fn key_kind(words: &[String]) -> Option<KeyKind> {
     let mut kind = None;
+    for pair in words.windows(2) {
+        if pair[1] == "key" && CREDENTIAL_KEY_QUALIFIERS.contains(&pair[0].as_str()) {
+            return Some(KeyKind::Strong);
+        }
+        // SonarQube calls its token a login (`sonar.login`).
+        if pair[0] == "sonar" && pair[1] == "login" {
+            return Some(KeyKind::Strong);
+        }
+    }
     for w in words {
         if STRONG_WORDS.contains(&w.as_str()) || STRONG_SUFFIXES.iter().any(|s| w.ends_with(s)) {
             return Some(KeyKind::Strong);
@@ -707,6 +787,78 @@ const PUBLIC_PREFIXES: &[&str] = &[
     "rzp_test_",
 ];
 
+/// Values that name a kind of value rather than hold one (`password: "required"`).
+const STANDIN_VALUES: &[&str] = &[
+    "password",
+    "passwd",
+    "secret",
+    "changeme",
+    "required",
+    "optional",
+    "string",
+    "hidden",
+    "masked",
+    "sensitive",
+    "encrypted",
+    "redacted",
+    "unknown",
+    "default",
+    "empty",
+    "nothing",
+    "admin",
+    "administrator",
+    "root",
+    "guest",
+    "user",
+    "username",
+    "test",
+    "testing",
+    "tbd",
+    "todo",
+    "notset",
+    "not-set",
+    "unset",
+    "foobar",
+    "value",
+    "mypassword",
+    "yourpassword",
+    "token",
+    "apikey",
+    "api_key",
+    "mysecret",
+    "my-secret",
+    "supersecret",
+    "super-secret",
+    "disabled",
+    "enabled",
+    "inherit",
+    "inherited",
+    "generated",
+    "automatic",
+    "managed",
+    "external",
+    "keychain",
+    "keyring",
+    "environment",
+    "prompt",
+    "stdin",
+    "rotating",
+    "expired",
+    "revoked",
+    "bearer",
+    "basic",
+    "plaintext",
+    "cleartext",
+    "anonymous",
+    "whatever",
+    "sometoken",
+    "somesecret",
+    "secretkey",
+    "secret_key",
+    "access_token",
+    "accesstoken",
+];
+
 /// Prefixes of password hashes (bcrypt, crypt(3), argon2, LDAP, Django).
 const HASH_PREFIXES: &[&str] = &[
     "$2a$",
@@ -786,8 +938,24 @@ pub(crate) fn is_generic_secret(value: &str, context: &Context, min_entropy: f64
         || PUBLIC_PREFIXES.iter().any(|p| lower_value.starts_with(p))
         || HASH_PREFIXES.iter().any(|p| lower_value.starts_with(p))
         || (value.bytes().all(|b| b.is_ascii_hexdigit()) && names_a_digest(&key))
-        || is_identifier_like(value)
     {
+        return false;
+    }
+    // A quoted single word may be a chosen password; a quoted name (`SOME_PASSWORD`,
+    // `prod-db-creds`, `token.json`) is not.
+    let word = value
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    let password_word = names_password(&words)
+        && context.assigned
+        && word
+        && !STANDIN_VALUES.contains(&lower_value.as_str())
+        && value.len() >= 6;
+    let quoted_word = context.quoted && kind == KeyKind::Strong && word;
+    if password_word {
+        return entropy(value) >= 2.3;
+    }
+    if is_identifier_like(value) && !quoted_word {
         return false;
     }
     if ["true", "false", "null", "none", "nil", "undefined"].contains(&lower_value.as_str()) {
@@ -799,6 +967,13 @@ pub(crate) fn is_generic_secret(value: &str, context: &Context, min_entropy: f64
     let has_lower = value.bytes().any(|b| b.is_ascii_lowercase());
     let has_symbol = value.bytes().any(|b| b.is_ascii_punctuation());
     match kind {
+        // A quoted literal under a password or secret name is one, even when a person chose
+        // it (`"super$ecret"`, `"Prestigitariu$"`): only stand-ins are left out.
+        KeyKind::Strong if context.quoted => {
+            !STANDIN_VALUES.contains(&lower_value.as_str())
+                && (has_digit || has_symbol || value.len() >= 8)
+                && entropy(value) >= 2.5
+        }
         KeyKind::Strong => {
             let mixed = (has_digit && has_letter)
                 || (value.len() >= 16 && has_upper && has_lower)
@@ -1001,6 +1176,10 @@ pub(crate) struct Context<'a> {
     pub next: Option<u8>,
     /// The line before the match, at most 160 bytes (a vendor's name, an ARN).
     pub before: &'a str,
+    /// Whether the value stands between a pair of quotes (a literal string in code or config).
+    pub quoted: bool,
+    /// Whether `=` assigns the value (`KEY=value`), not `:` or words.
+    pub assigned: bool,
 }
 
 /// Judges one match of `rule`: `secret` is the captured value.

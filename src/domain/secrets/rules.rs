@@ -203,7 +203,7 @@ pub(crate) static RULES: &[Rule] = &[
     Rule::token("databricks-token", "Databricks access token", &["dapi"], r"(?P<s>dapi[a-f0-9]{32}(?:-[0-9])?)", 3.0, "dapi{hex:32}"),
     Rule::token("doppler-token", "Doppler token", &["dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."], r"(?P<s>dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_-]{1,30}\.)?[A-Za-z0-9]{40,44})", 3.5, "dp.pt.{an:43}"),
     Rule::token("terraform-cloud-token", "HashiCorp Terraform Cloud API token", &[".atlasv1."], r"(?P<s>[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70})", 3.8, "{an:14}.atlasv1.{url:67}").url_tail(),
-    Rule::token("vault-service-token", "HashiCorp Vault token", &["hvs.", "hvb.", "hvr."], r"(?P<s>hv[sbr]\.[A-Za-z0-9_-]{24,200})", 3.8, "hvs.{url:91}").url_tail(),
+    Rule::token("vault-service-token", "HashiCorp Vault token", &["hvs.", "hvb.", "hvr."], r"(?P<s>hv[sbr]\.[A-Za-z0-9_-]{24,400})", 3.8, "hvs.{url:91}").url_tail(),
     Rule::token("pulumi-access-token", "Pulumi access token", &["pul-"], r"(?P<s>pul-[a-f0-9]{40})", 3.0, "pul-{hex:40}"),
     // --- Source hosting and CI
     Rule::token("github-pat", "GitHub personal access token", &["ghp_"], r"(?P<s>ghp_[A-Za-z0-9]{36})", 3.5, "ghp_{an:36}").checked(Check::Base62Crc),
@@ -250,15 +250,15 @@ pub(crate) static RULES: &[Rule] = &[
     Rule::token("tavily-api-key", "Tavily API key", &["tvly-"], r"(?P<s>tvly-(?:dev-|prod-)?[A-Za-z0-9]{32})", 3.8, "tvly-{an:32}"),
     Rule::token("fireworks-api-key", "Fireworks AI API key", &["fw_"], r"(?P<s>fw_[A-Za-z0-9]{24})", 3.8, "fw_{an:24}"),
     // --- Communication
-    Rule::token("slack-bot-token", "Slack bot token", &["xoxb-"], r"(?P<s>xoxb-[0-9]{10,13}-[0-9]{10,13}-[A-Za-z0-9]{24})", 3.5, "xoxb-{d:12}-{d:13}-{an:24}"),
+    Rule::token("slack-bot-token", "Slack bot token", &["xoxb-"], r"(?P<s>xoxb-[0-9]{10,13}-[0-9]{10,13}-[A-Za-z0-9]{24}|xoxb-[0-9]{8,14}-[A-Za-z0-9]{18,26})", 3.5, "xoxb-{d:12}-{d:13}-{an:24}"),
     Rule::token("slack-user-token", "Slack user token", &["xoxp-"], r"(?P<s>xoxp-[0-9]{10,13}-[0-9]{10,13}-[0-9]{10,13}-[a-f0-9]{32})", 3.5, "xoxp-{d:12}-{d:13}-{d:13}-{hex:32}"),
     Rule::token("slack-config-token", "Slack configuration token", &["xoxe.xox", "xoxe-"], r"(?P<s>xoxe(?:\.xox[bp])?-1-[A-Za-z0-9]{140,170})", 4.0, "xoxe.xoxp-1-{an:163}"),
     Rule::token("slack-app-token", "Slack app-level token", &["xapp-"], r"(?P<s>xapp-[0-9]-[A-Z0-9]{8,12}-[0-9]{10,13}-[a-f0-9]{64})", 3.5, "xapp-1-A{upd:10}-{d:13}-{hex:64}"),
     Rule::token("slack-legacy-token", "Slack legacy token", &["xoxa-", "xoxr-", "xoxs-", "xoxo-"], r"(?P<s>xox[aors]-[0-9]{1,13}-[0-9A-Za-z-]{20,200})", 3.5, "xoxs-{d:12}-{d:12}-{d:12}-{hex:64}").url_tail(),
     Rule::token("slack-webhook-url", "Slack incoming webhook URL", &["hooks.slack.com/"], r"(?P<s>https://hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{8,12}/[A-Z0-9]{8,12}/[A-Za-z0-9]{24,50})", 3.5, "https://hooks.slack.com/services/T{upd:10}/B{upd:10}/{an:24}"),
     Rule::token("discord-webhook-url", "Discord webhook URL", &["/api/webhooks/"], r"(?P<s>https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/[A-Za-z0-9_-]{60,70})", 3.5, "https://discord.com/api/webhooks/{d:19}/{url:68}").url_tail(),
-    Rule::token("teams-webhook-url", "Microsoft Teams webhook URL", &[".webhook.office.com/"], r"(?P<s>https://[a-z0-9-]+\.webhook\.office\.com/webhookb2/[a-f0-9-]{36}@[a-f0-9-]{36}/IncomingWebhook/[a-f0-9]{32}/[a-f0-9-]{36}(?:/[A-Za-z0-9_-]{40,60})?)", 3.5, "https://acme.webhook.office.com/webhookb2/{hex:8}-{hex:4}-{hex:4}-{hex:4}-{hex:12}@{hex:8}-{hex:4}-{hex:4}-{hex:4}-{hex:12}/IncomingWebhook/{hex:32}/{hex:8}-{hex:4}-{hex:4}-{hex:4}-{hex:12}").url_tail(),
-    Rule::token("telegram-bot-token", "Telegram bot token", &[":AA"], r"(?P<s>[0-9]{8,10}:AA[A-Za-z0-9_-]{33})", 3.5, "{d:10}:AA{url:33}").exact().url_tail(),
+    Rule::token("teams-webhook-url", "Microsoft Teams webhook URL", &[".webhook.office.com/", "outlook.office.com/webhook/"], r"(?P<s>https://(?:[a-z0-9-]+\.webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/[a-f0-9-]{36}@[a-f0-9-]{36}/IncomingWebhook/[a-f0-9]{32}/[a-f0-9-]{36}(?:/[A-Za-z0-9_-]{40,60})?)", 3.5, "https://acme.webhook.office.com/webhookb2/{hex:8}-{hex:4}-{hex:4}-{hex:4}-{hex:12}@{hex:8}-{hex:4}-{hex:4}-{hex:4}-{hex:12}/IncomingWebhook/{hex:32}/{hex:8}-{hex:4}-{hex:4}-{hex:4}-{hex:12}").url_tail(),
+    Rule::token("telegram-bot-token", "Telegram bot token", &[":AA"], r"(?P<s>[0-9]{8,10}:AA[A-Za-z0-9_-]{30,33})", 3.5, "{d:10}:AA{url:33}").exact().url_tail(),
     Rule::token("sendgrid-api-key", "SendGrid API key", &["SG."], r"(?P<s>SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})", 4.0, "SG.{url:22}.{url:43}").exact().url_tail(),
     Rule::token("twilio-api-key", "Twilio API key", &["SK"], r"(?P<s>SK[0-9a-f]{32})", 3.0, "SK{hex:32}").exact(),
     Rule::token("mailchimp-api-key", "Mailchimp API key", &["-us"], r"(?P<s>[0-9a-f]{32}-us[0-9]{1,2})", 3.0, "{hex:32}-us{d:2}"),
@@ -303,8 +303,8 @@ pub(crate) static RULES: &[Rule] = &[
     // --- More vendors with a prefix of their own (no keyword needed)
     Rule::token("tailscale-key", "Tailscale auth or API key", &["tskey-"], r"(?P<s>tskey-(?:[a-z]{3,8}-)?[A-Za-z0-9]{6,24}-[A-Za-z0-9]{16,64})", 3.5, "tskey-auth-k{an:11}CNTRL-{an:33}"),
     Rule::token("airtable-pat", "Airtable personal access token", &["pat"], r"(?P<s>pat[A-Za-z0-9]{14}\.[a-f0-9]{64})", 3.5, "pat{an:14}.{hex:64}").exact().probe(14, b'.'),
-    Rule::token("azure-devops-pat", "Azure DevOps personal access token", &["AZDO"], r"(?P<s>[A-Za-z0-9]{52}JQQJ99[A-Za-z0-9]{3}AZDO[A-Za-z0-9]{4})", 4.0, "{an:52}JQQJ99{an:3}AZDO{an:4}").exact(),
-    Rule::token("new-relic-key", "New Relic API key", &["NRAA-", "NRII-", "NRIQ-", "NRRA-", "NRJS-", "NRAL"], r"(?P<s>NRAA-[a-f0-9]{27}|NRI[IQ]-[A-Za-z0-9_-]{32}|NRRA-[a-f0-9]{42}|NRJS-[a-f0-9]{19}|[a-f0-9]{36}NRAL)", 3.0, "NRII-{url:32}").exact().url_tail(),
+    Rule::token("azure-devops-pat", "Azure DevOps personal access token", &["AZDO"], r"(?P<s>[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4})", 4.0, "{an:52}JQQJ99{an:18}AZDO{an:4}").exact(),
+    Rule::token("new-relic-key", "New Relic API key", &["NRAA-", "NRII-", "NRIQ-", "NRRA-", "NRJS-", "NRAL"], r"(?P<s>NRAA-[a-f0-9]{27}|NRI[IQ]-[A-Za-z0-9_-]{32}|NRRA-[a-f0-9]{42}|NRJS-[a-f0-9]{19}|[a-z0-9]{36}NRAL)", 3.0, "NRII-{url:32}").exact().url_tail(),
     Rule::token("new-relic-pixie-key", "New Relic Pixie API or deploy key", &["px-api-", "px-dep-"], r"(?P<s>px-(?:api|dep)-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12})", 3.0, "px-api-{hex:8}-{hex:4}-{hex:4}-{hex:4}-{hex:12}"),
     Rule::token("sonarqube-token", "SonarQube token", &["squ_", "sqp_", "sqa_"], r"(?P<s>sq[upa]_[a-f0-9]{40})", 3.0, "squ_{hex:40}"),
     Rule::token("sourcegraph-token", "Sourcegraph access token", &["sgp_"], r"(?P<s>sgp_(?:[a-f0-9]{16}_|local_)?[a-f0-9]{40})", 3.0, "sgp_{hex:16}_{hex:40}"),
@@ -352,6 +352,37 @@ pub(crate) static RULES: &[Rule] = &[
     Rule::token("azure-shared-access-key", "Azure Service Bus, Event Hubs or IoT shared access key", &["SharedAccessKey=", ";Secret="], r"(?:SharedAccessKey|;Secret)=(?P<s>[A-Za-z0-9+/]{42,44}={0,2})", 4.0, "Endpoint=sb://ns{lod:6}.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=[[{b64:43}=]]").base64_tail(),
     Rule::token("azure-container-registry-password", "Azure Container Registry password", &["+ACR"], r"(?P<s>[A-Za-z0-9+/]{42}\+ACR[A-Za-z0-9]{6})", 4.0, "{an:42}+ACR{an:6}").exact().base64_tail(),
     Rule::token("wireguard-private-key", "WireGuard private or preshared key", &["privatekey", "presharedkey"], r"(?i:(?:private|preshared)key)[ \t]*=[ \t]*(?P<s>[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=)", 3.5, "PrivateKey = [[{b64:42}A=]]").base64_tail(),
+    Rule::token("twitch-stream-key", "Twitch stream key", &["live_"], r"(?P<s>live_[0-9]{6,12}_[A-Za-z0-9]{30})", 3.8, "live_{d:9}_{an:30}"),
+    Rule::token("salesforce-session-token", "Salesforce access or session token", &["00D"], r"(?P<s>00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,300})", 4.0, "00D{an:12}!{an:96}").exact(),
+    Rule::token("teamcity-token", "TeamCity access token", &["eyJ0eXAiOiAiVENWMiJ9"], r"(?P<s>eyJ0eXAiOiAiVENWMiJ9\.[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,})", 4.0, "eyJ0eXAiOiAiVENWMiJ9.{url:36}.{url:48}").exact().url_tail(),
+    Rule::token("jina-api-key", "Jina AI API key", &["jina_"], r"(?P<s>jina_[A-Za-z0-9]{60})", 4.0, "jina_{hex:32}{an:28}"),
+    Rule::token("dependency-track-key", "Dependency-Track API key", &["odt_"], r"(?P<s>odt_[A-Za-z0-9]{32,40})", 4.0, "odt_{an:32}"),
+    Rule::token("adafruit-io-key", "Adafruit IO key", &["aio_"], r"(?P<s>aio_[A-Za-z0-9]{28})", 3.8, "aio_{an:28}"),
+    Rule::token("vault-unseal-key", "HashiCorp Vault unseal key", &["unseal"], r"(?i:unseal key(?: [0-9]{1,2})?:|operator unseal)[ \t]+(?P<s>[A-Za-z0-9+/]{43,44}={0,2})", 4.0, "Unseal Key 1: [[{b64:44}]]").base64_tail(),
+    Rule::token("jenkins-initial-password", "Jenkins initial admin password", &["password to proceed to installation"], r"(?i:password to proceed to installation):?\s+(?P<s>[a-f0-9]{32})", 3.0, "Please use the following password to proceed to installation:\n\n[[{hex:32}]]").multiline(),
+    Rule::token("truenas-api-key", "TrueNAS API key", &["login_with_api_key"], r#"login_with_api_key"[^\[]{0,80}\[\s*"(?P<s>[0-9]{1,5}-[A-Za-z0-9]{64})""#, 4.0, "{\"msg\": \"method\", \"method\": \"auth.login_with_api_key\", \"params\": [\"[[3-{an:64}]]\"]}").url_tail().multiline(),
+    Rule::token("sonarqube-login", "SonarQube token given as sonar.login", &["sonar.login", "sonarlogin", "sonar_login"], r#"(?i:sonar[._]?login)["']?[ \t]*(?:=|:|,)[ \t]*["']?[ \t]*["']?(?P<s>[a-f0-9]{40})"#, 3.0, "-Dsonar.login=[[{hex:40}]]"),
+    Rule::token(
+        "cli-password-argument",
+        "Password on a command line",
+        &["-password", "-passwd", "-pass ", "-pass=", "-pwd", "psexec", "sshpass"],
+        r#"(?:(?:^|[ \t])--?(?i:password|passwd|pass|pwd)(?:[ \t]+|=)|(?i:psexec)[^\n]{0,200}?[ \t]-u[ \t]+[^\s]+[ \t]+-p[ \t]+|(?i:sshpass)[ \t]+-p[ \t]*)(?:"(?P<s>[^"\s]{4,128})"|'(?P<s2>[^'\s]{4,128})'|(?P<s3>[^\s"'`]{4,128}))"#,
+        2.0,
+        "mysql --user=app --password=[[{an:16}]] -h db.internal",
+    )
+    .free_tail()
+    .checked(Check::UserPassword),
+    Rule::token(
+        "netrc-password",
+        "Password in a .netrc entry",
+        &["machine"],
+        r#"(?:(?m:^)|[\s`"'(])machine[ \t]+[^\s]+\s+(?:login[ \t]+[^\s]+\s+)?password[ \t]+(?P<s>[^\s`"']{4,128})"#,
+        2.0,
+        "machine git.internal login ci password [[{an:20}]]",
+    )
+    .free_tail()
+    .checked(Check::UserPassword)
+    .multiline(),
     // --- Credentials in headers and credential files
     Rule::token(
         "authorization-header",
@@ -387,12 +418,13 @@ pub(crate) static RULES: &[Rule] = &[
         "base64-private-key",
         "Base64-encoded private key (kubeconfig client-key-data)",
         &["LS0tLS1CRUdJTi"],
-        r"(?P<s>LS0tLS1CRUdJTi[A-Za-z0-9+/]{100,65536}={0,2})",
+        r"(?P<s>LS0tLS1CRUdJTi[A-Za-z0-9+/]{100,}={0,2})",
         4.0,
         "client-key-data: [[LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVBZ3REN2ZHVU92OGZ3TmZCYjBqWHhVSlI0UVFBQWFiVlZsb1phWFp4bUN1MVZTaElxbUFySW50bjlvWDk4V0hnQwp0ekMxdXdCNUZYWlBmN3N0ZzdOdmxFM0xhcnVTcmpMbm9uV0tUbjlVR0t6RWVzZzYxU0hFL3FhUVEwTlYzdlRICjFsUzZWNitvOWpsOHpTT3dXL3JYTCtpdUl0RW51aitobHJXQjhncGo3a3RzanMwc1c1dXFTVlp1OWtLMVYxbWkKRFpVNFhjWEY4Y1ZHUk9vWDlZRTE3c3dKYWV2QXN6ajBPdkVtTWxybHRRMTB2N1NVdzlaUkxzQXdOcFNwdzIzYwovbDl3eFVobS9nMUNvbitrUzlEUDRmbEZSeUI5amY4RWYraVRrbC84UENRbWtybEQ3c3VRRUFnNk5ZQjIyOXg4Ci0tLS0tRU5EIFJTQSBQUklWQVRFIEtFWS0tLS0tCg==]]",
     )
     .base64_tail()
-    .checked(Check::Base64Pem),
+    .checked(Check::Base64Pem)
+    .multiline(),
     // --- Generic families
     Rule::token(
         "private-key",
@@ -416,10 +448,20 @@ pub(crate) static RULES: &[Rule] = &[
     .free_tail()
     .checked(Check::UrlPassword),
     Rule::token(
+        "config-key-value",
+        "Secret in a key/value config entry",
+        &["value="],
+        r#"(?i)key[ \t]*=[ \t]*"(?P<k>[^"\n]{1,60})"[ \t]+value[ \t]*=[ \t]*"(?P<s>[^"\s]{6,200})""#,
+        3.0,
+        "<add key=\"SmtpPassword\" value=\"[[{pw:20}]]\" />",
+    )
+    .free_tail()
+    .checked(Check::Assignment),
+    Rule::token(
         "generic-secret",
         "Generic secret assignment",
         &["pass", "pwd", "secret", "token", "key", "cred", "_pat", "-pat", " pat", "pat=", "pat:", "\"pat\"", "'pat'"],
-        r#"(?i)(?P<k>(?:[a-z0-9_.-]{1,24}[ ]){0,3}[a-z0-9_.-]{0,40}?(?:pass|pwd|secret|token|key|pat|cred)[a-z0-9_.-]{0,40})[*_"'\]]{0,3}[ \t]{0,5}(?::=|=>|=|:|\||[ \t](?:is|was)[ \t])[ \t]{0,5}(?:\*\*)?[ \t]{0,5}(?-i:"(?P<s>[^"\s]{6,200})"|'(?P<s2>[^'\s]{6,200})'|`(?P<s3>[^`\s]{6,200})`|(?P<s4>[^\s"'`,;<>]{5,199}[^\s"'`,;<>.)\]}*|:]))"#,
+        r#"(?i)(?P<k>(?:[a-z0-9_.-]{1,24}[ ]){0,3}[a-z0-9_.-]{0,40}?(?:pass|pwd|secret|token|key|pat|cred)[a-z0-9_.-]{0,40})[*_"'\]]{0,3}[ \t]{0,16}(?::=|=>|[=!]==?|=|:|\||[ \t](?:is|was)[ \t])[ \t]{0,16}(?:\*\*)?[ \t]{0,5}(?-i:\\?"(?P<s>[^"\s\\]{6,200})\\?"|'(?P<s2>[^'\s]{6,200})'|`(?P<s3>[^`\s]{6,200})`|(?P<s4>[^\s"'`,;<>]{5,199}[^\s"'`,;<>.)\]}*|:]))"#,
         3.0,
         "db_password = \"[[{pw:20}]]\"",
     )
