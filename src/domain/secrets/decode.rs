@@ -136,10 +136,13 @@ pub(crate) fn key_block_body(block: &str) -> String {
     let text = unescape_newlines(block);
     let mut body = String::new();
     for line in text.lines() {
+        // `+` and `/` are base64 chars: only `// ` comments and ` +` concatenation are cut.
+        let line = line.trim();
+        let line = line.strip_prefix("// ").unwrap_or(line);
+        let line = line.strip_suffix(" +").unwrap_or(line);
         let line = line
-            .trim()
-            .trim_start_matches(['>', '#', '/', '*', ' ', '\t', '"', '\'', '|', '+'])
-            .trim_end_matches(['"', '\'', ',', '\\', ' ', '\t', '+', ';']);
+            .trim_start_matches(['>', '#', '*', ' ', '\t', '"', '\'', '|', '`'])
+            .trim_end_matches(['"', '\'', ',', '\\', ' ', '\t', ';', '`']);
         if line.contains("-----") || line.contains(':') {
             continue;
         }
@@ -184,7 +187,7 @@ mod tests {
 
     #[test]
     fn key_bodies_lose_their_quoting() {
-        let block = "-----BEGIN X-----\n  > \"QUJD\",\n  # REVG\nProc-Type: 4\n-----END X-----";
-        assert_eq!(key_block_body(block), "QUJDREVG");
+        let block = "-----BEGIN X-----\n  > \"QUJD\",\n  # REVG\n+/9A\n\"/+Rx\" +\nProc-Type: 4\n-----END X-----";
+        assert_eq!(key_block_body(block), "QUJDREVG+/9A/+Rx");
     }
 }

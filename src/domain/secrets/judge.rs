@@ -534,6 +534,7 @@ fn key_kind(words: &[String]) -> Option<KeyKind> {
 /// Vendors whose API keys are UUIDs: a UUID counts as a secret only beside one of these names.
 const UUID_KEY_VENDORS: &[&str] = &[
     "heroku",
+    "scw",
     "snyk",
     "hubspot",
     "postmark",

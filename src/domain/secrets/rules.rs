@@ -388,7 +388,7 @@ pub(crate) static RULES: &[Rule] = &[
         "authorization-header",
         "Credentials in an Authorization header",
         &["authorization", "bearer", "ssws"],
-        r#"(?i:(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?[ \t]*(?P<k>bearer|token|ssws|basic|apikey|api-key|key|splunk|sso-key|oauth|jwt|zoho-oauthtoken|klaviyo-api-key|otoken|pat)?|(?P<b>bearer|ssws))[ \t]+(?P<s>[A-Za-z0-9._~+/-]{12,2000}={0,2})"#,
+        r#"(?i:(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["'`]?[ \t]*(?P<k>bearer|token|ssws|basic|apikey|api-key|key|splunk|sso-key|oauth|jwt|zoho-oauthtoken|klaviyo-api-key|otoken|pat)?|(?P<b>bearer|ssws))[ \t]+(?P<s>[A-Za-z0-9._~+/-]{12,2000}={0,2})"#,
         3.0,
         "curl -H \"Authorization: Bearer [[{an:40}]]\" https://api.internal/v1",
     )
