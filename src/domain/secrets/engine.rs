@@ -299,22 +299,40 @@ fn could_match(rule: &Rule, bytes: &[u8], after: usize) -> bool {
     }
     match rule.check {
         Check::Assignment => {
-            let near = ahead(ASSIGNMENT_REACH);
             // A keyword may end with its own `=` (`value=`).
             after.checked_sub(1).is_some_and(|i| bytes[i] == b'=')
-                || near.iter().any(|&b| matches!(b, b'=' | b':' | b'|'))
-                || near.windows(4).any(|w| {
-                    w[0].is_ascii_whitespace()
-                        && w[3].is_ascii_whitespace()
-                        && (w[1..3].eq_ignore_ascii_case(b"is"))
-                })
-                || near
-                    .windows(5)
-                    .any(|w| w[0] == b' ' && w[4] == b' ' && w[1..4].eq_ignore_ascii_case(b"was"))
+                || assignment_ahead(ahead(ASSIGNMENT_REACH))
         }
         Check::UrlPassword => ahead(URL_REACH).contains(&b'@'),
         _ => true,
     }
+}
+
+/// Whether `near` holds what separates a key from its value: `=`, `:`, `|`, or the word `is`
+/// or `was` between blanks. One pass: prose around every "token" and "password" runs
+/// through here.
+fn assignment_ahead(near: &[u8]) -> bool {
+    let mut i = 0;
+    while i < near.len() {
+        match near[i] {
+            b'=' | b':' | b'|' => return true,
+            b' ' | b'\t' => {
+                let word = |w: &[u8]| {
+                    near.get(i + 1..i + 1 + w.len())
+                        .is_some_and(|s| s.eq_ignore_ascii_case(w))
+                        && near
+                            .get(i + 1 + w.len())
+                            .is_some_and(|b| b.is_ascii_whitespace())
+                };
+                if word(b"is") || word(b"was") {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
 }
 
 /// Refuses a match that is the middle of a longer token.
