@@ -147,11 +147,12 @@ impl Scanner {
         let bytes = text.as_bytes();
         let mut open: Vec<Option<(usize, usize)>> = vec![None; RULES.len()];
         let mut windows = Vec::new();
+        let mut separators = Separators::default();
         for hit in keywords.find_overlapping_iter(text) {
             let at = hit.start();
             for &(rule, exact) in &self.triggers[hit.pattern().as_usize()] {
                 if exact.is_some_and(|k| &bytes[at..hit.end()] != k.as_bytes())
-                    || !could_match(&RULES[rule], bytes, hit.end())
+                    || !could_match(&RULES[rule], bytes, hit.end(), &mut separators)
                 {
                     continue;
                 }
@@ -292,7 +293,7 @@ fn line_before(text: &str, at: usize) -> &str {
 /// A cheap look past a keyword before any window opens: an assignment needs `=`, `:`, `|` or
 /// ` is ` right after its key, a URL password needs an `@`, a rule with a probe its byte.
 /// Prose mentioning "token" or linking a page costs nothing more than this.
-fn could_match(rule: &Rule, bytes: &[u8], after: usize) -> bool {
+fn could_match(rule: &Rule, bytes: &[u8], after: usize, separators: &mut Separators) -> bool {
     let ahead = |n: usize| &bytes[after..(after + n).min(bytes.len())];
     if let Some((offset, byte)) = rule.probe {
         return bytes.get(after + offset) == Some(&byte);
@@ -301,38 +302,65 @@ fn could_match(rule: &Rule, bytes: &[u8], after: usize) -> bool {
         Check::Assignment => {
             // A keyword may end with its own `=` (`value=`).
             after.checked_sub(1).is_some_and(|i| bytes[i] == b'=')
-                || assignment_ahead(ahead(ASSIGNMENT_REACH))
+                || separators.within(bytes, after, ASSIGNMENT_REACH)
         }
         Check::UrlPassword => ahead(URL_REACH).contains(&b'@'),
         _ => true,
     }
 }
 
-/// Whether `near` holds what separates a key from its value: `=`, `:`, `|`, or the word `is`
-/// or `was` between blanks. One pass: prose around every "token" and "password" runs
-/// through here.
-fn assignment_ahead(near: &[u8]) -> bool {
-    let mut i = 0;
-    while i < near.len() {
-        match near[i] {
-            b'=' | b':' | b'|' => return true,
-            b' ' | b'\t' => {
-                let word = |w: &[u8]| {
-                    near.get(i + 1..i + 1 + w.len())
-                        .is_some_and(|s| s.eq_ignore_ascii_case(w))
-                        && near
-                            .get(i + 1 + w.len())
-                            .is_some_and(|b| b.is_ascii_whitespace())
-                };
-                if word(b"is") || word(b"was") {
-                    return true;
+/// Where the next separator of a key from its value is (`=`, `:`, `|`, or the word `is` or
+/// `was` between blanks), remembered across the keyword hits of one text: they come in
+/// order and often close together (prose says "token", "secret" and "password" a lot), so
+/// each byte is looked at about once.
+#[derive(Debug, Default)]
+struct Separators {
+    /// The range searched last.
+    from: usize,
+    to: usize,
+    /// The first separator in `from..to`, if any.
+    found: Option<usize>,
+}
+
+impl Separators {
+    /// Whether a separator starts in `after..after + reach`.
+    fn within(&mut self, bytes: &[u8], after: usize, reach: usize) -> bool {
+        let limit = (after + reach).min(bytes.len());
+        if (self.from..=self.to).contains(&after) {
+            match self.found {
+                Some(at) if at >= after => return at < limit,
+                Some(_) => {}
+                None if limit <= self.to => return false,
+                None => {
+                    let start = self.to;
+                    self.found = first_separator(bytes, start, limit);
+                    self.to = limit;
+                    return self.found.is_some();
                 }
             }
-            _ => {}
         }
-        i += 1;
+        self.from = after;
+        self.to = limit;
+        self.found = first_separator(bytes, after, limit);
+        self.found.is_some()
     }
-    false
+}
+
+/// The first separator starting in `bytes[from..to]` (see [`Separators`]).
+fn first_separator(bytes: &[u8], from: usize, to: usize) -> Option<usize> {
+    let word = |i: usize, w: &[u8]| {
+        bytes
+            .get(i + 1..i + 1 + w.len())
+            .is_some_and(|s| s.eq_ignore_ascii_case(w))
+            && bytes
+                .get(i + 1 + w.len())
+                .is_some_and(|b| b.is_ascii_whitespace())
+    };
+    (from..to).find(|&i| match bytes[i] {
+        b'=' | b':' | b'|' => true,
+        b' ' | b'\t' => word(i, b"is") || word(i, b"was"),
+        _ => false,
+    })
 }
 
 /// Refuses a match that is the middle of a longer token.

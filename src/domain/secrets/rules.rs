@@ -460,7 +460,7 @@ pub(crate) static RULES: &[Rule] = &[
     Rule::token(
         "generic-secret",
         "Generic secret assignment",
-        &["pass", "pwd", "secret", "token", "key", "cred", "_pat", "-pat", " pat", "pat=", "pat:", "\"pat\"", "'pat'"],
+        &["password", "passwd", "passphrase", "passcode", "_pass", "-pass", ".pass", "pass=", "pass:", "pass\"", "pass'", "pass ", "pwd", "secret", "token", "key", "cred", "_pat", "-pat", " pat", "pat=", "pat:", "\"pat\"", "'pat'"],
         r#"(?i)(?P<k>(?:[a-z0-9_.-]{1,24}[ ]){0,3}[a-z0-9_.-]{0,40}?(?:pass|pwd|secret|token|key|pat|cred)[a-z0-9_.-]{0,40})[*_"'\]]{0,3}[ \t]{0,16}(?::=|=>|[=!]==?|=|:|\||[ \t](?:is|was)[ \t])[ \t]{0,16}(?:\*\*)?[ \t]{0,5}(?-i:\\?"(?P<s>[^"\s\\]{6,200})\\?"|'(?P<s2>[^'\s]{6,200})'|`(?P<s3>[^`\s]{6,200})`|(?P<s4>[^\s"'`,;<>]{5,199}[^\s"'`,;<>.)\]}*|:]))"#,
         3.0,
         "db_password = \"[[{pw:20}]]\"",

@@ -617,7 +617,7 @@ fn passwords_keep_their_symbols_and_env_words() {
             "<add key=\"FromEmailPassword\" value=\"Prestigitariu$\"/>",
             "Prestigitariu$",
         ),
-        ("if password == \"team10x\":", "team10x"),
+        ("if password == \"team10xy\":", "team10xy"),
     ] {
         let found = scan_text(text);
         assert_eq!(found.len(), 1, "{text}");
