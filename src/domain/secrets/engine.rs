@@ -346,21 +346,27 @@ impl Separators {
     }
 }
 
-/// The first separator starting in `bytes[from..to]` (see [`Separators`]).
+/// The first separator starting in `bytes[from..to]` (see [`Separators`]): SIMD searches,
+/// since this runs after every keyword of prose.
 fn first_separator(bytes: &[u8], from: usize, to: usize) -> Option<usize> {
-    let word = |i: usize, w: &[u8]| {
-        bytes
-            .get(i + 1..i + 1 + w.len())
-            .is_some_and(|s| s.eq_ignore_ascii_case(w))
-            && bytes
-                .get(i + 1 + w.len())
-                .is_some_and(|b| b.is_ascii_whitespace())
+    let mark = memchr::memchr3(b'=', b':', b'|', &bytes[from..to]).map(|i| from + i);
+    // The words may end past `to`: a separator only has to start before it.
+    let reach = (to + 4).min(bytes.len());
+    // Built once: a searcher's setup costs more than searching 56 bytes.
+    static WORDS: OnceLock<[memchr::memmem::Finder<'static>; 2]> = OnceLock::new();
+    let [is, was] = WORDS.get_or_init(|| {
+        [
+            memchr::memmem::Finder::new(b" is "),
+            memchr::memmem::Finder::new(b" was "),
+        ]
+    });
+    let word = |finder: &memchr::memmem::Finder<'_>| {
+        finder
+            .find(&bytes[from..reach])
+            .map(|i| from + i)
+            .filter(|&i| i < to)
     };
-    (from..to).find(|&i| match bytes[i] {
-        b'=' | b':' | b'|' => true,
-        b' ' | b'\t' => word(i, b"is") || word(i, b"was"),
-        _ => false,
-    })
+    [mark, word(is), word(was)].into_iter().flatten().min()
 }
 
 /// Refuses a match that is the middle of a longer token.
