@@ -1,10 +1,10 @@
 //! Scanning files and folders for secrets: folders are walked as ripgrep walks them (the
-//! `ignore` crate: `.gitignore` honoured, hidden files included, `.git` skipped) on every core,
-//! each walker thread reading and scanning the files it finds; binary files are skipped and
-//! the team's `.secretsignore` applied.
+//! `ignore` crate: `.gitignore` honoured, hidden files included, `.git` skipped), files are
+//! scanned in parallel, binary files skipped, and the team's `.secretsignore` applied.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::domain::scope::ScopeKind;
 use crate::domain::secrets::{self, Finding, SecretsIgnore};
@@ -34,6 +34,12 @@ pub struct ScanReport {
     pub bytes_scanned: u64,
 }
 
+/// A file to scan and how to name it.
+struct Target {
+    path: PathBuf,
+    shown: String,
+}
+
 /// Scans `paths` (relative ones resolved against `cwd`); without paths, the team folder.
 pub fn scan(project: &Project, cwd: &Path, paths: &[PathBuf]) -> Result<ScanReport, OpError> {
     let roots: Vec<PathBuf> = if paths.is_empty() {
@@ -52,141 +58,47 @@ pub fn scan(project: &Project, cwd: &Path, paths: &[PathBuf]) -> Result<ScanRepo
         Some(team) => SecretsIgnore::load(&team)?,
         None => SecretsIgnore::default(),
     };
-    let workdir = project.repo.as_ref().map(|r| r.workdir.as_path());
-    let mut report = ScanReport::default();
+    let mut targets = Vec::new();
     for (root, given) in roots
         .iter()
         .zip(paths.iter().map(Some).chain(std::iter::repeat(None)))
     {
-        let scanned = scan_root(root, given.map(PathBuf::as_path), &ignore)?;
-        add_to_report(&mut report, scanned, workdir);
+        collect(root, given.map(PathBuf::as_path), &mut targets)?;
     }
-    Ok(report)
+    let workdir = project.repo.as_ref().map(|r| r.workdir.as_path());
+    scan_targets(&targets, &ignore, workdir)
 }
 
-/// One scanned file: how it is shown, where it is, its findings and size (no findings and no
-/// size when it is binary).
-struct ScannedFile {
-    shown: String,
-    path: PathBuf,
-    found: Option<(Vec<Finding>, u64)>,
-}
-
-/// Scans `root`: the file itself, or every file below the folder, walked and scanned on every
-/// core (reading and scanning happen in the walker's threads, so a large folder keeps both
-/// cores busy from the first file). Files come back sorted by shown path.
-fn scan_root(
-    root: &Path,
-    given: Option<&Path>,
-    ignore: &SecretsIgnore,
-) -> Result<Vec<ScannedFile>, OpError> {
+/// Adds the files below `root` (or `root` itself when it is a file).
+fn collect(root: &Path, given: Option<&Path>, out: &mut Vec<Target>) -> Result<(), OpError> {
     let meta = std::fs::metadata(root).map_err(|e| OpError::io(root, e))?;
     if meta.is_file() {
         let shown = given.unwrap_or(root).to_string_lossy().replace('\\', "/");
-        let found = scan_file(root, ignore)?;
-        return Ok(vec![ScannedFile {
-            shown,
+        out.push(Target {
             path: root.to_path_buf(),
-            found,
-        }]);
+            shown,
+        });
+        return Ok(());
     }
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let walker = ignore::WalkBuilder::new(root)
         .hidden(false)
         .require_git(false)
-        .threads(threads)
         .filter_entry(|e| e.file_name() != ".git")
-        .build_parallel();
-    let files: Mutex<Vec<ScannedFile>> = Mutex::new(Vec::new());
-    let failure: Mutex<Option<OpError>> = Mutex::new(None);
-    walker.run(|| {
-        let files = &files;
-        let failure = &failure;
-        let mut mine = Collector {
-            files,
-            scanned: Vec::new(),
-        };
-        Box::new(move |entry| {
-            let fail = |err: OpError| {
-                failure
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .get_or_insert(err);
-                ignore::WalkState::Quit
-            };
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(e) => {
-                    return fail(OpError::Usage(format!(
-                        "cannot walk {}: {e}",
-                        root.display()
-                    )));
-                }
-            };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return ignore::WalkState::Continue;
-            }
+        .build();
+    let mut found = Vec::new();
+    for entry in walker {
+        let entry =
+            entry.map_err(|e| OpError::Usage(format!("cannot walk {}: {e}", root.display())))?;
+        if entry.file_type().is_some_and(|t| t.is_file()) {
             let path = entry.into_path();
-            match scan_file(&path, ignore) {
-                Ok(found) => {
-                    let shown = relative(&path, root)
-                        .unwrap_or_else(|| path.to_string_lossy().into_owned());
-                    mine.scanned.push(ScannedFile { shown, path, found });
-                    ignore::WalkState::Continue
-                }
-                Err(err) => fail(err),
-            }
-        })
-    });
-    if let Some(err) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Err(err);
+            let shown =
+                relative(&path, root).unwrap_or_else(|| path.to_string_lossy().into_owned());
+            found.push(Target { path, shown });
+        }
     }
-    let mut files = files.into_inner().unwrap_or_else(|p| p.into_inner());
-    files.sort_by(|a, b| a.shown.cmp(&b.shown));
-    Ok(files)
-}
-
-/// One walker thread's files, handed over when the thread's visitor is dropped (one lock per
-/// thread, not per file).
-struct Collector<'a> {
-    files: &'a Mutex<Vec<ScannedFile>>,
-    scanned: Vec<ScannedFile>,
-}
-
-impl Drop for Collector<'_> {
-    fn drop(&mut self) {
-        self.files
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .append(&mut self.scanned);
-    }
-}
-
-/// Reads and scans one file: its findings not accepted in `.secretsignore` and its size, or
-/// `None` when it is binary.
-fn scan_file(path: &Path, ignore: &SecretsIgnore) -> Result<Option<(Vec<Finding>, u64)>, OpError> {
-    let bytes = std::fs::read(path).map_err(|e| OpError::io(path, e))?;
-    let len = bytes.len() as u64;
-    Ok(secrets::scan_bytes(&bytes).map(|found| (ignore.filter(found), len)))
-}
-
-/// Adds one root's scanned files to the report, in order.
-fn add_to_report(report: &mut ScanReport, files: Vec<ScannedFile>, workdir: Option<&Path>) {
-    for file in files {
-        let Some((findings, len)) = file.found else {
-            continue;
-        };
-        report.files_scanned += 1;
-        report.bytes_scanned += len;
-        let repo_path = workdir.and_then(|w| relative(&file.path, w));
-        report
-            .findings
-            .extend(findings.into_iter().map(|finding| FileFinding {
-                path: file.shown.clone(),
-                repo_path: repo_path.clone(),
-                finding,
-            }));
-    }
+    found.sort_by(|a, b| a.shown.cmp(&b.shown));
+    out.extend(found);
+    Ok(())
 }
 
 /// `path` relative to `base` with `/` separators, when it lies below it.
@@ -197,4 +109,71 @@ fn relative(path: &Path, base: &Path) -> Option<String> {
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
     Some(parts.join("/"))
+}
+
+/// One scanned file: its findings and size, or `None` when it is binary.
+type Scanned = Option<(Vec<Finding>, u64)>;
+
+/// Scans the files on every core; the first read error wins.
+fn scan_targets(
+    targets: &[Target],
+    ignore: &SecretsIgnore,
+    workdir: Option<&Path>,
+) -> Result<ScanReport, OpError> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Scanned)>> = Mutex::new(Vec::new());
+    let failure: Mutex<Option<OpError>> = Mutex::new(None);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(targets.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                let mut mine = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(target) = targets.get(i) else { break };
+                    match std::fs::read(&target.path) {
+                        Ok(bytes) => {
+                            let len = bytes.len() as u64;
+                            let found =
+                                secrets::scan_bytes(&bytes).map(|f| (ignore.filter(f), len));
+                            mine.push((i, found));
+                        }
+                        Err(e) => {
+                            let mut failure = failure.lock().unwrap_or_else(|p| p.into_inner());
+                            failure.get_or_insert(OpError::io(&target.path, e));
+                            break;
+                        }
+                    }
+                }
+                results
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .extend(mine);
+            });
+        }
+    });
+    if let Some(err) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(err);
+    }
+    let mut results = results.into_inner().unwrap_or_else(|p| p.into_inner());
+    results.sort_by_key(|(i, _)| *i);
+    let mut report = ScanReport::default();
+    for (i, found) in results {
+        let Some((findings, len)) = found else {
+            continue;
+        };
+        report.files_scanned += 1;
+        report.bytes_scanned += len;
+        let repo_path = workdir.and_then(|w| relative(&targets[i].path, w));
+        report
+            .findings
+            .extend(findings.into_iter().map(|finding| FileFinding {
+                path: targets[i].shown.clone(),
+                repo_path: repo_path.clone(),
+                finding,
+            }));
+    }
+    Ok(report)
 }
