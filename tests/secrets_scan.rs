@@ -232,3 +232,41 @@ fn redact_replaces_secrets_from_stdin() {
         "keep this\nSLACK=[REDACTED_SECRET]\nkey [REDACTED_SECRET] end\n"
     );
 }
+
+#[test]
+fn a_folder_scanned_on_every_core_reports_in_path_order() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    let token = slack_token();
+    // Enough files in enough folders that the parallel walker's threads each take some.
+    let mut want = Vec::new();
+    for dir in ["a", "b/c", "d", "e/f/g"] {
+        for i in 0..25 {
+            let rel = format!("{dir}/note-{i:02}.md");
+            let secret = if i % 5 == 0 {
+                want.push(rel.clone());
+                format!("SLACK={token}\n")
+            } else {
+                "nothing here\n".to_string()
+            };
+            write(
+                &repo.join("notes").join(&rel),
+                &format!("# {rel}\n{secret}"),
+            );
+        }
+    }
+    want.sort();
+    for _ in 0..3 {
+        let run = sb.teammem(&repo, ["scan", "notes", "--format", "json"]);
+        run.expect_code(1);
+        let report = json(&run);
+        let paths: Vec<&str> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap())
+            .collect();
+        assert_eq!(paths, want);
+        assert_eq!(report["files_scanned"], 100);
+    }
+}

@@ -147,11 +147,12 @@ impl Scanner {
         let bytes = text.as_bytes();
         let mut open: Vec<Option<(usize, usize)>> = vec![None; RULES.len()];
         let mut windows = Vec::new();
+        let mut separators = Separators::default();
         for hit in keywords.find_overlapping_iter(text) {
             let at = hit.start();
             for &(rule, exact) in &self.triggers[hit.pattern().as_usize()] {
                 if exact.is_some_and(|k| &bytes[at..hit.end()] != k.as_bytes())
-                    || !could_match(&RULES[rule], bytes, hit.end())
+                    || !could_match(&RULES[rule], bytes, hit.end(), &mut separators)
                 {
                     continue;
                 }
@@ -206,19 +207,36 @@ impl Scanner {
         let mut at = 0;
         while let Some(caps) = regex.captures_at(window, at) {
             let Some(whole) = caps.get(0) else { break };
-            let Some(secret) = caps.name("s").or(Some(whole)) else {
-                break;
-            };
+            // Quoted and bare values are alternatives of their own group.
+            let secret = SECRET_GROUPS
+                .iter()
+                .find_map(|g| caps.name(g))
+                .unwrap_or(whole);
             let (s, e) = (start + secret.start(), start + secret.end());
             let key = caps
                 .name("k")
                 .and_then(|k| text.get(start + k.start()..start + k.end()))
                 .unwrap_or("");
+            // `KEY=value` (env files, connection strings), as opposed to prose's `key: value`.
+            let assigned = caps.name("k").is_some_and(|k| {
+                let between = &window[k.end()..secret.start().max(k.end())];
+                between.contains(&b'=') && !between.windows(2).any(|w| w == b"==" || w == b"=>")
+            });
+            let before = line_before(text, start + whole.start());
             // A byte-level match may end inside a UTF-8 char (a length bound cut it): not a token.
             let accepted = s < e
                 && bounded(bytes, s, e, rule)
                 && text.get(s..e).is_some_and(|value| {
-                    judge::judge(rule, value, key, bytes.get(e).copied())
+                    let quote = s.checked_sub(1).map(|q| bytes[q]);
+                    let context = judge::Context {
+                        key,
+                        next: bytes.get(e).copied(),
+                        before,
+                        quoted: matches!(quote, Some(b'"' | b'\'' | b'`'))
+                            && bytes.get(e).copied() == quote,
+                        assigned,
+                    };
+                    judge::judge(rule, value, &context)
                         .map(|confidence| {
                             out.push((
                                 RawFinding {
@@ -252,18 +270,103 @@ fn next_char(window: &[u8], at: usize) -> usize {
     (at + 1).min(window.len())
 }
 
-/// A cheap look past a keyword before any window opens: an assignment needs `=` or `:` right
-/// after its key, a URL password needs an `@`. Prose mentioning "token" or linking a page costs
-/// nothing more than this.
-fn could_match(rule: &Rule, bytes: &[u8], after: usize) -> bool {
+/// The capture groups that may hold the secret, in the order they are tried.
+const SECRET_GROUPS: [&str; 4] = ["s", "s2", "s3", "s4"];
+
+/// How much of the line before a match the judge may look at (a vendor's name, an ARN).
+const CONTEXT_BACK: usize = 160;
+
+/// The text of the line holding `at`, before `at`, at most [`CONTEXT_BACK`] bytes.
+fn line_before(text: &str, at: usize) -> &str {
+    let bytes = text.as_bytes();
+    let low = at.saturating_sub(CONTEXT_BACK);
+    let mut start = match bytes[low..at].iter().rposition(|&b| b == b'\n') {
+        Some(nl) => low + nl + 1,
+        None => low,
+    };
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    text.get(start..at).unwrap_or("")
+}
+
+/// A cheap look past a keyword before any window opens: an assignment needs `=`, `:`, `|` or
+/// ` is ` right after its key, a URL password needs an `@`, a rule with a probe its byte.
+/// Prose mentioning "token" or linking a page costs nothing more than this.
+fn could_match(rule: &Rule, bytes: &[u8], after: usize, separators: &mut Separators) -> bool {
     let ahead = |n: usize| &bytes[after..(after + n).min(bytes.len())];
+    if let Some((offset, byte)) = rule.probe {
+        return bytes.get(after + offset) == Some(&byte);
+    }
     match rule.check {
-        Check::Assignment => ahead(ASSIGNMENT_REACH)
-            .iter()
-            .any(|&b| b == b'=' || b == b':'),
+        Check::Assignment => {
+            // A keyword may end with its own `=` (`value=`).
+            after.checked_sub(1).is_some_and(|i| bytes[i] == b'=')
+                || separators.within(bytes, after, ASSIGNMENT_REACH)
+        }
         Check::UrlPassword => ahead(URL_REACH).contains(&b'@'),
         _ => true,
     }
+}
+
+/// Where the next separator of a key from its value is (`=`, `:`, `|`, or the word `is` or
+/// `was` between blanks), remembered across the keyword hits of one text: they come in
+/// order and often close together (prose says "token", "secret" and "password" a lot), so
+/// each byte is looked at about once.
+#[derive(Debug, Default)]
+struct Separators {
+    /// The range searched last.
+    from: usize,
+    to: usize,
+    /// The first separator in `from..to`, if any.
+    found: Option<usize>,
+}
+
+impl Separators {
+    /// Whether a separator starts in `after..after + reach`.
+    fn within(&mut self, bytes: &[u8], after: usize, reach: usize) -> bool {
+        let limit = (after + reach).min(bytes.len());
+        if (self.from..=self.to).contains(&after) {
+            match self.found {
+                Some(at) if at >= after => return at < limit,
+                Some(_) => {}
+                None if limit <= self.to => return false,
+                None => {
+                    let start = self.to;
+                    self.found = first_separator(bytes, start, limit);
+                    self.to = limit;
+                    return self.found.is_some();
+                }
+            }
+        }
+        self.from = after;
+        self.to = limit;
+        self.found = first_separator(bytes, after, limit);
+        self.found.is_some()
+    }
+}
+
+/// The first separator starting in `bytes[from..to]` (see [`Separators`]): SIMD searches,
+/// since this runs after every keyword of prose.
+fn first_separator(bytes: &[u8], from: usize, to: usize) -> Option<usize> {
+    let mark = memchr::memchr3(b'=', b':', b'|', &bytes[from..to]).map(|i| from + i);
+    // The words may end past `to`: a separator only has to start before it.
+    let reach = (to + 4).min(bytes.len());
+    // Built once: a searcher's setup costs more than searching 56 bytes.
+    static WORDS: OnceLock<[memchr::memmem::Finder<'static>; 2]> = OnceLock::new();
+    let [is, was] = WORDS.get_or_init(|| {
+        [
+            memchr::memmem::Finder::new(b" is "),
+            memchr::memmem::Finder::new(b" was "),
+        ]
+    });
+    let word = |finder: &memchr::memmem::Finder<'_>| {
+        finder
+            .find(&bytes[from..reach])
+            .map(|i| from + i)
+            .filter(|&i| i < to)
+    };
+    [mark, word(is), word(was)].into_iter().flatten().min()
 }
 
 /// Refuses a match that is the middle of a longer token.

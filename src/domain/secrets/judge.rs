@@ -1,6 +1,7 @@
 //! Precision: deciding whether a regex match is a secret or a look-alike (a placeholder, a hash,
 //! an environment reference, a redacted form, an identifier).
 
+use super::decode::{self, OpenSshKey};
 use super::rules::{Check, Rule, Tail};
 
 /// Shannon entropy of `s` in bits per char.
@@ -59,8 +60,6 @@ const PLACEHOLDER_PARTS: &[&str] = &[
     "insert",
     "replace",
     "fake",
-    "<",
-    ">",
     "${",
     "{{",
     "}}",
@@ -80,13 +79,30 @@ pub(crate) fn is_placeholder(s: &str) -> bool {
             s.contains(p) || s.contains(&p.to_ascii_uppercase())
         }
     };
-    if PLACEHOLDER_PARTS.iter().any(found) {
+    if PLACEHOLDER_PARTS.iter().any(found) || is_angle_placeholder(s) {
         return true;
     }
     if s.len() > 2 && s.starts_with('%') && s.ends_with('%') {
         return true;
     }
     longest_run(s) >= 6
+}
+
+/// Whether `s` holds a `<name>` stand-in (`<your-token>`, `<PASSWORD>`) or starts or ends
+/// with an angle bracket; a random password may hold `<` or `>` anywhere else.
+fn is_angle_placeholder(s: &str) -> bool {
+    if s.starts_with('<') || s.ends_with('>') {
+        return true;
+    }
+    s.find('<').is_some_and(|open| {
+        s[open + 1..].find('>').is_some_and(|len| {
+            let inner = &s[open + 1..open + 1 + len];
+            !inner.is_empty()
+                && inner
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b' ' | b'.'))
+        })
+    })
 }
 
 /// The longest run of one repeated char.
@@ -266,41 +282,683 @@ const NOT_SECRET_KEYS: &[&str] = &[
     "passwords",
     "credentials",
     "public",
+    "method",
+    "strategy",
+    "scheme",
+    "enabled",
+    "required",
+    "level",
+    "timeout",
+    "lifetime",
+    "expiration",
+    "algorithm",
+    "alg",
+    "host",
+    "port",
+    "server",
+    "user",
+    "username",
+    "email",
+    "owner",
+    "scope",
+    "scopes",
+    "audience",
+    "issuer",
+    "hint",
+    "reset",
+    "days",
+    "hours",
+    "minutes",
+    "seconds",
+    "interval",
+    "period",
+    "region",
+    "account",
+    "project",
+    "sid",
+    "fingerprint",
+    "pattern",
+    "regex",
+    "description",
+    "note",
+    "notes",
 ];
 
-/// Judges a generic `key = value` assignment: `key` is the assigned name, `next` the byte after
-/// the value.
-pub(crate) fn is_generic_secret(
-    key: &str,
-    value: &str,
-    next: Option<u8>,
-    min_entropy: f64,
-) -> bool {
-    let key = key.to_ascii_lowercase();
-    let last_part = key.rsplit(['_', '-', '.']).next().unwrap_or(&key);
+/// Words that make a key-only name (`cache_key`, `sort_key`) something other than a secret.
+const KEY_QUALIFIERS: &[&str] = &[
+    "cache",
+    "sort",
+    "partition",
+    "primary",
+    "foreign",
+    "idempotency",
+    "dedup",
+    "lookup",
+    "object",
+    "s3",
+    "map",
+    "dict",
+    "index",
+    "row",
+    "column",
+    "field",
+    "translation",
+    "i18n",
+    "json",
+    "yaml",
+    "registry",
+    "unique",
+    "composite",
+    "shard",
+    "routing",
+    "group",
+    "cursor",
+    "page",
+    "next",
+    "prev",
+    "event",
+    "message",
+    "metric",
+    "label",
+    "tag",
+    "feature",
+    "flag",
+    "setting",
+    "option",
+    "param",
+    "query",
+    "search",
+    "storage",
+    "bucket",
+    "pub",
+    "verify",
+    "verification",
+    "hot",
+    "shortcut",
+    "foreign",
+    "join",
+    "lock",
+    "mutex",
+    "natural",
+    "surrogate",
+    "hash",
+    "sign",
+    "dns",
+    "ssh",
+    "gpg",
+    "pgp",
+    "kms",
+    "cmk",
+];
+
+/// Words that are names ending in `key` without being one.
+const NOT_KEY_WORDS: &[&str] = &[
+    "monkey", "hotkey", "turkey", "donkey", "jockey", "hockey", "whiskey", "passkey",
+];
+
+/// Spellings that name a secret whatever else the key says (`DB_PASSWORD`, `githubToken`).
+const STRONG_SUFFIXES: &[&str] = &[
+    "password",
+    "passwd",
+    "passphrase",
+    "passcode",
+    "pwd",
+    "secret",
+    "token",
+    "apikey",
+    "authkey",
+    "accesskey",
+    "secretkey",
+    "privatekey",
+    "credential",
+    "creds",
+];
+
+/// Whole words that name a secret (`pass`, `pat`, `pw`).
+const STRONG_WORDS: &[&str] = &["pass", "pw", "pat", "cred", "psk"];
+
+/// What a key name says about its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeyKind {
+    /// It names a password, secret, token or credential.
+    Strong,
+    /// It only names a key (`service_key`): judged more strictly.
+    KeyOnly,
+}
+
+/// The words of a key name, lowercased: split at every char that is not a letter or digit and
+/// where a lowercase letter or digit meets a capital (`apiKey` → `api`, `key`).
+fn key_words(key: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut after_lower = false;
+    for c in key.chars() {
+        if !c.is_ascii_alphanumeric() {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            after_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && after_lower && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        after_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        current.push(c.to_ascii_lowercase());
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words
+}
+
+/// Words that, right before `key`, make it name a credential (`api key`, `access_key`).
+const CREDENTIAL_KEY_QUALIFIERS: &[&str] = &[
+    "api",
+    "access",
+    "auth",
+    "secret",
+    "private",
+    "client",
+    "master",
+    "signing",
+    "encryption",
+    "license",
+    "service",
+    "app",
+    "consumer",
+    "account",
+    "admin",
+    "deploy",
+    "root",
+    "session",
+    "shared",
+    "subscription",
+    "webhook",
+    "write",
+    "ingest",
+    "insert",
+    "server",
+    "sdk",
+    "management",
+    "mgmt",
+    "personal",
+    "user",
+    "integration",
+    "developer",
+    "dev",
+    "prod",
+    "production",
+    "live",
+    "restricted",
+    "storage",
+    "primary",
+    "secondary",
+    "rest",
+    "query",
+];
+
+/// Whether the words name a password (`DB_PASSWORD`, `Pwd`, `REACT_APP_AUTH_PASS`).
+fn names_password(words: &[String]) -> bool {
+    words.iter().any(|w| {
+        matches!(w.as_str(), "pass" | "pw" | "pwd")
+            || ["password", "passwd", "passphrase"]
+                .iter()
+                .any(|p| w.ends_with(p))
+    })
+}
+
+/// Whether the words name a secret, and how surely.
+fn key_kind(words: &[String]) -> Option<KeyKind> {
+    let mut kind = None;
+    for pair in words.windows(2) {
+        if pair[1] == "key" && CREDENTIAL_KEY_QUALIFIERS.contains(&pair[0].as_str()) {
+            return Some(KeyKind::Strong);
+        }
+        // SonarQube calls its token a login (`sonar.login`).
+        if pair[0] == "sonar" && pair[1] == "login" {
+            return Some(KeyKind::Strong);
+        }
+    }
+    for w in words {
+        if STRONG_WORDS.contains(&w.as_str()) || STRONG_SUFFIXES.iter().any(|s| w.ends_with(s)) {
+            return Some(KeyKind::Strong);
+        }
+        if w.ends_with("key") && !NOT_KEY_WORDS.contains(&w.as_str()) {
+            kind = Some(KeyKind::KeyOnly);
+        }
+    }
+    kind
+}
+
+/// Vendors whose API keys are UUIDs: a UUID counts as a secret only beside one of these names.
+const UUID_KEY_VENDORS: &[&str] = &[
+    "heroku",
+    "scw",
+    "snyk",
+    "hubspot",
+    "postmark",
+    "sendbird",
+    "squarespace",
+    "kucoin",
+    "messagebird",
+    "opsgenie",
+    "splunk",
+    "loggly",
+    "launchdarkly",
+    "codecov",
+    "pinecone",
+    "scaleway",
+    "railway",
+    "mongodb",
+    "atlas",
+    "bunny",
+    "honeybadger",
+    "logentries",
+    "insightops",
+    "rapid7",
+    "plaid",
+    "pagerduty",
+    "newrelic",
+    "new_relic",
+    "new-relic",
+    "new relic",
+    "octopus",
+    "rollbar",
+    "sumo",
+    "contentful",
+    "fastly",
+    "azure",
+    "okta",
+    "auth0",
+    "cloudflare",
+    "datadog",
+    "sentry",
+    "bitbucket",
+    "circleci",
+    "travis",
+    "netlify",
+    "vercel",
+    "linode",
+    "hetzner",
+    "vultr",
+    "digitalocean",
+    "twilio",
+    "sendgrid",
+    "mailgun",
+    "mailchimp",
+    "algolia",
+    "segment",
+    "mixpanel",
+    "amplitude",
+    "intercom",
+    "zendesk",
+    "freshdesk",
+    "asana",
+    "trello",
+    "clickup",
+    "airtable",
+    "jira",
+    "atlassian",
+    "confluence",
+    "gitlab",
+    "github",
+    "jenkins",
+    "sonar",
+    "artifactory",
+    "jfrog",
+    "nexus",
+    "docker",
+    "quay",
+    "harbor",
+    "grafana",
+    "elastic",
+    "databricks",
+    "snowflake",
+    "confluent",
+    "kafka",
+    "rabbitmq",
+    "redis",
+    "upstash",
+    "supabase",
+    "firebase",
+    "neon",
+    "planetscale",
+    "cockroach",
+    "fauna",
+    "appwrite",
+    "nhost",
+    "hasura",
+    "pusher",
+    "ably",
+    "pubnub",
+    "stream",
+    "agora",
+    "twitch",
+    "discord",
+    "slack",
+    "telegram",
+    "zoom",
+    "webex",
+    "ringcentral",
+    "vonage",
+    "nexmo",
+    "plivo",
+    "bandwidth",
+    "telnyx",
+    "mapbox",
+    "here",
+    "tomtom",
+    "shodan",
+    "virustotal",
+    "censys",
+    "etherscan",
+    "infura",
+    "alchemy",
+    "moralis",
+    "coinbase",
+    "binance",
+    "kraken",
+    "stripe",
+    "braintree",
+    "paypal",
+    "adyen",
+    "square",
+    "mollie",
+    "razorpay",
+    "paystack",
+    "flutterwave",
+    "gocardless",
+    "chargebee",
+    "recurly",
+    "paddle",
+    "shopify",
+    "bigcommerce",
+    "woocommerce",
+    "typeform",
+    "calendly",
+    "docusign",
+    "dropbox",
+    "box",
+    "notion",
+    "linear",
+    "figma",
+    "miro",
+    "frame",
+    "cloudinary",
+    "imgix",
+    "sanity",
+    "storyblok",
+    "prismic",
+    "strapi",
+    "ghost",
+    "wordpress",
+    "apify",
+    "rapidapi",
+    "serpapi",
+    "openai",
+    "anthropic",
+    "cohere",
+    "mistral",
+    "groq",
+    "together",
+    "replicate",
+    "huggingface",
+    "deepgram",
+    "assemblyai",
+    "elevenlabs",
+    "weaviate",
+    "qdrant",
+    "wandb",
+    "langfuse",
+    "langsmith",
+    "posthog",
+    "bugsnag",
+    "raygun",
+    "airbrake",
+    "logdna",
+    "logz",
+    "papertrail",
+    "honeycomb",
+    "lightstep",
+    "dynatrace",
+    "appdynamics",
+    "instana",
+    "statuspage",
+    "uptimerobot",
+    "pingdom",
+    "checkly",
+    "browserstack",
+    "saucelabs",
+    "lambdatest",
+    "percy",
+    "chromatic",
+    "applitools",
+    "mailjet",
+    "sparkpost",
+    "mandrill",
+    "mailersend",
+    "resend",
+    "loops",
+    "customerio",
+    "braze",
+    "klaviyo",
+    "onesignal",
+    "expo",
+    "keen",
+    "heap",
+    "fullstory",
+    "logrocket",
+    "hotjar",
+    "optimizely",
+    "split",
+    "flagsmith",
+    "unleash",
+    "configcat",
+    "statsig",
+    "doppler",
+    "infisical",
+    "vault",
+    "consul",
+    "nomad",
+    "terraform",
+    "pulumi",
+    "ibm",
+    "oracle",
+    "alibaba",
+    "tencent",
+    "huawei",
+    "yandex",
+];
+
+/// Prefixes of values that are public by design (publishable keys, project keys sent to
+/// browsers), whatever key name they are assigned to.
+const PUBLIC_PREFIXES: &[&str] = &[
+    "pk_live_",
+    "pk_test_",
+    "pk.eyj",
+    "phc_",
+    "sb_publishable_",
+    "pk-lf-",
+    "pub-c-",
+    "sub-c-",
+    "mob-",
+    "next_public_",
+    "rzp_live_",
+    "rzp_test_",
+];
+
+/// Values that name a kind of value rather than hold one (`password: "required"`).
+const STANDIN_VALUES: &[&str] = &[
+    "password",
+    "passwd",
+    "secret",
+    "changeme",
+    "required",
+    "optional",
+    "string",
+    "hidden",
+    "masked",
+    "sensitive",
+    "encrypted",
+    "redacted",
+    "unknown",
+    "default",
+    "empty",
+    "nothing",
+    "admin",
+    "administrator",
+    "root",
+    "guest",
+    "user",
+    "username",
+    "test",
+    "testing",
+    "tbd",
+    "todo",
+    "notset",
+    "not-set",
+    "unset",
+    "foobar",
+    "value",
+    "mypassword",
+    "yourpassword",
+    "token",
+    "apikey",
+    "api_key",
+    "mysecret",
+    "my-secret",
+    "supersecret",
+    "super-secret",
+    "disabled",
+    "enabled",
+    "inherit",
+    "inherited",
+    "generated",
+    "automatic",
+    "managed",
+    "external",
+    "keychain",
+    "keyring",
+    "environment",
+    "prompt",
+    "stdin",
+    "rotating",
+    "expired",
+    "revoked",
+    "bearer",
+    "basic",
+    "plaintext",
+    "cleartext",
+    "anonymous",
+    "whatever",
+    "sometoken",
+    "somesecret",
+    "secretkey",
+    "secret_key",
+    "access_token",
+    "accesstoken",
+];
+
+/// Prefixes of password hashes (bcrypt, crypt(3), argon2, LDAP, Django).
+const HASH_PREFIXES: &[&str] = &[
+    "$2a$",
+    "$2b$",
+    "$2y$",
+    "$1$",
+    "$5$",
+    "$6$",
+    "$apr1$",
+    "$argon2",
+    "$scrypt$",
+    "$pbkdf2",
+    "{ssha}",
+    "{sha}",
+    "{ssha512}",
+    "pbkdf2_sha256$",
+    "sha1$",
+    "bcrypt$",
+    "argon2$",
+];
+
+/// Whether the line before a match ends inside an ARN (`arn:aws:secretsmanager:…:secret:`),
+/// whose parts look like key names without being any.
+fn in_arn(before: &str) -> bool {
+    let token = before
+        .rsplit(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '=' | '(' | ','))
+        .next()
+        .unwrap_or("");
+    token.to_ascii_lowercase().starts_with("arn:")
+}
+
+/// Whether `value` reads as a function or method call (`getPassword()`, `env("X")`).
+fn is_call(value: &str) -> bool {
+    value.find('(').is_some_and(|open| {
+        open > 0
+            && value[..open]
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':'))
+            && value[..open].bytes().any(|b| b.is_ascii_lowercase())
+    })
+}
+
+/// Judges a generic `key = value` assignment.
+pub(crate) fn is_generic_secret(value: &str, context: &Context, min_entropy: f64) -> bool {
+    let key = context.key.to_ascii_lowercase();
+    let words = key_words(context.key);
+    let Some(kind) = key_kind(&words) else {
+        return false;
+    };
+    let last_part = words.last().map_or("", String::as_str);
     if NOT_SECRET_KEYS.contains(&last_part)
         || key.contains("public")
         || key.contains("pubkey")
         || key.contains("publishable")
+        || in_arn(context.before)
+        || (kind == KeyKind::KeyOnly && words.iter().any(|w| KEY_QUALIFIERS.contains(&w.as_str())))
     {
         return false;
     }
-    if matches!(next, Some(b'(' | b'.' | b'[' | b'<')) {
+    if matches!(context.next, Some(b'(' | b'[' | b'<')) {
         return false;
     }
     let value = value.trim_end_matches(['.', ':', '*', '!', '?']);
+    let lower_value = value.to_ascii_lowercase();
+    if is_uuid(value) {
+        let before = context.before.to_ascii_lowercase();
+        return UUID_KEY_VENDORS
+            .iter()
+            .any(|v| key.contains(v) || before.contains(v));
+    }
     if value.len() < 8
         || is_placeholder(value)
         || is_reference(value)
+        || is_call(value)
         || value.contains("://")
         || is_integrity(value)
-        || is_uuid(value)
+        || PUBLIC_PREFIXES.iter().any(|p| lower_value.starts_with(p))
+        || HASH_PREFIXES.iter().any(|p| lower_value.starts_with(p))
         || (value.bytes().all(|b| b.is_ascii_hexdigit()) && names_a_digest(&key))
-        || is_identifier_like(value)
     {
         return false;
     }
-    let lower_value = value.to_ascii_lowercase();
+    // A quoted single word may be a chosen password; a quoted name (`SOME_PASSWORD`,
+    // `prod-db-creds`, `token.json`) is not.
+    let word = value
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    let password_word = names_password(&words)
+        && context.assigned
+        && word
+        && !STANDIN_VALUES.contains(&lower_value.as_str())
+        && value.len() >= 6;
+    let quoted_word = context.quoted && kind == KeyKind::Strong && word;
+    if password_word {
+        return entropy(value) >= 2.3;
+    }
+    if is_identifier_like(value) && !quoted_word {
+        return false;
+    }
     if ["true", "false", "null", "none", "nil", "undefined"].contains(&lower_value.as_str()) {
         return false;
     }
@@ -308,8 +966,26 @@ pub(crate) fn is_generic_secret(
     let has_letter = value.bytes().any(|b| b.is_ascii_alphabetic());
     let has_upper = value.bytes().any(|b| b.is_ascii_uppercase());
     let has_lower = value.bytes().any(|b| b.is_ascii_lowercase());
-    let mixed = (has_digit && has_letter) || (value.len() >= 16 && has_upper && has_lower);
-    mixed && entropy(value) >= min_entropy
+    let has_symbol = value.bytes().any(|b| b.is_ascii_punctuation());
+    match kind {
+        // A quoted literal under a password or secret name is one, even when a person chose
+        // it (`"super$ecret"`, `"Prestigitariu$"`): only stand-ins are left out.
+        KeyKind::Strong if context.quoted => {
+            !STANDIN_VALUES.contains(&lower_value.as_str())
+                && (has_digit || has_symbol || value.len() >= 8)
+                && entropy(value) >= 2.5
+        }
+        KeyKind::Strong => {
+            let mixed = (has_digit && has_letter)
+                || (value.len() >= 16 && has_upper && has_lower)
+                || (value.len() >= 10 && has_letter && has_symbol && (has_upper || has_digit));
+            mixed && entropy(value) >= min_entropy
+        }
+        // A bare `key` names many things that are not secrets: ask for a long random value.
+        KeyKind::KeyOnly => {
+            value.len() >= 16 && has_digit && has_letter && entropy(value) >= min_entropy + 0.5
+        }
+    }
 }
 
 /// Whether a key names a digest of something (`password_sha256`, `token_digest`, `commit`).
@@ -361,14 +1037,85 @@ pub(crate) fn is_url_password(value: &str, min_entropy: f64) -> bool {
         || entropy(value) < min_entropy)
 }
 
-/// Judges a private key block: a real body has no placeholder marks and high entropy.
+/// Marks that show a key block's body is a stand-in (`...`, `<key>`, `xxxx`). A real body
+/// may hold long runs of `A` (zero bytes), so the generic run check does not apply.
+fn is_key_placeholder(body: &str) -> bool {
+    let lower = body.to_ascii_lowercase();
+    [
+        "...",
+        "\u{2026}",
+        "xxxx",
+        "<",
+        ">",
+        "{{",
+        "${",
+        "example",
+        "redacted",
+        "placeholder",
+    ]
+    .iter()
+    .any(|p| lower.contains(p))
+}
+
+/// Judges a private key block: its body (quoting, indentation and `\n` escapes removed) must
+/// be a real one. An OpenSSH block is decoded: an unencrypted `openssh-key-v1` container is a
+/// secret whatever its entropy (its zero bytes lower it), a passphrase-protected one is not;
+/// a body that does not decode is judged by entropy, like any other block.
 pub(crate) fn is_private_key(block: &str, min_entropy: f64) -> bool {
-    let body: String = block
-        .lines()
-        .filter(|l| !l.starts_with("-----") && !l.contains(':'))
-        .collect();
-    let body = body.trim();
-    body.len() >= 64 && !is_placeholder(body) && entropy(body) >= min_entropy
+    let body = decode::key_block_body(block);
+    if body.len() < 64 || is_key_placeholder(&body) {
+        return false;
+    }
+    if block.contains("OPENSSH PRIVATE KEY") {
+        let container = decode::base64(body.as_bytes()).and_then(|d| decode::openssh_key(&d));
+        if let Some(kind) = container {
+            return kind == OpenSshKey::Unencrypted;
+        }
+    }
+    entropy(&body) >= min_entropy
+}
+
+/// Judges base64 that may hold a PEM private key block (`client-key-data: LS0tLS1CRUdJTi…`).
+pub(crate) fn is_base64_private_key(value: &str, min_entropy: f64) -> bool {
+    let Some(decoded) = decode::base64(value.as_bytes()) else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&decoded);
+    text.contains("PRIVATE KEY") && is_private_key(&text, min_entropy)
+}
+
+/// Judges base64 of `user:password`: it must decode, and the password must not be a stand-in.
+pub(crate) fn is_basic_auth(value: &str) -> bool {
+    decode::basic_credentials(value.as_bytes()).is_some_and(|password| {
+        let lower = password.to_ascii_lowercase();
+        !(DEFAULT_PASSWORDS.contains(&lower.as_str())
+            || is_placeholder(&password)
+            || is_reference(&password))
+    })
+}
+
+/// Judges the credentials of an `Authorization` header; `scheme` is `Bearer`, `Basic`, `SSWS`,
+/// … or empty when the header holds a bare token.
+pub(crate) fn is_header_credential(scheme: &str, value: &str, min_entropy: f64) -> bool {
+    let value = value.trim_end_matches(['.', ',', ';', ')']);
+    if scheme.eq_ignore_ascii_case("basic") {
+        return is_basic_auth(value);
+    }
+    let min_len = if scheme.is_empty() { 16 } else { 12 };
+    if value.len() < min_len
+        || is_placeholder(value)
+        || is_reference(value)
+        || is_identifier_like(value)
+        || is_uuid(value) && scheme.is_empty()
+    {
+        return false;
+    }
+    let has_digit = value.bytes().any(|b| b.is_ascii_digit());
+    let has_letter = value.bytes().any(|b| b.is_ascii_alphabetic());
+    let has_upper = value.bytes().any(|b| b.is_ascii_uppercase());
+    let has_lower = value.bytes().any(|b| b.is_ascii_lowercase());
+    ((has_digit && has_letter) || (value.len() >= 20 && has_upper && has_lower))
+        && entropy(value) >= min_entropy
 }
 
 /// The base62 alphabet of GitHub's and npm's token checksums.
@@ -421,20 +1168,39 @@ pub(crate) enum Confidence {
     Verified,
 }
 
-/// Judges one match of `rule`: `secret` is the captured value, `key` the assigned name for the
-/// generic rule, `next` the byte after the secret.
-pub(crate) fn judge(rule: &Rule, secret: &str, key: &str, next: Option<u8>) -> Option<Confidence> {
+/// What the judge knows about a match beyond its value.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Context<'a> {
+    /// The assigned name (generic rule), the header's scheme, or empty.
+    pub key: &'a str,
+    /// The byte after the value.
+    pub next: Option<u8>,
+    /// The line before the match, at most 160 bytes (a vendor's name, an ARN).
+    pub before: &'a str,
+    /// Whether the value stands between a pair of quotes (a literal string in code or config).
+    pub quoted: bool,
+    /// Whether `=` assigns the value (`KEY=value`), not `:` or words.
+    pub assigned: bool,
+}
+
+/// Judges one match of `rule`: `secret` is the captured value.
+pub(crate) fn judge(rule: &Rule, secret: &str, context: &Context) -> Option<Confidence> {
+    let shape = |ok: bool| ok.then_some(Confidence::Shape);
     match rule.check {
         Check::Base62Crc if base62_checksum_ok(secret) => Some(Confidence::Verified),
-        Check::Token | Check::Base62Crc => (!is_placeholder(secret)
-            && entropy(secret) >= rule.min_entropy)
-            .then_some(Confidence::Shape),
-        Check::PrivateKey => is_private_key(secret, rule.min_entropy).then_some(Confidence::Shape),
-        Check::UrlPassword => {
-            is_url_password(secret, rule.min_entropy).then_some(Confidence::Shape)
+        Check::Token | Check::Base62Crc => {
+            shape(!is_placeholder(secret) && entropy(secret) >= rule.min_entropy)
         }
+        Check::PrivateKey => shape(is_private_key(secret, rule.min_entropy)),
+        Check::Base64Pem => shape(is_base64_private_key(secret, rule.min_entropy)),
+        Check::UrlPassword => shape(is_url_password(secret, rule.min_entropy)),
+        Check::UserPassword => shape(
+            secret.len() >= 6 && !is_call(secret) && is_url_password(secret, rule.min_entropy),
+        ),
+        Check::BasicAuth => shape(is_basic_auth(secret)),
+        Check::Header => shape(is_header_credential(context.key, secret, rule.min_entropy)),
         Check::Assignment => {
-            is_generic_secret(key, secret, next, rule.min_entropy).then_some(Confidence::Generic)
+            is_generic_secret(secret, context, rule.min_entropy).then_some(Confidence::Generic)
         }
     }
 }

@@ -5,6 +5,7 @@
 //! [`scan_text`] is the entry point; [`redact_text`] replaces every finding; [`SecretsIgnore`]
 //! reads the team's list of accepted fingerprints. A line holding `teammem:allow` is skipped.
 
+mod decode;
 mod engine;
 mod judge;
 mod rules;

@@ -21,6 +21,14 @@ pub(crate) enum Check {
     UrlPassword,
     /// A `password|secret|token|api_key = value` assignment (the generic rule).
     Assignment,
+    /// Base64 of `user:password` (docker `auths.*.auth`, `.npmrc` `_auth`).
+    BasicAuth,
+    /// The credentials of an `Authorization` header (the scheme is group `k`).
+    Header,
+    /// Base64 of a PEM private key block (kubeconfig `client-key-data`).
+    Base64Pem,
+    /// The password of a `user:password` command-line argument (`curl -u`).
+    UserPassword,
 }
 
 /// Which chars continue a token, so a match inside a longer word is refused.
@@ -62,6 +70,9 @@ pub(crate) struct Rule {
     /// Template of a positive sample for tests and the corpus.
     #[cfg_attr(not(test), allow(dead_code))]
     pub sample: &'static str,
+    /// A byte that must stand at this offset after the keyword, checked before any window
+    /// opens (for keywords as common as `pat`).
+    pub probe: Option<(usize, u8)>,
 }
 
 impl Rule {
@@ -84,7 +95,14 @@ impl Rule {
             tail: Tail::Alnum,
             multiline: false,
             sample,
+            probe: None,
         }
+    }
+
+    /// Opens a window only when `byte` stands `offset` bytes after the keyword.
+    const fn probe(mut self, offset: usize, byte: u8) -> Rule {
+        self.probe = Some((offset, byte));
+        self
     }
 
     /// Keywords compared with their exact case (short prefixes like `SK` or `AKIA`).
@@ -153,8 +171,8 @@ pub(crate) static RULES: &[Rule] = &[
     Rule::token(
         "aws-secret-access-key",
         "AWS secret access key",
-        &["secret_access_key", "secretaccesskey", "secret-access-key", "aws_secret", "AKIA", "ASIA"],
-        r#"(?i:(?:aws_?|)secret[_-]?access[_-]?key|aws_?secret(?:_?key)?|(?-i:(?:AKIA|ASIA)[A-Z2-7]{16}))["'\]]{0,2}[\s:=,>|"'`]{1,8}(?P<s>[A-Za-z0-9/+]{40})"#,
+        &["secret_access_key", "secretaccesskey", "secret-access-key", "secret access key", "aws_secret", "aws secret", "AKIA", "ASIA"],
+        r#"(?i:(?:aws[ _-]?|)secret[ _-]?access[ _-]?key|aws[ _-]?secret(?:[ _-]?key)?|(?-i:(?:AKIA|ASIA)[A-Z2-7]{16}))["'\]]{0,2}[\s:=,>|"'`]{1,8}(?P<s>[A-Za-z0-9/+]{40})"#,
         3.8,
         "aws_secret_access_key = [[{b64:40}]]",
     )
@@ -185,7 +203,7 @@ pub(crate) static RULES: &[Rule] = &[
     Rule::token("databricks-token", "Databricks access token", &["dapi"], r"(?P<s>dapi[a-f0-9]{32}(?:-[0-9])?)", 3.0, "dapi{hex:32}"),
     Rule::token("doppler-token", "Doppler token", &["dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."], r"(?P<s>dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_-]{1,30}\.)?[A-Za-z0-9]{40,44})", 3.5, "dp.pt.{an:43}"),
     Rule::token("terraform-cloud-token", "HashiCorp Terraform Cloud API token", &[".atlasv1."], r"(?P<s>[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70})", 3.8, "{an:14}.atlasv1.{url:67}").url_tail(),
-    Rule::token("vault-service-token", "HashiCorp Vault token", &["hvs.", "hvb.", "hvr."], r"(?P<s>hv[sbr]\.[A-Za-z0-9_-]{24,200})", 3.8, "hvs.{url:91}").url_tail(),
+    Rule::token("vault-service-token", "HashiCorp Vault token", &["hvs.", "hvb.", "hvr."], r"(?P<s>hv[sbr]\.[A-Za-z0-9_-]{24,400})", 3.8, "hvs.{url:91}").url_tail(),
     Rule::token("pulumi-access-token", "Pulumi access token", &["pul-"], r"(?P<s>pul-[a-f0-9]{40})", 3.0, "pul-{hex:40}"),
     // --- Source hosting and CI
     Rule::token("github-pat", "GitHub personal access token", &["ghp_"], r"(?P<s>ghp_[A-Za-z0-9]{36})", 3.5, "ghp_{an:36}").checked(Check::Base62Crc),
@@ -232,15 +250,15 @@ pub(crate) static RULES: &[Rule] = &[
     Rule::token("tavily-api-key", "Tavily API key", &["tvly-"], r"(?P<s>tvly-(?:dev-|prod-)?[A-Za-z0-9]{32})", 3.8, "tvly-{an:32}"),
     Rule::token("fireworks-api-key", "Fireworks AI API key", &["fw_"], r"(?P<s>fw_[A-Za-z0-9]{24})", 3.8, "fw_{an:24}"),
     // --- Communication
-    Rule::token("slack-bot-token", "Slack bot token", &["xoxb-"], r"(?P<s>xoxb-[0-9]{10,13}-[0-9]{10,13}-[A-Za-z0-9]{24})", 3.5, "xoxb-{d:12}-{d:13}-{an:24}"),
+    Rule::token("slack-bot-token", "Slack bot token", &["xoxb-"], r"(?P<s>xoxb-[0-9]{10,13}-[0-9]{10,13}-[A-Za-z0-9]{24}|xoxb-[0-9]{8,14}-[A-Za-z0-9]{18,26})", 3.5, "xoxb-{d:12}-{d:13}-{an:24}"),
     Rule::token("slack-user-token", "Slack user token", &["xoxp-"], r"(?P<s>xoxp-[0-9]{10,13}-[0-9]{10,13}-[0-9]{10,13}-[a-f0-9]{32})", 3.5, "xoxp-{d:12}-{d:13}-{d:13}-{hex:32}"),
     Rule::token("slack-config-token", "Slack configuration token", &["xoxe.xox", "xoxe-"], r"(?P<s>xoxe(?:\.xox[bp])?-1-[A-Za-z0-9]{140,170})", 4.0, "xoxe.xoxp-1-{an:163}"),
     Rule::token("slack-app-token", "Slack app-level token", &["xapp-"], r"(?P<s>xapp-[0-9]-[A-Z0-9]{8,12}-[0-9]{10,13}-[a-f0-9]{64})", 3.5, "xapp-1-A{upd:10}-{d:13}-{hex:64}"),
     Rule::token("slack-legacy-token", "Slack legacy token", &["xoxa-", "xoxr-", "xoxs-", "xoxo-"], r"(?P<s>xox[aors]-[0-9]{1,13}-[0-9A-Za-z-]{20,200})", 3.5, "xoxs-{d:12}-{d:12}-{d:12}-{hex:64}").url_tail(),
     Rule::token("slack-webhook-url", "Slack incoming webhook URL", &["hooks.slack.com/"], r"(?P<s>https://hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{8,12}/[A-Z0-9]{8,12}/[A-Za-z0-9]{24,50})", 3.5, "https://hooks.slack.com/services/T{upd:10}/B{upd:10}/{an:24}"),
     Rule::token("discord-webhook-url", "Discord webhook URL", &["/api/webhooks/"], r"(?P<s>https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/[A-Za-z0-9_-]{60,70})", 3.5, "https://discord.com/api/webhooks/{d:19}/{url:68}").url_tail(),
-    Rule::token("teams-webhook-url", "Microsoft Teams webhook URL", &[".webhook.office.com/"], r"(?P<s>https://[a-z0-9-]+\.webhook\.office\.com/webhookb2/[a-f0-9-]{36}@[a-f0-9-]{36}/IncomingWebhook/[a-f0-9]{32}/[a-f0-9-]{36}(?:/[A-Za-z0-9_-]{40,60})?)", 3.5, "https://acme.webhook.office.com/webhookb2/{hex:8}-{hex:4}-{hex:4}-{hex:4}-{hex:12}@{hex:8}-{hex:4}-{hex:4}-{hex:4}-{hex:12}/IncomingWebhook/{hex:32}/{hex:8}-{hex:4}-{hex:4}-{hex:4}-{hex:12}").url_tail(),
-    Rule::token("telegram-bot-token", "Telegram bot token", &[":AA"], r"(?P<s>[0-9]{8,10}:AA[A-Za-z0-9_-]{33})", 3.5, "{d:10}:AA{url:33}").exact().url_tail(),
+    Rule::token("teams-webhook-url", "Microsoft Teams webhook URL", &[".webhook.office.com/", "outlook.office.com/webhook/"], r"(?P<s>https://(?:[a-z0-9-]+\.webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/[a-f0-9-]{36}@[a-f0-9-]{36}/IncomingWebhook/[a-f0-9]{32}/[a-f0-9-]{36}(?:/[A-Za-z0-9_-]{40,60})?)", 3.5, "https://acme.webhook.office.com/webhookb2/{hex:8}-{hex:4}-{hex:4}-{hex:4}-{hex:12}@{hex:8}-{hex:4}-{hex:4}-{hex:4}-{hex:12}/IncomingWebhook/{hex:32}/{hex:8}-{hex:4}-{hex:4}-{hex:4}-{hex:12}").url_tail(),
+    Rule::token("telegram-bot-token", "Telegram bot token", &[":AA"], r"(?P<s>[0-9]{8,10}:AA[A-Za-z0-9_-]{30,33})", 3.5, "{d:10}:AA{url:33}").exact().url_tail(),
     Rule::token("sendgrid-api-key", "SendGrid API key", &["SG."], r"(?P<s>SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})", 4.0, "SG.{url:22}.{url:43}").exact().url_tail(),
     Rule::token("twilio-api-key", "Twilio API key", &["SK"], r"(?P<s>SK[0-9a-f]{32})", 3.0, "SK{hex:32}").exact(),
     Rule::token("mailchimp-api-key", "Mailchimp API key", &["-us"], r"(?P<s>[0-9a-f]{32}-us[0-9]{1,2})", 3.0, "{hex:32}-us{d:2}"),
@@ -282,6 +300,131 @@ pub(crate) static RULES: &[Rule] = &[
     Rule::token("onepassword-service-account-token", "1Password service account token", &["ops_eyJ"], r"(?P<s>ops_eyJ[A-Za-z0-9+/]{250,}={0,3})", 4.5, "ops_eyJ{b64:300}").base64_tail(),
     Rule::token("onepassword-secret-key", "1Password secret key", &["A3-"], r"(?P<s>A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})", 3.3, "A3-{upd:6}-{upd:6}-{upd:5}-{upd:5}-{upd:5}-{upd:5}").exact(),
     Rule::token("jwt", "JSON Web Token", &["eyJ"], r"(?P<s>eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})", 4.0, "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ{url:60}.{url:43}").exact().url_tail(),
+    // --- More vendors with a prefix of their own (no keyword needed)
+    Rule::token("tailscale-key", "Tailscale auth or API key", &["tskey-"], r"(?P<s>tskey-(?:[a-z]{3,8}-)?[A-Za-z0-9]{6,24}-[A-Za-z0-9]{16,64})", 3.5, "tskey-auth-k{an:11}CNTRL-{an:33}"),
+    Rule::token("airtable-pat", "Airtable personal access token", &["pat"], r"(?P<s>pat[A-Za-z0-9]{14}\.[a-f0-9]{64})", 3.5, "pat{an:14}.{hex:64}").exact().probe(14, b'.'),
+    Rule::token("azure-devops-pat", "Azure DevOps personal access token", &["AZDO"], r"(?P<s>[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4})", 4.0, "{an:52}JQQJ99{an:18}AZDO{an:4}").exact(),
+    Rule::token("new-relic-key", "New Relic API key", &["NRAA-", "NRII-", "NRIQ-", "NRRA-", "NRJS-", "NRAL"], r"(?P<s>NRAA-[a-f0-9]{27}|NRI[IQ]-[A-Za-z0-9_-]{32}|NRRA-[a-f0-9]{42}|NRJS-[a-f0-9]{19}|[a-z0-9]{36}NRAL)", 3.0, "NRII-{url:32}").exact().url_tail(),
+    Rule::token("new-relic-pixie-key", "New Relic Pixie API or deploy key", &["px-api-", "px-dep-"], r"(?P<s>px-(?:api|dep)-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12})", 3.0, "px-api-{hex:8}-{hex:4}-{hex:4}-{hex:4}-{hex:12}"),
+    Rule::token("sonarqube-token", "SonarQube token", &["squ_", "sqp_", "sqa_"], r"(?P<s>sq[upa]_[a-f0-9]{40})", 3.0, "squ_{hex:40}"),
+    Rule::token("sourcegraph-token", "Sourcegraph access token", &["sgp_"], r"(?P<s>sgp_(?:[a-f0-9]{16}_|local_)?[a-f0-9]{40})", 3.0, "sgp_{hex:16}_{hex:40}"),
+    Rule::token("artifactory-token", "JFrog Artifactory API or reference token", &["AKCp", "cmVmdGtu"], r"(?P<s>AKCp[A-Za-z0-9]{69}|cmVmdGtu[A-Za-z0-9]{56})", 4.0, "AKCp{an:69}").exact(),
+    Rule::token("octopus-deploy-key", "Octopus Deploy API key", &["API-"], r"(?P<s>API-[A-Z0-9]{26})", 3.5, "API-{upd:26}").exact(),
+    Rule::token("easypost-key", "EasyPost API key", &["EZAK", "EZTK"], r"(?P<s>EZ[AT]K[A-Za-z0-9]{54})", 4.0, "EZAK{an:54}").exact(),
+    Rule::token("duffel-token", "Duffel API token", &["duffel_live_", "duffel_test_"], r"(?P<s>duffel_(?:live|test)_[A-Za-z0-9_=-]{43})", 3.8, "duffel_live_{url:43}").url_tail(),
+    Rule::token("flutterwave-secret-key", "Flutterwave secret or encryption key", &["FLWSECK"], r"(?P<s>FLWSECK(?:_TEST)?-[a-hA-H0-9]{12,32}(?:-X)?)", 3.0, "FLWSECK_TEST-{hex:32}-X").exact(),
+    Rule::token("infracost-token", "Infracost API token", &["ico-"], r"(?P<s>ico-[A-Za-z0-9]{32})", 3.8, "ico-{an:32}"),
+    Rule::token("maxmind-license-key", "MaxMind license key", &["_mmk"], r"(?P<s>[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)", 3.8, "{an:6}_{an:29}_mmk"),
+    Rule::token("openshift-token", "OpenShift user token", &["sha256~"], r"(?P<s>sha256~[A-Za-z0-9_-]{43})", 3.8, "sha256~{url:43}").url_tail(),
+    Rule::token("settlemint-token", "SettleMint access token", &["sm_aat_", "sm_pat_", "sm_sat_"], r"(?P<s>sm_[aps]at_[A-Za-z0-9]{16})", 3.3, "sm_pat_{an:16}"),
+    Rule::token("cloudflare-origin-ca-key", "Cloudflare Origin CA key", &["v1.0-"], r"(?P<s>v1\.0-[a-f0-9]{24}-[a-f0-9]{146})", 3.0, "v1.0-{hex:24}-{hex:146}"),
+    Rule::token("clickhouse-secret-key", "ClickHouse Cloud API secret key", &["4b1d"], r"(?P<s>4b1d[A-Za-z0-9]{38})", 4.0, "4b1d{an:38}").exact(),
+    Rule::token("aws-bedrock-api-key", "Amazon Bedrock API key", &["ABSK", "bedrock-api-key-"], r"(?P<s>ABSK[A-Za-z0-9+/]{109,269}={0,2}|bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/%=&-]{20,})", 4.0, "ABSK{b64:128}").exact().base64_tail(),
+    Rule::token("adobe-client-secret", "Adobe client secret", &["p8e-"], r"(?P<s>p8e-[A-Za-z0-9]{32})", 3.8, "p8e-{an:32}"),
+    Rule::token("intra42-client-secret", "42 intra client secret", &["s-s4t2"], r"(?P<s>s-s4t2(?:ud|af)-[a-f0-9]{64})", 3.0, "s-s4t2ud-{hex:64}"),
+    Rule::token("harness-token", "Harness API token", &["pat.", "sat."], r"(?P<s>[ps]at\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20})", 4.0, "pat.{url:22}.{an:24}.{an:20}").url_tail(),
+    Rule::token("facebook-access-token", "Facebook access token", &["EAAC", "EAAM", "EAAG", "EAAB"], r"(?P<s>EAA[BCGM][A-Za-z0-9]{100,})", 4.0, "EAAC{an:120}").exact(),
+    Rule::token("gitlab-other-token", "GitLab feature flag or incoming mail token", &["glffct-", "glimt-"], r"(?P<s>glffct-[A-Za-z0-9_-]{20}|glimt-[A-Za-z0-9_-]{25})", 3.0, "glimt-{url:25}").url_tail(),
+    Rule::token("hubspot-private-app-token", "HubSpot private app token", &["pat-na1-", "pat-na2-", "pat-eu1-", "pat-ap1-"], r"(?P<s>pat-(?:na[12]|eu1|ap1)-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12})", 3.0, "pat-na1-{hex:8}-{hex:4}-{hex:4}-{hex:4}-{hex:12}"),
+    Rule::token("pinecone-api-key", "Pinecone API key", &["pcsk_"], r"(?P<s>pcsk_[A-Za-z0-9_]{40,100})", 4.0, "pcsk_{an:5}_{an:62}"),
+    Rule::token("langfuse-secret-key", "Langfuse secret key", &["sk-lf-"], r"(?P<s>sk-lf-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12})", 3.0, "sk-lf-{hex:8}-{hex:4}-{hex:4}-{hex:4}-{hex:12}"),
+    Rule::token("posthog-personal-key", "PostHog personal API key", &["phx_"], r"(?P<s>phx_[A-Za-z0-9]{43})", 4.0, "phx_{an:43}"),
+    Rule::token("resend-api-key", "Resend API key", &["re_"], r"(?P<s>re_[A-Za-z0-9]{8,10}_[A-Za-z0-9]{20,32})", 3.8, "re_{an:8}_{an:24}").exact(),
+    Rule::token("render-api-key", "Render API key", &["rnd_"], r"(?P<s>rnd_[A-Za-z0-9]{32})", 3.8, "rnd_{an:32}"),
+    Rule::token("neon-api-key", "Neon API key", &["napi_"], r"(?P<s>napi_[a-z0-9]{64})", 3.8, "napi_{lod:64}"),
+    Rule::token("vercel-token", "Vercel access token", &["vcp_", "vci_", "vca_", "vcr_", "vck_"], r"(?P<s>vc[pcikar]_[A-Za-z0-9]{24,64})", 3.8, "vcp_{an:56}"),
+    Rule::token("brevo-smtp-key", "Brevo (Sendinblue) SMTP key", &["xsmtpsib-"], r"(?P<s>xsmtpsib-[a-f0-9]{64}-[A-Za-z0-9]{16})", 3.5, "xsmtpsib-{hex:64}-{an:16}"),
+    Rule::token("mailersend-api-key", "MailerSend API key", &["mlsn."], r"(?P<s>mlsn\.[a-f0-9]{64})", 3.0, "mlsn.{hex:64}"),
+    Rule::token("pubnub-secret-key", "PubNub secret key", &["sec-c-"], r"(?P<s>sec-c-[A-Za-z0-9]{40,60})", 3.8, "sec-c-{an:48}"),
+    Rule::token("yandex-token", "Yandex Cloud API key or OAuth token", &["AQVN", "y0_"], r"(?P<s>AQVN[A-Za-z0-9_-]{35,38}|y0_[A-Za-z0-9_-]{55,60})", 4.0, "AQVN{url:36}").exact().url_tail(),
+    Rule::token("tencent-secret-id", "Tencent Cloud SecretId", &["AKID"], r"(?P<s>AKID[A-Za-z0-9]{32})", 3.8, "AKID{an:32}").exact(),
+    Rule::token("digitalocean-spaces-key", "DigitalOcean Spaces access key", &["DO00"], r"(?P<s>DO00[A-Z0-9]{16})", 3.0, "DO00{upd:16}").exact(),
+    Rule::token("nuget-api-key", "NuGet API key", &["oy2"], r"(?P<s>oy2[a-z0-9]{43})", 3.8, "oy2{lod:43}").exact(),
+    Rule::token("crates-io-token", "crates.io API token", &["cio"], r"(?P<s>cio[A-Za-z0-9]{32})", 4.0, "cio{an:32}").exact(),
+    Rule::token("telnyx-api-key", "Telnyx API key", &["KEY0", "KEY1", "KEY2", "KEY3", "KEY4", "KEY5", "KEY6", "KEY7", "KEY8", "KEY9", "KEYA", "KEYB", "KEYC", "KEYD", "KEYE", "KEYF"], r"(?P<s>KEY[0-9A-F]{32}_[A-Za-z0-9]{22})", 3.5, "KEY{HEX:32}_{an:22}").exact(),
+    Rule::token("jumpcloud-api-key", "JumpCloud API key", &["jca_"], r"(?P<s>jca_[A-Za-z0-9]{36})", 3.8, "jca_{an:36}"),
+    Rule::token("statsig-secret-key", "Statsig server secret key", &["secret-"], r"(?P<s>secret-[A-Za-z0-9]{43})", 4.0, "secret-{an:43}"),
+    Rule::token("woocommerce-key", "WooCommerce consumer key or secret", &["ck_", "cs_"], r"(?P<s>c[ks]_[a-f0-9]{40})", 3.0, "cs_{hex:40}").exact(),
+    Rule::token("braintree-access-token", "Braintree access token", &["access_token$"], r"(?P<s>access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32})", 3.5, "access_token$production${lod:16}${hex:32}"),
+    Rule::token("google-oauth-refresh-token", "Google OAuth refresh token", &["1//0"], r"(?P<s>1//0[A-Za-z0-9_-]{40,})", 4.0, "1//0{url:98}").url_tail(),
+    Rule::token("firebase-fcm-server-key", "Firebase Cloud Messaging server key", &[":APA91b"], r"(?P<s>AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{134})", 4.0, "AAAA{url:7}:APA91b{url:134}").exact().url_tail(),
+    Rule::token("azure-sas-token", "Azure shared access signature", &["sig="], r"[?&;]sig=(?P<s>[A-Za-z0-9%+/]{40,120}(?:%3D|=){0,2})", 4.0, "https://acct{lod:6}.blob.core.windows.net/c?sv=2022-11-02&ss=b&srt=co&sp=rl&se=2027-01-01T00:00:00Z&sig=[[{an:43}%3D]]").free_tail(),
+    Rule::token("azure-shared-access-key", "Azure Service Bus, Event Hubs or IoT shared access key", &["SharedAccessKey=", ";Secret="], r"(?:SharedAccessKey|;Secret)=(?P<s>[A-Za-z0-9+/]{42,44}={0,2})", 4.0, "Endpoint=sb://ns{lod:6}.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=[[{b64:43}=]]").base64_tail(),
+    Rule::token("azure-container-registry-password", "Azure Container Registry password", &["+ACR"], r"(?P<s>[A-Za-z0-9+/]{42}\+ACR[A-Za-z0-9]{6})", 4.0, "{an:42}+ACR{an:6}").exact().base64_tail(),
+    Rule::token("wireguard-private-key", "WireGuard private or preshared key", &["privatekey", "presharedkey"], r"(?i:(?:private|preshared)key)[ \t]*=[ \t]*(?P<s>[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=)", 3.5, "PrivateKey = [[{b64:42}A=]]").base64_tail(),
+    Rule::token("twitch-stream-key", "Twitch stream key", &["live_"], r"(?P<s>live_[0-9]{6,12}_[A-Za-z0-9]{30})", 3.8, "live_{d:9}_{an:30}"),
+    Rule::token("salesforce-session-token", "Salesforce access or session token", &["00D"], r"(?P<s>00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,300})", 4.0, "00D{an:12}!{an:96}").exact(),
+    Rule::token("teamcity-token", "TeamCity access token", &["eyJ0eXAiOiAiVENWMiJ9"], r"(?P<s>eyJ0eXAiOiAiVENWMiJ9\.[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,})", 4.0, "eyJ0eXAiOiAiVENWMiJ9.{url:36}.{url:48}").exact().url_tail(),
+    Rule::token("jina-api-key", "Jina AI API key", &["jina_"], r"(?P<s>jina_[A-Za-z0-9]{60})", 4.0, "jina_{hex:32}{an:28}"),
+    Rule::token("dependency-track-key", "Dependency-Track API key", &["odt_"], r"(?P<s>odt_[A-Za-z0-9]{32,40})", 4.0, "odt_{an:32}"),
+    Rule::token("adafruit-io-key", "Adafruit IO key", &["aio_"], r"(?P<s>aio_[A-Za-z0-9]{28})", 3.8, "aio_{an:28}"),
+    Rule::token("vault-unseal-key", "HashiCorp Vault unseal key", &["unseal"], r"(?i:unseal key(?: [0-9]{1,2})?:|operator unseal)[ \t]+(?P<s>[A-Za-z0-9+/]{43,44}={0,2})", 4.0, "Unseal Key 1: [[{b64:44}]]").base64_tail(),
+    Rule::token("jenkins-initial-password", "Jenkins initial admin password", &["password to proceed to installation"], r"(?i:password to proceed to installation):?\s+(?P<s>[a-f0-9]{32})", 3.0, "Please use the following password to proceed to installation:\n\n[[{hex:32}]]").multiline(),
+    Rule::token("truenas-api-key", "TrueNAS API key", &["login_with_api_key"], r#"login_with_api_key"[^\[]{0,80}\[\s*"(?P<s>[0-9]{1,5}-[A-Za-z0-9]{64})""#, 4.0, "{\"msg\": \"method\", \"method\": \"auth.login_with_api_key\", \"params\": [\"[[3-{an:64}]]\"]}").url_tail().multiline(),
+    Rule::token("sonarqube-login", "SonarQube token given as sonar.login", &["sonar.login", "sonarlogin", "sonar_login"], r#"(?i:sonar[._]?login)["']?[ \t]*(?:=|:|,)[ \t]*["']?[ \t]*["']?(?P<s>[a-f0-9]{40})"#, 3.0, "-Dsonar.login=[[{hex:40}]]"),
+    Rule::token(
+        "cli-password-argument",
+        "Password on a command line",
+        &["-password", "-passwd", "-pass ", "-pass=", "-pwd", "psexec", "sshpass"],
+        r#"(?:(?:^|[ \t])--?(?i:password|passwd|pass|pwd)(?:[ \t]+|=)|(?i:psexec)[^\n]{0,200}?[ \t]-u[ \t]+[^\s]+[ \t]+-p[ \t]+|(?i:sshpass)[ \t]+-p[ \t]*)(?:"(?P<s>[^"\s]{4,128})"|'(?P<s2>[^'\s]{4,128})'|(?P<s3>[^\s"'`]{4,128}))"#,
+        2.0,
+        "mysql --user=app --password=[[{an:16}]] -h db.internal",
+    )
+    .free_tail()
+    .checked(Check::UserPassword),
+    Rule::token(
+        "netrc-password",
+        "Password in a .netrc entry",
+        &["machine"],
+        r#"(?:(?m:^)|[\s`"'(])machine[ \t]+[^\s]+\s+(?:login[ \t]+[^\s]+\s+)?password[ \t]+(?P<s>[^\s`"']{4,128})"#,
+        2.0,
+        "machine git.internal login ci password [[{an:20}]]",
+    )
+    .free_tail()
+    .checked(Check::UserPassword)
+    .multiline(),
+    // --- Credentials in headers and credential files
+    Rule::token(
+        "authorization-header",
+        "Credentials in an Authorization header",
+        &["authorization", "bearer", "ssws"],
+        r#"(?i:(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["'`]?[ \t]*(?P<k>bearer|token|ssws|basic|apikey|api-key|key|splunk|sso-key|oauth|jwt|zoho-oauthtoken|klaviyo-api-key|otoken|pat)?|(?P<b>bearer|ssws))[ \t]+(?P<s>[A-Za-z0-9._~+/-]{12,2000}={0,2})"#,
+        3.0,
+        "curl -H \"Authorization: Bearer [[{an:40}]]\" https://api.internal/v1",
+    )
+    .free_tail()
+    .checked(Check::Header),
+    Rule::token(
+        "basic-auth-credentials",
+        "Base64 user and password (docker config auth, .npmrc _auth)",
+        &["\"auth\"", "'auth'", "_auth", "auth:", "auth=", "auth =", "auth :"],
+        r#"(?i:"auth"|'auth'|_auth|\bauth)["']?[ \t]*[:=][ \t]*["']?(?P<s>[A-Za-z0-9+/]{6,400}={0,2})"#,
+        3.0,
+        "{\"auths\": {\"registry.internal\": {\"auth\": \"[[ZGVwbG95OlNnN2tQcTJ4TG05dlc=]]\"}}}",
+    )
+    .base64_tail()
+    .checked(Check::BasicAuth),
+    Rule::token(
+        "curl-user-password",
+        "Password in a curl --user argument",
+        &["-u ", "-u=", "--user"],
+        r#"(?:^|[ \t])(?:-u|--user)[ =]["']?(?P<k>[^\s:'"]{1,64}):(?P<s>[^\s'"]{6,128})"#,
+        2.5,
+        "curl -u deploy:[[{an:20}]] https://ci.internal/api",
+    )
+    .free_tail()
+    .checked(Check::UserPassword),
+    Rule::token(
+        "base64-private-key",
+        "Base64-encoded private key (kubeconfig client-key-data)",
+        &["LS0tLS1CRUdJTi"],
+        r"(?P<s>LS0tLS1CRUdJTi[A-Za-z0-9+/]{100,}={0,2})",
+        4.0,
+        "client-key-data: [[LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVBZ3REN2ZHVU92OGZ3TmZCYjBqWHhVSlI0UVFBQWFiVlZsb1phWFp4bUN1MVZTaElxbUFySW50bjlvWDk4V0hnQwp0ekMxdXdCNUZYWlBmN3N0ZzdOdmxFM0xhcnVTcmpMbm9uV0tUbjlVR0t6RWVzZzYxU0hFL3FhUVEwTlYzdlRICjFsUzZWNitvOWpsOHpTT3dXL3JYTCtpdUl0RW51aitobHJXQjhncGo3a3RzanMwc1c1dXFTVlp1OWtLMVYxbWkKRFpVNFhjWEY4Y1ZHUk9vWDlZRTE3c3dKYWV2QXN6ajBPdkVtTWxybHRRMTB2N1NVdzlaUkxzQXdOcFNwdzIzYwovbDl3eFVobS9nMUNvbitrUzlEUDRmbEZSeUI5amY4RWYraVRrbC84UENRbWtybEQ3c3VRRUFnNk5ZQjIyOXg4Ci0tLS0tRU5EIFJTQSBQUklWQVRFIEtFWS0tLS0tCg==]]",
+    )
+    .base64_tail()
+    .checked(Check::Base64Pem)
+    .multiline(),
     // --- Generic families
     Rule::token(
         "private-key",
@@ -298,17 +441,27 @@ pub(crate) static RULES: &[Rule] = &[
         "url-credentials",
         "Password in a URL",
         &["://"],
-        r#"[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@?#"'<>`]{1,100}:(?P<s>[^\s:/@?#"'<>`]{3,200})@[a-zA-Z0-9\[]"#,
+        r#"[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@?#"'<>`]{0,100}:(?P<s>[^\s:/@?#"'<>`]{3,200})@[a-zA-Z0-9\[]"#,
         2.0,
         "postgres://app:[[{an:20}]]@db.internal:5432/app",
     )
     .free_tail()
     .checked(Check::UrlPassword),
     Rule::token(
+        "config-key-value",
+        "Secret in a key/value config entry",
+        &["value="],
+        r#"(?i)key[ \t]*=[ \t]*"(?P<k>[^"\n]{1,60})"[ \t]+value[ \t]*=[ \t]*"(?P<s>[^"\s]{6,200})""#,
+        3.0,
+        "<add key=\"SmtpPassword\" value=\"[[{pw:20}]]\" />",
+    )
+    .free_tail()
+    .checked(Check::Assignment),
+    Rule::token(
         "generic-secret",
         "Generic secret assignment",
-        &["password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "api-key", "api key", "access_key", "accesskey", "auth_key", "credential", "private_key"],
-        r#"(?i)(?P<k>[a-z0-9_.-]{0,40}(?:password|passwd|pwd|secret|token|api[ _-]?key|access[_-]?key|auth[_-]?key|private[_-]?key|credentials?)[a-z0-9_.-]{0,40})[*_"'\]]{0,3}[ \t]{0,5}(?::=|=>|=|:)[ \t]{0,5}(?:\*\*)?[ \t]{0,5}[`"']?(?-i:(?P<s>[^\s"'`,;:=(){}<>\[\]]{6,200}={0,2}))"#,
+        &["password", "passwd", "passphrase", "passcode", "_pass", "-pass", ".pass", "pass=", "pass:", "pass\"", "pass'", "pass ", "pwd", "secret", "token", "key", "cred", "_pat", "-pat", " pat", "pat=", "pat:", "\"pat\"", "'pat'"],
+        r#"(?i)(?P<k>(?:[a-z0-9_.-]{1,24}[ ]){0,3}[a-z0-9_.-]{0,40}?(?:pass|pwd|secret|token|key|pat|cred)[a-z0-9_.-]{0,40})[*_"'\]]{0,3}[ \t]{0,16}(?::=|=>|[=!]==?|=|:|\||[ \t](?:is|was)[ \t])[ \t]{0,16}(?:\*\*)?[ \t]{0,5}(?-i:\\?"(?P<s>[^"\s\\]{6,200})\\?"|'(?P<s2>[^'\s]{6,200})'|`(?P<s3>[^`\s]{6,200})`|(?P<s4>[^\s"'`,;<>]{5,199}[^\s"'`,;<>.)\]}*|:]))"#,
         3.0,
         "db_password = \"[[{pw:20}]]\"",
     )

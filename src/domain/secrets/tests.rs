@@ -411,5 +411,279 @@ mod properties {
         fn any_bytes_are_read_safely(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
             let _ = scan_bytes(&bytes);
         }
+
+        #[test]
+        fn the_decoders_take_any_input(bytes in prop::collection::vec(any::<u8>(), 0..600)) {
+            let text = String::from_utf8_lossy(&bytes);
+            let _ = decode::base64(&bytes);
+            let _ = decode::basic_credentials(&bytes);
+            let _ = decode::openssh_key(&bytes);
+            let mut container = b"openssh-key-v1\0".to_vec();
+            container.extend(&bytes);
+            let _ = decode::openssh_key(&container);
+            let _ = decode::key_block_body(&text);
+            let _ = decode::unescape_newlines(&text);
+            let _ = judge::is_private_key(&format!("-----BEGIN OPENSSH PRIVATE KEY-----\n{text}"), 4.0);
+        }
     }
+}
+
+/// An `openssh-key-v1` block as `ssh-keygen` writes it for an ed25519 key, from `seed`:
+/// `cipher` `none` for an unencrypted key, `aes256-ctr` (with a bcrypt KDF) for a
+/// passphrase-protected one.
+fn openssh_block(seed: u64, cipher: &str) -> String {
+    fn string(out: &mut Vec<u8>, bytes: &[u8]) {
+        out.extend((bytes.len() as u32).to_be_bytes());
+        out.extend(bytes);
+    }
+    let mut rng = Rng(seed);
+    let mut random = |n: usize| -> Vec<u8> { (0..n).map(|_| rng.next() as u8).collect() };
+    let public_key = random(32);
+    let mut public = Vec::new();
+    string(&mut public, b"ssh-ed25519");
+    string(&mut public, &public_key);
+    let mut private = random(4).repeat(2);
+    string(&mut private, b"ssh-ed25519");
+    string(&mut private, &public_key);
+    string(&mut private, &[random(32), public_key.clone()].concat());
+    string(&mut private, b"deploy@ci");
+    let mut blob = b"openssh-key-v1\0".to_vec();
+    string(&mut blob, cipher.as_bytes());
+    let kdf: &[u8] = if cipher == "none" { b"none" } else { b"bcrypt" };
+    string(&mut blob, kdf);
+    string(
+        &mut blob,
+        if cipher == "none" {
+            b""
+        } else {
+            b"\0\0\0\x10salt-salt-salt-\0\0\0\x10"
+        },
+    );
+    blob.extend(1u32.to_be_bytes());
+    string(&mut blob, &public);
+    string(&mut blob, &private);
+    let body = base64_encode(&blob);
+    let lines: Vec<&str> = body
+        .as_bytes()
+        .chunks(70)
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect();
+    format!(
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n{}\n-----END OPENSSH PRIVATE KEY-----",
+        lines.join("\n")
+    )
+}
+
+fn base64_encode(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &b)| n | (u32::from(b) << (16 - 8 * i)));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn unencrypted_openssh_keys_are_found_bare_fenced_indented_and_quoted() {
+    for seed in 1..6 {
+        let key = openssh_block(seed, "none");
+        let indented: String = key.lines().map(|l| format!("    {l}\n")).collect();
+        let quoted: String = key.lines().map(|l| format!("> {l}\n")).collect();
+        for text in [
+            key.clone(),
+            format!("Notes:\n\n```\n{key}\n```\n"),
+            format!("ssh:\n  deploy_key: |\n{indented}"),
+            quoted,
+        ] {
+            assert_eq!(ids(&scan_text(&text)), ["private-key"], "{text}");
+        }
+    }
+}
+
+#[test]
+fn passphrase_protected_openssh_keys_are_not_secrets() {
+    for seed in 1..6 {
+        let key = openssh_block(seed, "aes256-ctr");
+        assert!(scan_text(&key).is_empty(), "{key}");
+    }
+}
+
+#[test]
+fn key_blocks_inside_strings_with_escaped_newlines_are_found() {
+    let mut rng = Rng(99);
+    let (body, _) = expand(
+        "MIIE{b64:60}\n{b64:64}\n{b64:64}\n{b64:64}\n{b64:20}",
+        &mut rng,
+    );
+    let pem = format!("-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----\n");
+    let escaped = pem.replace('\n', "\\n");
+    for text in [
+        format!(
+            "{{\"type\": \"service_account\", \"private_key\": \"{escaped}\", \"client_email\": \"ci@x.iam.gserviceaccount.com\"}}"
+        ),
+        format!("PRIVATE_KEY=\"{escaped}\""),
+        format!(
+            "signing_key: '{}'",
+            openssh_block(3, "none").replace('\n', "\\n")
+        ),
+    ] {
+        assert_eq!(ids(&scan_text(&text)), ["private-key"], "{text}");
+    }
+    let encoded = base64_encode(pem.as_bytes());
+    assert_eq!(
+        ids(&scan_text(&format!("client-key-data: {encoded}"))),
+        ["base64-private-key"]
+    );
+}
+
+#[test]
+fn authorization_headers_are_found_raw_in_curl_and_in_config() {
+    let token = "9f8aQ2xLm4Tz7RkV3bNc1Wq";
+    let basic = base64_encode(b"deploy:Sg7kPq2xLm9vW");
+    for text in [
+        format!("curl -H \"Authorization: Bearer {token}\" https://api.internal"),
+        format!("Authorization: SSWS 00{token}Ab12Cd34"),
+        format!("headers:\n  Authorization: \"token {token}\""),
+        format!("{{\"headers\": {{\"Authorization\": \"Basic {basic}\"}}}}"),
+        format!("fetch(u, {{ headers: {{ Authorization: `Bearer {token}` }} }})"),
+    ] {
+        assert_eq!(ids(&scan_text(&text)), ["authorization-header"], "{text}");
+    }
+    for text in [
+        "curl -H \"Authorization: Bearer $API_TOKEN\" https://x",
+        "Authorization: Bearer <your-token>",
+        "Authorization: Basic anVzdC1hLW5hbWU=",
+        "Bearer tokens expire after an hour.",
+    ] {
+        assert!(scan_text(text).is_empty(), "{text}");
+    }
+}
+
+#[test]
+fn base64_user_and_password_in_registry_configs_is_found() {
+    let auth = base64_encode(b"robot$builder:Zq8vN3kL1pX7mW");
+    for text in [
+        format!("{{\"auths\": {{\"ghcr.io\": {{\"auth\": \"{auth}\"}}}}}}"),
+        format!("//npm.corp/:_auth={auth}"),
+    ] {
+        assert_eq!(ids(&scan_text(&text)), ["basic-auth-credentials"], "{text}");
+    }
+    let no_colon = base64_encode(b"just a name here");
+    assert!(scan_text(&format!("{{\"auth\": \"{no_colon}\"}}")).is_empty());
+}
+
+#[test]
+fn key_names_are_read_as_words_whatever_their_spelling() {
+    for text in [
+        "service_key: 7Hq2LmZ9xK4vB8nR3tY6",
+        "Secret access key: Zx8kQ2mLp9Vt4Rb7Nc1Wq3Ej6Hy5Ua0Gs8Df2Kp",
+        "ts_authkey = q7Hq2LmZ9xK4vB8nR3tY6",
+        "AZURE_DEVOPS_PAT=q2w3e4r5t6y7u2i3o4p5a6s7d2f3g4h5j6k7l2z3x4c5v6b7n2m3",
+        "fbApiKey: \"171e84fd57f430fc59afa8fad3dbda2a\"",
+        "The staging database password is Xk9mP2vL8qR4wZ7t for now.",
+        "| DB_PASSWORD | s3cr3t=Xk9mP2v |",
+    ] {
+        assert_eq!(ids(&scan_text(text)), ["generic-secret"], "{text}");
+    }
+    for text in [
+        "cache_key = user-42-profile-v3abc",
+        "sort_key: 2026-01-01T10:00:00Z#a1b2c3",
+        "passwordLabel: Password1Label",
+        "monkey: Xk9mP2vL8qR4wZ7tQ",
+        "pattern = a1b2c3d4e5f6g7h8",
+    ] {
+        assert!(scan_text(text).is_empty(), "{text}");
+    }
+}
+
+#[test]
+fn passwords_keep_their_symbols_and_env_words() {
+    for (text, secret) in [
+        ("DB_PASSWORD=Xk9=mP2vL8=qR4", "Xk9=mP2vL8=qR4"),
+        ("password: \"p@ss=w0rd;Q!9x\"", "p@ss=w0rd;Q!9x"),
+        ("\"smtpPassword\": \"a:b=c;d9X!\"", "a:b=c;d9X!"),
+        ("REACT_APP_AUTH_PASSWORD=whiteduke", "whiteduke"),
+        (
+            "<add key=\"FromEmailPassword\" value=\"Prestigitariu$\"/>",
+            "Prestigitariu$",
+        ),
+        ("if password == \"team10xy\":", "team10xy"),
+    ] {
+        let found = scan_text(text);
+        assert_eq!(found.len(), 1, "{text}");
+        assert_eq!(found[0].secret.expose_secret(), secret, "{text}");
+    }
+    for text in [
+        "password: required",
+        "\"password\": \"string\"",
+        "password: $2b$12$KIXQJ3h1m9L0pQ8rS7tU6uV5wX4yZ3aB2cD1eF0gH9iJ8kL7mN6oP",
+        "PASSWORD=changeme",
+        "password = getPassword(user)",
+    ] {
+        assert!(scan_text(text).is_empty(), "{text}");
+    }
+}
+
+#[test]
+fn urls_with_an_empty_user_keep_their_password() {
+    for scheme in ["redis", "postgres", "amqp", "mongodb+srv"] {
+        let text = format!("URL={scheme}://:S3cretRedisPw9@cache.internal:6379/0");
+        let found = scan_text(&text);
+        assert_eq!(ids(&found), ["url-credentials"], "{text}");
+        assert_eq!(found[0].secret.expose_secret(), "S3cretRedisPw9");
+    }
+}
+
+#[test]
+fn uuids_are_keys_only_beside_a_vendor_that_issues_uuid_keys() {
+    let uuid = "3f9a1c2e-7b4d-4e8a-9c1f-2d3e4f5a6b7c";
+    for text in [
+        format!("HEROKU_API_KEY={uuid}"),
+        format!("snyk_token: \"{uuid}\""),
+        format!("The Postmark server token is {uuid}."),
+    ] {
+        assert_eq!(ids(&scan_text(&text)), ["generic-secret"], "{text}");
+    }
+    for text in [
+        format!("tenant_id = {uuid}"),
+        format!("token = {uuid}"),
+        format!("request {uuid} failed"),
+        format!("idempotency_key: {uuid}"),
+    ] {
+        assert!(scan_text(&text).is_empty(), "{text}");
+    }
+}
+
+#[test]
+fn arns_publishable_keys_and_public_keys_are_not_secrets() {
+    for text in [
+        "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf",
+        "SecretId: arn:aws:secretsmanager:eu-west-1:123456789012:secret:billing-api-key-Q1w2E3",
+        "stripe_key: pk_live_51HxYzAbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        "api_key = pk_test_51HxYzQwErTyUiOpAsDfGhJkLzXcVbNm",
+        "posthog_key: phc_Zq8vN3kL1pX7mWq2Lm9Xk4Rt7Bv3Nc8Hy5Ua0Gs8Df",
+        "PublicKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=",
+    ] {
+        assert!(
+            scan_text(text).is_empty(),
+            "{text} gave {:?}",
+            ids(&scan_text(text))
+        );
+    }
+    assert_eq!(
+        ids(&scan_text(
+            "[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\n"
+        )),
+        ["wireguard-private-key"]
+    );
 }
