@@ -269,9 +269,18 @@ fn github_annotations() {
     sb.git(&repo, ["add", "-A"]);
     let run = sb.teammem(&repo, ["check", "--staged", "--format", "github"]);
     run.expect_code(1);
-    // The memory fails the gate, so the index it would give is empty: no index-stale line.
+    // MEMORY.md lists every memory Qwen Code would (a trust error in a body is not in its line),
+    // and the folder has none yet.
     let lines: Vec<&str> = run.stdout.lines().collect();
-    assert_eq!(lines.len(), 2, "{}", run.stdout);
+    assert_eq!(lines.len(), 3, "{}", run.stdout);
+    assert!(
+        lines[0].starts_with(
+            "::error file=.qwen/team-memory/MEMORY.md,line=1,col=1,title=teammem index-stale::"
+        ),
+        "{}",
+        lines[0]
+    );
+    let lines = &lines[1..];
     assert!(
         lines[0].starts_with("::warning file=.qwen/team-memory/feedback/a.md,line=7,col=5,title=teammem trust-external-link::"),
         "{}",

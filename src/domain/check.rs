@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::gate::{Policy, Verdict};
+use super::gate::Policy;
 use super::index::{self, IndexEntry};
 use super::memory::{self, MemoryFile, MemoryType};
 use super::scope::{INDEX_FILE, TEAM_DIR};
@@ -779,16 +779,14 @@ pub fn check_index(
     }
 }
 
-/// The index the memories among `memories` that pass the gate give: a memory withheld from
-/// agents is left out of the index too, so the index never carries what the gate stopped.
+/// The index `memories` give: every memory Qwen Code would list, less a line that would carry
+/// a secret ([`Policy::index_line_safe`]).
 pub fn expected_index(memories: &[(&str, &[u8])], policy: &Policy) -> String {
     let entries: Vec<IndexEntry> = memories
         .iter()
         .filter(|(rel, _)| is_memory_path(rel) && memory::check_file_name(rel).is_none())
-        .filter_map(|(rel, bytes)| match policy.judge(rel, rel, bytes) {
-            Verdict::Pass { file, .. } => file.index_entry(rel),
-            Verdict::Withheld(_) => None,
-        })
+        .filter_map(|(rel, bytes)| MemoryFile::parse_in(rel, rel, bytes).ok()?.index_entry(rel))
+        .filter(|entry| policy.index_line_safe(entry))
         .collect();
     index::render(&entries)
 }

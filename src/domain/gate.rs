@@ -14,6 +14,7 @@ use std::sync::LazyLock;
 use regex::{Regex, RegexBuilder};
 
 use super::check::{CheckConfig, MEMORY_INVALID, SECRET, Severity};
+use super::index::IndexEntry;
 use super::memory::MemoryFile;
 use super::secrets::{self, SecretsIgnore};
 use super::trust;
@@ -122,6 +123,22 @@ impl Policy {
             },
             _ => Verdict::Withheld(broken),
         }
+    }
+
+    /// Whether a memory's line in `MEMORY.md` may be written: its path, name and description
+    /// hold no secret. The index is Qwen Code's file and lists every memory Qwen Code would
+    /// (a trust error in a body is not in the line, and agents get teammem's context rendered
+    /// from the memories that pass, never these bytes); only a line that would publish a
+    /// secret is left out.
+    pub fn index_line_safe(&self, entry: &IndexEntry) -> bool {
+        !self.path_has_secret(&entry.path)
+            && self
+                .ignore
+                .filter(secrets::scan_text(&format!(
+                    "{}\n{}",
+                    entry.title, entry.description
+                )))
+                .is_empty()
     }
 
     /// Whether a path holds a secret the team did not accept (see [`secret_spans`]).

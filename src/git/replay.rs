@@ -404,12 +404,15 @@ fn regenerate_index(repo: &Repository, files: &BTreeMap<String, Version>) -> Res
         let blob = repo
             .find_blob(*oid)
             .map_err(|e| GitError::git(format!("reading {shown}"), e))?;
-        if let crate::domain::gate::Verdict::Pass { file, .. } =
-            policy.judge(&shown, rel, blob.content())
+        // Listed as Qwen Code would list it, unless its line would carry a secret.
+        if let Ok(file) = memory::MemoryFile::parse_in(&shown, rel, blob.content())
+            && file
+                .index_entry(rel)
+                .is_none_or(|entry| policy.index_line_safe(&entry))
         {
             memories.push(StoredMemory {
                 rel: rel.clone(),
-                file: *file,
+                file,
             });
         }
     }

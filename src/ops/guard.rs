@@ -159,20 +159,11 @@ pub fn gates_index(project: &Project, scope: ScopeKind) -> bool {
     scope == ScopeKind::Team || (scope == ScopeKind::Private && private_is_tracked(project))
 }
 
-/// The memories a scope's generated `MEMORY.md` may list: for a gated scope ([`gates_index`])
-/// the paths of those that pass the gate, so the index never carries a withheld memory's name
-/// or description; `None` (every memory Qwen Code would list) otherwise. Where nothing is
-/// withheld the index stays byte for byte Qwen Code's.
-pub fn index_keep(
-    project: &Project,
-    scope: ScopeKind,
-) -> Result<Option<std::collections::HashSet<String>>, OpError> {
-    if !gates_index(project, scope) {
-        return Ok(None);
-    }
-    let (policy, _) = policy(project);
-    let gated = gate_scope(project, scope, &policy)?;
-    Ok(Some(gated.passed.into_iter().map(|(rel, _)| rel).collect()))
+/// The policy a scope's generated `MEMORY.md` is written under ([`Policy::index_line_safe`]):
+/// for a gated scope ([`gates_index`]) a line that would carry a secret is left out; `None`
+/// (every memory Qwen Code would list) otherwise.
+pub fn index_policy(project: &Project, scope: ScopeKind) -> Option<Policy> {
+    gates_index(project, scope).then(|| policy(project).0)
 }
 
 /// A memory as an agent may read it.

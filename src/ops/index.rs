@@ -34,17 +34,17 @@ pub struct IndexState {
 pub fn index(project: &Project, scope: ScopeKind, write: bool) -> Result<IndexState, OpError> {
     let dir = project.check_scope_safe(scope)?;
     let shown = project.shown_prefix(scope);
-    let keep = super::guard::index_keep(project, scope)?;
-    let kept = |path: &str| keep.as_ref().is_none_or(|keep| keep.contains(path));
+    let policy = super::guard::index_policy(project, scope);
+    let kept = |e: &index::IndexEntry| policy.as_ref().is_none_or(|p| p.index_line_safe(e));
     let (expected, mut invalid) = match scope {
         ScopeKind::Team => {
             let (mut entries, invalid) = store::load_index_entries(&dir, &shown)?;
-            entries.retain(|e| kept(&e.path));
+            entries.retain(|e| kept(e));
             (index::render(&entries), invalid)
         }
         _ => {
             let (mut entries, invalid) = store::load_dated_entries(&dir, &shown)?;
-            entries.retain(|d| kept(&d.entry.path));
+            entries.retain(|d| kept(&d.entry));
             (index::render_by_time(&entries), invalid)
         }
     };

@@ -135,17 +135,22 @@ impl Project {
         Ok(store::load(&dir, &self.shown_prefix(scope))?)
     }
 
-    /// Regenerates a scope's `MEMORY.md` from its memories, as Qwen Code would, leaving out what
-    /// the gate withholds in a gated scope. Returns whether it wrote and what was loaded
+    /// Regenerates a scope's `MEMORY.md` from its memories, as Qwen Code would, leaving out a line
+    /// that would carry a secret in a gated scope. Returns whether it wrote and what was loaded
     /// (unreadable files are left out of the index).
     pub fn rebuild_index(&self, scope: ScopeKind) -> Result<(bool, Loaded), OpError> {
         let loaded = self.load(scope)?;
         let dir = self.scope_dir(scope)?;
-        let keep = super::guard::index_keep(self, scope)?;
+        let policy = super::guard::index_policy(self, scope);
         let kept: Vec<store::StoredMemory> = loaded
             .memories
             .iter()
-            .filter(|m| keep.as_ref().is_none_or(|keep| keep.contains(&m.rel)))
+            .filter(|m| {
+                policy.as_ref().is_none_or(|p| {
+                    m.index_entry()
+                        .is_none_or(|entry| p.index_line_safe(&entry))
+                })
+            })
             .cloned()
             .collect();
         let text = match scope {

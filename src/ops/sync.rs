@@ -896,9 +896,9 @@ pub fn commit_team_changes(
     Ok(())
 }
 
-/// Rewrites `MEMORY.md` from the memories on disk that pass the gate, leaving quarantined
-/// files out: a teammate's pulled memory that fails the gate is never copied into the index
-/// this sync commits. A missing team folder stays missing.
+/// Rewrites `MEMORY.md` from the memories on disk as Qwen Code would, leaving quarantined files
+/// out (they are not committed) and any line that would carry a secret: a teammate's pulled
+/// secret is never copied into the index this sync commits. A missing team folder stays missing.
 fn regenerate_index(
     project: &Project,
     team_dir: &Path,
@@ -906,11 +906,11 @@ fn regenerate_index(
     team_prefix: &str,
     policy: &crate::domain::gate::Policy,
 ) -> Result<(), OpError> {
-    let gated = super::guard::gate_dir(team_dir, &project.shown_prefix(ScopeKind::Team), policy)?;
-    let clean: Vec<_> = gated
-        .index_entries()
+    let (entries, _) = store::load_index_entries(team_dir, &project.shown_prefix(ScopeKind::Team))?;
+    let clean: Vec<_> = entries
         .into_iter()
         .filter(|e| !held_back.contains(&format!("{team_prefix}{}", e.path)))
+        .filter(|e| policy.index_line_safe(e))
         .collect();
     let text = crate::domain::index::render(&clean);
     if team_dir.is_dir() {
