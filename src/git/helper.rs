@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use super::fast_forward::BranchMove;
 use super::push::PushOutcome;
 use super::remote::credentials::{CredentialSources, EnvToken};
+use super::remote::git_cli::kill_group;
 use super::remote::{Deadline, GitProgram, NetFailure, NetFailureKind, NetworkOptions};
 use super::upstream::Upstream;
 
@@ -349,19 +350,6 @@ pub(crate) fn run(
             )))
         }
     }
-}
-
-/// Kills the helper's process group and reaps it.
-fn kill_group(child: &mut std::process::Child) {
-    #[cfg(unix)]
-    if let Ok(pid) = i32::try_from(child.id()) {
-        // SAFETY: kill(2) on the process group created for this helper.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-    }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// Removes what a dead helper left: the ref lock its note proves its own, and its temp packs.

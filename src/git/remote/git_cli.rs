@@ -145,11 +145,13 @@ fn read_in_background(mut pipe: impl Read + Send + 'static) -> std::thread::Join
     })
 }
 
-fn kill_group(child: &mut std::process::Child) {
+/// Kills a child started in a process group of its own (`process_group(0)`), with everything
+/// it started, and reaps it: git's transport helpers and teammem's own transfer helper alike.
+pub(crate) fn kill_group(child: &mut std::process::Child) {
     #[cfg(unix)]
     {
         if let Ok(pid) = i32::try_from(child.id()) {
-            // SAFETY: kill(2) on the process group this function's caller created for git.
+            // SAFETY: kill(2) on the process group the caller created for this child.
             unsafe {
                 libc::kill(-pid, libc::SIGKILL);
             }
