@@ -4,6 +4,8 @@
 #   scripts/bench-check.sh            # builds target/release/teammem, then runs all three
 #   TEAMMEM=/path/to/teammem scripts/bench-check.sh
 #   BENCH_DIR=/tmp/fixtures scripts/bench-check.sh   # keep the generated repositories
+#   BEFORE=/path/to/old/teammem scripts/bench-check.sh  # also time an older build's check
+#                                                     # --range and --staged, side by side
 #
 # 1. check --staged: 10 staged memories in a repository whose index holds 100,000 files
 #    (goal: <= 100 ms).
@@ -105,6 +107,12 @@ runs=(
   -n "check --range (1,000 commits)" "$TEAMMEM -C $hist check --range base..main"
   -n "review (1,000 changed memories)" "$TEAMMEM -C $rev review base..main"
 )
+if [ -n "${BEFORE:-}" ]; then
+  runs+=(
+    -n "BEFORE check --staged" "$BEFORE -C $big check --staged"
+    -n "BEFORE check --range" "$BEFORE -C $hist check --range base..main"
+  )
+fi
 hyperfine -N --warmup 3 --min-runs 20 "${runs[@]}"
 # libgit2 loads the whole CA bundle when it initialises OpenSSL (tens of milliseconds with
 # OpenSSL 3), whatever the command does. These runs point OpenSSL at an empty bundle to show

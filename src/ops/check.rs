@@ -362,6 +362,18 @@ fn report_config_problem(out: &mut Findings<'_>, problems: Vec<(&'static str, St
     }
 }
 
+/// What [`check_changes`] does for one change of the range, in the range's order.
+enum Step<'a> {
+    /// `.secretsignore` or the configuration changed (change index, commit).
+    ConfigChanged(&'a str, &'a str),
+    /// A file version to check: path, commit, blob bytes, mode, depth.
+    File(&'a str, &'a str, Vec<u8>, u32, Depth),
+}
+
+/// How many blob bytes are read before their secrets are scanned: scanning runs on every core
+/// over one batch, which bounds the memory a long range holds at once.
+const BATCH_BYTES: usize = 32 * 1024 * 1024;
+
 fn check_changes(
     repo: &Repository,
     out: &mut Findings<'_>,
@@ -374,22 +386,16 @@ fn check_changes(
     let mut seen = HashSet::new();
     let mut last_commit: HashMap<&str, &str> = HashMap::new();
     let mut checked = 0;
+    // Blobs are read in the range's order (a repository handle is not shared between
+    // threads), their secrets scanned in parallel a batch at a time, and the findings pushed
+    // in the range's order again, so the report does not depend on the threads.
+    let mut batch: Vec<Step<'_>> = Vec::new();
+    let mut batch_bytes = 0;
     for change in &walked.changes {
         let commit = walked.commits[change.commit].id.as_str();
         last_commit.insert(change.rel.as_str(), commit);
         if change.rel == CONFIG_FILE || change.rel == secrets::IGNORE_FILE {
-            out.push(
-                CONFIG_CHANGED,
-                &check::repo_path(&change.rel),
-                1,
-                1,
-                format!(
-                    "`{}` changes in this range; the range was checked with the base's copy",
-                    change.rel
-                ),
-                commit,
-                Some(commit),
-            );
+            batch.push(Step::ConfigChanged(change.rel.as_str(), commit));
         }
         let Some((id, mode)) = change.new else {
             continue;
@@ -406,24 +412,57 @@ fn check_changes(
             Depth::Content
         };
         let bytes = team_files::read_blob(repo, id, mode)?;
-        let kind = entry_kind(mode);
-        let secrets = secrets_in(kind, &bytes, accepted);
-        check::check_file(
-            out,
-            &change.rel,
-            kind,
-            &bytes,
-            &secrets,
-            depth,
-            Some(commit),
-        );
+        batch_bytes += bytes.len();
+        batch.push(Step::File(change.rel.as_str(), commit, bytes, mode, depth));
         checked += 1;
+        if batch_bytes >= BATCH_BYTES {
+            check_batch(out, std::mem::take(&mut batch), batch_bytes, accepted);
+            batch_bytes = 0;
+        }
     }
+    check_batch(out, batch, batch_bytes, accepted);
     if !walked.changes.is_empty() {
         let index_commit = last_commit.get(INDEX_FILE).copied();
         check_folder_index(out, final_files, accepted, index_commit);
     }
     Ok(checked)
+}
+
+/// Scans the batch's file versions for secrets on every core, then checks them in order.
+fn check_batch(
+    out: &mut Findings<'_>,
+    batch: Vec<Step<'_>>,
+    bytes: usize,
+    accepted: &SecretsIgnore,
+) {
+    let secrets = super::scan::in_parallel(batch.len(), bytes, |i| match &batch[i] {
+        Step::File(_, _, bytes, mode, _) => secrets_in(entry_kind(*mode), bytes, accepted),
+        Step::ConfigChanged(..) => Vec::new(),
+    });
+    for (step, secrets) in batch.iter().zip(secrets) {
+        match step {
+            Step::ConfigChanged(rel, commit) => out.push(
+                CONFIG_CHANGED,
+                &check::repo_path(rel),
+                1,
+                1,
+                format!(
+                    "`{rel}` changes in this range; the range was checked with the base's copy"
+                ),
+                commit,
+                Some(commit),
+            ),
+            Step::File(rel, commit, bytes, mode, depth) => check::check_file(
+                out,
+                rel,
+                entry_kind(*mode),
+                bytes,
+                &secrets,
+                *depth,
+                Some(commit),
+            ),
+        }
+    }
 }
 
 /// Full checks of every file of one folder snapshot, then its index.

@@ -103,6 +103,17 @@ fn collect(root: &Path, given: Option<&Path>, out: &mut Vec<Target>) -> Result<(
 
 /// `path` relative to `base` with `/` separators, when it lies below it.
 fn relative(path: &Path, base: &Path) -> Option<String> {
+    // The common case as plain strings: comparing path components costs more than scanning
+    // a small memory.
+    if let (Some(p), Some(b)) = (path.to_str(), base.to_str()) {
+        if let Some(rest) = p.strip_prefix(b.trim_end_matches('/')) {
+            if let Some(rest) = rest.strip_prefix('/') {
+                if !rest.contains("//") && !rest.split('/').any(|c| c == "." || c == "..") {
+                    return Some(rest.to_string());
+                }
+            }
+        }
+    }
     let rel = path.strip_prefix(base).ok()?;
     let parts: Vec<String> = rel
         .components()
@@ -114,38 +125,37 @@ fn relative(path: &Path, base: &Path) -> Option<String> {
 /// One scanned file: its findings and size, or `None` when it is binary.
 type Scanned = Option<(Vec<Finding>, u64)>;
 
-/// Scans the files on every core; the first read error wins.
-fn scan_targets(
-    targets: &[Target],
-    ignore: &SecretsIgnore,
-    workdir: Option<&Path>,
-) -> Result<ScanReport, OpError> {
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, Scanned)>> = Mutex::new(Vec::new());
-    let failure: Mutex<Option<OpError>> = Mutex::new(None);
+/// Below this many bytes in all, work runs on the calling thread: starting threads costs more
+/// than scanning a few small memories (a single file, a pre-commit check of a few files).
+pub(crate) const PARALLEL_FROM: usize = 64 * 1024;
+
+/// `work(i)` for every `i` in `0..count`, results in order: one thread per core, each taking
+/// the next item in turn (items differ in size, so a fixed split would leave a core idle).
+/// Runs on the calling thread for one item or when `bytes` (the work's total size, or
+/// `usize::MAX` when unknown) is below [`PARALLEL_FROM`].
+pub(crate) fn in_parallel<R: Send>(
+    count: usize,
+    bytes: usize,
+    work: impl Fn(usize) -> R + Sync,
+) -> Vec<R> {
     let workers = std::thread::available_parallelism()
         .map_or(1, usize::from)
-        .min(targets.len().max(1));
+        .min(count);
+    if workers <= 1 || bytes < PARALLEL_FROM {
+        return (0..count).map(work).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, R)>> = Mutex::new(Vec::with_capacity(count));
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
                 let mut mine = Vec::new();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(target) = targets.get(i) else { break };
-                    match std::fs::read(&target.path) {
-                        Ok(bytes) => {
-                            let len = bytes.len() as u64;
-                            let found =
-                                secrets::scan_bytes(&bytes).map(|f| (ignore.filter(f), len));
-                            mine.push((i, found));
-                        }
-                        Err(e) => {
-                            let mut failure = failure.lock().unwrap_or_else(|p| p.into_inner());
-                            failure.get_or_insert(OpError::io(&target.path, e));
-                            break;
-                        }
+                    if i >= count {
+                        break;
                     }
+                    mine.push((i, work(i)));
                 }
                 results
                     .lock()
@@ -154,11 +164,27 @@ fn scan_targets(
             });
         }
     });
-    if let Some(err) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Err(err);
-    }
     let mut results = results.into_inner().unwrap_or_else(|p| p.into_inner());
     results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Scans the files on every core; the first read error (in file order) wins.
+fn scan_targets(
+    targets: &[Target],
+    ignore: &SecretsIgnore,
+    workdir: Option<&Path>,
+) -> Result<ScanReport, OpError> {
+    let scanned = in_parallel(targets.len(), usize::MAX, |i| {
+        let target = &targets[i];
+        let bytes = std::fs::read(&target.path).map_err(|e| OpError::io(&target.path, e))?;
+        let len = bytes.len() as u64;
+        Ok::<Scanned, OpError>(secrets::scan_bytes(&bytes).map(|f| (ignore.filter(f), len)))
+    });
+    let mut results = Vec::with_capacity(scanned.len());
+    for (i, found) in scanned.into_iter().enumerate() {
+        results.push((i, found?));
+    }
     let mut report = ScanReport::default();
     for (i, found) in results {
         let Some((findings, len)) = found else {
@@ -166,6 +192,9 @@ fn scan_targets(
         };
         report.files_scanned += 1;
         report.bytes_scanned += len;
+        if findings.is_empty() {
+            continue;
+        }
         let repo_path = workdir.and_then(|w| relative(&targets[i].path, w));
         report
             .findings
