@@ -18,7 +18,7 @@ use super::add::{self, NewMemory};
 use super::context::{self, HookFormat};
 use super::resolve::{self, Keep};
 use super::review;
-use super::review_format;
+use super::review::format as review_format;
 use super::sync::{self, SyncOptions, SyncOutcome};
 use super::{OpError, Project};
 

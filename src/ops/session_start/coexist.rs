@@ -7,7 +7,7 @@
 //! teammem's checks; teammem warns in its sync line (its pre-commit hook, when installed, still
 //! refuses a commit that adds a secret, Qwen's included).
 
-use super::Project;
+use crate::ops::Project;
 
 /// The line that tells the agent how to share a memory with the team.
 pub const SHARE_LINE: &str = "To share a private memory with the team, run `teammem share PATH-OR-ID` (it is checked for secrets and trust rules before it is written).";

@@ -8,7 +8,7 @@
 use crate::domain::check::Finding;
 use crate::domain::memory_diff::reveal_hidden;
 
-use super::review::{MemoryChange, Review};
+use super::{MemoryChange, Review};
 
 /// Longer bodies and diffs are folded.
 pub const FOLD_LINES: usize = 20;

@@ -3,6 +3,8 @@
 //! (not a repository, a broken repository, an error in sync) becomes that line, so the
 //! session always starts (invariant 5).
 
+mod coexist;
+
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::time::Duration;
@@ -11,7 +13,6 @@ use crate::domain::gate;
 use crate::git::remote::Transport;
 
 use super::Project;
-use super::coexist;
 use super::context::{self, Context, VERIFY_LINE};
 use super::sync::{self, SyncOptions, SyncOutcome};
 

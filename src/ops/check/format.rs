@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use crate::domain::check::{self, Finding, RULES, Severity};
 use crate::domain::index::percent_encode;
 
-use super::check::CheckReport;
+use super::CheckReport;
 
 /// Grouped by file, one line per finding with its line and column.
 pub fn human(report: &CheckReport) -> String {
