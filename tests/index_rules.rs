@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use common::{Sandbox, memory_text, write};
 use proptest::prelude::*;
+use teammem::domain::gate;
 use teammem::domain::index::{IndexEntry, MAX_FILES, MAX_UNITS, WARNING, render};
 use teammem::domain::memory::MemoryType;
 use teammem::domain::store;
@@ -262,7 +263,8 @@ proptest! {
         let index_of = |dir: &Path| {
             let loaded = store::load(dir, "").unwrap();
             prop_assert!(loaded.invalid.is_empty(), "{:?}", loaded.invalid);
-            store::write_index(dir, &store::render_index(&loaded.memories)).unwrap();
+            let entries = loaded.memories.iter().filter_map(|m| m.index_entry());
+            store::write_index(dir, &gate::team_index_md(entries, None)).unwrap();
             Ok(fs::read(dir.join("MEMORY.md")).unwrap())
         };
         prop_assert_eq!(index_of(a.path())?, index_of(b.path())?);

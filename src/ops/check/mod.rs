@@ -18,6 +18,7 @@ use crate::domain::check::{
     EntryKind, Finding, Findings, SecretHit, Severity, UNMERGED,
 };
 use crate::domain::gate::{self, Policy};
+use crate::domain::memory;
 use crate::domain::scope::Environment;
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
 use crate::domain::secrets::{self, SecretsIgnore};
@@ -464,7 +465,7 @@ fn check_folder_index<'a>(
     for file in files {
         if file.rel == INDEX_FILE {
             index = index.or(Some(file.bytes.as_slice()));
-        } else if file.mode != MODE_SYMLINK && check::is_memory_path(&file.rel) {
+        } else if file.mode != MODE_SYMLINK && memory::is_memory_path(&file.rel) {
             memories.push((file.rel.as_str(), file.bytes.as_slice()));
         }
     }

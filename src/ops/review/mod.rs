@@ -13,6 +13,7 @@ use git2::Repository;
 use serde::Serialize;
 
 use crate::domain::check::{self, Finding};
+use crate::domain::memory;
 use crate::domain::memory_diff::{self, FieldChange, MemoryParts};
 use crate::domain::scope::TEAM_DIR;
 use crate::domain::secrets;
@@ -153,7 +154,7 @@ pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review,
             .unwrap_or_default();
         let is_memory = |side: &Option<(String, git2::Oid, u32)>| {
             side.as_ref()
-                .is_some_and(|(p, _, m)| *m != MODE_SYMLINK && check::is_memory_path(p))
+                .is_some_and(|(p, _, m)| *m != MODE_SYMLINK && memory::is_memory_path(p))
         };
         if !is_memory(&entry.old) && !is_memory(&entry.new) {
             let letter = match entry.kind {
