@@ -28,6 +28,9 @@ pub struct Sandbox {
 impl Sandbox {
     /// A new empty sandbox.
     pub fn new() -> Self {
+        // All tests share one process, and with it libgit2's config search path: it is set
+        // before any test's in-process repository, never while one reads its config.
+        netsync::isolate_libgit2();
         let dir = tempfile::tempdir().expect("temp dir");
         let sandbox = Sandbox { dir };
         fs::create_dir_all(sandbox.home()).unwrap();
