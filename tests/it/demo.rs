@@ -8,7 +8,7 @@ use std::process::Command;
 
 use common::{Run, Sandbox};
 
-fn demo(sb: &Sandbox, args: &[&str]) -> Run {
+pub(crate) fn demo(sb: &Sandbox, args: &[&str]) -> Run {
     let tmp = sb.path().join("tmp");
     fs::create_dir_all(&tmp).unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_teammem"));
@@ -20,7 +20,7 @@ fn demo(sb: &Sandbox, args: &[&str]) -> Run {
     Run::from(cmd.output().unwrap())
 }
 
-fn leftovers(sb: &Sandbox) -> Vec<String> {
+pub(crate) fn leftovers(sb: &Sandbox) -> Vec<String> {
     fs::read_dir(sb.path().join("tmp"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())

@@ -12,6 +12,7 @@ mod cli_smoke;
 mod clients_qwen;
 mod commands;
 mod demo;
+mod demo_json;
 mod dream;
 mod example;
 mod forget_remember;
