@@ -14,7 +14,7 @@ use std::sync::LazyLock;
 use regex::{Regex, RegexBuilder};
 
 use super::check::{CheckConfig, MEMORY_INVALID, SECRET, Severity};
-use super::index::{self, DatedEntry, IndexEntry};
+use super::index::{self, DatedEntry, IndexLine};
 use super::memory::MemoryFile;
 use super::secrets::{self, SecretsIgnore};
 use super::trust;
@@ -27,10 +27,10 @@ pub type Broken = BTreeSet<&'static str>;
 /// expected index, replay's merged index): Qwen Code's index of them, less, under a `policy`,
 /// any line that would carry a secret ([`Policy::index_line_safe`]).
 pub fn team_index_md(
-    entries: impl IntoIterator<Item = IndexEntry>,
+    entries: impl IntoIterator<Item = IndexLine>,
     policy: Option<&Policy>,
 ) -> String {
-    let kept: Vec<IndexEntry> = entries
+    let kept: Vec<IndexLine> = entries
         .into_iter()
         .filter(|entry| policy.is_none_or(|p| p.index_line_safe(entry)))
         .collect();
@@ -158,7 +158,7 @@ impl Policy {
     /// (a trust error in a body is not in the line, and agents get teammem's context rendered
     /// from the memories that pass, never these bytes); only a line that would publish a
     /// secret is left out.
-    pub fn index_line_safe(&self, entry: &IndexEntry) -> bool {
+    pub fn index_line_safe(&self, entry: &IndexLine) -> bool {
         !self.path_has_secret(&entry.path)
             && self
                 .ignore

@@ -12,7 +12,7 @@ use std::fmt;
 use serde::Serialize;
 
 use super::frontmatter::{self, Field, Frontmatter};
-use super::index::IndexEntry;
+use super::index::IndexLine;
 use super::scope::INDEX_FILE;
 
 /// The largest memory file accepted, in bytes.
@@ -405,13 +405,13 @@ impl MemoryFile {
 
     /// The file's line in the index as Qwen Code reads it, or `None` when Qwen Code leaves it
     /// out (its type is only nested under `metadata:`, or its path holds a `\`).
-    pub fn index_entry(&self, rel: &str) -> Option<IndexEntry> {
+    pub fn index_entry(&self, rel: &str) -> Option<IndexLine> {
         if !self.qwen_indexed || !qwen_reads_path(rel) {
             return None;
         }
         let (title, description) =
             qwen_title_description(|key| self.frontmatter.line_value(key), self.kind);
-        Some(IndexEntry {
+        Some(IndexLine {
             path: rel.to_string(),
             title,
             description,
@@ -507,7 +507,7 @@ pub fn is_memory_path(rel: &str) -> bool {
 /// The index line of the file at `rel` holding `bytes`, as Qwen Code lists it: `None` when it is
 /// no memory file ([`is_memory_path`]), its name is refused, or it does not parse. `shown`
 /// names it in messages.
-pub fn index_entry_of(shown: &str, rel: &str, bytes: &[u8]) -> Option<IndexEntry> {
+pub fn index_entry_of(shown: &str, rel: &str, bytes: &[u8]) -> Option<IndexLine> {
     if !is_memory_path(rel) || check_file_name(shown).is_some() {
         return None;
     }

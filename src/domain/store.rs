@@ -5,7 +5,7 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::index::{self, DatedEntry, IndexEntry};
+use super::index::{self, DatedEntry, IndexLine};
 use super::memory::{self, Invalid, MemoryFile};
 use super::scope::INDEX_FILE;
 
@@ -51,7 +51,7 @@ pub struct StoredMemory {
 
 impl StoredMemory {
     /// What the index needs of this memory; `None` when Qwen Code's index leaves it out.
-    pub fn index_entry(&self) -> Option<IndexEntry> {
+    pub fn index_entry(&self) -> Option<IndexLine> {
         self.file.index_entry(&self.rel)
     }
 }
@@ -311,7 +311,7 @@ pub fn load(dir: &Path, shown_as: &str) -> Result<Loaded, StoreError> {
 pub fn load_index_entries(
     dir: &Path,
     shown_as: &str,
-) -> Result<(Vec<IndexEntry>, Vec<Invalid>), StoreError> {
+) -> Result<(Vec<IndexLine>, Vec<Invalid>), StoreError> {
     let (dated, invalid) = load_dated_entries(dir, shown_as)?;
     Ok((dated.into_iter().map(|d| d.entry).collect(), invalid))
 }
@@ -334,7 +334,7 @@ pub fn load_dated_entries(
         match fields {
             Some((title, description, kind)) => entries.push(dated(
                 dir,
-                IndexEntry {
+                IndexLine {
                     path: rel.to_string(),
                     title,
                     description,
@@ -367,7 +367,7 @@ fn index_fields_of_refused(path: &Path) -> Option<(String, String, super::memory
     memory::qwen_index_fields(&String::from_utf8_lossy(&bytes))
 }
 
-fn dated(dir: &Path, entry: IndexEntry) -> DatedEntry {
+fn dated(dir: &Path, entry: IndexLine) -> DatedEntry {
     let mtime_ms = fs::metadata(dir.join(&entry.path))
         .map(|m| {
             let stamp = Stamp::of(&m);

@@ -10,12 +10,12 @@ use std::time::{Duration, SystemTime};
 use common::{Sandbox, memory_text, write};
 use proptest::prelude::*;
 use teammem::domain::gate;
-use teammem::domain::index::{IndexEntry, MAX_FILES, MAX_UNITS, WARNING, render};
+use teammem::domain::index::{IndexLine, MAX_FILES, MAX_UNITS, WARNING, render};
 use teammem::domain::memory::MemoryType;
 use teammem::domain::store;
 
-fn entry(path: &str, title: &str, description: &str) -> IndexEntry {
-    IndexEntry {
+fn entry(path: &str, title: &str, description: &str) -> IndexLine {
+    IndexLine {
         path: path.into(),
         title: title.into(),
         description: description.into(),
@@ -88,7 +88,7 @@ fn lines_are_sorted_by_utf16_units_and_empty_fields_fall_back_to_the_type() {
 
 #[test]
 fn only_the_first_200_paths_are_read_and_nothing_says_so() {
-    let entries: Vec<IndexEntry> = (0..201)
+    let entries: Vec<IndexLine> = (0..201)
         .map(|i| entry(&format!("m{i:03}.md"), "T", &format!("d{i}")))
         .collect();
     let out = render(&entries);
@@ -98,7 +98,7 @@ fn only_the_first_200_paths_are_read_and_nothing_says_so() {
 
 #[test]
 fn past_25000_units_the_index_is_cut_at_a_line_end_and_warned_about() {
-    let entries = |n: usize| -> Vec<IndexEntry> {
+    let entries = |n: usize| -> Vec<IndexLine> {
         (0..n)
             .map(|i| {
                 entry(
@@ -138,7 +138,7 @@ fn descriptions_equal_once_normalised_share_one_line() {
 
 #[test]
 fn a_long_sibling_list_is_cut_with_its_line() {
-    let entries: Vec<IndexEntry> = (0..30)
+    let entries: Vec<IndexLine> = (0..30)
         .map(|i| entry(&format!("sibling-{i:02}.md"), "T", "same"))
         .collect();
     let out = render(&entries);
@@ -178,7 +178,7 @@ fn link_targets_are_percent_encoded() {
     assert_eq!(out, "- [T](a%28b%29%20c.md) \u{2014} d");
 }
 
-fn arb_entries() -> impl Strategy<Value = Vec<IndexEntry>> {
+fn arb_entries() -> impl Strategy<Value = Vec<IndexLine>> {
     let kind = prop_oneof![
         Just(MemoryType::User),
         Just(MemoryType::Feedback),
@@ -202,7 +202,7 @@ fn arb_entries() -> impl Strategy<Value = Vec<IndexEntry>> {
     .prop_map(|files| {
         files
             .into_iter()
-            .map(|(path, (title, description, kind))| IndexEntry {
+            .map(|(path, (title, description, kind))| IndexLine {
                 path,
                 title,
                 description,

@@ -2,7 +2,7 @@
 //! explore the same two functions for longer; these run in every `cargo test`).
 
 use proptest::prelude::*;
-use teammem::domain::index::{self, IndexEntry, MAX_LINES};
+use teammem::domain::index::{self, IndexLine, MAX_LINES};
 use teammem::domain::memory::{MemoryFile, MemoryType};
 
 /// Bytes that look like a memory file often enough to reach the YAML parser and the checks.
@@ -79,9 +79,9 @@ proptest! {
             0..40,
         )
     ) {
-        let mut entries: Vec<IndexEntry> = entries
+        let mut entries: Vec<IndexLine> = entries
             .into_iter()
-            .map(|(path, title, description, k)| IndexEntry {
+            .map(|(path, title, description, k)| IndexLine {
                 path,
                 title,
                 description,

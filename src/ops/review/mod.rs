@@ -18,7 +18,7 @@ use crate::domain::memory_diff::{self, FieldChange, MemoryParts};
 use crate::domain::scope::TEAM_DIR;
 use crate::domain::secrets;
 use crate::domain::usage::utc_date;
-use crate::git::folder_history::{self, ChangeKind, CommitInfo};
+use crate::git::folder_history::{self, CommitInfo, RevisionChange};
 use crate::git::history;
 use crate::git::repo;
 use crate::git::team_files::{self, MODE_SYMLINK};
@@ -158,10 +158,10 @@ pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review,
         };
         if !is_memory(&entry.old) && !is_memory(&entry.new) {
             let letter = match entry.kind {
-                ChangeKind::Added => "A",
-                ChangeKind::Deleted => "D",
-                ChangeKind::Modified => "M",
-                ChangeKind::Renamed => "R",
+                RevisionChange::Added => "A",
+                RevisionChange::Deleted => "D",
+                RevisionChange::Modified => "M",
+                RevisionChange::Renamed => "R",
             };
             other_files.push(format!("{letter} {path}"));
             continue;
@@ -191,7 +191,7 @@ pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review,
                 ("removed", Vec::new(), String::new())
             }
             (Some(old), Some(new)) => {
-                let status = if entry.kind == ChangeKind::Renamed {
+                let status = if entry.kind == RevisionChange::Renamed {
                     summary.renamed += 1;
                     "renamed"
                 } else {
@@ -206,7 +206,7 @@ pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review,
             }
             (None, None) => continue,
         };
-        let old_path = (entry.kind == ChangeKind::Renamed)
+        let old_path = (entry.kind == RevisionChange::Renamed)
             .then(|| entry.old.as_ref().map(|(p, _, _)| p.clone()))
             .flatten();
         let mut risks = risks_by_path
