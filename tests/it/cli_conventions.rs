@@ -9,6 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use common::invoke::{self, stdout_json};
 use common::{Run, Sandbox, memory_text, write};
 use serde_json::Value;
 
@@ -36,25 +37,7 @@ fn closed_stdout(sb: &Sandbox, dir: &Path, args: &[&str]) -> Run {
 }
 
 fn run_env(sb: &Sandbox, dir: &Path, args: &[&str], env: &[(&str, &str)], input: &str) -> Run {
-    use std::io::Write;
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_teammem"));
-    sb.isolate(&mut cmd)
-        .current_dir(dir)
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("run teammem");
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(input.as_bytes()).unwrap();
-    drop(stdin);
-    Run::from(child.wait_with_output().unwrap())
-}
-
-fn json(run: &Run) -> Value {
-    serde_json::from_str(&run.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}\n{}", run.stdout, run.stderr))
+    invoke::teammem_with(sb, dir, args, &invoke::set(env), Some(input))
 }
 
 /// A repository with team memory on, two team memories committed, one private memory.
@@ -260,18 +243,18 @@ fn json_and_format_json_are_the_same_everywhere() {
         ),
     ] {
         let (x, y) = (sb.teammem(&repo, a), sb.teammem(&repo, b));
-        assert_eq!(json(&x), json(&y), "{a:?} vs {b:?}");
+        assert_eq!(stdout_json(&x), stdout_json(&y), "{a:?} vs {b:?}");
     }
     let init = sb.teammem(&repo, ["init", "--json"]);
     init.expect_code(0);
-    assert_eq!(json(&init)["created"], false);
+    assert_eq!(stdout_json(&init)["created"], false);
     let hooks = sb.teammem(&repo, ["install-hooks", "--json"]);
     hooks.expect_code(0);
-    let hooks = json(&hooks);
+    let hooks = stdout_json(&hooks);
     assert_eq!(hooks[0]["name"], "pre-commit", "{hooks:#}");
     let started = sb.teammem(&repo, ["session-start", "--json"]);
     started.expect_code(0);
-    let started = json(&started);
+    let started = stdout_json(&started);
     assert!(
         started["context"]
             .as_str()
@@ -293,13 +276,13 @@ fn json_and_format_json_are_the_same_everywhere() {
     );
     redacted.expect_code(0);
     assert_eq!(
-        json(&redacted),
+        stdout_json(&redacted),
         serde_json::json!({"text": "key [REDACTED_SECRET]\n", "redactions": 1})
     );
     let baseline = sb.teammem(&repo, ["baseline", "diff", "--json"]);
     baseline.expect_code(0);
-    assert_eq!(json(&baseline)["scope"], "private");
-    let context = json(&sb.teammem(&repo, ["context", "--format", "json"]));
+    assert_eq!(stdout_json(&baseline)["scope"], "private");
+    let context = stdout_json(&sb.teammem(&repo, ["context", "--format", "json"]));
     assert_eq!(context["scopes"], serde_json::json!(["private", "team"]));
 }
 
@@ -307,7 +290,7 @@ fn json_and_format_json_are_the_same_everywhere() {
 fn old_limit_spellings_still_work_beside_the_one_name() {
     let sb = Sandbox::new();
     let repo = project(&sb);
-    let new = json(&sb.teammem(
+    let new = stdout_json(&sb.teammem(
         &repo,
         [
             "recall",
@@ -319,7 +302,7 @@ fn old_limit_spellings_still_work_beside_the_one_name() {
             "--json",
         ],
     ));
-    let old = json(&sb.teammem(
+    let old = stdout_json(&sb.teammem(
         &repo,
         ["recall", "postgres", "--max", "1", "--chars", "5", "--json"],
     ));
@@ -495,7 +478,7 @@ fn sync_outside_a_repository_exits_2_and_still_reports() {
     fs::create_dir_all(&plain).unwrap();
     let run = sb.teammem(&plain, ["sync", "--json"]);
     run.expect_code(2);
-    assert_eq!(json(&run)["skipped_reason"], "not-a-git-repo");
+    assert_eq!(stdout_json(&run)["skipped_reason"], "not-a-git-repo");
     let human = sb.teammem(&plain, ["sync"]);
     human.expect_code(2);
     assert!(
@@ -626,7 +609,7 @@ fn a_team_switch_that_is_neither_1_nor_0_falls_back_to_the_setting() {
             "",
         );
         run.expect_code(0);
-        let listed = json(&run);
+        let listed = stdout_json(&run);
         listed["memories"]
             .as_array()
             .unwrap()
@@ -687,7 +670,7 @@ fn a_check_that_cannot_run_still_writes_a_valid_sarif_log() {
         ["check", "--range", "nope..HEAD", "--format", "sarif"],
     );
     run.expect_code(2);
-    let log = json(&run);
+    let log = stdout_json(&run);
     assert_eq!(log["version"], "2.1.0");
     let invocation = &log["runs"][0]["invocations"][0];
     assert_eq!(invocation["executionSuccessful"], false);
@@ -700,7 +683,7 @@ fn a_check_that_cannot_run_still_writes_a_valid_sarif_log() {
 
     let scan = sb.teammem(&repo, ["scan", "no-such-folder", "--format", "sarif"]);
     scan.expect_code(2);
-    let scan = json(&scan);
+    let scan = stdout_json(&scan);
     assert_eq!(
         scan["runs"][0]["invocations"][0]["executionSuccessful"],
         false
@@ -708,7 +691,7 @@ fn a_check_that_cannot_run_still_writes_a_valid_sarif_log() {
     let rule = &scan["runs"][0]["tool"]["driver"]["rules"][0];
     assert_eq!(rule["properties"]["security-severity"], "9.0", "{rule:#}");
 
-    let ok = json(&sb.teammem(&repo, ["check", "--all", "--format", "sarif"]));
+    let ok = stdout_json(&sb.teammem(&repo, ["check", "--all", "--format", "sarif"]));
     let rules = ok["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
     let severity = |id: &str| {
         rules.iter().find(|r| r["id"] == id).unwrap()["properties"]["security-severity"].clone()
@@ -1027,13 +1010,13 @@ fn dream_and_sync_dry_runs_change_nothing() {
         ["dream", "--force", "--dry-run", "--scope", "team", "--json"],
     );
     dry.expect_code(0);
-    let report = json(&dry);
+    let report = stdout_json(&dry);
     assert_eq!(report[0]["dry_run"], true);
     assert_eq!(report[0]["deduped_entries"], 1, "{report:#}");
     assert_eq!(files(&repo), before);
 
     let head = sb.git(&repo, ["rev-parse", "HEAD"]);
-    let plan = json(&sb.teammem(&repo, ["sync", "--dry-run", "--json"]));
+    let plan = stdout_json(&sb.teammem(&repo, ["sync", "--dry-run", "--json"]));
     assert_eq!(plan["dry_run"], true);
     let planned: Vec<String> = plan["would_commit"]
         .as_array()
@@ -1125,7 +1108,7 @@ impl Pair {
         );
         let run = self.sb.teammem(&self.alice, ["sync", "--json"]);
         run.expect_code(0);
-        json(&run)
+        stdout_json(&run)
     }
 }
 
@@ -1177,7 +1160,7 @@ fn a_memory_both_changed_is_named_checked_kept_from_dream_and_resolved() {
     // check reports it as a warning (exit 0), validate warns.
     let check = sb.teammem(alice, ["check", "--all", "--json"]);
     check.expect_code(0);
-    let check = json(&check);
+    let check = stdout_json(&check);
     let finding = check["findings"]
         .as_array()
         .unwrap()
@@ -1196,7 +1179,7 @@ fn a_memory_both_changed_is_named_checked_kept_from_dream_and_resolved() {
     // dream leaves the pair alone, even though the two share a title and a description.
     let dream = sb.teammem(alice, ["dream", "--force", "--scope", "team", "--json"]);
     dream.expect_code(0);
-    let dream = json(&dream);
+    let dream = stdout_json(&dream);
     assert_eq!(dream[0]["deduped_entries"], 0, "{dream:#}");
     assert_eq!(
         dream[0]["skipped_conflicts"],

@@ -5,23 +5,15 @@ use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use common::invoke;
 use common::{Run, Sandbox, memory_text, write};
 use teammem::domain::scope::{Environment, TeamSwitches, sanitize_git_root};
 use teammem::ops::Project;
 
 /// Runs teammem with the sandbox's environment changed by `env` (`None` removes a variable).
 fn teammem_env(sb: &Sandbox, dir: &Path, env: &[(&str, Option<&str>)], args: &[&str]) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_teammem"));
-    sb.isolate(&mut cmd).current_dir(dir).args(args);
-    for (key, value) in env {
-        match value {
-            Some(v) => cmd.env(key, v),
-            None => cmd.env_remove(key),
-        };
-    }
-    Run::from(cmd.output().unwrap())
+    invoke::teammem_with(sb, dir, args, env, None)
 }
 
 /// Adds a memory named `name` and returns the file teammem reports it wrote.

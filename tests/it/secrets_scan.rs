@@ -4,8 +4,8 @@ use crate::common;
 
 use std::path::Path;
 
+use common::invoke::stdout_json;
 use common::{Sandbox, memory_text, write};
-use serde_json::Value;
 
 /// Tokens of real shapes, built at run time so this file holds no token literal.
 fn slack_token() -> String {
@@ -32,10 +32,6 @@ fn put_memory(repo: &Path, rel: &str, body: &str) {
     );
 }
 
-fn json(run: &common::Run) -> Value {
-    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
-}
-
 #[test]
 fn json_report_has_exactly_the_designed_fields_and_no_secret() {
     let sb = Sandbox::new();
@@ -51,7 +47,7 @@ fn json_report_has_exactly_the_designed_fields_and_no_secret() {
     let run = sb.teammem(&repo, ["scan", "--format", "json"]);
     run.expect_code(1);
     assert!(!run.stdout.contains(&token) && !run.stderr.contains(&token));
-    let report = json(&run);
+    let report = stdout_json(&run);
     let mut top: Vec<&str> = report
         .as_object()
         .unwrap()
@@ -100,7 +96,7 @@ fn sarif_report_is_sarif_2_1_0_with_repo_relative_locations() {
 
     let run = sb.teammem(&repo, ["scan", "--format", "sarif"]);
     run.expect_code(1);
-    let log = json(&run);
+    let log = stdout_json(&run);
     assert_eq!(log["version"], "2.1.0");
     let driver = &log["runs"][0]["tool"]["driver"];
     assert_eq!(driver["name"], "teammem");
@@ -170,7 +166,7 @@ fn paths_are_walked_with_gitignore_hidden_files_and_binaries_handled() {
 
     let run = sb.teammem(&repo, ["scan", "notes", "single.md", "--format", "json"]);
     run.expect_code(1);
-    let report = json(&run);
+    let report = stdout_json(&run);
     let paths: Vec<&str> = report["findings"]
         .as_array()
         .unwrap()
@@ -201,7 +197,7 @@ fn allow_marker_and_secretsignore_silence_findings() {
     put_memory(&repo, "project/b.md", &format!("fixture {token}\n"));
     let run = sb.teammem(&repo, ["scan", "--format", "json"]);
     run.expect_code(1);
-    let report = json(&run);
+    let report = stdout_json(&run);
     assert_eq!(report["findings"].as_array().unwrap().len(), 1);
     assert_eq!(report["findings"][0]["path"], "project/b.md");
     let fp = report["findings"][0]["fingerprint"]
@@ -259,7 +255,7 @@ fn a_folder_scanned_on_every_core_reports_in_path_order() {
     for _ in 0..3 {
         let run = sb.teammem(&repo, ["scan", "notes", "--format", "json"]);
         run.expect_code(1);
-        let report = json(&run);
+        let report = stdout_json(&run);
         let paths: Vec<&str> = report["findings"]
             .as_array()
             .unwrap()

@@ -5,6 +5,7 @@
 //! budget panics; a full disk still gets its JSON report.
 
 use crate::common;
+use crate::common::invoke::stdout_json;
 use crate::common::netsync;
 use crate::common::servers;
 use crate::common::syncrun;
@@ -30,11 +31,6 @@ fn timed(team: &Team, dir: &Path, args: &[&str]) -> (common::Run, Duration) {
     let started = Instant::now();
     let run = teammem_env(&team.sb, dir, args, &[]);
     (run, started.elapsed())
-}
-
-fn report_of(run: &common::Run) -> serde_json::Value {
-    serde_json::from_str(&run.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}\n{}", run.stdout, run.stderr))
 }
 
 /// Files an interrupted transfer leaves in the pack folder.
@@ -94,7 +90,7 @@ fn a_server_trickling_http_headers_is_cut_off_at_the_budget() {
             &team.me,
             &["sync", "--json", "--timeout", "3", "--transport", transport],
         );
-        let report = report_of(&run);
+        let report = stdout_json(&run);
         assert_eq!(reason(&report), "timeout", "{transport}: {report:#}");
         assert_within_budget(&format!("sync --transport {transport}"), took);
     }
@@ -122,7 +118,7 @@ fn a_git_server_trickling_its_advertisement_is_cut_off_at_the_budget() {
     assert!(run.stdout.contains("hookSpecificOutput"), "{}", run.stdout);
     assert_within_budget("session-start", took);
     let (run, took) = timed(&team, &team.me, &["sync", "--json", "--timeout", "3"]);
-    let report = report_of(&run);
+    let report = stdout_json(&run);
     assert_eq!(reason(&report), "timeout", "{report:#}");
     assert_within_budget("sync", took);
 }
@@ -158,7 +154,7 @@ fn a_server_stalling_mid_pack_is_cut_off_and_its_temp_pack_removed() {
             &team.me,
             &["sync", "--json", "--timeout", "3", "--transport", transport],
         );
-        let report = report_of(&run);
+        let report = stdout_json(&run);
         assert_eq!(reason(&report), "timeout", "{transport}: {report:#}");
         assert_within_budget(&format!("sync --transport {transport}"), took);
         assert_eq!(leftovers(&team.me), Vec::<String>::new(), "{transport}");
@@ -166,7 +162,7 @@ fn a_server_stalling_mid_pack_is_cut_off_and_its_temp_pack_removed() {
     team.sb.git(&team.me, ["fsck", "--no-progress"]);
     team.set_origin(&team.me, &daemon.url("team.git"));
     let (run, _) = timed(&team, &team.me, &["sync", "--json"]);
-    let report = report_of(&run);
+    let report = stdout_json(&run);
     assert_eq!(reason(&report), "", "{report:#}");
     assert_eq!(report["pulled"], true);
     assert_eq!(fs::read(team.me.join("noise.bin")).unwrap(), noise);
@@ -232,7 +228,7 @@ fn a_checkout_too_big_for_the_budget_is_stopped_and_finished_by_the_next_sync() 
     let remote = team.rev(&team.bare, "main");
 
     let (run, took) = timed(&team, &team.me, &["sync", "--json", "--timeout", "3"]);
-    let report = report_of(&run);
+    let report = stdout_json(&run);
     assert_eq!(reason(&report), "timeout", "{report:#}");
     assert_within_budget("sync", took);
     assert_ne!(
@@ -242,7 +238,7 @@ fn a_checkout_too_big_for_the_budget_is_stopped_and_finished_by_the_next_sync() 
     );
 
     let (run, _) = timed(&team, &team.me, &["sync", "--json", "--timeout", "300"]);
-    let report = report_of(&run);
+    let report = stdout_json(&run);
     assert_eq!(reason(&report), "", "{report:#}");
     assert_eq!(team.rev(&team.me, "HEAD"), remote);
     assert_eq!(team.status(&team.me), "");
@@ -266,7 +262,7 @@ fn any_timeout_value_is_accepted_without_a_panic() {
             "{timeout}: {}",
             run.stderr
         );
-        report_of(&run);
+        stdout_json(&run);
     }
     let run = teammem_env(
         &team.sb,
@@ -367,7 +363,7 @@ fn after_a_network_failure_session_starts_skip_the_network_but_sync_tries() {
     );
 
     let (run, took) = timed(&team, &team.me, &["sync", "--json", "--timeout", "3"]);
-    assert_eq!(reason(&report_of(&run)), "timeout");
+    assert_eq!(reason(&stdout_json(&run)), "timeout");
     assert!(
         took >= Duration::from_secs(2),
         "sync by hand did not try: {took:?}"
@@ -376,7 +372,7 @@ fn after_a_network_failure_session_starts_skip_the_network_but_sync_tries() {
     let daemon = GitDaemon::start(&team.sb, &team.srv);
     team.set_origin(&team.me, &daemon.url("team.git"));
     let (run, _) = timed(&team, &team.me, &["sync", "--json"]);
-    assert_eq!(reason(&report_of(&run)), "", "{}", run.stdout);
+    assert_eq!(reason(&stdout_json(&run)), "", "{}", run.stdout);
     let (third, _) = timed(&team, &team.me, &start);
     assert!(
         !third.stdout.contains("Network skipped"),
@@ -405,7 +401,7 @@ fn a_fetched_team_file_over_the_size_limit_is_refused_by_name() {
     let before = team.rev(&team.me, "HEAD");
     for _ in 0..2 {
         let (run, _) = timed(&team, &team.me, &["sync", "--json", "--timeout", "3"]);
-        let report = report_of(&run);
+        let report = stdout_json(&run);
         assert_eq!(reason(&report), "too-large", "{report:#}");
         let why = report["warnings"][0].as_str().unwrap();
         assert!(

@@ -6,6 +6,7 @@
 
 #![allow(dead_code)]
 
+pub mod invoke;
 pub mod lifecycle;
 pub mod netsync;
 pub mod servers;
@@ -124,20 +125,7 @@ impl Sandbox {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        use std::io::Write;
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_teammem"));
-        self.isolate(&mut cmd)
-            .current_dir(dir)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().expect("run teammem");
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(input.as_bytes()).unwrap();
-        drop(stdin);
-        let out = child.wait_with_output().unwrap();
-        Run::from(out)
+        invoke::teammem_with(self, dir, args, &[], Some(input))
     }
 
     /// Runs `teammem` in `dir` with an empty stdin.

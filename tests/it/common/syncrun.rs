@@ -3,21 +3,14 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::common::{Run, Sandbox, memory_text, write};
+use crate::common::{Run, Sandbox, invoke, memory_text, write};
 
 /// Runs `teammem` in `dir` with the sandbox's environment plus `env`.
 pub fn teammem_env(sb: &Sandbox, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_teammem"));
-    sb.isolate(&mut cmd)
-        .current_dir(dir)
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null());
-    Run::from(cmd.output().expect("run teammem"))
+    invoke::teammem_with(sb, dir, args, &invoke::set(env), None)
 }
 
 /// `teammem sync --json ARGS` in `dir`: the parsed report (exit status 0 or 1 required).
