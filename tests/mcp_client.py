@@ -1,4 +1,4 @@
-"""Drives `teammem mcp` with the official MCP Python SDK over stdio, for tests/mcp.rs.
+"""Drives `teammem mcp` with the official MCP Python SDK over stdio, for tests/it/mcp.rs.
 
 Usage: python3 tests/mcp_client.py PLAN.json
 
@@ -7,7 +7,7 @@ PLAN: {"command": "...", "args": [...], "cwd": "...", "env": {...},
 
 Prints one JSON object: the server's initialize result, its tools, and for each step the
 result of each call ({"is_error", "text", "structured"} or {"protocol_error": {code, message}}).
-The assertions live in tests/mcp.rs; this script only speaks the protocol.
+The assertions live in tests/it/mcp.rs; this script only speaks the protocol.
 """
 
 import asyncio

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Qwen Code, pinned: tests/clients_qwen.rs runs its own index builder, frontmatter reader and a
+# Qwen Code, pinned: tests/it/clients_qwen.rs runs its own index builder, frontmatter reader and a
 # headless session. It declares node>=22 but runs on Node 20, so the engine check is not enforced.
 set -euo pipefail
 version=0.24.4

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Claude Code (npm), for tests/mcp.rs's end-to-end runs against a mock model server on
+# Claude Code (npm), for tests/it/mcp.rs's end-to-end runs against a mock model server on
 # 127.0.0.1. The package ships its binary for this platform as an npm dependency; no
 # postinstall download from anywhere else is needed.
 set -euo pipefail

@@ -3,11 +3,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use teammem::domain::index::{IndexEntry, MAX_BYTES, MAX_LINES, render};
+use teammem::domain::index::{IndexLine, MAX_BYTES, MAX_LINES, render};
 use teammem::domain::memory::MemoryType;
 
 /// Fields are separated by NUL bytes: path, title, description, then a type byte, repeated.
-fn entries(bytes: &[u8]) -> Vec<IndexEntry> {
+fn entries(bytes: &[u8]) -> Vec<IndexLine> {
     let fields: Vec<String> = bytes
         .split(|&b| b == 0)
         .map(|f| String::from_utf8_lossy(f).into_owned())
@@ -15,7 +15,7 @@ fn entries(bytes: &[u8]) -> Vec<IndexEntry> {
     fields
         .chunks(4)
         .filter(|c| c.len() == 4)
-        .map(|c| IndexEntry {
+        .map(|c| IndexLine {
             path: c[0].clone(),
             title: c[1].clone(),
             description: c[2].clone(),

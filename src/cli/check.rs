@@ -2,8 +2,8 @@
 
 use clap::{ArgGroup, Args, ValueEnum};
 
+use crate::ops::check::format as check_format;
 use crate::ops::check::{self, Source};
-use crate::ops::check_format;
 use crate::ops::{EXIT_FINDINGS, EXIT_OK, OpError, Project};
 
 /// Check the team memory as git holds it for secrets, invalid memories and trust risks.

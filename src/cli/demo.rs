@@ -17,9 +17,22 @@ pub struct DemoArgs {
     /// Keep the temp folder and print where it is, to look around with git.
     #[arg(long)]
     keep: bool,
+    /// Print each step as JSON instead of the story: the memory as written, each sync, the
+    /// refused secret (redacted), the memory kept in two versions, the context each agent
+    /// receives, the review and the resolved conflict.
+    #[arg(long)]
+    json: bool,
+    /// `--format json` is the same as --json; `--format human` is the default.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    format: Option<super::TextFormat>,
 }
 
 pub fn run(args: DemoArgs) -> Result<u8, OpError> {
+    if super::json_wanted(args.json, args.format) {
+        let done = demo::run(args.keep, &mut std::io::sink())?;
+        super::print_json(&done)?;
+        return Ok(EXIT_OK);
+    }
     let mut stdout = super::ui::Stdout;
     let done = demo::run(args.keep, &mut stdout)?;
     outln!("\nDone in {} ms.", done.elapsed.as_millis());

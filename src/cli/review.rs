@@ -57,7 +57,7 @@ pub fn run(project: &Project, args: ReviewArgs) -> Result<u8, OpError> {
     match format {
         ReviewFormat::Markdown => out!(
             "{}",
-            super::shown(&ops::review_format::markdown_within(&review, max_chars))
+            super::shown(&ops::review::format::markdown_within(&review, max_chars))
         ),
         ReviewFormat::Json => super::print_json(&review)?,
     }

@@ -10,9 +10,9 @@ pub const MODE_FILE: u32 = 0o100644;
 /// Git's mode for an executable file.
 pub const MODE_EXECUTABLE: u32 = 0o100755;
 
-/// How a file changed.
+/// How a file changed since the consolidation baseline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChangeKind {
+pub enum BaselineChange {
     /// New since the baseline.
     Added,
     /// Changed content or mode.
@@ -21,13 +21,13 @@ pub enum ChangeKind {
     Deleted,
 }
 
-impl ChangeKind {
+impl BaselineChange {
     /// The status letter, as `git status --short` writes it.
     pub fn letter(self) -> char {
         match self {
-            ChangeKind::Added => 'A',
-            ChangeKind::Modified => 'M',
-            ChangeKind::Deleted => 'D',
+            BaselineChange::Added => 'A',
+            BaselineChange::Modified => 'M',
+            BaselineChange::Deleted => 'D',
         }
     }
 }
@@ -38,7 +38,7 @@ pub struct FileChange {
     /// Path relative to the scope folder.
     pub path: String,
     /// How it changed.
-    pub kind: ChangeKind,
+    pub kind: BaselineChange,
     /// The baseline's mode, when it existed there.
     pub old_mode: Option<u32>,
     /// The current mode, when it exists now.
@@ -131,21 +131,21 @@ fn file_diff(change: &FileChange) -> String {
     let path = &change.path;
     let mut out = format!("diff --git a/{path} b/{path}\n");
     let (old_name, new_name) = match change.kind {
-        ChangeKind::Added => {
+        BaselineChange::Added => {
             out.push_str(&format!(
                 "new file mode {:o}\n",
                 change.new_mode.unwrap_or(MODE_FILE)
             ));
             ("/dev/null".to_string(), format!("b/{path}"))
         }
-        ChangeKind::Deleted => {
+        BaselineChange::Deleted => {
             out.push_str(&format!(
                 "deleted file mode {:o}\n",
                 change.old_mode.unwrap_or(MODE_FILE)
             ));
             (format!("a/{path}"), "/dev/null".to_string())
         }
-        ChangeKind::Modified => {
+        BaselineChange::Modified => {
             if let (Some(old), Some(new)) = (change.old_mode, change.new_mode) {
                 if old != new {
                     out.push_str(&format!("old mode {old:o}\nnew mode {new:o}\n"));
@@ -174,12 +174,12 @@ fn file_diff(change: &FileChange) -> String {
 mod tests {
     use super::*;
 
-    fn change(path: &str, kind: ChangeKind, old: &str, new: &str) -> FileChange {
+    fn change(path: &str, kind: BaselineChange, old: &str, new: &str) -> FileChange {
         FileChange {
             path: path.into(),
             kind,
-            old_mode: (kind != ChangeKind::Added).then_some(MODE_FILE),
-            new_mode: (kind != ChangeKind::Deleted).then_some(MODE_FILE),
+            old_mode: (kind != BaselineChange::Added).then_some(MODE_FILE),
+            new_mode: (kind != BaselineChange::Deleted).then_some(MODE_FILE),
             old_text: old.into(),
             new_text: new.into(),
         }
@@ -196,7 +196,7 @@ mod tests {
 
     #[test]
     fn fence_outgrows_backticks_in_content() {
-        let r = render("T", &[change("a.md", ChangeKind::Added, "", "````x\n")]);
+        let r = render("T", &[change("a.md", BaselineChange::Added, "", "````x\n")]);
         assert!(r.text.contains("\n`````diff\n"), "{}", r.text);
     }
 
@@ -204,8 +204,8 @@ mod tests {
     fn cut_keeps_the_limit() {
         let big = "line\n".repeat(2000);
         let changes = vec![
-            change("a.md", ChangeKind::Added, "", &big),
-            change("b.md", ChangeKind::Added, "", &big),
+            change("a.md", BaselineChange::Added, "", &big),
+            change("b.md", BaselineChange::Added, "", &big),
         ];
         let r = render_with_limit("T", &changes, 4096);
         assert!(r.cut && r.text.len() <= 4096, "{}", r.text.len());

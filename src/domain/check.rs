@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::gate::Policy;
-use super::index::{self, IndexEntry};
 use super::memory::{self, MemoryFile, MemoryType};
 use super::scope::{INDEX_FILE, TEAM_DIR};
 use super::trust;
@@ -525,12 +524,6 @@ pub fn repo_path(rel: &str) -> String {
     format!("{TEAM_DIR}/{rel}")
 }
 
-/// Whether a team-folder path is read as a memory (every `.md` except the top-level index,
-/// hidden files and folders skipped), as the store reads a scope folder.
-pub fn is_memory_path(rel: &str) -> bool {
-    rel.ends_with(".md") && rel != INDEX_FILE && !rel.split('/').any(|p| p.starts_with('.'))
-}
-
 /// Checks one file of the team folder. `secrets` holds the scanner's findings for `bytes`.
 pub fn check_file(
     out: &mut Findings<'_>,
@@ -707,13 +700,15 @@ fn check_path(
         );
         return;
     }
-    if !is_memory_path(rel) {
+    if !memory::is_memory_path(rel) {
         out.push(
             PATH_LAYOUT,
             &path,
             1,
             1,
-            "hidden file or folder: agents and the index skip it".into(),
+            "a MEMORY.md below the top level, or a file inside a .git folder: agents and the \
+             index skip it"
+                .into(),
             "",
             commit,
         );
@@ -735,7 +730,7 @@ fn check_path(
 }
 
 /// Compares `MEMORY.md` with the index the memories give. `memories` holds every file of the
-/// folder read as a memory (see [`is_memory_path`]); invalid ones stay out, as in the store.
+/// folder read as a memory (see [`memory::is_memory_path`]); invalid ones stay out, as in the store.
 pub fn check_index(
     out: &mut Findings<'_>,
     memories: &[(&str, &[u8])],
@@ -782,13 +777,10 @@ pub fn check_index(
 /// The index `memories` give: every memory Qwen Code would list, less a line that would carry
 /// a secret ([`Policy::index_line_safe`]).
 pub fn expected_index(memories: &[(&str, &[u8])], policy: &Policy) -> String {
-    let entries: Vec<IndexEntry> = memories
+    let entries = memories
         .iter()
-        .filter(|(rel, _)| is_memory_path(rel) && memory::check_file_name(rel).is_none())
-        .filter_map(|(rel, bytes)| MemoryFile::parse_in(rel, rel, bytes).ok()?.index_entry(rel))
-        .filter(|entry| policy.index_line_safe(entry))
-        .collect();
-    index::render(&entries)
+        .filter_map(|(rel, bytes)| memory::index_entry_of(rel, rel, bytes));
+    super::gate::team_index_md(entries, Some(policy))
 }
 
 #[cfg(test)]

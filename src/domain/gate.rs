@@ -14,13 +14,41 @@ use std::sync::LazyLock;
 use regex::{Regex, RegexBuilder};
 
 use super::check::{CheckConfig, MEMORY_INVALID, SECRET, Severity};
-use super::index::IndexEntry;
+use super::index::{self, DatedEntry, IndexLine};
 use super::memory::MemoryFile;
 use super::secrets::{self, SecretsIgnore};
 use super::trust;
 
 /// The rules a file broke, as shown to a user (never what matched).
 pub type Broken = BTreeSet<&'static str>;
+
+/// The team `MEMORY.md` for its memories' index lines — the one builder of a team index, for
+/// every writer and checker of one (`teammem index`, each rebuild after a write, `check`'s
+/// expected index, replay's merged index): Qwen Code's index of them, less, under a `policy`,
+/// any line that would carry a secret ([`Policy::index_line_safe`]).
+pub fn team_index_md(
+    entries: impl IntoIterator<Item = IndexLine>,
+    policy: Option<&Policy>,
+) -> String {
+    let kept: Vec<IndexLine> = entries
+        .into_iter()
+        .filter(|entry| policy.is_none_or(|p| p.index_line_safe(entry)))
+        .collect();
+    index::render(&kept)
+}
+
+/// A private or user `MEMORY.md` (newest first) for its memories' dated index lines, less,
+/// under a `policy`, any line that would carry a secret; see [`team_index_md`].
+pub fn dated_index_md(
+    entries: impl IntoIterator<Item = DatedEntry>,
+    policy: Option<&Policy>,
+) -> String {
+    let kept: Vec<DatedEntry> = entries
+        .into_iter()
+        .filter(|dated| policy.is_none_or(|p| p.index_line_safe(&dated.entry)))
+        .collect();
+    index::render_by_time(&kept)
+}
 
 /// What the gate says of one memory file.
 #[derive(Debug, Clone)]
@@ -130,7 +158,7 @@ impl Policy {
     /// (a trust error in a body is not in the line, and agents get teammem's context rendered
     /// from the memories that pass, never these bytes); only a line that would publish a
     /// secret is left out.
-    pub fn index_line_safe(&self, entry: &IndexEntry) -> bool {
+    pub fn index_line_safe(&self, entry: &IndexLine) -> bool {
         !self.path_has_secret(&entry.path)
             && self
                 .ignore

@@ -31,9 +31,9 @@ pub const MAX_FILES: usize = 200;
 /// The line Qwen Code ends a cut index with (after an empty line).
 pub const WARNING: &str = "> WARNING: MEMORY.md is too large; only part of it was written. Keep index entries concise and move detail into topic files.";
 
-/// What the index needs to know of one memory.
+/// One memory's line in `MEMORY.md`: what the index needs to know of the memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexEntry {
+pub struct IndexLine {
     /// Path relative to the scope folder, with `/` separators.
     pub path: String,
     /// The memory's `name` (as read by the line rule).
@@ -48,7 +48,7 @@ pub struct IndexEntry {
 #[derive(Debug, Clone, PartialEq)]
 pub struct DatedEntry {
     /// The memory.
-    pub entry: IndexEntry,
+    pub entry: IndexLine,
     /// Its modification time in milliseconds since the epoch, computed as Node's `mtimeMs`.
     pub mtime_ms: f64,
 }
@@ -60,8 +60,8 @@ pub fn mtime_ms(secs: i64, nanos: i64) -> f64 {
 
 /// Renders the team index: memories by path (UTF-16 order), the first 200, lines grouped by
 /// equal normalised descriptions. Order of `entries` does not matter.
-pub fn render(entries: &[IndexEntry]) -> String {
-    let mut sorted: Vec<&IndexEntry> = entries.iter().collect();
+pub fn render(entries: &[IndexLine]) -> String {
+    let mut sorted: Vec<&IndexLine> = entries.iter().collect();
     // Ties on the path are broken by the other fields, so that even two entries claiming the
     // same path (which one folder cannot hold) give the same index in any order.
     sorted.sort_by(|a, b| {
@@ -72,7 +72,7 @@ pub fn render(entries: &[IndexEntry]) -> String {
     sorted.dedup_by(|a, b| a.path == b.path);
     sorted.truncate(MAX_FILES);
 
-    let mut groups: Vec<(&IndexEntry, Vec<&IndexEntry>)> = Vec::new();
+    let mut groups: Vec<(&IndexLine, Vec<&IndexLine>)> = Vec::new();
     let mut group_of: HashMap<String, usize> = HashMap::new();
     for entry in sorted {
         let key = normalize_description(&entry.description);
@@ -124,7 +124,7 @@ fn file_name(path: &str) -> &str {
 }
 
 /// `- [title](target) — description`, fields cleaned; an empty field shows the type.
-fn entry_line(entry: &IndexEntry) -> Vec<u16> {
+fn entry_line(entry: &IndexLine) -> Vec<u16> {
     let or_type = |field: Vec<u16>| match field.is_empty() {
         true => entry.kind.as_str().encode_utf16().collect(),
         false => field,
@@ -413,8 +413,8 @@ pub fn locale_cmp(a: &str, b: &str) -> Ordering {
 mod tests {
     use super::*;
 
-    fn entry(path: &str, title: &str, description: &str) -> IndexEntry {
-        IndexEntry {
+    fn entry(path: &str, title: &str, description: &str) -> IndexLine {
+        IndexLine {
             path: path.into(),
             title: title.into(),
             description: description.into(),
@@ -474,7 +474,7 @@ mod tests {
 
     #[test]
     fn only_the_first_200_paths_are_read() {
-        let entries: Vec<IndexEntry> = (0..250)
+        let entries: Vec<IndexLine> = (0..250)
             .map(|i| entry(&format!("m{i:03}.md"), "t", &format!("d{i}")))
             .collect();
         let out = render(&entries);

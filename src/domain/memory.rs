@@ -12,7 +12,8 @@ use std::fmt;
 use serde::Serialize;
 
 use super::frontmatter::{self, Field, Frontmatter};
-use super::index::IndexEntry;
+use super::index::IndexLine;
+use super::scope::INDEX_FILE;
 
 /// The largest memory file accepted, in bytes.
 pub const MAX_FILE_BYTES: usize = 64 * 1024;
@@ -404,13 +405,13 @@ impl MemoryFile {
 
     /// The file's line in the index as Qwen Code reads it, or `None` when Qwen Code leaves it
     /// out (its type is only nested under `metadata:`, or its path holds a `\`).
-    pub fn index_entry(&self, rel: &str) -> Option<IndexEntry> {
+    pub fn index_entry(&self, rel: &str) -> Option<IndexLine> {
         if !self.qwen_indexed || !qwen_reads_path(rel) {
             return None;
         }
         let (title, description) =
             qwen_title_description(|key| self.frontmatter.line_value(key), self.kind);
-        Some(IndexEntry {
+        Some(IndexLine {
             path: rel.to_string(),
             title,
             description,
@@ -491,6 +492,28 @@ impl MemoryFile {
             })
             .collect()
     }
+}
+
+/// Whether the file at `rel` (relative to its scope folder, `/`-separated) is a memory file —
+/// the one rule the store, `check`, `review`, sync's gate and replay's index share, Qwen Code's
+/// (its scan lists every `*.md` of the folder, recursively): every `*.md` at any depth, hidden
+/// files and folders included, except a file named `MEMORY.md` (an index at any depth) and
+/// anything inside a `.git` folder, which is git's own.
+pub fn is_memory_path(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    name.ends_with(".md") && name != INDEX_FILE && !rel.split('/').any(|part| part == ".git")
+}
+
+/// The index line of the file at `rel` holding `bytes`, as Qwen Code lists it: `None` when it is
+/// no memory file ([`is_memory_path`]), its name is refused, or it does not parse. `shown`
+/// names it in messages.
+pub fn index_entry_of(shown: &str, rel: &str, bytes: &[u8]) -> Option<IndexLine> {
+    if !is_memory_path(rel) || check_file_name(shown).is_some() {
+        return None;
+    }
+    MemoryFile::parse_in(shown, rel, bytes)
+        .ok()?
+        .index_entry(rel)
 }
 
 /// Whether Qwen Code finds the file at `rel` (relative to its scope folder): it turns every
@@ -769,6 +792,30 @@ pub fn slugify(title: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Each case one of the four old copies (store, check, replay, quarantine) decided
+    // differently; all now follow Qwen Code's scan.
+    #[test]
+    fn memory_paths_are_what_qwen_code_scans() {
+        assert!(is_memory_path("feedback/use-real-db.md"));
+        assert!(is_memory_path("top-level.md"));
+        // Hidden files and folders: Qwen Code reads them (check and replay used to skip them).
+        assert!(is_memory_path(".hidden.md"));
+        assert!(is_memory_path("feedback/.draft.md"));
+        assert!(is_memory_path(".drafts/feedback/x.md"));
+        // MEMORY.md is an index at any depth (check, replay and quarantine only knew the top one).
+        assert!(!is_memory_path("MEMORY.md"));
+        assert!(!is_memory_path("feedback/MEMORY.md"));
+        assert!(is_memory_path("feedback/NOT-MEMORY.md"));
+        // Git's own folder is no memory (only the store knew).
+        assert!(!is_memory_path(".git/notes.md"));
+        assert!(!is_memory_path("sub/.git/x.md"));
+        assert!(is_memory_path(".github/x.md"));
+        // Not markdown.
+        assert!(!is_memory_path("feedback/x.txt"));
+        assert!(!is_memory_path("feedback/x.md.bak"));
+        assert!(!is_memory_path(".teammem.toml"));
+    }
 
     const GOOD: &str = "---\nname: Use the real database\ndescription: Tests hit a real Postgres\ntype: feedback\nkeywords: [postgres, tests]\nowner: data-team\n---\nBody line.\n\nWhy: mocks lied.\n";
 

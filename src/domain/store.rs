@@ -5,7 +5,7 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::index::{self, DatedEntry, IndexEntry};
+use super::index::{self, DatedEntry, IndexLine};
 use super::memory::{self, Invalid, MemoryFile};
 use super::scope::INDEX_FILE;
 
@@ -51,7 +51,7 @@ pub struct StoredMemory {
 
 impl StoredMemory {
     /// What the index needs of this memory; `None` when Qwen Code's index leaves it out.
-    pub fn index_entry(&self) -> Option<IndexEntry> {
+    pub fn index_entry(&self) -> Option<IndexLine> {
         self.file.index_entry(&self.rel)
     }
 }
@@ -89,8 +89,8 @@ fn check_not_symlink(path: &Path) -> Result<(), StoreError> {
     }
 }
 
-/// Lists the memory files below `dir` (relative paths, sorted bytewise): every `*.md`, hidden
-/// ones too, except files named `MEMORY.md`, as Qwen Code lists them. A symlink that resolves outside
+/// Lists the memory files below `dir` (relative paths, sorted bytewise): those
+/// [`memory::is_memory_path`] calls memories, as Qwen Code lists them. A symlink that resolves outside
 /// `dir` is refused; one inside is followed for files and skipped for folders.
 pub fn memory_paths(dir: &Path) -> Result<Vec<String>, StoreError> {
     Ok(memory_listing(dir)?.paths)
@@ -254,14 +254,14 @@ fn walk(dir: &Path, root: &Path, prefix: &str, listing: &mut Listing) -> Result<
         let Some(name) = name.to_str() else {
             // Listed (under a lossy name) so that it is reported as not a slug, never skipped.
             let lossy = name.to_string_lossy();
-            if lossy.ends_with(".md") && entry.file_type().is_ok_and(|t| t.is_file()) {
-                listing.paths.push(format!("{prefix}{lossy}"));
+            let rel = format!("{prefix}{lossy}");
+            if memory::is_memory_path(&rel) && entry.file_type().is_ok_and(|t| t.is_file()) {
+                listing.paths.push(rel);
             }
             continue;
         };
-        // As Qwen Code lists a scope: hidden files and folders count, and a file named
-        // MEMORY.md is an index at any depth (a symlinked one is not read, only replaced).
-        // Git's own folder, should one sit here, is no memory.
+        // Git's own folder is not walked, and an index is never read, whatever it is (a
+        // symlinked MEMORY.md is only replaced); `memory::is_memory_path` decides the rest.
         if name == INDEX_FILE || name == ".git" {
             continue;
         }
@@ -283,12 +283,12 @@ fn walk(dir: &Path, root: &Path, prefix: &str, listing: &mut Listing) -> Result<
                     ),
                 });
             }
-            if target.is_file() && name.ends_with(".md") {
+            if target.is_file() && memory::is_memory_path(&rel) {
                 listing.paths.push(rel);
             }
         } else if file_type.is_dir() {
             walk(&path, root, &format!("{rel}/"), listing)?;
-        } else if name.ends_with(".md") {
+        } else if memory::is_memory_path(&rel) {
             listing.paths.push(rel);
         }
     }
@@ -311,7 +311,7 @@ pub fn load(dir: &Path, shown_as: &str) -> Result<Loaded, StoreError> {
 pub fn load_index_entries(
     dir: &Path,
     shown_as: &str,
-) -> Result<(Vec<IndexEntry>, Vec<Invalid>), StoreError> {
+) -> Result<(Vec<IndexLine>, Vec<Invalid>), StoreError> {
     let (dated, invalid) = load_dated_entries(dir, shown_as)?;
     Ok((dated.into_iter().map(|d| d.entry).collect(), invalid))
 }
@@ -334,7 +334,7 @@ pub fn load_dated_entries(
         match fields {
             Some((title, description, kind)) => entries.push(dated(
                 dir,
-                IndexEntry {
+                IndexLine {
                     path: rel.to_string(),
                     title,
                     description,
@@ -367,7 +367,7 @@ fn index_fields_of_refused(path: &Path) -> Option<(String, String, super::memory
     memory::qwen_index_fields(&String::from_utf8_lossy(&bytes))
 }
 
-fn dated(dir: &Path, entry: IndexEntry) -> DatedEntry {
+fn dated(dir: &Path, entry: IndexLine) -> DatedEntry {
     let mtime_ms = fs::metadata(dir.join(&entry.path))
         .map(|m| {
             let stamp = Stamp::of(&m);
@@ -488,24 +488,14 @@ pub fn read_capped(path: &Path) -> Result<Vec<u8>, StoreError> {
     Ok(bytes)
 }
 
-/// The team index text for a set of memories (those Qwen Code's index lists).
-pub fn render_index(memories: &[StoredMemory]) -> String {
-    let entries: Vec<IndexEntry> = memories
-        .iter()
-        .filter_map(StoredMemory::index_entry)
-        .collect();
-    index::render(&entries)
-}
-
-/// The private or user index text for a set of memories read from `dir`: newest first, by
-/// each file's modification time there.
-pub fn render_dated_index(dir: &Path, memories: &[StoredMemory]) -> String {
-    let entries: Vec<DatedEntry> = memories
+/// The index lines of a set of memories read from `dir` (those Qwen Code's index lists), each
+/// with the file's modification time there, which orders a private or user index.
+pub fn dated_entries(dir: &Path, memories: &[StoredMemory]) -> Vec<DatedEntry> {
+    memories
         .iter()
         .filter_map(StoredMemory::index_entry)
         .map(|e| dated(dir, e))
-        .collect();
-    index::render_by_time(&entries)
+        .collect()
 }
 
 /// Writes `MEMORY.md` in `dir` when its bytes differ. Returns whether it wrote.

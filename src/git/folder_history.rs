@@ -177,7 +177,7 @@ pub fn range(
 
 /// How a file differs between two revisions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChangeKind {
+pub enum RevisionChange {
     /// Only in the new revision.
     Added,
     /// Only in the old revision.
@@ -192,7 +192,7 @@ pub enum ChangeKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FolderDiffEntry {
     /// What happened.
-    pub kind: ChangeKind,
+    pub kind: RevisionChange,
     /// The old path and blob (absent when added).
     pub old: Option<(String, Oid, u32)>,
     /// The new path and blob (absent when deleted).
@@ -226,16 +226,18 @@ pub fn folder_diff(
     let mut out = Vec::new();
     for delta in diff.deltas() {
         let (kind, old, new) = match delta.status() {
-            Delta::Added | Delta::Copied => (ChangeKind::Added, None, Some(side(delta.new_file()))),
-            Delta::Deleted => (ChangeKind::Deleted, Some(side(delta.old_file())), None),
+            Delta::Added | Delta::Copied => {
+                (RevisionChange::Added, None, Some(side(delta.new_file())))
+            }
+            Delta::Deleted => (RevisionChange::Deleted, Some(side(delta.old_file())), None),
             Delta::Renamed => (
-                ChangeKind::Renamed,
+                RevisionChange::Renamed,
                 Some(side(delta.old_file())),
                 Some(side(delta.new_file())),
             ),
             Delta::Unmodified | Delta::Ignored | Delta::Untracked | Delta::Unreadable => continue,
             _ => (
-                ChangeKind::Modified,
+                RevisionChange::Modified,
                 Some(side(delta.old_file())),
                 Some(side(delta.new_file())),
             ),

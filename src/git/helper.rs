@@ -23,8 +23,8 @@ use serde::{Deserialize, Serialize};
 
 use super::fast_forward::BranchMove;
 use super::push::PushOutcome;
+use super::remote::child::{self, Stopped};
 use super::remote::credentials::{CredentialSources, EnvToken};
-use super::remote::git_cli::kill_group;
 use super::remote::{Deadline, GitProgram, NetFailure, NetFailureKind, NetworkOptions};
 use super::upstream::Upstream;
 
@@ -297,56 +297,35 @@ pub(crate) fn run(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        // Its own process group, so a credential helper it started dies with it.
-        cmd.process_group(0);
-    }
-    let mut child = cmd.spawn().map_err(|e| {
-        Abandoned::Failed(format!(
-            "cannot start the helper process {}: {e}",
-            program.display()
-        ))
-    })?;
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(&input);
-    }
-    let stdout = child.stdout.take().map(|mut pipe| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = pipe.read_to_end(&mut bytes);
-            bytes
-        })
-    });
-    let pid = child.id();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if deadline.passed() => break None,
-            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(e) => {
-                kill_group(&mut child);
-                clean_after(repo, pid);
-                return Err(Abandoned::Failed(format!("waiting for the helper: {e}")));
-            }
+    let done = match child::run_within(cmd, &input, &deadline) {
+        Ok(done) => done,
+        Err(Stopped::Spawn(e)) => {
+            return Err(Abandoned::Failed(format!(
+                "cannot start the helper process {}: {e}",
+                program.display()
+            )));
+        }
+        Err(Stopped::Wait { pid, error }) => {
+            clean_after(repo, pid);
+            return Err(Abandoned::Failed(format!(
+                "waiting for the helper: {error}"
+            )));
+        }
+        Err(Stopped::Deadline { pid }) => {
+            clean_after(repo, pid);
+            return Err(Abandoned::Timeout);
         }
     };
-    let Some(status) = status else {
-        kill_group(&mut child);
-        clean_after(repo, pid);
-        return Err(Abandoned::Timeout);
-    };
-    let bytes = stdout.and_then(|h| h.join().ok()).unwrap_or_default();
-    match serde_json::from_slice::<Reply>(&bytes) {
+    match serde_json::from_slice::<Reply>(&done.stdout) {
         Ok(reply) => Ok(reply),
         Err(_) => {
-            clean_after(repo, pid);
+            clean_after(repo, done.pid);
             if deadline.passed() {
                 return Err(Abandoned::Timeout);
             }
             Err(Abandoned::Failed(format!(
-                "the helper process ended without an answer ({status})"
+                "the helper process ended without an answer ({})",
+                done.status
             )))
         }
     }

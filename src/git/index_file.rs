@@ -10,9 +10,9 @@
 
 use std::path::Path;
 
-/// One index entry below the folder.
+/// One entry of git's index (the staging area) below the folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexEntry {
+pub struct StagedEntry {
     /// The full path in the repository.
     pub path: Vec<u8>,
     /// Git's file mode.
@@ -29,7 +29,7 @@ pub struct IndexEntry {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FolderEntries {
     /// The entries below the folder, in index order.
-    Read(Vec<IndexEntry>),
+    Read(Vec<StagedEntry>),
     /// The index uses a form this reader leaves to libgit2; says which.
     Unsupported(String),
 }
@@ -112,7 +112,7 @@ fn parse(bytes: &[u8], prefix: &[u8], id_len: usize) -> FolderEntries {
             && prefix.starts_with(&previous)
             && prefix[previous.len()] == b'/';
         if previous.starts_with(prefix) || is_ancestor {
-            out.push(IndexEntry {
+            out.push(StagedEntry {
                 path: previous.clone(),
                 mode,
                 id: id.to_vec(),

@@ -17,7 +17,6 @@ use super::commit::{SYNC_SUBJECT, SYNC_TRAILER};
 use super::{GitError, history};
 use crate::domain::memory::{self, MemoryFile};
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
-use crate::domain::store::{self, StoredMemory};
 
 /// How many user commits are listed at most in a `diverged` / `local-ahead` result.
 const LISTED_USER_COMMITS: usize = 10;
@@ -373,7 +372,7 @@ fn conflict_name(path: &str, short: &str) -> String {
 }
 
 /// MEMORY.md for the merged files, rendered as `teammem index` renders it from disk: every
-/// valid `*.md` outside hidden folders, except the top-level index itself, that passes the
+/// valid memory file ([`memory::is_memory_path`]) that passes the
 /// memory gate, so a teammate's memory holding a secret is never copied into this commit's
 /// index.
 fn regenerate_index(repo: &Repository, files: &BTreeMap<String, Version>) -> Result<Oid, GitError> {
@@ -387,37 +386,18 @@ fn regenerate_index(repo: &Repository, files: &BTreeMap<String, Version>) -> Res
         blob_of(crate::domain::check::CONFIG_FILE).as_deref(),
         blob_of(crate::domain::secrets::IGNORE_FILE).as_deref(),
     );
-    let mut memories = Vec::new();
+    let mut entries = Vec::new();
     for (rel, (oid, mode)) in files {
-        let hidden = rel.split('/').any(|part| part.starts_with('.'));
-        if hidden
-            || !rel.ends_with(".md")
-            || rel == INDEX_FILE
-            || *mode == i32::from(FileMode::Link)
-        {
+        if !memory::is_memory_path(rel) || *mode == i32::from(FileMode::Link) {
             continue;
         }
         let shown = format!("{TEAM_DIR}/{rel}");
-        if memory::check_file_name(&shown).is_some() {
-            continue;
-        }
         let blob = repo
             .find_blob(*oid)
             .map_err(|e| GitError::git(format!("reading {shown}"), e))?;
-        // Listed as Qwen Code would list it, unless its line would carry a secret.
-        if let Ok(file) = memory::MemoryFile::parse_in(&shown, rel, blob.content())
-            && file
-                .index_entry(rel)
-                .is_none_or(|entry| policy.index_line_safe(&entry))
-        {
-            memories.push(StoredMemory {
-                rel: rel.clone(),
-                file,
-            });
-        }
+        entries.extend(memory::index_entry_of(&shown, rel, blob.content()));
     }
-    memories.sort_by(|a, b| a.rel.as_bytes().cmp(b.rel.as_bytes()));
-    let text = store::render_index(&memories);
+    let text = crate::domain::gate::team_index_md(entries, Some(&policy));
     repo.blob(text.as_bytes())
         .map_err(|e| GitError::git("writing the regenerated MEMORY.md", e))
 }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::changes::{self, ChangeKind, FileChange, MODE_EXECUTABLE, MODE_FILE};
+use crate::domain::changes::{self, BaselineChange, FileChange, MODE_EXECUTABLE, MODE_FILE};
 use crate::domain::scope::ScopeKind;
 use crate::domain::store;
 use crate::domain::usage;
@@ -277,7 +277,7 @@ pub fn diff(project: &Project, scope: ScopeKind, claim: bool) -> Result<Baseline
                 }
                 FileChange {
                     path: path.to_string(),
-                    kind: ChangeKind::Modified,
+                    kind: BaselineChange::Modified,
                     old_mode: Some(old.mode),
                     new_mode: Some(new.mode),
                     old_text: old_text(old.oid)?,
@@ -286,7 +286,7 @@ pub fn diff(project: &Project, scope: ScopeKind, claim: bool) -> Result<Baseline
             }
             (None, Some(new)) => FileChange {
                 path: path.to_string(),
-                kind: ChangeKind::Added,
+                kind: BaselineChange::Added,
                 old_mode: None,
                 new_mode: Some(new.mode),
                 old_text: String::new(),
@@ -294,7 +294,7 @@ pub fn diff(project: &Project, scope: ScopeKind, claim: bool) -> Result<Baseline
             },
             (Some(old), None) => FileChange {
                 path: path.to_string(),
-                kind: ChangeKind::Deleted,
+                kind: BaselineChange::Deleted,
                 old_mode: Some(old.mode),
                 new_mode: None,
                 old_text: old_text(old.oid)?,

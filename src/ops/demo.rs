@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use git2::Repository;
+use serde::Serialize;
 
 use crate::domain::memory::MemoryType;
 use crate::domain::scope::{Environment, ScopeKind, TEAM_DIR};
@@ -18,17 +19,125 @@ use super::add::{self, NewMemory};
 use super::context::{self, HookFormat};
 use super::resolve::{self, Keep};
 use super::review;
-use super::review_format;
+use super::review::format as review_format;
 use super::sync::{self, SyncOptions, SyncOutcome};
 use super::{OpError, Project};
 
-/// What the demo leaves behind.
-#[derive(Debug, Clone)]
+/// What the demo showed and leaves behind (`teammem demo --json` prints it).
+#[derive(Debug, Clone, Serialize)]
 pub struct DemoRun {
+    /// Each part of the story, in order, with what it showed.
+    pub sections: Vec<DemoSection>,
     /// The temp folder, when it was kept (`--keep`).
     pub kept: Option<PathBuf>,
     /// How long it took.
+    #[serde(rename = "elapsed_ms", serialize_with = "millis")]
     pub elapsed: Duration,
+}
+
+/// One part of the story: its heading and what it showed.
+#[derive(Debug, Clone, Serialize)]
+pub struct DemoSection {
+    /// The heading the text output prints after `==`.
+    pub title: String,
+    /// What happened, in order.
+    pub steps: Vec<DemoStep>,
+}
+
+/// One thing the demo showed. Every text is what the text output prints; no secret is in any.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "step", rename_all = "kebab-case")]
+pub enum DemoStep {
+    /// A teammate ran `teammem sync`.
+    Sync {
+        /// `alice` or `bob`.
+        who: String,
+        /// The line `teammem sync` prints, counting memories apart from MEMORY.md.
+        summary: String,
+        /// What sync warned about (a memory kept in two versions).
+        warnings: Vec<String>,
+    },
+    /// A memory file exactly as `teammem add` wrote it.
+    MemoryWritten {
+        /// Whose clone holds it.
+        who: String,
+        /// Its path in the repository.
+        path: String,
+        /// Its bytes, frontmatter and body.
+        text: String,
+    },
+    /// A team write refused because its body holds a secret; the secret is shown as `[hidden]`.
+    SecretRefused {
+        /// Who tried.
+        who: String,
+        /// The refusal, as `teammem add` reports it.
+        message: String,
+        /// Whether the write was refused (anything else is a failure of the demo).
+        refused: bool,
+    },
+    /// The files of a folder after a memory both edited was synced: the memory and its
+    /// conflict copy.
+    TwoVersions {
+        /// Whose clone.
+        who: String,
+        /// The files, relative to the team folder.
+        files: Vec<String>,
+    },
+    /// The context an agent receives at session start, as `teammem context` prints it.
+    AgentContext {
+        /// Whose agent.
+        who: String,
+        /// The context text.
+        text: String,
+    },
+    /// `teammem review` of what a sync brought, as markdown.
+    Review {
+        /// Who reviewed.
+        who: String,
+        /// The review.
+        markdown: String,
+    },
+    /// A memory kept in two versions made one again by `teammem resolve`.
+    ConflictResolved {
+        /// Who resolved it.
+        who: String,
+        /// The memory, `scope:path`.
+        memory: String,
+        /// The version kept (its path).
+        kept: String,
+        /// The conflict copy removed.
+        removed: String,
+    },
+}
+
+fn millis<S: serde::Serializer>(elapsed: &Duration, to: S) -> Result<S::Ok, S::Error> {
+    to.serialize_u64(u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The story as it is told: written to `out` as text, and recorded for `--json`.
+struct Story<'a> {
+    out: &'a mut dyn Write,
+    sections: Vec<DemoSection>,
+}
+
+impl Story<'_> {
+    fn heading(&mut self, title: &str) -> Result<(), OpError> {
+        self.sections.push(DemoSection {
+            title: title.to_string(),
+            steps: Vec::new(),
+        });
+        writeln!(self.out, "\n== {title}").map_err(io)
+    }
+
+    fn record(&mut self, step: DemoStep) {
+        if let Some(section) = self.sections.last_mut() {
+            section.steps.push(step);
+        }
+    }
+}
+
+fn io(e: std::io::Error) -> OpError {
+    OpError::io(Path::new("<stdout>"), e)
 }
 
 /// One teammate: a clone and the project seen from it.
@@ -43,7 +152,11 @@ struct Teammate {
 pub fn run(keep: bool, out: &mut dyn Write) -> Result<DemoRun, OpError> {
     let started = Instant::now();
     let root = make_root()?;
-    let result = story(&root, out);
+    let mut told = Story {
+        out,
+        sections: Vec::new(),
+    };
+    let result = story(&root, &mut told);
     let kept = if keep {
         Some(root.clone())
     } else {
@@ -52,19 +165,19 @@ pub fn run(keep: bool, out: &mut dyn Write) -> Result<DemoRun, OpError> {
     };
     result?;
     Ok(DemoRun {
+        sections: told.sections,
         kept,
         elapsed: started.elapsed(),
     })
 }
 
-fn story(root: &Path, out: &mut dyn Write) -> Result<(), OpError> {
-    let io = |e: std::io::Error| OpError::io(Path::new("<stdout>"), e);
+fn story(root: &Path, story: &mut Story<'_>) -> Result<(), OpError> {
     let remote = root.join("team.git");
     Repository::init_bare(&remote)
         .and_then(|r| r.set_head("refs/heads/main"))
         .map_err(|e| git("creating the bare remote", e))?;
 
-    heading(out, "Alice starts the team memory and syncs")?;
+    story.heading("Alice starts the team memory and syncs")?;
     let alice = new_clone(root, "alice", "Alice", &remote, false)?;
     remember(
         &alice,
@@ -80,15 +193,20 @@ fn story(root: &Path, out: &mut dyn Write) -> Result<(), OpError> {
         "Releases leave every Tuesday",
         "Releases go out on Tuesday at 10:00 UTC.\n",
     )?;
-    say_sync(out, &alice, &sync_now(&alice)?)?;
+    say_sync(story, &alice, &sync_now(&alice)?)?;
 
-    heading(out, "The memory file as Alice's add wrote it")?;
+    story.heading("The memory file as Alice's add wrote it")?;
     let release = format!("{TEAM_DIR}/project/release-train.md");
     let written = fs::read_to_string(alice.dir.join(&release))
         .map_err(|e| OpError::io(alice.dir.join(&release), e))?;
-    writeln!(out, "alice$ cat {release}\n{written}").map_err(io)?;
+    writeln!(story.out, "alice$ cat {release}\n{written}").map_err(io)?;
+    story.record(DemoStep::MemoryWritten {
+        who: "alice".into(),
+        path: release.clone(),
+        text: written,
+    });
 
-    heading(out, "Bob clones, adds a memory and syncs")?;
+    story.heading("Bob clones, adds a memory and syncs")?;
     let bob = new_clone(root, "bob", "Bob", &remote, true)?;
     remember(
         &bob,
@@ -97,9 +215,9 @@ fn story(root: &Path, out: &mut dyn Write) -> Result<(), OpError> {
         "Runbooks live in the ops wiki under /oncall",
         "See the ops wiki, section On-call.\n",
     )?;
-    say_sync(out, &bob, &sync_now(&bob)?)?;
+    say_sync(story, &bob, &sync_now(&bob)?)?;
 
-    heading(out, "Bob tries to save a token in team memory")?;
+    story.heading("Bob tries to save a token in team memory")?;
     // Built at run time so the demo's source holds no token-shaped text.
     let token = format!("ghp_{}{}", "x7Kq9ZpR2mWv4LtN", "8bYc1HdJ6sFg3AeU0oQi");
     let refused = add::add(
@@ -113,69 +231,87 @@ fn story(root: &Path, out: &mut dyn Write) -> Result<(), OpError> {
             body: format!("token: {token}\n"),
         },
     );
-    match refused {
+    let (message, refused) = match refused {
         Err(err) => {
             let text = err.to_string().replace(&token, "[hidden]");
-            let first = text.lines().next().unwrap_or_default();
-            writeln!(out, "refused: {first}").map_err(io)?;
-            for line in text.lines().skip(1).take(1) {
-                writeln!(out, "  {line}").map_err(io)?;
-            }
+            let shown: Vec<&str> = text.lines().take(2).collect();
+            writeln!(story.out, "refused: {}", shown.join("\n  ")).map_err(io)?;
+            (shown.join("\n"), true)
         }
-        Ok(_) => writeln!(out, "not refused (unexpected)").map_err(io)?,
-    }
+        Ok(_) => {
+            writeln!(story.out, "not refused (unexpected)").map_err(io)?;
+            ("not refused (unexpected)".to_string(), false)
+        }
+    };
+    story.record(DemoStep::SecretRefused {
+        who: "bob".into(),
+        message,
+        refused,
+    });
 
-    heading(out, "Alice and Bob both edit the release train memory")?;
+    story.heading("Alice and Bob both edit the release train memory")?;
     edit_body(
         &alice,
         &release,
         "Releases go out on Wednesday at 10:00 UTC.\n",
     )?;
     edit_body(&bob, &release, "Releases go out on Tuesday at 14:00 UTC.\n")?;
-    say_sync(out, &alice, &sync_now(&alice)?)?;
+    say_sync(story, &alice, &sync_now(&alice)?)?;
     let bobs = sync_now(&bob)?;
-    say_sync(out, &bob, &bobs)?;
+    say_sync(story, &bob, &bobs)?;
     for warning in &bobs.warnings {
-        writeln!(out, "  {warning}").map_err(io)?;
+        writeln!(story.out, "  {warning}").map_err(io)?;
     }
-    writeln!(out, "Bob's team memory now holds:").map_err(io)?;
-    for file in team_files(&bob.dir.join(TEAM_DIR).join("project"))? {
-        writeln!(out, "  project/{file}").map_err(io)?;
+    writeln!(story.out, "Bob's team memory now holds:").map_err(io)?;
+    let files: Vec<String> = team_files(&bob.dir.join(TEAM_DIR).join("project"))?
+        .into_iter()
+        .map(|file| format!("project/{file}"))
+        .collect();
+    for file in &files {
+        writeln!(story.out, "  {file}").map_err(io)?;
     }
+    story.record(DemoStep::TwoVersions {
+        who: "bob".into(),
+        files,
+    });
 
-    heading(out, "What Bob's agent receives at session start")?;
+    story.heading("What Bob's agent receives at session start")?;
     let bob_now = Project::open_with(&bob.dir, bob.project.env.clone())?;
-    let shown = context::build(&bob_now, None)?;
-    writeln!(out, "bob$ teammem context").map_err(io)?;
-    write!(out, "{}", context::render(&shown, HookFormat::Plain)).map_err(io)?;
+    say_context(story, "bob", &bob_now)?;
 
-    heading(out, "Alice syncs and reviews what Bob's sync brought")?;
+    story.heading("Alice syncs and reviews what Bob's sync brought")?;
     let alice_repo = crate::git::repo::open(&alice.dir)?;
     let before = head(&alice_repo)?;
-    say_sync(out, &alice, &sync_now(&alice)?)?;
+    say_sync(story, &alice, &sync_now(&alice)?)?;
     let after = head(&alice_repo)?;
     let review = review::review_range(&alice_repo, &before, &after)?;
-    write!(out, "{}", review_format::markdown(&review)).map_err(io)?;
+    let markdown = review_format::markdown(&review);
+    write!(story.out, "{markdown}").map_err(io)?;
+    story.record(DemoStep::Review {
+        who: "alice".into(),
+        markdown,
+    });
 
-    heading(
-        out,
-        "Bob keeps Alice's version, and both agents see one memory again",
-    )?;
+    story.heading("Bob keeps Alice's version, and both agents see one memory again")?;
     let conflict = resolve::find(&bob_now, "project/release-train.md")?;
     let done = resolve::resolve(&bob_now, &conflict, Keep::Theirs)?;
     writeln!(
-        out,
+        story.out,
         "bob$ teammem resolve project/release-train.md --theirs\nResolved {}:{}: kept the \
          version at {}; removed {}.",
         done.scope, done.memory, done.memory, done.copy
     )
     .map_err(io)?;
-    say_sync(out, &bob, &sync_now(&bob)?)?;
-    say_sync(out, &alice, &sync_now(&alice)?)?;
+    story.record(DemoStep::ConflictResolved {
+        who: "bob".into(),
+        memory: format!("{}:{}", done.scope, done.memory),
+        kept: done.memory.to_string(),
+        removed: done.copy.to_string(),
+    });
+    say_sync(story, &bob, &sync_now(&bob)?)?;
+    say_sync(story, &alice, &sync_now(&alice)?)?;
     let alice_now = Project::open_with(&alice.dir, alice.project.env.clone())?;
-    let shown = context::build(&alice_now, None)?;
-    writeln!(out, "alice$ teammem context").map_err(io)?;
-    write!(out, "{}", context::render(&shown, HookFormat::Plain)).map_err(io)?;
+    say_context(story, "alice", &alice_now)?;
     Ok(())
 }
 
@@ -285,7 +421,7 @@ fn sync_now(who: &Teammate) -> Result<SyncOutcome, OpError> {
 
 /// `teammem sync`'s line, counting memories apart from the regenerated index (the line's
 /// "team memory files" count MEMORY.md too).
-fn say_sync(out: &mut dyn Write, who: &Teammate, outcome: &SyncOutcome) -> Result<(), OpError> {
+fn say_sync(story: &mut Story<'_>, who: &Teammate, outcome: &SyncOutcome) -> Result<(), OpError> {
     let mut line = outcome.summary();
     if let (true, Some(sha)) = (outcome.committed, &outcome.commit) {
         let (memories, index_too) = changed_in_commit(&who.dir, sha)?;
@@ -298,8 +434,26 @@ fn say_sync(out: &mut dyn Write, who: &Teammate, outcome: &SyncOutcome) -> Resul
             tail.unwrap_or_default()
         );
     }
-    writeln!(out, "{}$ teammem sync\n{line}", who.name.to_lowercase())
-        .map_err(|e| OpError::io(Path::new("<stdout>"), e))
+    let name = who.name.to_lowercase();
+    writeln!(story.out, "{name}$ teammem sync\n{line}").map_err(io)?;
+    story.record(DemoStep::Sync {
+        who: name,
+        summary: line,
+        warnings: outcome.warnings.clone(),
+    });
+    Ok(())
+}
+
+/// `teammem context` as `who`'s agent receives it at session start.
+fn say_context(story: &mut Story<'_>, who: &str, project: &Project) -> Result<(), OpError> {
+    let text = context::render(&context::build(project, None)?, HookFormat::Plain);
+    writeln!(story.out, "{who}$ teammem context").map_err(io)?;
+    write!(story.out, "{text}").map_err(io)?;
+    story.record(DemoStep::AgentContext {
+        who: who.into(),
+        text,
+    });
+    Ok(())
 }
 
 /// How many memory files commit `sha` changed in the team folder (against its first parent),
@@ -329,10 +483,6 @@ fn changed_in_commit(dir: &Path, sha: &str) -> Result<(usize, bool), OpError> {
         }
     }
     Ok((memories, index_too))
-}
-
-fn heading(out: &mut dyn Write, title: &str) -> Result<(), OpError> {
-    writeln!(out, "\n== {title}").map_err(|e| OpError::io(Path::new("<stdout>"), e))
 }
 
 fn team_files(dir: &Path) -> Result<Vec<String>, OpError> {

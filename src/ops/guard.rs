@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::domain::check::{CONFIG_FILE, CheckConfig, USER_CONFIG_FILE};
 use crate::domain::gate::{self, Broken, Policy, Verdict};
-use crate::domain::index::IndexEntry;
+use crate::domain::index::IndexLine;
 use crate::domain::memory::MemoryFile;
 use crate::domain::scope::{ScopeKind, TEAM_DIR};
 use crate::domain::secrets::{self, Finding, IGNORE_FILE, SecretsIgnore};
@@ -79,7 +79,7 @@ pub struct GatedScope {
 
 impl GatedScope {
     /// The index lines of the memories that passed.
-    pub fn index_entries(&self) -> Vec<IndexEntry> {
+    pub fn index_entries(&self) -> Vec<IndexLine> {
         self.passed
             .iter()
             .filter_map(|(rel, file)| file.index_entry(rel))

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::domain::gate;
-use crate::domain::index;
 use crate::domain::memory::Invalid;
 use crate::domain::scope::{INDEX_FILE, ScopeKind};
 use crate::domain::secrets;
@@ -35,17 +34,14 @@ pub fn index(project: &Project, scope: ScopeKind, write: bool) -> Result<IndexSt
     let dir = project.check_scope_safe(scope)?;
     let shown = project.shown_prefix(scope);
     let policy = super::guard::index_policy(project, scope);
-    let kept = |e: &index::IndexEntry| policy.as_ref().is_none_or(|p| p.index_line_safe(e));
     let (expected, mut invalid) = match scope {
         ScopeKind::Team => {
-            let (mut entries, invalid) = store::load_index_entries(&dir, &shown)?;
-            entries.retain(|e| kept(e));
-            (index::render(&entries), invalid)
+            let (entries, invalid) = store::load_index_entries(&dir, &shown)?;
+            (gate::team_index_md(entries, policy.as_ref()), invalid)
         }
         _ => {
-            let (mut entries, invalid) = store::load_dated_entries(&dir, &shown)?;
-            entries.retain(|d| kept(&d.entry));
-            (index::render_by_time(&entries), invalid)
+            let (entries, invalid) = store::load_dated_entries(&dir, &shown)?;
+            (gate::dated_index_md(entries, policy.as_ref()), invalid)
         }
     };
     for problem in &mut invalid {

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::domain::gate;
 use crate::domain::scope::{Environment, Layout, ScopeKind, TEAM_DIR, TeamSettings, TeamSwitches};
 use crate::domain::store::{self, Loaded};
 use crate::git::repo::{self, RepoPaths};
@@ -142,20 +143,18 @@ impl Project {
         let loaded = self.load(scope)?;
         let dir = self.scope_dir(scope)?;
         let policy = super::guard::index_policy(self, scope);
-        let kept: Vec<store::StoredMemory> = loaded
-            .memories
-            .iter()
-            .filter(|m| {
-                policy.as_ref().is_none_or(|p| {
-                    m.index_entry()
-                        .is_none_or(|entry| p.index_line_safe(&entry))
-                })
-            })
-            .cloned()
-            .collect();
         let text = match scope {
-            ScopeKind::Team => store::render_index(&kept),
-            _ => store::render_dated_index(&dir, &kept),
+            ScopeKind::Team => gate::team_index_md(
+                loaded
+                    .memories
+                    .iter()
+                    .filter_map(store::StoredMemory::index_entry),
+                policy.as_ref(),
+            ),
+            _ => gate::dated_index_md(
+                store::dated_entries(&dir, &loaded.memories),
+                policy.as_ref(),
+            ),
         };
         if !dir.exists() && text.is_empty() {
             return Ok((false, loaded));

@@ -9,7 +9,6 @@ use serde::Serialize;
 
 use crate::domain::gate::{self, Policy};
 use crate::domain::memory::{self, MAX_FILE_BYTES, MemoryFile};
-use crate::domain::scope::INDEX_FILE;
 use crate::domain::secrets::{self, SecretsIgnore};
 use crate::domain::store;
 
@@ -81,8 +80,7 @@ fn reasons_for(path: &str, rel: &str, bytes: &[u8], policy: &Policy) -> Vec<Stri
         // Parse errors could quote the text around a secret: report the secret alone.
         return reasons;
     }
-    let is_memory = rel.ends_with(".md") && rel != INDEX_FILE;
-    if is_memory {
+    if memory::is_memory_path(rel) {
         if let Some(text) = secrets::decode_text(bytes) {
             let (errors, _) = policy.text_problems(&text);
             reasons.extend(errors.iter().map(|rule| format!("trust: {rule}")));

@@ -3,12 +3,11 @@
 //! the repository allowed to run.
 
 use std::ffi::{OsStr, OsString};
-use std::io::{Read, Write};
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use git2::{ConfigLevel, Repository};
 
+use super::child::{self, Stopped};
 use super::deadline::Deadline;
 use super::failure::NetFailure;
 use super::options::NetworkOptions;
@@ -87,12 +86,9 @@ pub(crate) fn run_git(
     deadline: &Deadline,
     what: &str,
 ) -> Result<GitRun, NetFailure> {
-    #[cfg(unix)]
+    #[cfg(target_os = "linux")]
     {
         use std::os::unix::process::CommandExt;
-        // Its own process group, so ssh or a credential helper it started dies with it.
-        cmd.process_group(0);
-        #[cfg(target_os = "linux")]
         // SAFETY: prctl is async-signal-safe; it makes the kernel kill git when teammem dies
         // (a hook timeout's SIGKILL), so no transfer outlives the budget.
         unsafe {
@@ -102,63 +98,19 @@ pub(crate) fn run_git(
             });
         }
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| NetFailure::failed(format!("{what}: cannot run git: {e}")))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(input);
-    }
-    let stdout = child.stdout.take().map(read_in_background);
-    let stderr = child.stderr.take().map(read_in_background);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if deadline.passed() => break None,
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return Err(NetFailure::failed(format!("{what}: {e}"))),
-        }
-    };
-    let Some(status) = status else {
-        kill_group(&mut child);
-        return Err(NetFailure::timeout(format!(
+    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
+    match child::run_within(cmd, input, deadline) {
+        Ok(done) => Ok(GitRun {
+            success: done.status.success(),
+            stdout: text(done.stdout),
+            stderr: text(done.stderr),
+        }),
+        Err(Stopped::Spawn(e)) => Err(NetFailure::failed(format!("{what}: cannot run git: {e}"))),
+        Err(Stopped::Wait { error, .. }) => Err(NetFailure::failed(format!("{what}: {error}"))),
+        Err(Stopped::Deadline { .. }) => Err(NetFailure::timeout(format!(
             "{what}: the time budget ran out; git was stopped"
-        )));
-    };
-    let collect = |handle: Option<std::thread::JoinHandle<Vec<u8>>>| {
-        handle
-            .and_then(|h| h.join().ok())
-            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-            .unwrap_or_default()
-    };
-    Ok(GitRun {
-        success: status.success(),
-        stdout: collect(stdout),
-        stderr: collect(stderr),
-    })
-}
-
-fn read_in_background(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        bytes
-    })
-}
-
-/// Kills a child started in a process group of its own (`process_group(0)`), with everything
-/// it started, and reaps it: git's transport helpers and teammem's own transfer helper alike.
-pub(crate) fn kill_group(child: &mut std::process::Child) {
-    #[cfg(unix)]
-    {
-        if let Ok(pid) = i32::try_from(child.id()) {
-            // SAFETY: kill(2) on the process group the caller created for this child.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-        }
+        ))),
     }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// Options given to every git CLI network run so that nothing planted in the repository runs

@@ -4,6 +4,7 @@
 //! with `--transport git-cli`): one time budget, no prompts.
 
 pub mod callbacks;
+pub(crate) mod child;
 pub mod credentials;
 pub mod deadline;
 pub mod failure;

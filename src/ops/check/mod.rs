@@ -1,0 +1,602 @@
+//! `check`: the team memory as git holds it — the staged index, every commit of a range, or the
+//! HEAD tree — checked for secrets, invalid memories, a stale index, unsafe paths, size limits
+//! and trust risks.
+//!
+//! Files are read from git objects, never from the work tree, so what is checked is exactly
+//! what is (about to be) committed.
+
+pub mod format;
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use git2::{Oid, Repository};
+use serde::Serialize;
+
+use crate::domain::check::{
+    self, CONFIG_CHANGED, CONFIG_FILE, CONFIG_IGNORED, CONFIG_INVALID, CheckConfig, Depth,
+    EntryKind, Finding, Findings, SecretHit, Severity, UNMERGED,
+};
+use crate::domain::gate::{self, Policy};
+use crate::domain::memory;
+use crate::domain::scope::Environment;
+use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
+use crate::domain::secrets::{self, SecretsIgnore};
+use crate::git::folder_history::{self, RangeHistory};
+use crate::git::repo;
+use crate::git::team_files::{self, FolderFile, MODE_SUBMODULE, MODE_SYMLINK};
+
+use super::{OpError, Project};
+
+/// What to check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// The index about to be committed (`$GIT_INDEX_FILE` when git set it).
+    Staged,
+    /// Every file version written by the commits of `base..head`.
+    Range {
+        /// Commits reachable from here are not checked.
+        base: String,
+        /// The tip of the range.
+        head: String,
+    },
+    /// The HEAD commit's tree.
+    All,
+    /// The commits a ref transaction creates (the `reference-transaction` hook's input).
+    RefUpdates(Vec<RefUpdate>),
+}
+
+impl Source {
+    /// Parses `BASE..HEAD` (`BASE...HEAD` is read the same way: commits in HEAD, not in BASE).
+    pub fn range(spec: &str) -> Result<Source, OpError> {
+        let Some((base, head)) = spec.split_once("..") else {
+            return Err(OpError::Usage(format!(
+                "`{spec}` is not a range — write BASE..HEAD, for example origin/main..HEAD"
+            )));
+        };
+        let head = head.trim_start_matches('.');
+        if base.is_empty() {
+            return Err(OpError::Usage(format!(
+                "`{spec}` has no base — write BASE..HEAD, for example origin/main..HEAD"
+            )));
+        }
+        Ok(Source::Range {
+            base: base.to_string(),
+            head: if head.is_empty() { "HEAD" } else { head }.to_string(),
+        })
+    }
+}
+
+/// The outcome of a check.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    /// What was checked: `staged`, `HEAD`, or the range as given.
+    pub source: String,
+    /// File versions checked.
+    pub files_checked: usize,
+    /// Commits walked (`--range` only).
+    pub commits_checked: usize,
+    /// Findings at error severity.
+    pub errors: usize,
+    /// Findings at warning severity.
+    pub warnings: usize,
+    /// Every finding, sorted by path, line, column and rule.
+    pub findings: Vec<Finding>,
+}
+
+impl CheckReport {
+    fn new(source: String, files_checked: usize, mut findings: Vec<Finding>) -> Self {
+        // A path (a file named after a token) or a message quoting one is printed in every
+        // format: the report holds only redacted forms.
+        for f in &mut findings {
+            f.path = gate::redact_path(&f.path);
+            f.message = gate::redact_path(&f.message);
+        }
+        findings.sort_by(|a, b| {
+            (&a.path, a.line, a.column, a.rule).cmp(&(&b.path, b.line, b.column, b.rule))
+        });
+        let errors = findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count();
+        CheckReport {
+            source,
+            files_checked,
+            commits_checked: 0,
+            errors,
+            warnings: findings.len() - errors,
+            findings,
+        }
+    }
+}
+
+/// Runs the check on the project's repository.
+pub fn check(project: &Project, source: &Source) -> Result<CheckReport, OpError> {
+    let root = project.git_root()?;
+    let repo = repo::open(root)?;
+    match source {
+        Source::Staged => {
+            let index_file = std::env::var_os("GIT_INDEX_FILE").map(PathBuf::from);
+            check_staged(&repo, index_file.as_deref())
+        }
+        Source::All => check_head(&repo),
+        Source::Range { base, head } => check_range(&repo, base, head),
+        Source::RefUpdates(updates) => check_new_commits(&repo, updates),
+    }
+}
+
+/// Checks the team folder in an index file (`None`: the repository's own index). A relative
+/// `index_file` is taken from the current folder, as git does with `GIT_INDEX_FILE`.
+pub fn check_staged(repo: &Repository, index_file: Option<&Path>) -> Result<CheckReport, OpError> {
+    let read = team_files::staged(repo, index_file, TEAM_DIR)?;
+    let files = read.files;
+    let (config, config_problem) = config_from(&files);
+    let mut out = Findings::new(&config);
+    report_config_problem(&mut out, config_problem);
+    let mut unmerged = BTreeSet::new();
+    for file in files.iter().filter(|f| f.stage != 0) {
+        unmerged.insert(file.rel.clone());
+    }
+    for rel in &unmerged {
+        out.push(
+            UNMERGED,
+            &check::repo_path(rel),
+            1,
+            1,
+            "unresolved merge conflict".into(),
+            "",
+            None,
+        );
+    }
+    report_blockers(&mut out, &read.blockers, None);
+    let resolved: Vec<&FolderFile> = files.iter().filter(|f| f.stage == 0).collect();
+    check_tree_files(&mut out, &resolved, &accepted_secrets(&files), None);
+    let mut list = out.list;
+    untouched_to_warnings(repo, &files, &mut list);
+    Ok(CheckReport::new("staged".into(), resolved.len(), list))
+}
+
+/// Judges the change, not the folder: a problem in a file the commit does not touch (the same
+/// blob as in HEAD) was already committed, so it is reported as a warning instead of refusing
+/// every teammate's commit. Folder-wide problems (a stale index, the configuration) stay
+/// errors when the commit touches any team file.
+fn untouched_to_warnings(repo: &Repository, staged: &[FolderFile], list: &mut [Finding]) {
+    let Ok(head) = team_files::at_revision(repo, "HEAD", TEAM_DIR) else {
+        return;
+    };
+    let head_ids: HashMap<&str, &str> = head
+        .files
+        .iter()
+        .map(|f| (f.rel.as_str(), f.id.as_str()))
+        .collect();
+    let staged_ids: HashMap<&str, &str> = staged
+        .iter()
+        .filter(|f| f.stage == 0)
+        .map(|f| (f.rel.as_str(), f.id.as_str()))
+        .collect();
+    let touched = |rel: &str| head_ids.get(rel) != staged_ids.get(rel);
+    let any_touched = staged.iter().any(|f| f.stage != 0)
+        || staged_ids.len() != head_ids.len()
+        || staged_ids.keys().any(|rel| touched(rel));
+    let prefix = format!("{TEAM_DIR}/");
+    for f in list.iter_mut() {
+        // Something standing where the folder should be is judged as it is now.
+        let Some(rel) = f.path.strip_prefix(&prefix) else {
+            continue;
+        };
+        let folder_wide = rel == INDEX_FILE || rel == CONFIG_FILE || !staged_ids.contains_key(rel);
+        let untouched = if folder_wide {
+            !any_touched
+        } else {
+            !touched(rel)
+        };
+        if untouched && f.severity == Severity::Error {
+            f.severity = Severity::Warning;
+            f.message
+                .push_str(" (already committed in HEAD; this commit does not touch it)");
+        }
+    }
+}
+
+/// Checks the team folder in the HEAD commit's tree.
+pub fn check_head(repo: &Repository) -> Result<CheckReport, OpError> {
+    if repo.head().is_err() {
+        return Err(OpError::Usage(
+            "HEAD has no commit yet — commit first, or use --staged".into(),
+        ));
+    }
+    let read = team_files::at_revision(repo, "HEAD", TEAM_DIR)?;
+    let files = read.files;
+    let (config, config_problem) = config_from(&files);
+    let mut out = Findings::new(&config);
+    report_config_problem(&mut out, config_problem);
+    report_blockers(&mut out, &read.blockers, None);
+    let refs: Vec<&FolderFile> = files.iter().collect();
+    check_tree_files(&mut out, &refs, &accepted_secrets(&files), None);
+    Ok(CheckReport::new("HEAD".into(), refs.len(), out.list))
+}
+
+/// Checks every file version that the commits of `base..head` wrote in the team folder.
+///
+/// Versions that a later commit replaced or deleted are checked for content risks (secrets,
+/// trust risks): they stay in the history that is pushed. The final version of each changed
+/// path gets every check, and the index is checked when anything changed. Each finding names
+/// the commit that introduced the content. The configuration and the accepted secrets
+/// (`.secretsignore`) are read from `base`, so a range cannot loosen its own check.
+pub fn check_range(repo: &Repository, base: &str, head: &str) -> Result<CheckReport, OpError> {
+    let base_id = folder_history::resolve_commit(repo, base)?;
+    let head_id = folder_history::resolve_commit(repo, head)?;
+    let walked = folder_history::range(repo, base_id, head_id, TEAM_DIR)?;
+    check_history(repo, base_id, head_id, &walked, format!("{base}..{head}"))
+}
+
+/// [`check_range`] over a history already walked; `source` names the range in the report.
+pub fn check_history(
+    repo: &Repository,
+    base_id: Oid,
+    head_id: Oid,
+    walked: &RangeHistory,
+    source: String,
+) -> Result<CheckReport, OpError> {
+    let base_files = team_files::at_revision(repo, &base_id.to_string(), TEAM_DIR)?.files;
+    let (config, config_problem) = config_from(&base_files);
+    let mut out = Findings::new(&config);
+    report_config_problem(&mut out, config_problem);
+    let head_read = team_files::at_revision(repo, &head_id.to_string(), TEAM_DIR)?;
+    report_blockers(&mut out, &head_read.blockers, None);
+    let final_files = head_read.files;
+    let accepted = accepted_secrets(&base_files);
+    let files_checked = check_changes(repo, &mut out, walked, &final_files, &accepted)?;
+    let mut report = CheckReport::new(source, files_checked, out.list);
+    report.commits_checked = walked.commits.len();
+    Ok(report)
+}
+
+/// One line of git's `reference-transaction` hook input: `<old> <new> <ref>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefUpdate {
+    /// The value before (zero when the ref is created).
+    pub old: Oid,
+    /// The value after (zero when the ref is deleted).
+    pub new: Oid,
+    /// The ref's full name.
+    pub name: String,
+}
+
+/// Reads the hook's input; symbolic updates (`ref:…`) and lines that do not parse are skipped.
+pub fn parse_ref_updates(text: &str) -> Vec<RefUpdate> {
+    text.lines()
+        .filter_map(|line| {
+            let mut parts = line.split_whitespace();
+            let old = Oid::from_str(parts.next()?).ok()?;
+            let new = Oid::from_str(parts.next()?).ok()?;
+            let name = parts.next()?.to_string();
+            Some(RefUpdate { old, new, name })
+        })
+        .collect()
+}
+
+/// Checks the commits that a ref transaction brings into a branch and that no ref reaches
+/// yet: the ones `git cherry-pick`, `git revert`, `git am` (and `git commit`, `git rebase`)
+/// create locally. A fetch, a fast-forward to fetched commits, a reset or a new branch at an
+/// existing commit brings none and costs one walk. Each such commit is checked as
+/// `check --range PARENT..COMMIT` (the parent's configuration); merge commits are left to the
+/// `pre-merge-commit` hook.
+pub fn check_new_commits(repo: &Repository, updates: &[RefUpdate]) -> Result<CheckReport, OpError> {
+    let git = |what: &'static str| move |e| crate::git::GitError::git(what, e);
+    let mut walk = repo.revwalk().map_err(git("walking new commits"))?;
+    let mut any = false;
+    for u in updates {
+        let branch = u.name == "HEAD" || u.name.starts_with("refs/heads/");
+        if branch && !u.new.is_zero() && u.new != u.old {
+            walk.push(u.new).map_err(git("walking new commits"))?;
+            any = true;
+        }
+    }
+    let mut report = CheckReport::new("new commits".into(), 0, Vec::new());
+    if !any {
+        return Ok(report);
+    }
+    // In the `prepared` state no ref has moved yet: every commit a ref reaches now was already
+    // there, fetched or checked when it was made.
+    for reference in repo.references().map_err(git("listing refs"))?.flatten() {
+        if let Ok(commit) = reference.peel_to_commit() {
+            let _ = walk.hide(commit.id());
+        }
+    }
+    if let Ok(head) = repo.head().and_then(|h| h.peel_to_commit()) {
+        let _ = walk.hide(head.id());
+    }
+    let mut findings = Vec::new();
+    let mut files = 0;
+    let mut commits = 0;
+    for id in walk {
+        let id = id.map_err(git("walking new commits"))?;
+        let commit = repo.find_commit(id).map_err(git("reading a new commit"))?;
+        if commit.parent_count() > 1 {
+            continue;
+        }
+        commits += 1;
+        let one = match commit.parent_id(0) {
+            Ok(parent) => {
+                let walked = folder_history::range(repo, parent, id, TEAM_DIR)?;
+                check_history(repo, parent, id, &walked, String::new())?
+            }
+            Err(_) => root_commit_report(repo, id)?,
+        };
+        files += one.files_checked;
+        findings.extend(one.findings);
+    }
+    report = CheckReport::new("new commits".into(), files, findings);
+    report.commits_checked = commits;
+    Ok(report)
+}
+
+/// A root commit has no parent to compare with: its whole team folder is what it adds.
+fn root_commit_report(repo: &Repository, id: Oid) -> Result<CheckReport, OpError> {
+    let read = team_files::at_revision(repo, &id.to_string(), TEAM_DIR)?;
+    let (config, config_problem) = config_from(&read.files);
+    let mut out = Findings::new(&config);
+    report_config_problem(&mut out, config_problem);
+    report_blockers(&mut out, &read.blockers, Some(&id.to_string()));
+    let refs: Vec<&FolderFile> = read.files.iter().collect();
+    check_tree_files(
+        &mut out,
+        &refs,
+        &accepted_secrets(&read.files),
+        Some(&id.to_string()),
+    );
+    Ok(CheckReport::new(id.to_string(), refs.len(), out.list))
+}
+
+/// A configuration that could not be read, and each repository setting ignored because it
+/// would loosen the gate, is a finding on the configuration's first line.
+fn report_config_problem(out: &mut Findings<'_>, problems: Vec<(&'static str, String)>) {
+    for (rule, problem) in problems {
+        out.push(
+            rule,
+            &check::repo_path(CONFIG_FILE),
+            1,
+            1,
+            problem.clone(),
+            &problem,
+            None,
+        );
+    }
+}
+
+/// What [`check_changes`] does for one change of the range, in the range's order.
+enum Step<'a> {
+    /// `.secretsignore` or the configuration changed (change index, commit).
+    ConfigChanged(&'a str, &'a str),
+    /// A file version to check: path, commit, blob bytes, mode, depth.
+    File(&'a str, &'a str, Vec<u8>, u32, Depth),
+}
+
+/// How many blob bytes are read before their secrets are scanned: scanning runs on every core
+/// over one batch, which bounds the memory a long range holds at once.
+const BATCH_BYTES: usize = 32 * 1024 * 1024;
+
+fn check_changes(
+    repo: &Repository,
+    out: &mut Findings<'_>,
+    walked: &RangeHistory,
+    final_files: &[FolderFile],
+    accepted: &SecretsIgnore,
+) -> Result<usize, OpError> {
+    let final_ids: HashMap<&str, &FolderFile> =
+        final_files.iter().map(|f| (f.rel.as_str(), f)).collect();
+    let mut seen = HashSet::new();
+    let mut last_commit: HashMap<&str, &str> = HashMap::new();
+    let mut checked = 0;
+    // Blobs are read in the range's order (a repository handle is not shared between
+    // threads), their secrets scanned in parallel a batch at a time, and the findings pushed
+    // in the range's order again, so the report does not depend on the threads.
+    let mut batch: Vec<Step<'_>> = Vec::new();
+    let mut batch_bytes = 0;
+    for change in &walked.changes {
+        let commit = walked.commits[change.commit].id.as_str();
+        last_commit.insert(change.rel.as_str(), commit);
+        if change.rel == CONFIG_FILE || change.rel == secrets::IGNORE_FILE {
+            batch.push(Step::ConfigChanged(change.rel.as_str(), commit));
+        }
+        let Some((id, mode)) = change.new else {
+            continue;
+        };
+        if !seen.insert((change.rel.as_str(), id)) {
+            continue;
+        }
+        let is_final = final_ids
+            .get(change.rel.as_str())
+            .is_some_and(|f| f.id == id.to_string());
+        let depth = if is_final {
+            Depth::Full
+        } else {
+            Depth::Content
+        };
+        let bytes = team_files::read_blob(repo, id, mode)?;
+        batch_bytes += bytes.len();
+        batch.push(Step::File(change.rel.as_str(), commit, bytes, mode, depth));
+        checked += 1;
+        if batch_bytes >= BATCH_BYTES {
+            check_batch(out, std::mem::take(&mut batch), batch_bytes, accepted);
+            batch_bytes = 0;
+        }
+    }
+    check_batch(out, batch, batch_bytes, accepted);
+    if !walked.changes.is_empty() {
+        let index_commit = last_commit.get(INDEX_FILE).copied();
+        check_folder_index(out, final_files, accepted, index_commit);
+    }
+    Ok(checked)
+}
+
+/// Scans the batch's file versions for secrets on every core, then checks them in order.
+fn check_batch(
+    out: &mut Findings<'_>,
+    batch: Vec<Step<'_>>,
+    bytes: usize,
+    accepted: &SecretsIgnore,
+) {
+    let secrets = super::scan::in_parallel(batch.len(), bytes, |i| match &batch[i] {
+        Step::File(_, _, bytes, mode, _) => secrets_in(entry_kind(*mode), bytes, accepted),
+        Step::ConfigChanged(..) => Vec::new(),
+    });
+    for (step, secrets) in batch.iter().zip(secrets) {
+        match step {
+            Step::ConfigChanged(rel, commit) => out.push(
+                CONFIG_CHANGED,
+                &check::repo_path(rel),
+                1,
+                1,
+                format!(
+                    "`{rel}` changes in this range; the range was checked with the base's copy"
+                ),
+                commit,
+                Some(commit),
+            ),
+            Step::File(rel, commit, bytes, mode, depth) => check::check_file(
+                out,
+                rel,
+                entry_kind(*mode),
+                bytes,
+                &secrets,
+                *depth,
+                Some(commit),
+            ),
+        }
+    }
+}
+
+/// Full checks of every file of one folder snapshot, then its index.
+fn check_tree_files(
+    out: &mut Findings<'_>,
+    files: &[&FolderFile],
+    accepted: &SecretsIgnore,
+    commit: Option<&str>,
+) {
+    for file in files {
+        let kind = entry_kind(file.mode);
+        let secrets = secrets_in(kind, &file.bytes, accepted);
+        check::check_file(
+            out,
+            &file.rel,
+            kind,
+            &file.bytes,
+            &secrets,
+            Depth::Full,
+            commit,
+        );
+    }
+    check_folder_index(out, files.iter().copied(), accepted, commit);
+}
+
+/// Checks a folder snapshot's MEMORY.md against the memories beside it; `commit` names the
+/// commit that last wrote the index.
+fn check_folder_index<'a>(
+    out: &mut Findings<'_>,
+    files: impl IntoIterator<Item = &'a FolderFile>,
+    accepted: &SecretsIgnore,
+    commit: Option<&str>,
+) {
+    let mut memories: Vec<(&str, &[u8])> = Vec::new();
+    let mut index = None;
+    for file in files {
+        if file.rel == INDEX_FILE {
+            index = index.or(Some(file.bytes.as_slice()));
+        } else if file.mode != MODE_SYMLINK && memory::is_memory_path(&file.rel) {
+            memories.push((file.rel.as_str(), file.bytes.as_slice()));
+        }
+    }
+    let policy = Policy::new(out.config().clone(), accepted.clone());
+    check::check_index(out, &memories, index, commit, &policy);
+}
+
+/// Reports a file or symlink standing where the team folder (or `.qwen`) should be.
+fn report_blockers(
+    out: &mut Findings<'_>,
+    blockers: &[(String, u32, Vec<u8>)],
+    commit: Option<&str>,
+) {
+    for (path, mode, bytes) in blockers {
+        let (rule, what) = if *mode == MODE_SYMLINK {
+            (
+                check::PATH_SYMLINK,
+                format!(
+                    "is a symlink to `{}`; the team memory folder must be a real folder",
+                    String::from_utf8_lossy(bytes)
+                ),
+            )
+        } else {
+            (
+                check::PATH_NOT_MARKDOWN,
+                "is a file where the team memory folder should be".to_string(),
+            )
+        };
+        out.push(rule, path, 1, 1, what, path, commit);
+    }
+}
+
+fn entry_kind(mode: u32) -> EntryKind {
+    match mode {
+        MODE_SYMLINK => EntryKind::Symlink,
+        MODE_SUBMODULE => EntryKind::Submodule,
+        _ => EntryKind::File,
+    }
+}
+
+/// The configuration in force for a folder snapshot: the user's own file (outside the
+/// repository) with the snapshot's file layered on top, which can only tighten it (see
+/// [`CheckConfig::layered`]). Returns the problems to report: a file that does not parse (it
+/// is then left out) and each repository setting that was ignored.
+fn config_from(files: &[FolderFile]) -> (CheckConfig, Vec<(&'static str, String)>) {
+    let (user, notes) = super::guard::user_config(&Environment::from_process().base());
+    let mut problems: Vec<(&'static str, String)> =
+        notes.into_iter().map(|n| (CONFIG_INVALID, n)).collect();
+    let repo = match files.iter().find(|f| f.rel == CONFIG_FILE && f.stage == 0) {
+        None => None,
+        Some(file) => match CheckConfig::from_json(&String::from_utf8_lossy(&file.bytes)) {
+            Ok(config) => Some(config),
+            Err(e) => {
+                problems.push((
+                    CONFIG_INVALID,
+                    format!("cannot read the check configuration ({e}); defaults were used"),
+                ));
+                None
+            }
+        },
+    };
+    let (config, ignored) = CheckConfig::layered(user.as_ref(), repo.as_ref());
+    problems.extend(ignored.into_iter().map(|n| (CONFIG_IGNORED, n)));
+    (config, problems)
+}
+
+/// The secrets in a file version that the team has not accepted in `.secretsignore` (a
+/// submodule has no bytes; a binary blob is not text to scan).
+fn secrets_in(kind: EntryKind, bytes: &[u8], accepted: &SecretsIgnore) -> Vec<SecretHit> {
+    if kind == EntryKind::Submodule {
+        return Vec::new();
+    }
+    let found = secrets::scan_bytes(bytes).unwrap_or_default();
+    accepted
+        .filter(found)
+        .into_iter()
+        .map(|f| SecretHit {
+            rule: f.rule.to_string(),
+            label: f.label.to_string(),
+            line: f.line,
+            column: f.column,
+            redacted: f.redacted(),
+            fingerprint: f.fingerprint(),
+        })
+        .collect()
+}
+
+/// The accepted secret fingerprints in a folder snapshot.
+fn accepted_secrets(files: &[FolderFile]) -> SecretsIgnore {
+    files
+        .iter()
+        .find(|f| f.rel == secrets::IGNORE_FILE && f.stage == 0)
+        .map(|f| SecretsIgnore::parse(&String::from_utf8_lossy(&f.bytes)))
+        .unwrap_or_default()
+}

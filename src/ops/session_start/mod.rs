@@ -1,0 +1,174 @@
+//! Session start: sync the team memory (when its sync is switched on), then build the context
+//! an agent injects, ending with one line on what sync did. Never fails: whatever goes wrong
+//! (not a repository, a broken repository, an error in sync) becomes that line, so the
+//! session always starts (invariant 5).
+
+mod coexist;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+use std::time::Duration;
+
+use crate::domain::gate;
+use crate::git::remote::Transport;
+
+use super::Project;
+use super::context::{self, Context, VERIFY_LINE};
+use super::sync::{self, SyncOptions, SyncOutcome};
+
+/// How session start syncs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionStartOptions {
+    /// The sync's time budget, network included.
+    pub timeout: Duration,
+    /// How fetch and push reach the remote.
+    pub transport: Transport,
+    /// The context goes to Qwen Code's hook (which shows the team index itself when on).
+    pub qwen_hook: bool,
+}
+
+impl Default for SessionStartOptions {
+    fn default() -> Self {
+        SessionStartOptions {
+            timeout: sync::DEFAULT_TIMEOUT,
+            transport: Transport::Builtin,
+            qwen_hook: false,
+        }
+    }
+}
+
+/// What session start produced.
+#[derive(Debug, Clone)]
+pub struct SessionStart {
+    /// The context, its last line saying what sync did.
+    pub context: Context,
+    /// The line on what sync did (also the context's last line).
+    pub sync_line: String,
+    /// The sync's report, when a sync ran.
+    pub outcome: Option<SyncOutcome>,
+    /// Problems for stderr (settings files, sync warnings).
+    pub warnings: Vec<String>,
+}
+
+/// Syncs and builds the context for the project around `cwd`.
+pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart {
+    let project = match Project::open(cwd) {
+        Ok(project) => project,
+        Err(err) => {
+            let line = gate::for_agent(&format!(
+                "Team memory sync: not run — teammem could not read this project: {err}"
+            ));
+            return SessionStart {
+                context: bare_context(&line),
+                sync_line: line,
+                outcome: None,
+                warnings: Vec::new(),
+            };
+        }
+    };
+    let mut warnings = project.warnings.clone();
+    let (sync_line, outcome) = sync_if_on(&project, options);
+    let sync_line = coexist::sync_line(&project, sync_line);
+    let (shown, team_note) = coexist::context_project(&project, options.qwen_hook);
+    // An error message can quote a path or a remote's words: the line is made safe like memory.
+    let sync_line = gate::for_agent(&sync_line);
+    if let Some(outcome) = &outcome {
+        warnings.extend(outcome.warnings.iter().cloned());
+    }
+    let built = catch_unwind(AssertUnwindSafe(|| context::build(&shown, None)));
+    let context = match built {
+        Ok(Ok(mut built)) => {
+            warnings.append(&mut built.warnings);
+            if !built.text.ends_with('\n') {
+                built.text.push('\n');
+            }
+            built.text.push('\n');
+            for line in team_note
+                .iter()
+                .map(String::as_str)
+                .chain([coexist::SHARE_LINE])
+            {
+                built.text.push_str(line);
+                built.text.push('\n');
+            }
+            built.text.push_str(&sync_line);
+            built.text.push('\n');
+            built
+        }
+        Ok(Err(err)) => bare_context(&format!(
+            "{sync_line}\nThe memory indexes could not be read: {err}"
+        )),
+        Err(_) => bare_context(&format!(
+            "{sync_line}\nThe memory indexes could not be read (teammem crashed; please report it)."
+        )),
+    };
+    SessionStart {
+        context,
+        sync_line,
+        outcome,
+        warnings,
+    }
+}
+
+/// Runs sync when the repository has team memory with sync switched on; the line says what
+/// happened either way.
+fn sync_if_on(project: &Project, options: &SessionStartOptions) -> (String, Option<SyncOutcome>) {
+    if project.repo.is_none() {
+        return (
+            "Team memory sync: not run — not inside a git repository.".into(),
+            None,
+        );
+    }
+    if !project.switches.sync {
+        let why = if project.switches.team {
+            "switched off (QWEN_CODE_MEMORY_TEAM_SYNC=0)"
+        } else {
+            "team memory is off or this repository has none (.qwen/team-memory/)"
+        };
+        return (format!("Team memory sync: not run — {why}."), None);
+    }
+    // Offline grace: a remote that could not be reached moments ago is not tried again at
+    // every agent start; the local half (the commit) still runs.
+    let offline = project
+        .repo
+        .as_ref()
+        .and_then(|paths| crate::git::offline::recent_failure(&paths.git_dir));
+    let sync_options = SyncOptions {
+        timeout: options.timeout,
+        transport: options.transport,
+        pull: offline.is_none(),
+        push: offline.is_none(),
+        ..SyncOptions::default()
+    };
+    let grace = offline.map_or(String::new(), |last| {
+        format!(
+            " Network skipped: the remote could not be reached {} min ago ({}); session starts \
+             retry {} min after that, `teammem sync` tries now.",
+            last.ago.as_secs() / 60,
+            last.why,
+            crate::git::offline::GRACE.as_secs() / 60
+        )
+    });
+    match catch_unwind(AssertUnwindSafe(|| sync::sync(project, &sync_options))) {
+        Ok(Ok(outcome)) => (
+            format!("Team memory sync: {}.{grace}", outcome.summary()),
+            Some(outcome),
+        ),
+        Ok(Err(err)) => (format!("Team memory sync failed: {err}"), None),
+        Err(_) => (
+            "Team memory sync failed: teammem crashed (please report it); nothing else was affected."
+                .into(),
+            None,
+        ),
+    }
+}
+
+/// The context without any index: the reminder and `line`.
+fn bare_context(line: &str) -> Context {
+    Context {
+        text: format!("# Memory\n\n{VERIFY_LINE}\n\n{line}\n"),
+        scopes: Vec::new(),
+        recalled: 0,
+        warnings: Vec::new(),
+    }
+}

@@ -1,0 +1,183 @@
+//! Shared helpers for integration tests: throwaway repositories with an isolated git config,
+//! the git CLI as a teammate, and the `teammem` binary run as a user would run it.
+//!
+//! Every helper isolates `HOME`, the global and system git config and Qwen's base folder, so a
+//! test never reads or writes the developer's own settings.
+
+#![allow(dead_code)]
+
+pub mod invoke;
+pub mod lifecycle;
+pub mod netsync;
+pub mod servers;
+pub mod syncrun;
+pub mod team;
+
+use std::ffi::OsStr;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use tempfile::TempDir;
+
+/// A sandbox: a temp folder with its own HOME, git config and memory base folder.
+pub struct Sandbox {
+    /// Keeps the folder alive.
+    pub dir: TempDir,
+}
+
+impl Sandbox {
+    /// A new empty sandbox.
+    pub fn new() -> Self {
+        // All tests share one process, and with it libgit2's config search path: it is set
+        // before any test's in-process repository, never while one reads its config.
+        netsync::isolate_libgit2();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let sandbox = Sandbox { dir };
+        fs::create_dir_all(sandbox.home()).unwrap();
+        fs::write(
+            sandbox.home().join(".gitconfig"),
+            "[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n[protocol \"file\"]\n\tallow = always\n",
+        )
+        .unwrap();
+        sandbox
+    }
+
+    /// The sandbox's root folder.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `$HOME` inside the sandbox.
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    /// `$QWEN_CODE_MEMORY_BASE_DIR` inside the sandbox.
+    pub fn base(&self) -> PathBuf {
+        self.dir.path().join("home/.qwen")
+    }
+
+    /// Applies the sandbox's environment to a command.
+    pub fn isolate<'a>(&self, cmd: &'a mut Command) -> &'a mut Command {
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.home())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", self.home().join(".gitconfig"))
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("QWEN_CODE_MEMORY_BASE_DIR", self.base())
+            .env("LC_ALL", "C")
+            .env("TZ", "UTC")
+    }
+
+    /// Runs git in `dir` and returns its output, panicking with stderr when it fails.
+    pub fn git<I, S>(&self, dir: &Path, args: I) -> String
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let out = self.git_output(dir, args);
+        assert!(
+            out.status.success(),
+            "git failed in {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs git in `dir` and returns the raw output, whatever the status.
+    pub fn git_output<I, S>(&self, dir: &Path, args: I) -> Output
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = Command::new("git");
+        self.isolate(&mut cmd)
+            .current_dir(dir)
+            .args(args)
+            .stdin(Stdio::null());
+        cmd.output().expect("run git")
+    }
+
+    /// A new repository with one commit (a README), on branch `main`.
+    pub fn repo(&self, name: &str) -> PathBuf {
+        let dir = self.path().join(name);
+        fs::create_dir_all(&dir).unwrap();
+        self.git(&dir, ["init", "-q", "-b", "main"]);
+        fs::write(dir.join("README.md"), "# project\n").unwrap();
+        self.git(&dir, ["add", "README.md"]);
+        self.git(&dir, ["commit", "-q", "-m", "initial"]);
+        dir
+    }
+
+    /// A bare repository, for use as a remote.
+    pub fn bare(&self, name: &str) -> PathBuf {
+        let dir = self.path().join(name);
+        self.git(self.path(), ["init", "-q", "--bare", "-b", "main", name]);
+        dir
+    }
+
+    /// Runs `teammem` in `dir` with the sandbox's environment and the given stdin.
+    pub fn teammem_with_input<I, S>(&self, dir: &Path, args: I, input: &str) -> Run
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        invoke::teammem_with(self, dir, args, &[], Some(input))
+    }
+
+    /// Runs `teammem` in `dir` with an empty stdin.
+    pub fn teammem<I, S>(&self, dir: &Path, args: I) -> Run
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.teammem_with_input(dir, args, "")
+    }
+}
+
+/// What a `teammem` run printed and how it exited.
+#[derive(Debug)]
+pub struct Run {
+    /// Exit status (-1 when killed by a signal).
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(out: Output) -> Self {
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+impl Run {
+    /// Panics with both streams unless the exit status is `code`.
+    pub fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code, code,
+            "unexpected exit status\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+/// Writes a file, creating its folders.
+pub fn write(path: &Path, text: &str) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
+/// A valid memory file's text.
+pub fn memory_text(name: &str, description: &str, kind: &str, body: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\ntype: {kind}\n---\n{body}")
+}

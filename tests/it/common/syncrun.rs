@@ -1,0 +1,71 @@
+//! Running `teammem sync --json` as a user would, and reading what a remote holds.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::{Run, Sandbox, invoke, memory_text, write};
+
+/// Runs `teammem` in `dir` with the sandbox's environment plus `env`.
+pub fn teammem_env(sb: &Sandbox, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    invoke::teammem_with(sb, dir, args, &invoke::set(env), None)
+}
+
+/// `teammem sync --json ARGS` in `dir`: the parsed report (exit status 0 or 1 required).
+pub fn sync_json(sb: &Sandbox, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Value {
+    let mut all = vec!["sync", "--json"];
+    all.extend_from_slice(args);
+    let run = teammem_env(sb, dir, &all, env);
+    assert!(
+        run.code == 0 || run.code == 1,
+        "sync exited {}\n--- stdout\n{}\n--- stderr\n{}",
+        run.code,
+        run.stdout,
+        run.stderr
+    );
+    let report: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}\n{}", run.stdout, run.stderr));
+    let clean = report["skipped_reason"].is_null() && report["quarantined"] == Value::Array(vec![]);
+    assert_eq!(run.code, if clean { 0 } else { 1 }, "{report:#}");
+    report
+}
+
+/// The report's skip reason, or `""`.
+pub fn reason(report: &Value) -> &str {
+    report["skipped_reason"].as_str().unwrap_or("")
+}
+
+/// Writes a valid team memory `.qwen/team-memory/<kind>/<slug>.md` in `dir`.
+pub fn write_memory(dir: &Path, kind: &str, slug: &str, body: &str) {
+    write(
+        &dir.join(format!(".qwen/team-memory/{kind}/{slug}.md")),
+        &memory_text(
+            &slug.replace('-', " "),
+            &format!("About {slug}"),
+            kind,
+            body,
+        ),
+    );
+}
+
+/// The files of a branch in a (bare) repository.
+pub fn files_at(sb: &Sandbox, repo: &Path, rev: &str) -> String {
+    sb.git(repo, ["ls-tree", "-r", "--name-only", rev])
+}
+
+/// Subjects of a branch, newest first.
+pub fn subjects(sb: &Sandbox, repo: &Path, rev: &str) -> String {
+    sb.git(repo, ["log", "--format=%s", rev])
+}
+
+/// The teammate writes a memory, regenerates the index, commits and pushes with the git CLI.
+pub fn mate_pushes_memory(sb: &Sandbox, mate: &Path, slug: &str) {
+    write_memory(mate, "project", slug, "From the teammate.\n");
+    sb.teammem(mate, ["index", "--scope", "team"])
+        .expect_code(0);
+    sb.git(mate, ["add", "-A"]);
+    sb.git(mate, ["commit", "-q", "-m", &format!("mate: {slug}")]);
+    sb.git(mate, ["push", "-q", "origin", "main"]);
+}
