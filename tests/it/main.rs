@@ -7,6 +7,7 @@ mod common;
 mod baseline;
 mod check_cli;
 mod check_hooks;
+mod check_range_parallel;
 mod cli_conventions;
 mod cli_smoke;
 mod clients_qwen;

@@ -2,10 +2,9 @@
 //! core: each secret is still reported once, with the commit that introduced it, and the
 //! report is the same on every run.
 
-mod common;
+use crate::common;
 
-#[path = "common/team.rs"]
-mod team;
+use crate::common::team;
 
 use common::{Sandbox, write};
 use serde_json::Value;
