@@ -378,7 +378,15 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Man(args) => return shell::man(args),
         other => other,
     };
-    let project = Project::open(cwd)?;
+    let project = match Project::open(cwd) {
+        Ok(project) => project,
+        Err(err) => {
+            if let Command::Sync(args) = &command {
+                sync::report_unopened(args, &err)?;
+            }
+            return Err(err);
+        }
+    };
     ui::debug(format_args!(
         "git root: {}; scopes in use: {}; team memory {}, its sync {}",
         project

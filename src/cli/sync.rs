@@ -90,6 +90,19 @@ impl SyncArgs {
     }
 }
 
+/// Prints the `--json` report of a sync that could not start because the project could not be
+/// read (a broken `.git/config`, a repository format libgit2 cannot open): the report is printed
+/// on every exit path (skipped_reason: error, the first warning saying why); the error itself
+/// then goes to stderr with status 2.
+pub fn report_unopened(args: &SyncArgs, err: &OpError) -> Result<(), OpError> {
+    if !super::json_wanted(args.json, args.format) {
+        return Ok(());
+    }
+    let mut outcome = sync::SyncOutcome::default();
+    outcome.skip(sync::SkipReason::Error, err.to_string());
+    super::print_json(&outcome)
+}
+
 pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
     let json = super::json_wanted(args.json, args.format);
     let options = SyncOptions {
