@@ -580,8 +580,9 @@ fn landed(moved: BranchMove, outcome: &mut SyncOutcome) -> bool {
             outcome.skip(
                 SkipReason::PullBlocked,
                 format!(
-                    "local changes are in the way of the pull: {}; nothing was changed — commit \
-                     or stash them, then sync again",
+                    "local changes, or files git does not track (untracked or ignored), are in \
+                     the way of the pull: {}; nothing was changed — commit or stash them, or move \
+                     them away, then sync again",
                     paths.join(", ")
                 ),
             );
