@@ -84,7 +84,8 @@ pub fn run(
     let settings = sync::commit_settings(repo, options, deadline, outcome)?;
     let mut local = repo.refname_to_id(&local_ref).ok();
     let base = memory_branch::materialised(repo)?;
-    let go_on = record_folder(project, repo, memory, base, &mut local, &settings, outcome)?;
+    let (go_on, recorded) =
+        record_folder(project, repo, memory, base, &mut local, &settings, outcome)?;
     if go_on && (options.pull || options.push) {
         if Instant::now() >= deadline {
             outcome.skip(
@@ -98,7 +99,7 @@ pub fn run(
         }
     }
     if go_on {
-        materialise(project, repo, base, local, outcome)?;
+        materialise(project, repo, base, recorded, local, outcome)?;
     }
     outcome.memory_tip = local.map(|o| o.to_string());
     Ok(())
@@ -126,7 +127,7 @@ pub fn ensure_excluded(repo: &Repository) -> Result<bool, OpError> {
 }
 
 /// Records the folder's changes since its last materialisation as a commit on the memory
-/// branch. Returns whether the sync may go on.
+/// branch. Returns whether the sync may go on, and the commit recorded.
 fn record_folder(
     project: &Project,
     repo: &Repository,
@@ -135,7 +136,7 @@ fn record_folder(
     local: &mut Option<Oid>,
     settings: &CommitSettings,
     outcome: &mut SyncOutcome,
-) -> Result<bool, OpError> {
+) -> Result<(bool, Option<Oid>), OpError> {
     let workdir = project.git_root()?;
     sync::remove_stale_temp_files(&workdir.join(TEAM_DIR));
     let base_tree = match base {
@@ -190,14 +191,24 @@ fn record_folder(
             file: Some(TreeFile { id, mode }),
         });
     }
+    // A change the local branch already holds (an earlier sync recorded or merged it, then
+    // stopped before it moved the base) is not recorded twice.
+    let local_tree = memory_branch::tree_of(repo, *local)?;
+    updates.retain(|u| {
+        let there = local_tree
+            .get_path(Path::new(&u.path))
+            .ok()
+            .map(|e| (e.id(), e.filemode()));
+        there != u.file.map(|f| (f.id, i32::from(f.mode)))
+    });
     if updates.is_empty() {
-        return Ok(true);
+        return Ok((true, None));
     }
     // Never materialised here: the folder's files go on a root commit of their own, merged with
     // the branch against an empty base (a version that differs is kept as a conflict copy).
     let parent = base.and_then(|m| m.source);
     let recorded = match memory_branch::record(repo, parent, &updates, settings)? {
-        Recorded::Nothing => return Ok(true),
+        Recorded::Nothing => return Ok((true, None)),
         Recorded::Commit(id) => id,
         Recorded::NotSigned(why) => {
             outcome.commit_refused = true;
@@ -205,17 +216,17 @@ fn record_folder(
                 "commit.gpgsign is on but the memory-branch commit could not be signed ({why}); \
                  nothing was recorded"
             ));
-            return Ok(false);
+            return Ok((false, None));
         }
     };
     let combined = memory_branch::combine(repo, *local, Some(recorded), settings)?;
     if !land(repo, memory, local, combined, outcome)? {
-        return Ok(false);
+        return Ok((false, Some(recorded)));
     }
     outcome.committed = true;
     outcome.commit = Some(recorded.to_string());
     outcome.files_committed = updates.len();
-    Ok(true)
+    Ok((true, Some(recorded)))
 }
 
 /// Moves the local memory branch to a combined tip; returns whether it stands there.
@@ -456,6 +467,7 @@ fn materialise(
     project: &Project,
     repo: &Repository,
     base: Option<memory_branch::Materialised>,
+    recorded: Option<Oid>,
     tip: Option<Oid>,
     outcome: &mut SyncOutcome,
 ) -> Result<(), OpError> {
@@ -473,6 +485,15 @@ fn materialise(
     };
     let old = status::tree_files(repo, base_tree.as_ref(), TEAM_DIR)?;
     let new = status::tree_files(repo, Some(&source), TEAM_DIR)?;
+    // What this sync recorded is safe on the branch: a file holding it may be replaced.
+    let recorded_files = match recorded {
+        Some(id) => status::tree_files(
+            repo,
+            Some(&memory_branch::tree_of(repo, Some(id))?),
+            TEAM_DIR,
+        )?,
+        None => Default::default(),
+    };
     let index_path = format!("{TEAM_DIR}/{INDEX_FILE}");
     let team_prefix = format!("{TEAM_DIR}/");
     let (policy, _) = super::guard::policy(project);
@@ -512,7 +533,8 @@ fn materialise(
         if on_disk == f.map(|x| x.id) {
             continue;
         }
-        let untouched = on_disk == m.map(|x| x.id);
+        let untouched = on_disk == m.map(|x| x.id)
+            || (on_disk.is_some() && on_disk == recorded_files.get(path).map(|x| x.id));
         match (&incoming, untouched, on_disk.is_some()) {
             (Some(bytes), true, _) | (Some(bytes), false, false) => {
                 store::write_atomic(&abs, bytes)?;
