@@ -122,6 +122,11 @@ pub enum SkipReason {
     PushFailed,
     /// Teammates kept pushing: every attempt within the budget lost the race.
     RemoteBusy,
+    /// Branch mode: the memory branch refused the push (protected), so the commits went to
+    /// the user's proposal branch (`proposal` names it) for a maintainer to merge.
+    Proposed,
+    /// Branch mode: the repository has no remote to share the memory branch through.
+    NoRemote,
     /// The fetched commits bring a team file over the memory size limit; nothing is pulled.
     TooLarge,
     /// The time budget ran out.
@@ -149,11 +154,24 @@ impl SkipReason {
             SkipReason::PushRejected => "push-rejected",
             SkipReason::PushFailed => "push-failed",
             SkipReason::RemoteBusy => "remote-busy",
+            SkipReason::Proposed => "proposed",
+            SkipReason::NoRemote => "no-remote",
             SkipReason::TooLarge => "too-large",
             SkipReason::Timeout => "timeout",
             SkipReason::Error => "error",
         }
     }
+}
+
+/// How the team memory is shared (`mode` in the report).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SyncMode {
+    /// Sync commits on the current branch, pulled and pushed with it.
+    #[default]
+    CurrentBranch,
+    /// The team memory lives on a memory branch of its own (`teammem init --branch`).
+    Branch,
 }
 
 /// What a sync did: the `--json` report.
@@ -175,6 +193,20 @@ pub struct SyncOutcome {
     pub duration_ms: u64,
     /// What the user should know (the reason behind a skip comes first).
     pub warnings: Vec<String>,
+    /// How the team memory is shared: on its own branch, or on the current branch.
+    pub mode: SyncMode,
+    /// Branch mode: the memory branch's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_branch: Option<String>,
+    /// Branch mode: the local memory branch's tip after the sync.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_tip: Option<String>,
+    /// Branch mode: the proposal branch the commits were pushed to (`proposed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<String>,
+    /// Branch mode: teammates' files the gate kept out of the work tree, and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub withheld: Vec<Quarantined>,
     /// How many team files the sync commit changed.
     #[serde(skip)]
     pub files_committed: usize,
@@ -269,6 +301,9 @@ fn run(
         return Ok(());
     };
     let repo = crate::git::repo::open(&paths.workdir)?;
+    if let Some(memory) = crate::git::memory_branch::mode(&repo)? {
+        return super::sync_branch::run(project, &repo, &memory, options, deadline, outcome);
+    }
     let Some(mut branch) = check_repository(project, &repo, outcome)? else {
         return Ok(());
     };
@@ -538,7 +573,7 @@ fn replay_onto(
 /// Refuses to land fetched commits that bring a team file over the memory size limit: it is
 /// never checked out, merged or read whole (only its size is looked at), and the report names
 /// the commit and the file. Returns whether the pull was refused.
-fn refuse_oversized(
+pub(crate) fn refuse_oversized(
     repo: &Repository,
     local: Option<git2::Oid>,
     tip: git2::Oid,
@@ -607,7 +642,12 @@ fn landed(moved: BranchMove, outcome: &mut SyncOutcome) -> bool {
 }
 
 /// Records a failed fetch or push: `timeout` when the budget ran out.
-fn network_skip(outcome: &mut SyncOutcome, failure: &NetFailure, reason: SkipReason, tail: &str) {
+pub(crate) fn network_skip(
+    outcome: &mut SyncOutcome,
+    failure: &NetFailure,
+    reason: SkipReason,
+    tail: &str,
+) {
     let reason = match failure.kind {
         NetFailureKind::Timeout => SkipReason::Timeout,
         NetFailureKind::TooLarge => SkipReason::TooLarge,
@@ -618,7 +658,7 @@ fn network_skip(outcome: &mut SyncOutcome, failure: &NetFailure, reason: SkipRea
 
 /// When the upstream's remote is a local folder that does not exist, says so: libgit2 reports
 /// only "unsupported URL protocol" for it.
-fn missing_local_remote(repo: &Repository, up: &Upstream) -> Option<String> {
+pub(crate) fn missing_local_remote(repo: &Repository, up: &Upstream) -> Option<String> {
     let url = match repo.find_remote(&up.remote) {
         Ok(remote) => remote.url().ok()?.to_string(),
         Err(_) => up.remote.clone(),
@@ -653,7 +693,7 @@ fn missing_local_remote(repo: &Repository, up: &Upstream) -> Option<String> {
 /// share of `unit × 2^(attempt-1)` (at most [`MAX_BACKOFF`]), where the unit is what the
 /// round that lost took (at least [`FIRST_BACKOFF`]): on a slow or crowded remote the clones
 /// spread out over as many rounds as they need instead of colliding again.
-fn backoff(attempt: u32, round: Duration) -> Duration {
+pub(crate) fn backoff(attempt: u32, round: Duration) -> Duration {
     let unit = round.max(FIRST_BACKOFF);
     let cap = unit
         .saturating_mul(1u32 << attempt.saturating_sub(1).min(10))
@@ -900,7 +940,7 @@ pub fn commit_team_changes(
 /// Rewrites `MEMORY.md` from the memories on disk as Qwen Code would, leaving quarantined files
 /// out (they are not committed) and any line that would carry a secret: a teammate's pulled
 /// secret is never copied into the index this sync commits. A missing team folder stays missing.
-fn regenerate_index(
+pub(crate) fn regenerate_index(
     project: &Project,
     team_dir: &Path,
     held_back: &HashSet<String>,
@@ -923,7 +963,7 @@ fn regenerate_index(
 /// Removes the temp files (`.<name>.<pid>[-n].tmp`) that an atomic write leaves when its process is
 /// killed, in the team folder and its type folders, once their process is gone. They are never
 /// committed (hidden), but `git status` would show them.
-fn remove_stale_temp_files(team_dir: &Path) {
+pub(crate) fn remove_stale_temp_files(team_dir: &Path) {
     let mut folders = vec![team_dir.to_path_buf()];
     folders.extend(
         crate::domain::memory::MemoryType::ALL
@@ -949,7 +989,7 @@ fn remove_stale_temp_files(team_dir: &Path) {
     }
 }
 
-fn stamp_of(abs: &Path) -> Result<FileStamp, OpError> {
+pub(crate) fn stamp_of(abs: &Path) -> Result<FileStamp, OpError> {
     std::fs::symlink_metadata(abs)
         .map(|m| FileStamp::of(&m))
         .map_err(|e| OpError::io(abs, e))
@@ -993,7 +1033,7 @@ fn count_changed(repo: &Repository, branch: &Branch, commit: git2::Oid) -> Resul
 
 /// Who the commit is by and how it is signed, with warnings for a fallback identity and for a
 /// signing program named by the repository's own config (ignored).
-fn commit_settings(
+pub(crate) fn commit_settings(
     repo: &Repository,
     options: &SyncOptions,
     deadline: Instant,
@@ -1156,6 +1196,8 @@ mod tests {
             SkipReason::PushRejected,
             SkipReason::PushFailed,
             SkipReason::RemoteBusy,
+            SkipReason::Proposed,
+            SkipReason::NoRemote,
             SkipReason::TooLarge,
             SkipReason::Timeout,
             SkipReason::Error,
@@ -1179,6 +1221,7 @@ mod tests {
                 "commit",
                 "committed",
                 "duration_ms",
+                "mode",
                 "pulled",
                 "pushed",
                 "quarantined",
