@@ -268,6 +268,15 @@ fn a_protected_memory_branch_gets_a_proposal_that_converges_once_merged() {
         0,
     );
     assert!(review.contains("reviewed"), "{review}");
+    team.teammem(
+        &maintainer,
+        &[
+            "check",
+            "--range",
+            "origin/team-memory..origin/team-memory-proposals/me",
+        ],
+        0,
+    );
     team.sb.git(&maintainer, ["checkout", "-q", "team-memory"]);
     team.sb.git(
         &maintainer,
@@ -442,4 +451,24 @@ fn a_secret_stays_out_of_the_branch_and_a_teammates_secret_out_of_the_folder() {
             .iter()
             .any(|f| f.contains("leak"))
     );
+}
+
+#[test]
+fn session_start_in_a_fresh_clone_brings_the_team_memory_with_no_setup() {
+    let team = BranchTeam::new();
+    let me = team.clone_as("me");
+    assert!(!me.join(TEAM).exists());
+    let before = outside(&team.sb, &me);
+    let run = team.sb.teammem(&me, ["session-start", "--hook", "plain"]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("About seeded"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("memory branch team-memory"),
+        "{}",
+        run.stdout
+    );
+    assert!(has_memory(&me, "project", "seeded"));
+    assert_untouched(&team.sb, &me, &before);
+    let dry = team.teammem(&me, &["sync", "--dry-run"], 0);
+    assert!(dry.contains("origin/team-memory"), "{dry}");
 }

@@ -97,6 +97,34 @@ pub fn mode(repo: &Repository) -> Result<Option<MemoryBranch>, GitError> {
     Ok(None)
 }
 
+/// A cheap look at the git folder (no repository opened): does branch mode seem to be in use —
+/// `teammem.branch` in the config, or a remote-tracking `team-memory` ref? [`mode`] decides.
+pub fn likely_in_use(git_dir: &Path) -> bool {
+    let common = match std::fs::read_to_string(git_dir.join("commondir")) {
+        Ok(rel) => git_dir.join(rel.trim()),
+        Err(_) => git_dir.to_path_buf(),
+    };
+    let config = std::fs::read_to_string(common.join("config")).unwrap_or_default();
+    if config.contains("[teammem]") && config.to_lowercase().contains("branch") {
+        return true;
+    }
+    let suffix = format!("/{DEFAULT_BRANCH}");
+    let packed = std::fs::read_to_string(common.join("packed-refs")).unwrap_or_default();
+    if packed
+        .lines()
+        .any(|l| l.contains(" refs/remotes/") && l.ends_with(&suffix))
+    {
+        return true;
+    }
+    std::fs::read_dir(common.join("refs/remotes"))
+        .map(|remotes| {
+            remotes
+                .flatten()
+                .any(|r| r.path().join(DEFAULT_BRANCH).is_file())
+        })
+        .unwrap_or(false)
+}
+
 /// The memory branch named in the repository's config, if it is a valid branch name.
 pub fn configured(repo: &Repository) -> Option<String> {
     let name = repo.config().ok()?.get_string(CONFIG_KEY).ok()?;
