@@ -160,6 +160,33 @@ fn over_git_daemon_too() {
 }
 
 #[test]
+fn over_smart_http_with_a_token() {
+    let team = BranchTeam::new();
+    let http = servers::HttpGit::start(&team.sb, team.sb.path(), "alice", "s3cret-pass");
+    let me = team.clone_as("me");
+    team.sb.git(
+        &me,
+        ["remote", "set-url", "origin", &http.url("remote.git")],
+    );
+    write_memory(&me, "feedback", "over-http", "Smart HTTP.\n");
+    let before = outside(&team.sb, &me);
+    let token = [
+        ("TEAMMEM_GIT_TOKEN", "s3cret-pass"),
+        ("TEAMMEM_GIT_USERNAME", "alice"),
+    ];
+    let report = team.sync_env(&me, &token);
+    assert!(report["skipped_reason"].is_null(), "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert!(has_memory(&me, "project", "seeded"));
+    assert!(
+        team.remote_files("team-memory")
+            .contains(&format!("{TEAM}/feedback/over-http.md"))
+    );
+    assert_untouched(&team.sb, &me, &before);
+    drop(http);
+}
+
+#[test]
 fn two_linked_worktrees_share_one_memory_branch() {
     let team = BranchTeam::new();
     let me = team.clone_as("me");
