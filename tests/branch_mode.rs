@@ -456,6 +456,12 @@ fn a_secret_stays_out_of_the_branch_and_a_teammates_secret_out_of_the_folder() {
             .iter()
             .any(|f| f.contains("token"))
     );
+    let index = fs::read_to_string(me.join(TEAM).join("MEMORY.md")).unwrap();
+    assert!(!index.contains("token.md"), "{index}");
+    assert!(
+        has_memory(&me, "reference", "token"),
+        "a quarantined file stays on disk"
+    );
     // A teammate's commit that carries one (pushed with the git CLI) is never written here.
     let mate = team.clone_as("mate");
     team.sb.git(&mate, ["checkout", "-q", "team-memory"]);

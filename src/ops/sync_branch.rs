@@ -84,8 +84,11 @@ pub fn run(
     let settings = sync::commit_settings(repo, options, deadline, outcome)?;
     let mut local = repo.refname_to_id(&local_ref).ok();
     let base = memory_branch::materialised(repo)?;
-    let (go_on, recorded) =
-        record_folder(project, repo, memory, base, &mut local, &settings, outcome)?;
+    let Recording {
+        go_on,
+        recorded,
+        held_back,
+    } = record_folder(project, repo, memory, base, &mut local, &settings, outcome)?;
     if go_on && (options.pull || options.push) {
         if Instant::now() >= deadline {
             outcome.skip(
@@ -99,7 +102,7 @@ pub fn run(
         }
     }
     if go_on {
-        materialise(project, repo, base, recorded, local, outcome)?;
+        materialise(project, repo, base, recorded, local, held_back, outcome)?;
     }
     outcome.memory_tip = local.map(|o| o.to_string());
     Ok(())
@@ -126,6 +129,27 @@ pub fn ensure_excluded(repo: &Repository) -> Result<bool, OpError> {
     Ok(true)
 }
 
+/// What [`record_folder`] did.
+struct Recording {
+    /// Whether the sync may go on.
+    go_on: bool,
+    /// The commit that recorded the folder's changes.
+    recorded: Option<Oid>,
+    /// The files quarantined: they stay on disk, out of the folder's `MEMORY.md`, as in
+    /// current-branch sync.
+    held_back: HashSet<String>,
+}
+
+impl Recording {
+    fn new(go_on: bool, recorded: Option<Oid>, held_back: HashSet<String>) -> Self {
+        Recording {
+            go_on,
+            recorded,
+            held_back,
+        }
+    }
+}
+
 /// Records the folder's changes since its last materialisation as a commit on the memory
 /// branch. Returns whether the sync may go on, and the commit recorded.
 fn record_folder(
@@ -136,7 +160,8 @@ fn record_folder(
     local: &mut Option<Oid>,
     settings: &CommitSettings,
     outcome: &mut SyncOutcome,
-) -> Result<(bool, Option<Oid>), OpError> {
+) -> Result<Recording, OpError> {
+    let mut held_back = HashSet::new();
     let workdir = project.git_root()?;
     sync::remove_stale_temp_files(&workdir.join(TEAM_DIR));
     let base_tree = match base {
@@ -183,6 +208,7 @@ fn record_folder(
             outcome
                 .quarantined
                 .push(Quarantined::new(&change.path, reasons));
+            held_back.insert(change.path.clone());
             continue;
         }
         let id = commit::store_blob(repo, &change.path, bytes.as_deref())?;
@@ -202,13 +228,13 @@ fn record_folder(
         there != u.file.map(|f| (f.id, i32::from(f.mode)))
     });
     if updates.is_empty() {
-        return Ok((true, None));
+        return Ok(Recording::new(true, None, held_back));
     }
     // Never materialised here: the folder's files go on a root commit of their own, merged with
     // the branch against an empty base (a version that differs is kept as a conflict copy).
     let parent = base.and_then(|m| m.source);
     let recorded = match memory_branch::record(repo, parent, &updates, settings)? {
-        Recorded::Nothing => return Ok((true, None)),
+        Recorded::Nothing => return Ok(Recording::new(true, None, held_back)),
         Recorded::Commit(id) => id,
         Recorded::NotSigned(why) => {
             outcome.commit_refused = true;
@@ -216,17 +242,17 @@ fn record_folder(
                 "commit.gpgsign is on but the memory-branch commit could not be signed ({why}); \
                  nothing was recorded"
             ));
-            return Ok((false, None));
+            return Ok(Recording::new(false, None, held_back));
         }
     };
     let combined = memory_branch::combine(repo, *local, Some(recorded), settings)?;
     if !land(repo, memory, local, combined, outcome)? {
-        return Ok((false, Some(recorded)));
+        return Ok(Recording::new(false, Some(recorded), held_back));
     }
     outcome.committed = true;
     outcome.commit = Some(recorded.to_string());
     outcome.files_committed = updates.len();
-    Ok((true, Some(recorded)))
+    Ok(Recording::new(true, Some(recorded), held_back))
 }
 
 /// Moves the local memory branch to a combined tip; returns whether it stands there.
@@ -469,6 +495,7 @@ fn materialise(
     base: Option<memory_branch::Materialised>,
     recorded: Option<Oid>,
     tip: Option<Oid>,
+    held_back: HashSet<String>,
     outcome: &mut SyncOutcome,
 ) -> Result<(), OpError> {
     let Some(tip) = tip else { return Ok(()) };
@@ -499,7 +526,7 @@ fn materialise(
     let (policy, _) = super::guard::policy(project);
     let short = tip.to_string()[..7].to_string();
     let mut adjust = Vec::new();
-    let mut withheld: HashSet<String> = HashSet::new();
+    let mut withheld = held_back;
     let mut wrote = false;
     let paths: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
     for path in paths {
