@@ -80,6 +80,9 @@ impl MemoryBranch {
 /// nothing is recorded — `team-memory` if the remote is known to have it (its remote-tracking
 /// ref exists, as after a clone or a fetch), so a teammate's clone needs no setup.
 pub fn mode(repo: &Repository) -> Result<Option<MemoryBranch>, GitError> {
+    if switched_off(repo) {
+        return Ok(None);
+    }
     let remote = choose_remote(repo)?;
     if let Some(name) = configured(repo) {
         return Ok(Some(MemoryBranch { name, remote }));
@@ -131,9 +134,27 @@ pub fn configured(repo: &Repository) -> Option<String> {
     valid_name(&name).then_some(name)
 }
 
+/// Whether the config switches branch mode off for this repository (`teammem.branch = false`):
+/// current-branch mode, even when the remote has a memory branch.
+pub fn switched_off(repo: &Repository) -> bool {
+    repo.config()
+        .ok()
+        .and_then(|c| c.get_string(CONFIG_KEY).ok())
+        .is_some_and(|v| {
+            matches!(
+                v.to_ascii_lowercase().as_str(),
+                "false" | "off" | "no" | "0"
+            )
+        })
+}
+
 /// Whether `name` can be a memory branch: a valid branch name, not a proposal branch.
 pub fn valid_name(name: &str) -> bool {
     !name.is_empty()
+        && !matches!(
+            name.to_ascii_lowercase().as_str(),
+            "false" | "off" | "no" | "0"
+        )
         && !name.starts_with(PROPOSALS_PREFIX)
         && git2::Reference::is_valid_name(&format!("refs/heads/{name}"))
 }

@@ -539,6 +539,13 @@ fn materialise(
         }
         let rel = path.strip_prefix(&team_prefix).unwrap_or(path);
         let abs = workdir.join(path);
+        if !safe_rel(rel) {
+            // A crafted tree (`..`, `.git`) must never reach outside the folder: not written,
+            // not removed.
+            let why = vec!["unsafe path: never written into the work tree".to_string()];
+            withhold(path, why, m, &mut adjust, &mut withheld, outcome);
+            continue;
+        }
         let incoming = match f {
             None => None,
             Some(file) if file.mode == git2::FileMode::Link => {
@@ -614,6 +621,18 @@ fn withhold(
     outcome.withheld.push(Quarantined::new(path, reasons));
 }
 
+/// Whether a path inside the team folder stays inside it: no empty, `.` or `..` component, no
+/// `.git` folder (in any case), no backslash.
+fn safe_rel(rel: &str) -> bool {
+    rel.split('/').all(|part| {
+        !part.is_empty()
+            && part != "."
+            && part != ".."
+            && !part.eq_ignore_ascii_case(".git")
+            && !part.contains('\\')
+    })
+}
+
 fn blob_bytes(repo: &Repository, id: Oid) -> Result<Vec<u8>, OpError> {
     repo.find_blob(id)
         .map(|b| b.content().to_vec())
@@ -642,5 +661,27 @@ fn remove_file(abs: &Path) -> Result<(), OpError> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(OpError::io(abs, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crafted_paths_never_leave_the_folder() {
+        assert!(safe_rel("project/a.md"));
+        assert!(safe_rel("MEMORY.md"));
+        for bad in [
+            "../x.md",
+            "a/../../b",
+            "./a",
+            "a//b",
+            ".git/config",
+            "a/.GIT/x",
+            "a\\b",
+        ] {
+            assert!(!safe_rel(bad), "{bad}");
+        }
     }
 }
