@@ -505,3 +505,13 @@ fn session_start_in_a_fresh_clone_brings_the_team_memory_with_no_setup() {
     let dry = team.teammem(&me, &["sync", "--dry-run"], 0);
     assert!(dry.contains("origin/team-memory"), "{dry}");
 }
+
+#[test]
+fn a_sparse_checkout_shares() {
+    let team = BranchTeam::new();
+    let me = team.clone_as("me");
+    team.sb
+        .git(&me, ["sparse-checkout", "set", "--no-cone", "/src/"]);
+    assert!(!me.join("README.md").exists());
+    shares_both_ways(&team, &me, "sparse");
+}
