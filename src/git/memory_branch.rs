@@ -306,6 +306,30 @@ pub fn record(
     }
 }
 
+/// The first commit of a memory branch with no memory yet: the folder with an empty
+/// `MEMORY.md`, so the branch can be pushed and teammates' clones find it. Objects only;
+/// `Err(why)` when signing failed.
+pub fn start(
+    repo: &Repository,
+    settings: &CommitSettings,
+) -> Result<Result<Oid, String>, GitError> {
+    let context = "writing the memory branch's first commit";
+    let blob = repo.blob(b"").map_err(|e| GitError::git(context, e))?;
+    let mut team = repo
+        .treebuilder(None)
+        .map_err(|e| GitError::git(context, e))?;
+    team.insert(
+        crate::domain::scope::INDEX_FILE,
+        blob,
+        i32::from(git2::FileMode::Blob),
+    )
+    .map_err(|e| GitError::git(context, e))?;
+    let team = team.write().map_err(|e| GitError::git(context, e))?;
+    let root = root_with(repo, Some(team))?;
+    let message = format!("chore(memory): start the team memory branch\n\n{SYNC_TRAILER}\n");
+    write_commit(repo, root, &[], &message, settings)
+}
+
 /// Writes a commit, signed when the user signs commits; `Err(why)` when signing failed.
 fn write_commit(
     repo: &Repository,
