@@ -515,3 +515,36 @@ fn a_sparse_checkout_shares() {
     assert!(!me.join("README.md").exists());
     shares_both_ways(&team, &me, "sparse");
 }
+
+#[test]
+fn init_branch_with_no_memory_yet_publishes_a_branch_teammates_find() {
+    let sb = common::Sandbox::new();
+    let remote = sb.bare("remote.git");
+    let url = format!("file://{}", remote.display());
+    sb.git(sb.path(), ["clone", "-q", &url, "first"]);
+    let first = sb.path().join("first");
+    write(&first.join("README.md"), "# project\n");
+    sb.git(&first, ["add", "-A"]);
+    sb.git(&first, ["commit", "-q", "-m", "initial"]);
+    sb.git(&first, ["push", "-q", "origin", "main"]);
+    sb.teammem(&first, ["init", "--branch"]).expect_code(0);
+    assert_eq!(
+        sb.git(&first, ["config", "teammem.branch"]).trim(),
+        "team-memory"
+    );
+    sb.teammem(&first, ["sync"]).expect_code(0);
+    assert!(
+        sb.git(&remote, ["ls-tree", "-r", "--name-only", "team-memory"])
+            .contains(".qwen/team-memory/MEMORY.md")
+    );
+    sb.git(sb.path(), ["clone", "-q", &url, "second"]);
+    let second = sb.path().join("second");
+    write_memory(&second, "project", "hello", "Hello.\n");
+    let run = sb.teammem(&second, ["sync", "--json"]);
+    run.expect_code(0);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["mode"], "branch", "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    sb.teammem(&first, ["sync"]).expect_code(0);
+    assert!(has_memory(&first, "project", "hello"));
+}
