@@ -548,3 +548,28 @@ fn init_branch_with_no_memory_yet_publishes_a_branch_teammates_find() {
     sb.teammem(&first, ["sync"]).expect_code(0);
     assert!(has_memory(&first, "project", "hello"));
 }
+
+#[test]
+fn a_fresh_clone_with_its_own_version_of_a_memory_keeps_both_on_one_history() {
+    let team = BranchTeam::new();
+    let me = team.clone_as("me");
+    write_memory(&me, "project", "seeded", "A stale copy of mine.\n");
+    write_memory(&me, "project", "mine", "Only here.\n");
+    let before = outside(&team.sb, &me);
+    let report = team.sync(&me);
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert_untouched(&team.sb, &me, &before);
+    let texts: Vec<String> = fs::read_dir(me.join(TEAM).join("project"))
+        .unwrap()
+        .map(|e| fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    assert_eq!(texts.len(), 3, "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains("The first memory.")));
+    assert!(texts.iter().any(|t| t.contains("A stale copy of mine.")));
+    let roots = team
+        .sb
+        .git(&team.remote, ["rev-list", "--max-parents=0", "team-memory"]);
+    assert_eq!(roots.lines().count(), 1, "one history: {roots}");
+    // The next sync records nothing more.
+    assert_eq!(team.sync(&me)["committed"], false);
+}

@@ -217,9 +217,34 @@ fn record_folder(
             file: Some(TreeFile { id, mode }),
         });
     }
+    // Never materialised here (a fresh clone, a new worktree): the folder's files are recorded
+    // on the memory branch as this clone knows it; a file the branch holds in another version
+    // is recorded beside it as a conflict copy, so neither version is lost.
+    let parent = match base {
+        Some(m) => m.source,
+        None => local.or_else(|| {
+            memory
+                .upstream()
+                .and_then(|up| repo.refname_to_id(&up.tracking_ref).ok())
+        }),
+    };
+    if base.is_none() {
+        let parent_tree = memory_branch::tree_of(repo, parent)?;
+        for update in &mut updates {
+            let Some(file) = update.file else { continue };
+            let there = parent_tree
+                .get_path(Path::new(&update.path))
+                .ok()
+                .map(|e| e.id());
+            if there.is_some_and(|id| id != file.id) {
+                let short = file.id.to_string()[..7].to_string();
+                update.path = crate::domain::conflict::copy_path(&update.path, &short);
+            }
+        }
+    }
     // A change the local branch already holds (an earlier sync recorded or merged it, then
     // stopped before it moved the base) is not recorded twice.
-    let local_tree = memory_branch::tree_of(repo, *local)?;
+    let local_tree = memory_branch::tree_of(repo, if base.is_none() { parent } else { *local })?;
     updates.retain(|u| {
         let there = local_tree
             .get_path(Path::new(&u.path))
@@ -230,9 +255,6 @@ fn record_folder(
     if updates.is_empty() {
         return Ok(Recording::new(true, None, held_back));
     }
-    // Never materialised here: the folder's files go on a root commit of their own, merged with
-    // the branch against an empty base (a version that differs is kept as a conflict copy).
-    let parent = base.and_then(|m| m.source);
     let recorded = match memory_branch::record(repo, parent, &updates, settings)? {
         Recorded::Nothing => return Ok(Recording::new(true, None, held_back)),
         Recorded::Commit(id) => id,
@@ -512,14 +534,17 @@ fn materialise(
     };
     let old = status::tree_files(repo, base_tree.as_ref(), TEAM_DIR)?;
     let new = status::tree_files(repo, Some(&source), TEAM_DIR)?;
-    // What this sync recorded is safe on the branch: a file holding it may be replaced.
-    let recorded_files = match recorded {
-        Some(id) => status::tree_files(
-            repo,
-            Some(&memory_branch::tree_of(repo, Some(id))?),
-            TEAM_DIR,
-        )?,
-        None => Default::default(),
+    // What this sync recorded is safe on the branch (at its path, or beside it as a conflict
+    // copy): a file holding it may be replaced.
+    let recorded_blobs: HashSet<Oid> = match recorded {
+        Some(id) => {
+            let tree = memory_branch::tree_of(repo, Some(id))?;
+            status::tree_files(repo, Some(&tree), TEAM_DIR)?
+                .values()
+                .map(|f| f.id)
+                .collect()
+        }
+        None => HashSet::new(),
     };
     let index_path = format!("{TEAM_DIR}/{INDEX_FILE}");
     let team_prefix = format!("{TEAM_DIR}/");
@@ -567,8 +592,8 @@ fn materialise(
         if on_disk == f.map(|x| x.id) {
             continue;
         }
-        let untouched = on_disk == m.map(|x| x.id)
-            || (on_disk.is_some() && on_disk == recorded_files.get(path).map(|x| x.id));
+        let untouched =
+            on_disk == m.map(|x| x.id) || on_disk.is_some_and(|d| recorded_blobs.contains(&d));
         match (&incoming, untouched, on_disk.is_some()) {
             (Some(bytes), true, _) | (Some(bytes), false, false) => {
                 store::write_atomic(&abs, bytes)?;
