@@ -160,6 +160,33 @@ fn over_git_daemon_too() {
 }
 
 #[test]
+fn over_smart_http_with_a_token() {
+    let team = BranchTeam::new();
+    let http = servers::HttpGit::start(&team.sb, team.sb.path(), "alice", "s3cret-pass");
+    let me = team.clone_as("me");
+    team.sb.git(
+        &me,
+        ["remote", "set-url", "origin", &http.url("remote.git")],
+    );
+    write_memory(&me, "feedback", "over-http", "Smart HTTP.\n");
+    let before = outside(&team.sb, &me);
+    let token = [
+        ("TEAMMEM_GIT_TOKEN", "s3cret-pass"),
+        ("TEAMMEM_GIT_USERNAME", "alice"),
+    ];
+    let report = team.sync_env(&me, &token);
+    assert!(report["skipped_reason"].is_null(), "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert!(has_memory(&me, "project", "seeded"));
+    assert!(
+        team.remote_files("team-memory")
+            .contains(&format!("{TEAM}/feedback/over-http.md"))
+    );
+    assert_untouched(&team.sb, &me, &before);
+    drop(http);
+}
+
+#[test]
 fn two_linked_worktrees_share_one_memory_branch() {
     let team = BranchTeam::new();
     let me = team.clone_as("me");
@@ -268,6 +295,15 @@ fn a_protected_memory_branch_gets_a_proposal_that_converges_once_merged() {
         0,
     );
     assert!(review.contains("reviewed"), "{review}");
+    team.teammem(
+        &maintainer,
+        &[
+            "check",
+            "--range",
+            "origin/team-memory..origin/team-memory-proposals/me",
+        ],
+        0,
+    );
     team.sb.git(&maintainer, ["checkout", "-q", "team-memory"]);
     team.sb.git(
         &maintainer,
@@ -420,6 +456,12 @@ fn a_secret_stays_out_of_the_branch_and_a_teammates_secret_out_of_the_folder() {
             .iter()
             .any(|f| f.contains("token"))
     );
+    let index = fs::read_to_string(me.join(TEAM).join("MEMORY.md")).unwrap();
+    assert!(!index.contains("token.md"), "{index}");
+    assert!(
+        has_memory(&me, "reference", "token"),
+        "a quarantined file stays on disk"
+    );
     // A teammate's commit that carries one (pushed with the git CLI) is never written here.
     let mate = team.clone_as("mate");
     team.sb.git(&mate, ["checkout", "-q", "team-memory"]);
@@ -442,4 +484,92 @@ fn a_secret_stays_out_of_the_branch_and_a_teammates_secret_out_of_the_folder() {
             .iter()
             .any(|f| f.contains("leak"))
     );
+}
+
+#[test]
+fn session_start_in_a_fresh_clone_brings_the_team_memory_with_no_setup() {
+    let team = BranchTeam::new();
+    let me = team.clone_as("me");
+    assert!(!me.join(TEAM).exists());
+    let before = outside(&team.sb, &me);
+    let run = team.sb.teammem(&me, ["session-start", "--hook", "plain"]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("About seeded"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("memory branch team-memory"),
+        "{}",
+        run.stdout
+    );
+    assert!(has_memory(&me, "project", "seeded"));
+    assert_untouched(&team.sb, &me, &before);
+    let dry = team.teammem(&me, &["sync", "--dry-run"], 0);
+    assert!(dry.contains("origin/team-memory"), "{dry}");
+}
+
+#[test]
+fn a_sparse_checkout_shares() {
+    let team = BranchTeam::new();
+    let me = team.clone_as("me");
+    team.sb
+        .git(&me, ["sparse-checkout", "set", "--no-cone", "/src/"]);
+    assert!(!me.join("README.md").exists());
+    shares_both_ways(&team, &me, "sparse");
+}
+
+#[test]
+fn init_branch_with_no_memory_yet_publishes_a_branch_teammates_find() {
+    let sb = common::Sandbox::new();
+    let remote = sb.bare("remote.git");
+    let url = format!("file://{}", remote.display());
+    sb.git(sb.path(), ["clone", "-q", &url, "first"]);
+    let first = sb.path().join("first");
+    write(&first.join("README.md"), "# project\n");
+    sb.git(&first, ["add", "-A"]);
+    sb.git(&first, ["commit", "-q", "-m", "initial"]);
+    sb.git(&first, ["push", "-q", "origin", "main"]);
+    sb.teammem(&first, ["init", "--branch"]).expect_code(0);
+    assert_eq!(
+        sb.git(&first, ["config", "teammem.branch"]).trim(),
+        "team-memory"
+    );
+    sb.teammem(&first, ["sync"]).expect_code(0);
+    assert!(
+        sb.git(&remote, ["ls-tree", "-r", "--name-only", "team-memory"])
+            .contains(".qwen/team-memory/MEMORY.md")
+    );
+    sb.git(sb.path(), ["clone", "-q", &url, "second"]);
+    let second = sb.path().join("second");
+    write_memory(&second, "project", "hello", "Hello.\n");
+    let run = sb.teammem(&second, ["sync", "--json"]);
+    run.expect_code(0);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["mode"], "branch", "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    sb.teammem(&first, ["sync"]).expect_code(0);
+    assert!(has_memory(&first, "project", "hello"));
+}
+
+#[test]
+fn a_fresh_clone_with_its_own_version_of_a_memory_keeps_both_on_one_history() {
+    let team = BranchTeam::new();
+    let me = team.clone_as("me");
+    write_memory(&me, "project", "seeded", "A stale copy of mine.\n");
+    write_memory(&me, "project", "mine", "Only here.\n");
+    let before = outside(&team.sb, &me);
+    let report = team.sync(&me);
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert_untouched(&team.sb, &me, &before);
+    let texts: Vec<String> = fs::read_dir(me.join(TEAM).join("project"))
+        .unwrap()
+        .map(|e| fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    assert_eq!(texts.len(), 3, "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains("The first memory.")));
+    assert!(texts.iter().any(|t| t.contains("A stale copy of mine.")));
+    let roots = team
+        .sb
+        .git(&team.remote, ["rev-list", "--max-parents=0", "team-memory"]);
+    assert_eq!(roots.lines().count(), 1, "one history: {roots}");
+    // The next sync records nothing more.
+    assert_eq!(team.sync(&me)["committed"], false);
 }

@@ -29,7 +29,9 @@ pub struct InitArgs {
     /// Append the lines that stop .gitignore from hiding the team folder.
     #[arg(long)]
     fix_gitignore: bool,
-    /// Print JSON: {team_dir, created, index_written, ignored, fix_lines, gitignore_fixed}.
+    /// Print JSON: {team_dir, created, index_written, ignored, fix_lines, gitignore_fixed};
+    /// with --branch: {memory_branch, created_from, memory_tip, still_tracked,
+    /// migration_commit, warnings}.
     #[arg(long)]
     json: bool,
     /// `--format json` is the same as --json; `--format human` is the default.

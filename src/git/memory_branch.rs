@@ -80,6 +80,9 @@ impl MemoryBranch {
 /// nothing is recorded — `team-memory` if the remote is known to have it (its remote-tracking
 /// ref exists, as after a clone or a fetch), so a teammate's clone needs no setup.
 pub fn mode(repo: &Repository) -> Result<Option<MemoryBranch>, GitError> {
+    if switched_off(repo) {
+        return Ok(None);
+    }
     let remote = choose_remote(repo)?;
     if let Some(name) = configured(repo) {
         return Ok(Some(MemoryBranch { name, remote }));
@@ -97,15 +100,61 @@ pub fn mode(repo: &Repository) -> Result<Option<MemoryBranch>, GitError> {
     Ok(None)
 }
 
+/// A cheap look at the git folder (no repository opened): does branch mode seem to be in use —
+/// `teammem.branch` in the config, or a remote-tracking `team-memory` ref? [`mode`] decides.
+pub fn likely_in_use(git_dir: &Path) -> bool {
+    let common = match std::fs::read_to_string(git_dir.join("commondir")) {
+        Ok(rel) => git_dir.join(rel.trim()),
+        Err(_) => git_dir.to_path_buf(),
+    };
+    let config = std::fs::read_to_string(common.join("config")).unwrap_or_default();
+    if config.contains("[teammem]") && config.to_lowercase().contains("branch") {
+        return true;
+    }
+    let suffix = format!("/{DEFAULT_BRANCH}");
+    let packed = std::fs::read_to_string(common.join("packed-refs")).unwrap_or_default();
+    if packed
+        .lines()
+        .any(|l| l.contains(" refs/remotes/") && l.ends_with(&suffix))
+    {
+        return true;
+    }
+    std::fs::read_dir(common.join("refs/remotes"))
+        .map(|remotes| {
+            remotes
+                .flatten()
+                .any(|r| r.path().join(DEFAULT_BRANCH).is_file())
+        })
+        .unwrap_or(false)
+}
+
 /// The memory branch named in the repository's config, if it is a valid branch name.
 pub fn configured(repo: &Repository) -> Option<String> {
     let name = repo.config().ok()?.get_string(CONFIG_KEY).ok()?;
     valid_name(&name).then_some(name)
 }
 
+/// Whether the config switches branch mode off for this repository (`teammem.branch = false`):
+/// current-branch mode, even when the remote has a memory branch.
+pub fn switched_off(repo: &Repository) -> bool {
+    repo.config()
+        .ok()
+        .and_then(|c| c.get_string(CONFIG_KEY).ok())
+        .is_some_and(|v| {
+            matches!(
+                v.to_ascii_lowercase().as_str(),
+                "false" | "off" | "no" | "0"
+            )
+        })
+}
+
 /// Whether `name` can be a memory branch: a valid branch name, not a proposal branch.
 pub fn valid_name(name: &str) -> bool {
     !name.is_empty()
+        && !matches!(
+            name.to_ascii_lowercase().as_str(),
+            "false" | "off" | "no" | "0"
+        )
         && !name.starts_with(PROPOSALS_PREFIX)
         && git2::Reference::is_valid_name(&format!("refs/heads/{name}"))
 }
@@ -255,6 +304,30 @@ pub fn record(
         Ok(id) => Ok(Recorded::Commit(id)),
         Err(why) => Ok(Recorded::NotSigned(why)),
     }
+}
+
+/// The first commit of a memory branch with no memory yet: the folder with an empty
+/// `MEMORY.md`, so the branch can be pushed and teammates' clones find it. Objects only;
+/// `Err(why)` when signing failed.
+pub fn start(
+    repo: &Repository,
+    settings: &CommitSettings,
+) -> Result<Result<Oid, String>, GitError> {
+    let context = "writing the memory branch's first commit";
+    let blob = repo.blob(b"").map_err(|e| GitError::git(context, e))?;
+    let mut team = repo
+        .treebuilder(None)
+        .map_err(|e| GitError::git(context, e))?;
+    team.insert(
+        crate::domain::scope::INDEX_FILE,
+        blob,
+        i32::from(git2::FileMode::Blob),
+    )
+    .map_err(|e| GitError::git(context, e))?;
+    let team = team.write().map_err(|e| GitError::git(context, e))?;
+    let root = root_with(repo, Some(team))?;
+    let message = format!("chore(memory): start the team memory branch\n\n{SYNC_TRAILER}\n");
+    write_commit(repo, root, &[], &message, settings)
 }
 
 /// Writes a commit, signed when the user signs commits; `Err(why)` when signing failed.

@@ -117,11 +117,34 @@ pub fn init_branch(project: &Project, name: &str, migrate: bool) -> Result<Branc
             file.reasons.join("; ")
         ));
     }
-    let tip = repo.refname_to_id(&memory.local_ref()).ok();
+    let mut tip = repo.refname_to_id(&memory.local_ref()).ok();
     let created_from = match (created_from, tip) {
         ("folder", None) => "empty",
         (from, _) => from,
     };
+    if tip.is_none() {
+        // No memory yet: a first commit all the same, so the next sync publishes the branch
+        // and teammates' clones switch to branch mode by themselves.
+        let mut outcome = sync::SyncOutcome::default();
+        let settings = sync::commit_settings(
+            &repo,
+            &SyncOptions::default(),
+            std::time::Instant::now() + sync::DEFAULT_TIMEOUT,
+            &mut outcome,
+        )?;
+        match memory_branch::start(&repo, &settings)? {
+            Ok(first) => {
+                let _lock = SyncLock::acquire(&repo)?.map_err(|_| {
+                    OpError::Refused("another sync is running in this repository; try again".into())
+                })?;
+                memory_branch::move_ref(&repo, &memory.local_ref(), None, first, "teammem: init --branch")?;
+                tip = Some(first);
+            }
+            Err(why) => warnings.push(format!(
+                "the memory branch's first commit could not be signed ({why}); the first memory creates it"
+            )),
+        }
+    }
     let mut migration_commit = None;
     let mut still_tracked = memory_branch::tracked_folder(&repo).is_some();
     if still_tracked && migrate {

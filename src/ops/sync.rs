@@ -252,6 +252,21 @@ impl SyncOutcome {
         if !self.quarantined.is_empty() {
             parts.push(format!("{} file(s) quarantined", self.quarantined.len()));
         }
+        if !self.withheld.is_empty() {
+            parts.push(format!(
+                "{} teammate file(s) withheld from the work tree",
+                self.withheld.len()
+            ));
+        }
+        if let (SyncMode::Branch, Some(name)) = (self.mode, &self.memory_branch) {
+            let at = self
+                .memory_tip
+                .as_deref()
+                .map_or("no commit yet".to_string(), |t| {
+                    format!("at {}", &t[..t.len().min(7)])
+                });
+            parts.push(format!("memory branch {name} {at}"));
+        }
         if let Some(reason) = self.skipped_reason {
             let why = self.warnings.first().map(String::as_str).unwrap_or("");
             parts.push(format!("skipped ({}): {why}", reason.as_str()));
@@ -1150,6 +1165,33 @@ pub fn dry_run(project: &Project) -> Result<SyncPlan, OpError> {
         return Ok(plan);
     };
     let repo = crate::git::repo::open(&paths.workdir)?;
+    if let Some(memory) = crate::git::memory_branch::mode(&repo)? {
+        // Branch mode: the folder against what it was last made to hold.
+        let base = crate::git::memory_branch::materialised(&repo)?;
+        let base_tree = match base {
+            Some(m) => repo.find_tree(m.tree).ok(),
+            None => None,
+        };
+        let index_path = format!("{TEAM_DIR}/{INDEX_FILE}");
+        for change in status::folder_changes(&repo, base_tree.as_ref(), TEAM_DIR, false)? {
+            if change.path == index_path || (base.is_none() && change.kind == ChangeKind::Deleted) {
+                continue;
+            }
+            plan.would_commit.push(PlannedChange {
+                path: change.path,
+                change: match change.kind {
+                    ChangeKind::Added => "added",
+                    ChangeKind::Modified => "modified",
+                    ChangeKind::Deleted => "deleted",
+                },
+            });
+        }
+        match &memory.remote {
+            Some(remote) => plan.upstream = Some(format!("{remote}/{}", memory.name)),
+            None => plan.skipped_reason = Some(SkipReason::NoRemote),
+        }
+        return Ok(plan);
+    }
     let head_tree = repo.head().ok().and_then(|h| h.peel_to_tree().ok());
     for change in status::team_changes(&repo, head_tree.as_ref(), TEAM_DIR)? {
         plan.would_commit.push(PlannedChange {

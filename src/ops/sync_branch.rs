@@ -84,8 +84,11 @@ pub fn run(
     let settings = sync::commit_settings(repo, options, deadline, outcome)?;
     let mut local = repo.refname_to_id(&local_ref).ok();
     let base = memory_branch::materialised(repo)?;
-    let (go_on, recorded) =
-        record_folder(project, repo, memory, base, &mut local, &settings, outcome)?;
+    let Recording {
+        go_on,
+        recorded,
+        held_back,
+    } = record_folder(project, repo, memory, base, &mut local, &settings, outcome)?;
     if go_on && (options.pull || options.push) {
         if Instant::now() >= deadline {
             outcome.skip(
@@ -99,7 +102,7 @@ pub fn run(
         }
     }
     if go_on {
-        materialise(project, repo, base, recorded, local, outcome)?;
+        materialise(project, repo, base, recorded, local, held_back, outcome)?;
     }
     outcome.memory_tip = local.map(|o| o.to_string());
     Ok(())
@@ -126,6 +129,27 @@ pub fn ensure_excluded(repo: &Repository) -> Result<bool, OpError> {
     Ok(true)
 }
 
+/// What [`record_folder`] did.
+struct Recording {
+    /// Whether the sync may go on.
+    go_on: bool,
+    /// The commit that recorded the folder's changes.
+    recorded: Option<Oid>,
+    /// The files quarantined: they stay on disk, out of the folder's `MEMORY.md`, as in
+    /// current-branch sync.
+    held_back: HashSet<String>,
+}
+
+impl Recording {
+    fn new(go_on: bool, recorded: Option<Oid>, held_back: HashSet<String>) -> Self {
+        Recording {
+            go_on,
+            recorded,
+            held_back,
+        }
+    }
+}
+
 /// Records the folder's changes since its last materialisation as a commit on the memory
 /// branch. Returns whether the sync may go on, and the commit recorded.
 fn record_folder(
@@ -136,7 +160,8 @@ fn record_folder(
     local: &mut Option<Oid>,
     settings: &CommitSettings,
     outcome: &mut SyncOutcome,
-) -> Result<(bool, Option<Oid>), OpError> {
+) -> Result<Recording, OpError> {
+    let mut held_back = HashSet::new();
     let workdir = project.git_root()?;
     sync::remove_stale_temp_files(&workdir.join(TEAM_DIR));
     let base_tree = match base {
@@ -183,6 +208,7 @@ fn record_folder(
             outcome
                 .quarantined
                 .push(Quarantined::new(&change.path, reasons));
+            held_back.insert(change.path.clone());
             continue;
         }
         let id = commit::store_blob(repo, &change.path, bytes.as_deref())?;
@@ -191,9 +217,34 @@ fn record_folder(
             file: Some(TreeFile { id, mode }),
         });
     }
+    // Never materialised here (a fresh clone, a new worktree): the folder's files are recorded
+    // on the memory branch as this clone knows it; a file the branch holds in another version
+    // is recorded beside it as a conflict copy, so neither version is lost.
+    let parent = match base {
+        Some(m) => m.source,
+        None => local.or_else(|| {
+            memory
+                .upstream()
+                .and_then(|up| repo.refname_to_id(&up.tracking_ref).ok())
+        }),
+    };
+    if base.is_none() {
+        let parent_tree = memory_branch::tree_of(repo, parent)?;
+        for update in &mut updates {
+            let Some(file) = update.file else { continue };
+            let there = parent_tree
+                .get_path(Path::new(&update.path))
+                .ok()
+                .map(|e| e.id());
+            if there.is_some_and(|id| id != file.id) {
+                let short = file.id.to_string()[..7].to_string();
+                update.path = crate::domain::conflict::copy_path(&update.path, &short);
+            }
+        }
+    }
     // A change the local branch already holds (an earlier sync recorded or merged it, then
     // stopped before it moved the base) is not recorded twice.
-    let local_tree = memory_branch::tree_of(repo, *local)?;
+    let local_tree = memory_branch::tree_of(repo, if base.is_none() { parent } else { *local })?;
     updates.retain(|u| {
         let there = local_tree
             .get_path(Path::new(&u.path))
@@ -202,13 +253,10 @@ fn record_folder(
         there != u.file.map(|f| (f.id, i32::from(f.mode)))
     });
     if updates.is_empty() {
-        return Ok((true, None));
+        return Ok(Recording::new(true, None, held_back));
     }
-    // Never materialised here: the folder's files go on a root commit of their own, merged with
-    // the branch against an empty base (a version that differs is kept as a conflict copy).
-    let parent = base.and_then(|m| m.source);
     let recorded = match memory_branch::record(repo, parent, &updates, settings)? {
-        Recorded::Nothing => return Ok((true, None)),
+        Recorded::Nothing => return Ok(Recording::new(true, None, held_back)),
         Recorded::Commit(id) => id,
         Recorded::NotSigned(why) => {
             outcome.commit_refused = true;
@@ -216,17 +264,17 @@ fn record_folder(
                 "commit.gpgsign is on but the memory-branch commit could not be signed ({why}); \
                  nothing was recorded"
             ));
-            return Ok((false, None));
+            return Ok(Recording::new(false, None, held_back));
         }
     };
     let combined = memory_branch::combine(repo, *local, Some(recorded), settings)?;
     if !land(repo, memory, local, combined, outcome)? {
-        return Ok((false, Some(recorded)));
+        return Ok(Recording::new(false, Some(recorded), held_back));
     }
     outcome.committed = true;
     outcome.commit = Some(recorded.to_string());
     outcome.files_committed = updates.len();
-    Ok((true, Some(recorded)))
+    Ok(Recording::new(true, Some(recorded), held_back))
 }
 
 /// Moves the local memory branch to a combined tip; returns whether it stands there.
@@ -469,6 +517,7 @@ fn materialise(
     base: Option<memory_branch::Materialised>,
     recorded: Option<Oid>,
     tip: Option<Oid>,
+    held_back: HashSet<String>,
     outcome: &mut SyncOutcome,
 ) -> Result<(), OpError> {
     let Some(tip) = tip else { return Ok(()) };
@@ -485,21 +534,24 @@ fn materialise(
     };
     let old = status::tree_files(repo, base_tree.as_ref(), TEAM_DIR)?;
     let new = status::tree_files(repo, Some(&source), TEAM_DIR)?;
-    // What this sync recorded is safe on the branch: a file holding it may be replaced.
-    let recorded_files = match recorded {
-        Some(id) => status::tree_files(
-            repo,
-            Some(&memory_branch::tree_of(repo, Some(id))?),
-            TEAM_DIR,
-        )?,
-        None => Default::default(),
+    // What this sync recorded is safe on the branch (at its path, or beside it as a conflict
+    // copy): a file holding it may be replaced.
+    let recorded_blobs: HashSet<Oid> = match recorded {
+        Some(id) => {
+            let tree = memory_branch::tree_of(repo, Some(id))?;
+            status::tree_files(repo, Some(&tree), TEAM_DIR)?
+                .values()
+                .map(|f| f.id)
+                .collect()
+        }
+        None => HashSet::new(),
     };
     let index_path = format!("{TEAM_DIR}/{INDEX_FILE}");
     let team_prefix = format!("{TEAM_DIR}/");
     let (policy, _) = super::guard::policy(project);
     let short = tip.to_string()[..7].to_string();
     let mut adjust = Vec::new();
-    let mut withheld: HashSet<String> = HashSet::new();
+    let mut withheld = held_back;
     let mut wrote = false;
     let paths: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
     for path in paths {
@@ -512,6 +564,13 @@ fn materialise(
         }
         let rel = path.strip_prefix(&team_prefix).unwrap_or(path);
         let abs = workdir.join(path);
+        if !safe_rel(rel) {
+            // A crafted tree (`..`, `.git`) must never reach outside the folder: not written,
+            // not removed.
+            let why = vec!["unsafe path: never written into the work tree".to_string()];
+            withhold(path, why, m, &mut adjust, &mut withheld, outcome);
+            continue;
+        }
         let incoming = match f {
             None => None,
             Some(file) if file.mode == git2::FileMode::Link => {
@@ -533,8 +592,8 @@ fn materialise(
         if on_disk == f.map(|x| x.id) {
             continue;
         }
-        let untouched = on_disk == m.map(|x| x.id)
-            || (on_disk.is_some() && on_disk == recorded_files.get(path).map(|x| x.id));
+        let untouched =
+            on_disk == m.map(|x| x.id) || on_disk.is_some_and(|d| recorded_blobs.contains(&d));
         match (&incoming, untouched, on_disk.is_some()) {
             (Some(bytes), true, _) | (Some(bytes), false, false) => {
                 store::write_atomic(&abs, bytes)?;
@@ -587,6 +646,18 @@ fn withhold(
     outcome.withheld.push(Quarantined::new(path, reasons));
 }
 
+/// Whether a path inside the team folder stays inside it: no empty, `.` or `..` component, no
+/// `.git` folder (in any case), no backslash.
+fn safe_rel(rel: &str) -> bool {
+    rel.split('/').all(|part| {
+        !part.is_empty()
+            && part != "."
+            && part != ".."
+            && !part.eq_ignore_ascii_case(".git")
+            && !part.contains('\\')
+    })
+}
+
 fn blob_bytes(repo: &Repository, id: Oid) -> Result<Vec<u8>, OpError> {
     repo.find_blob(id)
         .map(|b| b.content().to_vec())
@@ -615,5 +686,27 @@ fn remove_file(abs: &Path) -> Result<(), OpError> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(OpError::io(abs, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crafted_paths_never_leave_the_folder() {
+        assert!(safe_rel("project/a.md"));
+        assert!(safe_rel("MEMORY.md"));
+        for bad in [
+            "../x.md",
+            "a/../../b",
+            "./a",
+            "a//b",
+            ".git/config",
+            "a/.GIT/x",
+            "a\\b",
+        ] {
+            assert!(!safe_rel(bad), "{bad}");
+        }
     }
 }

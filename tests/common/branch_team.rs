@@ -68,7 +68,19 @@ impl BranchTeam {
 
     /// `teammem sync --json` in `dir`: the report (exit 0 or 1).
     pub fn sync(&self, dir: &Path) -> Value {
-        let run = self.sb.teammem(dir, ["sync", "--json"]);
+        self.sync_env(dir, &[])
+    }
+
+    /// [`BranchTeam::sync`] with more environment variables.
+    pub fn sync_env(&self, dir: &Path, env: &[(&str, &str)]) -> Value {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_teammem"));
+        self.sb
+            .isolate(&mut cmd)
+            .current_dir(dir)
+            .args(["sync", "--json"])
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::null());
+        let run = crate::common::Run::from(cmd.output().expect("run teammem"));
         assert!(
             run.code == 0 || run.code == 1,
             "sync exited {}\n{}\n{}",
