@@ -11,9 +11,15 @@ use crate::ops::{EXIT_OK, OpError, Project};
 /// hooks folder (shared by its linked worktrees). pre-merge-commit checks a merge git commits
 /// by itself. A hook already there is kept as <hook>.teammem-chained and runs first; running
 /// this again changes nothing.
+///
+/// It also sets up the merge driver that keeps .qwen/team-memory/MEMORY.md from conflicting in
+/// a rebase, merge or cherry-pick (it merges the index entries of both sides): the line
+/// `merge=teammem-index` in .git/info/attributes (local, never committed) and
+/// merge.teammem-index.driver in .git/config.
 #[derive(Debug, Args)]
 pub struct InstallHooksArgs {
-    /// Print JSON: [{name, hook, action, chained}].
+    /// Print JSON: [{name, hook, action, chained}], the last one the merge driver
+    /// (name merge-driver, hook the attributes file).
     #[arg(long)]
     json: bool,
     /// `--format json` is the same as --json; `--format human` is the default.
@@ -21,7 +27,8 @@ pub struct InstallHooksArgs {
     format: Option<super::TextFormat>,
 }
 
-/// Remove teammem's hooks and put back the hooks they had chained.
+/// Remove teammem's hooks and put back the hooks they had chained; remove the MEMORY.md merge
+/// driver.
 #[derive(Debug, Args)]
 pub struct UninstallHooksArgs {
     /// Print JSON: [{name, hook, action, chained}].
@@ -57,6 +64,21 @@ fn print_outcomes(outcomes: &[HookOutcome], json: bool) -> Result<u8, OpError> {
 
 fn print_outcome(outcome: &HookOutcome) {
     let (name, hook) = (outcome.name, outcome.hook.display());
+    if name == hooks::MERGE_DRIVER {
+        match outcome.action {
+            HookAction::Installed | HookAction::Updated => status!(
+                "Set up the MEMORY.md merge driver: merge=teammem-index in {hook}, its command \
+                 in .git/config."
+            ),
+            HookAction::Unchanged => status!("The MEMORY.md merge driver is already set up."),
+            HookAction::Removed => status!(
+                "Removed the MEMORY.md merge driver from {hook} and \
+                 .git/config."
+            ),
+            HookAction::NotInstalled => status!("No MEMORY.md merge driver; nothing to do."),
+        }
+        return;
+    }
     match outcome.action {
         HookAction::Installed => status!("Installed the {name} hook at {hook}."),
         HookAction::Updated => status!("Updated the {name} hook at {hook}."),

@@ -9,12 +9,29 @@ use crate::ops::{self, EXIT_FINDINGS, EXIT_OK, OpError, Project};
 /// If git would ignore the team folder, init says so and prints the exact .gitignore lines that
 /// fix it; with --fix-gitignore it appends them. When .qwen/ itself is ignored, only the team
 /// folder is let back in, so settings and local memory stay private.
+///
+/// With --branch [NAME] (default team-memory), switches this repository to branch mode: the
+/// team memory lives on a branch of its own on the same remote, and .qwen/team-memory/ is
+/// teammem's view of it, never committed on your branches. The mode is recorded in .git/config
+/// (teammem.branch); the branch is created from the remote's, else from the folder's history on
+/// the current branch, else from its files; .git/info/exclude hides the folder from git status.
+/// A folder the current branch tracks stays tracked unless you pass --migrate, which commits
+/// its removal there (the memories stay on the memory branch and on disk). The next
+/// `teammem sync` publishes the branch.
 #[derive(Debug, Args)]
 pub struct InitArgs {
+    /// Branch mode: keep the team memory on the memory branch NAME (default team-memory).
+    #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "team-memory")]
+    branch: Option<String>,
+    /// With --branch: commit the removal of the tracked team folder on the current branch.
+    #[arg(long, requires = "branch")]
+    migrate: bool,
     /// Append the lines that stop .gitignore from hiding the team folder.
     #[arg(long)]
     fix_gitignore: bool,
-    /// Print JSON: {team_dir, created, index_written, ignored, fix_lines, gitignore_fixed}.
+    /// Print JSON: {team_dir, created, index_written, ignored, fix_lines, gitignore_fixed};
+    /// with --branch: {memory_branch, created_from, memory_tip, still_tracked,
+    /// migration_commit, warnings}.
     #[arg(long)]
     json: bool,
     /// `--format json` is the same as --json; `--format human` is the default.
@@ -24,6 +41,33 @@ pub struct InitArgs {
 
 /// Runs `teammem init`; returns its exit status.
 pub fn run(project: &Project, args: InitArgs) -> Result<u8, OpError> {
+    if let Some(name) = &args.branch {
+        let done = ops::init_branch::init_branch(project, name, args.migrate)?;
+        if super::json_wanted(args.json, args.format) {
+            super::print_json(&done)?;
+            return Ok(EXIT_OK);
+        }
+        let tip = done
+            .memory_tip
+            .as_deref()
+            .map_or("no commit yet", |t| &t[..t.len().min(7)]);
+        status!(
+            "Branch mode: team memory lives on {} ({}, from {})",
+            done.memory_branch,
+            tip,
+            done.created_from
+        );
+        if let Some(commit) = &done.migration_commit {
+            status!(
+                "Committed the removal of .qwen/team-memory/ from the current branch as {}",
+                &commit[..commit.len().min(7)]
+            );
+        }
+        for warning in &done.warnings {
+            warning!("{}", super::shown(warning));
+        }
+        return Ok(EXIT_OK);
+    }
     let done = ops::init::init(project, args.fix_gitignore)?;
     if super::json_wanted(args.json, args.format) {
         super::print_json(&done)?;

@@ -44,6 +44,7 @@ mod init;
 mod install_mcp;
 mod list;
 mod mcp;
+mod merge_index;
 mod recall;
 mod redact;
 mod remember;
@@ -131,6 +132,8 @@ enum Command {
     Man(shell::ManArgs),
     Mcp(mcp::McpArgs),
     InstallMcp(install_mcp::InstallMcpArgs),
+    #[command(hide = true)]
+    MergeIndex(merge_index::MergeIndexArgs),
 }
 
 impl Command {
@@ -146,6 +149,7 @@ impl Command {
             // Online only when team saves are published at once.
             Command::Mcp(args) => !args.publishes(),
             Command::InstallMcp(_) => true,
+            Command::MergeIndex(_) => true,
             Command::Baseline(_)
             | Command::Recall(_)
             | Command::Context(_)
@@ -376,9 +380,19 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         // Generated from the definitions above; no project needed.
         Command::Completions(args) => return shell::completions(args),
         Command::Man(args) => return shell::man(args),
+        // git's merge driver: three files, no project.
+        Command::MergeIndex(args) => return merge_index::run(cwd, args),
         other => other,
     };
-    let project = Project::open(cwd)?;
+    let project = match Project::open(cwd) {
+        Ok(project) => project,
+        Err(err) => {
+            if let Command::Sync(args) = &command {
+                sync::report_unopened(args, &err)?;
+            }
+            return Err(err);
+        }
+    };
     ui::debug(format_args!(
         "git root: {}; scopes in use: {}; team memory {}, its sync {}",
         project
@@ -435,6 +449,7 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Man(args) => shell::man(args),
         Command::Mcp(args) => mcp::run(project, args),
         Command::InstallMcp(args) => install_mcp::run(&project, args),
+        Command::MergeIndex(args) => merge_index::run(cwd, args),
     }
 }
 

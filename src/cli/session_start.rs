@@ -33,7 +33,8 @@ pub struct SessionStartArgs {
     #[arg(long, value_enum, default_value = "builtin")]
     transport: TransportArg,
     /// Print JSON instead of a hook's shape: {context, sync_line, sync (the `teammem sync
-    /// --json` report, or null when sync did not run), warnings}.
+    /// --json` report, or null when sync is switched off; a project that cannot be read gives a
+    /// report with skipped_reason error), warnings}.
     #[arg(long)]
     json: bool,
     /// `--format json` is the same as --json; `--format human` is the default.

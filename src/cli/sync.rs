@@ -30,6 +30,12 @@ use crate::ops::{EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, OpError, Project};
 /// it cannot be published (no upstream, your own commits unpushed, offline, push refused): the
 /// sync commit stays on your branch and the next sync pushes it.
 ///
+/// Branch mode (`teammem init --branch`, or a remote with a team-memory branch): the same three
+/// steps on the memory branch alone — the folder's changes recorded there, only that branch
+/// fetched, merged memory by memory and pushed with a lease (to team-memory-proposals/<user>
+/// when the remote refuses: skipped_reason proposed), then written into the folder. HEAD, the
+/// index and every file outside the folder are left alone, whatever state the work tree is in.
+///
 /// Exit status: 0 synced or nothing to do; 1 a file was quarantined, the sync stopped early
 /// (skipped_reason: locked, no-upstream, fetch-failed, push-rejected, remote-busy, timeout, …)
 /// or the commit could not be made; 2 not inside a git repository (skipped_reason:
@@ -90,6 +96,19 @@ impl SyncArgs {
     }
 }
 
+/// Prints the `--json` report of a sync that could not start because the project could not be
+/// read (a broken `.git/config`, a repository format libgit2 cannot open): the report is printed
+/// on every exit path (skipped_reason: error, the first warning saying why); the error itself
+/// then goes to stderr with status 2.
+pub fn report_unopened(args: &SyncArgs, err: &OpError) -> Result<(), OpError> {
+    if !super::json_wanted(args.json, args.format) {
+        return Ok(());
+    }
+    let mut outcome = sync::SyncOutcome::default();
+    outcome.skip(sync::SkipReason::Error, err.to_string());
+    super::print_json(&outcome)
+}
+
 pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
     let json = super::json_wanted(args.json, args.format);
     let options = SyncOptions {
@@ -141,6 +160,14 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
         outln!("{}", super::shown(&outcome.summary()));
         for file in &outcome.quarantined {
             let line = format!("quarantined {}: {}", file.path, file.reasons.join("; "));
+            errln!("{}", super::shown(&line));
+        }
+        for file in &outcome.withheld {
+            let line = format!(
+                "withheld {} (not written to the work tree): {}",
+                file.path,
+                file.reasons.join("; ")
+            );
             errln!("{}", super::shown(&line));
         }
         // The summary line already holds the reason for a skip or a refused commit.

@@ -7,6 +7,7 @@ pub mod consolidate;
 pub mod frontmatter;
 pub mod gate;
 pub mod index;
+pub mod index_merge;
 pub mod memory;
 pub mod memory_diff;
 pub mod recall;

@@ -289,7 +289,7 @@ fn head_names(repo: &Repository, refname: &str) -> bool {
         .unwrap_or(false)
 }
 
-fn empty_tree(repo: &Repository) -> Result<Tree<'_>, GitError> {
+pub(crate) fn empty_tree(repo: &Repository) -> Result<Tree<'_>, GitError> {
     let id = repo
         .treebuilder(None)
         .and_then(|b| b.write())
@@ -300,7 +300,7 @@ fn empty_tree(repo: &Repository) -> Result<Tree<'_>, GitError> {
 
 /// The baseline tree with `updates` applied. A path to delete that the baseline lacks is
 /// skipped: libgit2 refuses to remove what is not there.
-fn updated_tree<'r>(
+pub(crate) fn updated_tree<'r>(
     repo: &'r Repository,
     baseline: &Tree<'_>,
     updates: &[TeamUpdate],

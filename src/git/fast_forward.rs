@@ -3,8 +3,9 @@
 //!
 //! The work tree and index are updated by a two-way checkout from the old tip to the new one
 //! (libgit2's "safe" mode, like git's `read-tree -m -u`): files the move does not touch keep
-//! their local and staged changes; a changed file, or an untracked file the move would
-//! overwrite, blocks the whole move before anything is written. The branch then moves by
+//! their local and staged changes; a changed file, or an untracked or ignored file the move
+//! would overwrite, blocks the whole move before anything is written (libgit2, like git,
+//! would replace an ignored file: [`untracked_in_the_way`] refuses it first). The branch then moves by
 //! compare-and-swap; if it moved meanwhile, the checkout is undone.
 //!
 //! libgit2 runs no external filter drivers (`filter.<name>.smudge`, e.g. Git LFS), no hooks
@@ -234,6 +235,10 @@ pub(crate) fn move_branch_in_process(
     if !staged.is_empty() {
         return Ok(BranchMove::Blocked { paths: staged });
     }
+    let untracked = untracked_in_the_way(repo, from, &target)?;
+    if !untracked.is_empty() {
+        return Ok(BranchMove::Blocked { paths: untracked });
+    }
     let note = CheckoutNote::announce(repo, branch_ref, from, to)?;
     let in_the_way = RefCell::new(Vec::new());
     let checked_out = {
@@ -328,6 +333,115 @@ pub(crate) fn staged_in_the_way(
     let mut in_the_way: Vec<String> = paths_of(&staged).intersection(&pulled).cloned().collect();
     in_the_way.sort();
     Ok(in_the_way)
+}
+
+/// Files in the work tree that the move would write over although git does not track them:
+/// for each path the move adds, a file, symlink or folder already there (untracked or
+/// ignored), and a file or symlink where the move needs a folder. libgit2's safe checkout
+/// replaces ignored files (a teammate's `.qwen/settings.json` would replace the user's own,
+/// whose hooks then run), and so does `git merge --ff-only`; this refuses them too. An
+/// untracked file is refused even when its bytes are the new ones, as git refuses it
+/// ("untracked working tree files would be overwritten").
+pub(crate) fn untracked_in_the_way(
+    repo: &Repository,
+    from: Option<Oid>,
+    target: &git2::Commit<'_>,
+) -> Result<Vec<String>, GitError> {
+    let Some(workdir) = repo.workdir() else {
+        return Ok(Vec::new());
+    };
+    let context = "looking for untracked files in the way of the pull";
+    let old_tree = match from {
+        Some(from) => Some(
+            repo.find_commit(from)
+                .and_then(|c| c.tree())
+                .map_err(|e| GitError::git(context, e))?,
+        ),
+        None => None,
+    };
+    let new_tree = target.tree().map_err(|e| GitError::git(context, e))?;
+    let pulled = repo
+        .diff_tree_to_tree(old_tree.as_ref(), Some(&new_tree), None)
+        .map_err(|e| GitError::git(context, e))?;
+    let tracked = |rel: &Path| {
+        old_tree
+            .as_ref()
+            .and_then(|t| t.get_path(rel).ok())
+            .map(|entry| entry.kind())
+    };
+    let mut in_the_way = Vec::new();
+    let mut seen = HashSet::new();
+    for delta in pulled.deltas() {
+        if delta.status() != git2::Delta::Added || delta.new_file().mode() == git2::FileMode::Commit
+        {
+            continue;
+        }
+        let Some(rel) = delta.new_file().path() else {
+            continue;
+        };
+        // A folder the move needs, where the work tree has an untracked file or symlink.
+        for folder in rel.ancestors().skip(1) {
+            if folder.as_os_str().is_empty() || !seen.insert(folder.to_path_buf()) {
+                continue;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(workdir.join(folder)) else {
+                continue;
+            };
+            if !meta.is_dir() && tracked(folder).is_none() {
+                in_the_way.push(described(folder));
+            }
+        }
+        let Ok(meta) = std::fs::symlink_metadata(workdir.join(rel)) else {
+            continue;
+        };
+        if meta.is_dir() && tracked(rel) == Some(Some(git2::ObjectType::Tree)) {
+            // A tracked folder the move replaces by a file: what it holds beyond the old tree.
+            if let Some(tree) = old_tree.as_ref() {
+                untracked_inside(tree, workdir, rel, &mut in_the_way);
+            }
+            continue;
+        }
+        in_the_way.push(described(rel));
+    }
+    in_the_way.sort();
+    in_the_way.dedup();
+    Ok(in_the_way)
+}
+
+/// Most paths named under a tracked folder the move replaces: enough to say what to move away.
+const NAMED_INSIDE: usize = 20;
+
+/// Adds the paths under the work tree's folder `rel` that the old tree lacks.
+fn untracked_inside(tree: &git2::Tree<'_>, workdir: &Path, rel: &Path, out: &mut Vec<String>) {
+    let mut folders = vec![rel.to_path_buf()];
+    let mut named = 0;
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(workdir.join(&folder)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = folder.join(entry.file_name());
+            let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+                continue;
+            };
+            match tree.get_path(&path).map(|e| e.kind()) {
+                Ok(Some(git2::ObjectType::Tree)) if meta.is_dir() => folders.push(path),
+                Ok(_) => {}
+                Err(_) => {
+                    out.push(described(&path));
+                    named += 1;
+                    if named >= NAMED_INSIDE {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A path relative to the work tree, as the report names it.
+fn described(rel: &Path) -> String {
+    rel.to_string_lossy().into_owned()
 }
 
 pub(crate) fn current_tip(repo: &Repository, branch_ref: &str) -> Result<Option<Oid>, GitError> {

@@ -16,6 +16,8 @@ pub mod index;
 pub mod index_file;
 pub mod index_splice;
 pub mod lock;
+pub mod memory_branch;
+pub mod merge_driver;
 pub mod offline;
 pub mod oversized;
 pub mod preflight;

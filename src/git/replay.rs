@@ -201,63 +201,21 @@ pub fn replay_sync_commits(
             .and_then(|c| c.tree())
             .map_err(|e| GitError::git(context("reading a tree"), e))
     };
-    let base_files = team_files(repo, &commit_tree(base)?)?;
-    let ours = team_files(repo, &commit_tree(local)?)?;
+    let base_tree = commit_tree(base)?;
     let theirs_tree = commit_tree(upstream)?;
-    let theirs = team_files(repo, &theirs_tree)?;
     let short = local.to_string()[..7].to_string();
-
-    let mut merged: BTreeMap<String, Version> = BTreeMap::new();
-    let mut conflicts = Vec::new();
-    let mut text_merged = Vec::new();
-    let paths: BTreeSet<&String> = base_files
-        .keys()
-        .chain(ours.keys())
-        .chain(theirs.keys())
-        .collect();
-    for path in paths {
-        if path == INDEX_FILE {
-            continue;
-        }
-        let (b, o, t) = (base_files.get(path), ours.get(path), theirs.get(path));
-        let chosen = match (o, t) {
-            _ if o == t => o.copied(),
-            _ if o == b => t.copied(),
-            _ if t == b => o.copied(),
-            // Deleted on one side, changed on the other: keep the changed one.
-            (None, Some(t)) => Some(*t),
-            (Some(o), None) => Some(*o),
-            (Some(o), Some(t)) => match text_merge(repo, path, b.copied(), *o, *t)? {
-                Some(blob) => {
-                    text_merged.push(format!("{TEAM_DIR}/{path}"));
-                    Some((blob, t.1))
-                }
-                None => {
-                    let beside = conflict_name(path, &short);
-                    merged.insert(beside.clone(), *o);
-                    conflicts.push(KeptConflict {
-                        path: format!("{TEAM_DIR}/{path}"),
-                        kept_as: format!("{TEAM_DIR}/{beside}"),
-                    });
-                    Some(*t)
-                }
-            },
-            (None, None) => None,
-        };
-        if let Some(version) = chosen {
-            merged.insert(path.clone(), version);
-        }
-    }
-    if !merged.is_empty() {
-        let index = regenerate_index(repo, &merged)?;
-        merged.insert(INDEX_FILE.to_string(), (index, i32::from(FileMode::Blob)));
-    }
-
-    let team_tree = if merged.is_empty() {
-        None
-    } else {
-        Some(build_tree(repo, &merged)?)
-    };
+    let folder = merge_team_folders(
+        repo,
+        Some(&base_tree),
+        &commit_tree(local)?,
+        &theirs_tree,
+        &short,
+    )?;
+    let MergedFolder {
+        team_tree,
+        conflicts,
+        text_merged,
+    } = folder;
     let root = replace_subtree(
         repo,
         Some(&theirs_tree),
@@ -290,6 +248,107 @@ pub fn replay_sync_commits(
         conflicts,
         text_merged,
     })
+}
+
+/// The team folder merged memory by memory: the subtree to put at `.qwen/team-memory`
+/// (`None` when nothing is left), and what the merge had to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergedFolder {
+    /// The merged team folder's tree.
+    pub team_tree: Option<Oid>,
+    /// Memories kept in two versions (`theirs` at the path, `ours` beside it).
+    pub conflicts: Vec<KeptConflict>,
+    /// Memories merged line by line by git's text merge.
+    pub text_merged: Vec<String>,
+}
+
+/// Merges the team folders of `ours` and `theirs` against `base` (`None`: unrelated
+/// histories, nothing in common) with the per-memory three-way rules: a side that did not
+/// change a memory takes the other's; a memory deleted on one side and changed on the other
+/// keeps the change; two different changes are text-merged when git merges them cleanly into
+/// a valid memory, else both versions are kept, ours as `<path>.conflict-<short>.md`.
+/// `MEMORY.md` is never merged: it is regenerated from the result. Creates objects only.
+pub fn merge_team_folders(
+    repo: &Repository,
+    base: Option<&Tree<'_>>,
+    ours: &Tree<'_>,
+    theirs: &Tree<'_>,
+    short: &str,
+) -> Result<MergedFolder, GitError> {
+    let base_files = match base {
+        Some(base) => team_files(repo, base)?,
+        None => BTreeMap::new(),
+    };
+    let ours = team_files(repo, ours)?;
+    let theirs = team_files(repo, theirs)?;
+    let mut merged: BTreeMap<String, Version> = BTreeMap::new();
+    let mut conflicts = Vec::new();
+    let mut text_merged = Vec::new();
+    let paths: BTreeSet<&String> = base_files
+        .keys()
+        .chain(ours.keys())
+        .chain(theirs.keys())
+        .collect();
+    for path in paths {
+        if path == INDEX_FILE {
+            continue;
+        }
+        let (b, o, t) = (base_files.get(path), ours.get(path), theirs.get(path));
+        let chosen = match (o, t) {
+            _ if o == t => o.copied(),
+            _ if o == b => t.copied(),
+            _ if t == b => o.copied(),
+            // Deleted on one side, changed on the other: keep the changed one.
+            (None, Some(t)) => Some(*t),
+            (Some(o), None) => Some(*o),
+            (Some(o), Some(t)) => match text_merge(repo, path, b.copied(), *o, *t)? {
+                Some(blob) => {
+                    text_merged.push(format!("{TEAM_DIR}/{path}"));
+                    Some((blob, t.1))
+                }
+                None => {
+                    let beside = conflict_name(path, short);
+                    merged.insert(beside.clone(), *o);
+                    conflicts.push(KeptConflict {
+                        path: format!("{TEAM_DIR}/{path}"),
+                        kept_as: format!("{TEAM_DIR}/{beside}"),
+                    });
+                    Some(*t)
+                }
+            },
+            (None, None) => None,
+        };
+        if let Some(version) = chosen {
+            merged.insert(path.clone(), version);
+        }
+    }
+    if !merged.is_empty() {
+        let index = regenerate_index(repo, &merged)?;
+        merged.insert(INDEX_FILE.to_string(), (index, i32::from(FileMode::Blob)));
+    }
+    let team_tree = if merged.is_empty() {
+        None
+    } else {
+        Some(build_tree(repo, &merged)?)
+    };
+    Ok(MergedFolder {
+        team_tree,
+        conflicts,
+        text_merged,
+    })
+}
+
+/// The team folder of `tree` with `MEMORY.md` regenerated from its memories, as a tree to put
+/// at `.qwen/team-memory` (`None` when the folder is empty). Creates objects only.
+pub fn regenerated_team_tree(repo: &Repository, tree: &Tree<'_>) -> Result<Option<Oid>, GitError> {
+    let mut files = team_files(repo, tree)?;
+    files.remove(INDEX_FILE);
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let index = regenerate_index(repo, &files)?;
+    files.insert(INDEX_FILE.to_string(), (index, i32::from(FileMode::Blob)));
+    build_tree(repo, &files).map(Some)
 }
 
 /// The files under the team folder of `tree`, by path relative to it.
@@ -437,7 +496,7 @@ fn build_tree(repo: &Repository, files: &BTreeMap<String, Version>) -> Result<Oi
 
 /// `tree` with the subtree at `path` replaced by `new` (removed when `None`); an emptied
 /// folder disappears, as in git.
-fn replace_subtree(
+pub(crate) fn replace_subtree(
     repo: &Repository,
     tree: Option<&Tree<'_>>,
     path: &[&str],

@@ -105,6 +105,17 @@ pub fn team_changes(
     head: Option<&Tree<'_>>,
     dir: &str,
 ) -> Result<Vec<TeamChange>, GitError> {
+    folder_changes(repo, head, dir, true)
+}
+
+/// [`team_changes`], with `.gitignore` honoured or not: in branch mode the work tree's branch
+/// ignores the team folder itself, and every file in it is teammem's to record.
+pub fn folder_changes(
+    repo: &Repository,
+    head: Option<&Tree<'_>>,
+    dir: &str,
+    honour_ignores: bool,
+) -> Result<Vec<TeamChange>, GitError> {
     let Some(workdir) = repo.workdir() else {
         return Ok(Vec::new());
     };
@@ -140,7 +151,9 @@ pub fn team_changes(
                 ChangeKind::Modified
             }
             None => {
-                if file.hidden || (!file.unreadable_name && is_ignored(repo, &file.path)?) {
+                if file.hidden
+                    || (honour_ignores && !file.unreadable_name && is_ignored(repo, &file.path)?)
+                {
                     continue;
                 }
                 ChangeKind::Added

@@ -6,12 +6,15 @@
 //! `reference-transaction` covers the commits no commit hook sees: `git cherry-pick`, `git
 //! revert` and `git am` run neither `pre-commit` nor `commit-msg` for their commits, but every
 //! ref update passes through it, and in its `prepared` state a non-zero exit aborts the update.
+//! With the hooks comes the merge driver that regenerates the team `MEMORY.md` in a rebase,
+//! merge or cherry-pick instead of merging it line by line ([`merge_driver`]).
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::domain::store;
+use crate::git::merge_driver::{self, DriverChange};
 use crate::git::{hooks_dir, repo};
 
 use super::{OpError, Project};
@@ -52,11 +55,12 @@ pub enum HookAction {
 /// The outcome of `install-hooks` or `uninstall-hooks` for one hook.
 #[derive(Debug, Clone, Serialize)]
 pub struct HookOutcome {
-    /// The hook's name (`pre-commit`, `pre-merge-commit`).
+    /// The hook's name (`pre-commit`, `pre-merge-commit`, `reference-transaction`), or
+    /// `merge-driver` for the `MEMORY.md` merge driver.
     pub name: &'static str,
     /// What happened.
     pub action: HookAction,
-    /// The hook file.
+    /// The hook file (for the merge driver, the local attributes file naming it).
     pub hook: PathBuf,
     /// The user's own hook, run first by teammem's hook (install) or put back (uninstall).
     pub chained: Option<PathBuf>,
@@ -229,7 +233,27 @@ pub fn install(project: &Project, binary: &Path) -> Result<Vec<HookOutcome>, OpE
             hook,
         });
     }
+    outcomes.push(install_merge_driver(project, binary)?);
     Ok(outcomes)
+}
+
+/// The name the merge driver's outcome carries in `install-hooks --json`.
+pub const MERGE_DRIVER: &str = "merge-driver";
+
+/// Sets up the `MEMORY.md` merge driver (see [`merge_driver`]); its outcome names the local
+/// attributes file.
+fn install_merge_driver(project: &Project, binary: &Path) -> Result<HookOutcome, OpError> {
+    let repo = repo::open(project.git_root()?)?;
+    let action = match merge_driver::install(&repo, binary)? {
+        DriverChange::Written => HookAction::Installed,
+        _ => HookAction::Unchanged,
+    };
+    Ok(HookOutcome {
+        name: MERGE_DRIVER,
+        action,
+        hook: merge_driver::attributes_file(&repo),
+        chained: None,
+    })
 }
 
 /// Removes teammem's hooks and puts chained hooks back in their place.
@@ -263,6 +287,17 @@ pub fn uninstall(project: &Project) -> Result<Vec<HookOutcome>, OpError> {
             chained: restored,
         });
     }
+    let repo = repo::open(project.git_root()?)?;
+    let action = match merge_driver::uninstall(&repo)? {
+        DriverChange::Removed => HookAction::Removed,
+        _ => HookAction::NotInstalled,
+    };
+    outcomes.push(HookOutcome {
+        name: MERGE_DRIVER,
+        action,
+        hook: merge_driver::attributes_file(&repo),
+        chained: None,
+    });
     Ok(outcomes)
 }
 

@@ -16,6 +16,7 @@ pub mod guard;
 pub mod hooks;
 pub mod index;
 pub mod init;
+pub mod init_branch;
 pub mod install_mcp;
 pub mod mcp;
 pub mod project;
@@ -30,6 +31,7 @@ pub mod session_start;
 pub mod share;
 pub mod stale;
 pub mod sync;
+pub mod sync_branch;
 pub mod validate;
 
 pub use project::Project;

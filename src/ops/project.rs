@@ -56,9 +56,13 @@ impl Project {
                 Err(_) => continue,
             }
         }
+        // A clone in branch mode may have no folder yet: its first sync materialises it.
         let team_exists = layout
             .memory_dir(ScopeKind::Team)
-            .is_some_and(|d| d.is_dir());
+            .is_some_and(|d| d.is_dir())
+            || repo
+                .as_ref()
+                .is_some_and(|r| crate::git::memory_branch::likely_in_use(&r.git_dir));
         let switches = settings.resolve(&env, team_exists);
         Ok(Project {
             cwd: cwd.to_path_buf(),

@@ -74,6 +74,17 @@ pub fn check_team_file(
     })
 }
 
+/// The gate's reasons to keep `bytes` (a teammate's version of `path`, `rel` inside the team
+/// folder) out of the work tree: the same rules as [`check_team_file`], path included.
+pub fn check_team_bytes(path: &str, rel: &str, bytes: &[u8], policy: &Policy) -> Vec<String> {
+    let mut reasons = Vec::new();
+    if policy.path_has_secret(path) {
+        reasons.push("secret: in the file path".to_string());
+    }
+    reasons.extend(reasons_for(path, rel, bytes, policy));
+    reasons
+}
+
 fn reasons_for(path: &str, rel: &str, bytes: &[u8], policy: &Policy) -> Vec<String> {
     let mut reasons = secret_reasons(bytes, &policy.ignore);
     if !reasons.is_empty() {

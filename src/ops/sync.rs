@@ -122,6 +122,11 @@ pub enum SkipReason {
     PushFailed,
     /// Teammates kept pushing: every attempt within the budget lost the race.
     RemoteBusy,
+    /// Branch mode: the memory branch refused the push (protected), so the commits went to
+    /// the user's proposal branch (`proposal` names it) for a maintainer to merge.
+    Proposed,
+    /// Branch mode: the repository has no remote to share the memory branch through.
+    NoRemote,
     /// The fetched commits bring a team file over the memory size limit; nothing is pulled.
     TooLarge,
     /// The time budget ran out.
@@ -149,11 +154,24 @@ impl SkipReason {
             SkipReason::PushRejected => "push-rejected",
             SkipReason::PushFailed => "push-failed",
             SkipReason::RemoteBusy => "remote-busy",
+            SkipReason::Proposed => "proposed",
+            SkipReason::NoRemote => "no-remote",
             SkipReason::TooLarge => "too-large",
             SkipReason::Timeout => "timeout",
             SkipReason::Error => "error",
         }
     }
+}
+
+/// How the team memory is shared (`mode` in the report).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SyncMode {
+    /// Sync commits on the current branch, pulled and pushed with it.
+    #[default]
+    CurrentBranch,
+    /// The team memory lives on a memory branch of its own (`teammem init --branch`).
+    Branch,
 }
 
 /// What a sync did: the `--json` report.
@@ -175,6 +193,20 @@ pub struct SyncOutcome {
     pub duration_ms: u64,
     /// What the user should know (the reason behind a skip comes first).
     pub warnings: Vec<String>,
+    /// How the team memory is shared: on its own branch, or on the current branch.
+    pub mode: SyncMode,
+    /// Branch mode: the memory branch's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_branch: Option<String>,
+    /// Branch mode: the local memory branch's tip after the sync.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_tip: Option<String>,
+    /// Branch mode: the proposal branch the commits were pushed to (`proposed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<String>,
+    /// Branch mode: teammates' files the gate kept out of the work tree, and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub withheld: Vec<Quarantined>,
     /// How many team files the sync commit changed.
     #[serde(skip)]
     pub files_committed: usize,
@@ -219,6 +251,21 @@ impl SyncOutcome {
         }
         if !self.quarantined.is_empty() {
             parts.push(format!("{} file(s) quarantined", self.quarantined.len()));
+        }
+        if !self.withheld.is_empty() {
+            parts.push(format!(
+                "{} teammate file(s) withheld from the work tree",
+                self.withheld.len()
+            ));
+        }
+        if let (SyncMode::Branch, Some(name)) = (self.mode, &self.memory_branch) {
+            let at = self
+                .memory_tip
+                .as_deref()
+                .map_or("no commit yet".to_string(), |t| {
+                    format!("at {}", &t[..t.len().min(7)])
+                });
+            parts.push(format!("memory branch {name} {at}"));
         }
         if let Some(reason) = self.skipped_reason {
             let why = self.warnings.first().map(String::as_str).unwrap_or("");
@@ -269,6 +316,9 @@ fn run(
         return Ok(());
     };
     let repo = crate::git::repo::open(&paths.workdir)?;
+    if let Some(memory) = crate::git::memory_branch::mode(&repo)? {
+        return super::sync_branch::run(project, &repo, &memory, options, deadline, outcome);
+    }
     let Some(mut branch) = check_repository(project, &repo, outcome)? else {
         return Ok(());
     };
@@ -538,7 +588,7 @@ fn replay_onto(
 /// Refuses to land fetched commits that bring a team file over the memory size limit: it is
 /// never checked out, merged or read whole (only its size is looked at), and the report names
 /// the commit and the file. Returns whether the pull was refused.
-fn refuse_oversized(
+pub(crate) fn refuse_oversized(
     repo: &Repository,
     local: Option<git2::Oid>,
     tip: git2::Oid,
@@ -580,8 +630,9 @@ fn landed(moved: BranchMove, outcome: &mut SyncOutcome) -> bool {
             outcome.skip(
                 SkipReason::PullBlocked,
                 format!(
-                    "local changes are in the way of the pull: {}; nothing was changed — commit \
-                     or stash them, then sync again",
+                    "local changes, or files git does not track (untracked or ignored), are in \
+                     the way of the pull: {}; nothing was changed — commit or stash them, or move \
+                     them away, then sync again",
                     paths.join(", ")
                 ),
             );
@@ -606,7 +657,12 @@ fn landed(moved: BranchMove, outcome: &mut SyncOutcome) -> bool {
 }
 
 /// Records a failed fetch or push: `timeout` when the budget ran out.
-fn network_skip(outcome: &mut SyncOutcome, failure: &NetFailure, reason: SkipReason, tail: &str) {
+pub(crate) fn network_skip(
+    outcome: &mut SyncOutcome,
+    failure: &NetFailure,
+    reason: SkipReason,
+    tail: &str,
+) {
     let reason = match failure.kind {
         NetFailureKind::Timeout => SkipReason::Timeout,
         NetFailureKind::TooLarge => SkipReason::TooLarge,
@@ -617,7 +673,7 @@ fn network_skip(outcome: &mut SyncOutcome, failure: &NetFailure, reason: SkipRea
 
 /// When the upstream's remote is a local folder that does not exist, says so: libgit2 reports
 /// only "unsupported URL protocol" for it.
-fn missing_local_remote(repo: &Repository, up: &Upstream) -> Option<String> {
+pub(crate) fn missing_local_remote(repo: &Repository, up: &Upstream) -> Option<String> {
     let url = match repo.find_remote(&up.remote) {
         Ok(remote) => remote.url().ok()?.to_string(),
         Err(_) => up.remote.clone(),
@@ -652,7 +708,7 @@ fn missing_local_remote(repo: &Repository, up: &Upstream) -> Option<String> {
 /// share of `unit × 2^(attempt-1)` (at most [`MAX_BACKOFF`]), where the unit is what the
 /// round that lost took (at least [`FIRST_BACKOFF`]): on a slow or crowded remote the clones
 /// spread out over as many rounds as they need instead of colliding again.
-fn backoff(attempt: u32, round: Duration) -> Duration {
+pub(crate) fn backoff(attempt: u32, round: Duration) -> Duration {
     let unit = round.max(FIRST_BACKOFF);
     let cap = unit
         .saturating_mul(1u32 << attempt.saturating_sub(1).min(10))
@@ -899,7 +955,7 @@ pub fn commit_team_changes(
 /// Rewrites `MEMORY.md` from the memories on disk as Qwen Code would, leaving quarantined files
 /// out (they are not committed) and any line that would carry a secret: a teammate's pulled
 /// secret is never copied into the index this sync commits. A missing team folder stays missing.
-fn regenerate_index(
+pub(crate) fn regenerate_index(
     project: &Project,
     team_dir: &Path,
     held_back: &HashSet<String>,
@@ -907,12 +963,10 @@ fn regenerate_index(
     policy: &crate::domain::gate::Policy,
 ) -> Result<(), OpError> {
     let (entries, _) = store::load_index_entries(team_dir, &project.shown_prefix(ScopeKind::Team))?;
-    let clean: Vec<_> = entries
+    let kept = entries
         .into_iter()
-        .filter(|e| !held_back.contains(&format!("{team_prefix}{}", e.path)))
-        .filter(|e| policy.index_line_safe(e))
-        .collect();
-    let text = crate::domain::index::render(&clean);
+        .filter(|e| !held_back.contains(&format!("{team_prefix}{}", e.path)));
+    let text = crate::domain::gate::team_index_md(kept, Some(policy));
     if team_dir.is_dir() {
         store::write_index_unsynced(team_dir, &text)?;
     }
@@ -922,7 +976,7 @@ fn regenerate_index(
 /// Removes the temp files (`.<name>.<pid>[-n].tmp`) that an atomic write leaves when its process is
 /// killed, in the team folder and its type folders, once their process is gone. They are never
 /// committed (hidden), but `git status` would show them.
-fn remove_stale_temp_files(team_dir: &Path) {
+pub(crate) fn remove_stale_temp_files(team_dir: &Path) {
     let mut folders = vec![team_dir.to_path_buf()];
     folders.extend(
         crate::domain::memory::MemoryType::ALL
@@ -948,7 +1002,7 @@ fn remove_stale_temp_files(team_dir: &Path) {
     }
 }
 
-fn stamp_of(abs: &Path) -> Result<FileStamp, OpError> {
+pub(crate) fn stamp_of(abs: &Path) -> Result<FileStamp, OpError> {
     std::fs::symlink_metadata(abs)
         .map(|m| FileStamp::of(&m))
         .map_err(|e| OpError::io(abs, e))
@@ -992,7 +1046,7 @@ fn count_changed(repo: &Repository, branch: &Branch, commit: git2::Oid) -> Resul
 
 /// Who the commit is by and how it is signed, with warnings for a fallback identity and for a
 /// signing program named by the repository's own config (ignored).
-fn commit_settings(
+pub(crate) fn commit_settings(
     repo: &Repository,
     options: &SyncOptions,
     deadline: Instant,
@@ -1109,6 +1163,33 @@ pub fn dry_run(project: &Project) -> Result<SyncPlan, OpError> {
         return Ok(plan);
     };
     let repo = crate::git::repo::open(&paths.workdir)?;
+    if let Some(memory) = crate::git::memory_branch::mode(&repo)? {
+        // Branch mode: the folder against what it was last made to hold.
+        let base = crate::git::memory_branch::materialised(&repo)?;
+        let base_tree = match base {
+            Some(m) => repo.find_tree(m.tree).ok(),
+            None => None,
+        };
+        let index_path = format!("{TEAM_DIR}/{INDEX_FILE}");
+        for change in status::folder_changes(&repo, base_tree.as_ref(), TEAM_DIR, false)? {
+            if change.path == index_path || (base.is_none() && change.kind == ChangeKind::Deleted) {
+                continue;
+            }
+            plan.would_commit.push(PlannedChange {
+                path: change.path,
+                change: match change.kind {
+                    ChangeKind::Added => "added",
+                    ChangeKind::Modified => "modified",
+                    ChangeKind::Deleted => "deleted",
+                },
+            });
+        }
+        match &memory.remote {
+            Some(remote) => plan.upstream = Some(format!("{remote}/{}", memory.name)),
+            None => plan.skipped_reason = Some(SkipReason::NoRemote),
+        }
+        return Ok(plan);
+    }
     let head_tree = repo.head().ok().and_then(|h| h.peel_to_tree().ok());
     for change in status::team_changes(&repo, head_tree.as_ref(), TEAM_DIR)? {
         plan.would_commit.push(PlannedChange {
@@ -1155,6 +1236,8 @@ mod tests {
             SkipReason::PushRejected,
             SkipReason::PushFailed,
             SkipReason::RemoteBusy,
+            SkipReason::Proposed,
+            SkipReason::NoRemote,
             SkipReason::TooLarge,
             SkipReason::Timeout,
             SkipReason::Error,
@@ -1178,6 +1261,7 @@ mod tests {
                 "commit",
                 "committed",
                 "duration_ms",
+                "mode",
                 "pulled",
                 "pushed",
                 "quarantined",

@@ -5,6 +5,8 @@
 mod common;
 
 mod baseline;
+mod branch_concurrent;
+mod branch_mode;
 mod check_cli;
 mod check_hooks;
 mod check_range_parallel;
@@ -38,7 +40,10 @@ mod session_start;
 mod sync_budget;
 mod sync_commit;
 mod sync_concurrent;
+mod sync_ff_untracked;
 mod sync_index;
 mod sync_kill;
+mod sync_merge_driver;
 mod sync_network;
+mod sync_report_unopened;
 mod usage_context;

@@ -58,10 +58,13 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
             let line = gate::for_agent(&format!(
                 "Team memory sync: not run — teammem could not read this project: {err}"
             ));
+            // The sync's report is there on this path too (skipped_reason: error).
+            let mut outcome = SyncOutcome::default();
+            outcome.skip(sync::SkipReason::Error, err.to_string());
             return SessionStart {
                 context: bare_context(&line),
                 sync_line: line,
-                outcome: None,
+                outcome: Some(outcome),
                 warnings: Vec::new(),
             };
         }

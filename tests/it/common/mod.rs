@@ -6,6 +6,7 @@
 
 #![allow(dead_code)]
 
+pub mod branch_team;
 pub mod invoke;
 pub mod lifecycle;
 pub mod netsync;

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Benchmark a no-op `teammem sync` in branch mode (the team memory on the `team-memory` branch)
+# against current-branch mode and against the git CLI doing the same job — fetch the one branch,
+# compare its tip with the local one (`git rev-parse`), `git diff --quiet` of the team folder —
+# on a small repository (100 files) and a big one (100,000 files), over file:// and over git://
+# (a local git daemon). Prints hyperfine's tables, then the ratios (mean wall time, and mean
+# user+system CPU time, which the machine's load disturbs less).
+#
+# Usage: scripts/bench-sync-branch.sh [WORKDIR]
+#   RUNS=20 (hyperfine runs), BIG=100000 (files of the big repository), SIZES="small big".
+# Needs hyperfine, git, jq; builds the release binary (in $CARGO_TARGET_DIR when set).
+# Goals (issue 11): branch mode <= 0.3x the git CLI; the big repository costs branch mode no
+# more than the small one (it never walks the work tree outside the folder).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=${1:-$(mktemp -d)}
+runs=${RUNS:-20}
+big=${BIG:-100000}
+sizes=${SIZES:-small big}
+target=${CARGO_TARGET_DIR:-$root/target}
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+teammem="$target/release/teammem"
+team=.qwen/team-memory
+if ! "$teammem" init --help | grep -q -- '--branch'; then
+  echo "this teammem has no branch mode (teammem init --branch); nothing to measure" >&2
+  exit 2
+fi
+
+# Isolated git configuration: nothing from the caller's own config (hooks, fsmonitor, signing).
+export HOME="$work/home" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$work/home/.gitconfig"
+mkdir -p "$HOME"
+printf '[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n' >"$GIT_CONFIG_GLOBAL"
+
+rm -rf "$work/srv"
+mkdir -p "$work/srv"
+port=$((20000 + RANDOM % 20000))
+git daemon --reuseaddr --export-all --enable=receive-pack --listen=127.0.0.1 --port="$port" \
+  --base-path="$work/srv" "$work/srv" >/dev/null 2>&1 &
+daemon=$!
+trap 'kill $daemon 2>/dev/null || true' EXIT
+for _ in $(seq 1 50); do (echo >/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+
+write_memories() { # DIR: ten team memories
+  mkdir -p "$1/$team/project"
+  for i in $(seq 1 10); do
+    printf -- '---\nname: Memory %s\ndescription: What memory %s is about\ntype: project\n---\nBody.\n' \
+      "$i" "$i" >"$1/$team/project/memory-$i.md"
+  done
+  "$teammem" -C "$1" index --scope team >/dev/null
+}
+
+# The git CLI doing what a no-op sync does: fetch one branch, compare tips, diff the folder.
+# $2 is the branch fetched, $3 the local ref compared; GIT_INDEX_FILE may point at an index
+# holding only the memory branch (branch mode: the folder is not in the work tree's index).
+cat >"$work/git-job.sh" <<'SCRIPT'
+#!/bin/sh
+set -e
+cd "$1"
+git fetch -q origin "$2"
+[ "$(git rev-parse -q --verify FETCH_HEAD)" = "$(git rev-parse -q --verify "$3")" ]
+git diff --quiet -- .qwen/team-memory
+SCRIPT
+chmod +x "$work/git-job.sh"
+
+setup() { # SIZE FILES: remotes SIZE-cb.git and SIZE-br.git, clones SIZE-cb and SIZE-br
+  local size=$1 files=$2 seed="$work/seed-$1"
+  rm -rf "$seed" "$work/$size-cb" "$work/$size-br"
+  git init -q "$seed"
+  local i=0
+  while [ "$i" -lt "$files" ]; do
+    local dir="$seed/src/d$((i / 1000))"
+    [ -d "$dir" ] || mkdir -p "$dir"
+    printf 'file %s\n' "$i" >"$dir/f$i.txt"
+    i=$((i + 1))
+  done
+  git -C "$seed" add -A
+  git -C "$seed" commit -q -m files
+  for mode in cb br; do
+    git init -q --bare "$work/srv/$size-$mode.git"
+    git -C "$seed" push -q "$work/srv/$size-$mode.git" main
+  done
+  # Current-branch mode: the memories committed on main.
+  write_memories "$seed"
+  git -C "$seed" add -A
+  git -C "$seed" commit -q -m memories
+  git -C "$seed" push -q "$work/srv/$size-cb.git" main
+  rm -rf "$seed"
+  git clone -q "file://$work/srv/$size-cb.git" "$work/$size-cb"
+  # Branch mode: main holds no memories; init --branch publishes them on team-memory.
+  git clone -q "file://$work/srv/$size-br.git" "$work/$size-br"
+  write_memories "$work/$size-br"
+  "$teammem" -C "$work/$size-br" init --branch >/dev/null
+  "$teammem" -C "$work/$size-br" sync >/dev/null || true
+  git -C "$work/$size-br" rev-parse -q --verify refs/remotes/origin/team-memory >/dev/null
+  # The git CLI's view of the memory branch's folder: an index of that branch alone.
+  GIT_INDEX_FILE="$work/$size-br.index" git -C "$work/$size-br" read-tree refs/heads/team-memory
+  GIT_INDEX_FILE="$work/$size-br.index" git -C "$work/$size-br" update-index -q --refresh || true
+}
+
+results=()
+for size in $sizes; do
+  files=100
+  [ "$size" = big ] && files=$big
+  echo "== $size repository: $files files, 10 team memories" >&2
+  setup "$size" "$files"
+  for transport in file git; do
+    for mode in cb br; do
+      url="file://$work/srv/$size-$mode.git"
+      [ "$transport" = git ] && url="git://127.0.0.1:$port/$size-$mode.git"
+      git -C "$work/$size-$mode" remote set-url origin "$url"
+      # Warm: nothing left to commit, pull or push.
+      "$teammem" -C "$work/$size-$mode" sync >/dev/null
+      "$teammem" -C "$work/$size-$mode" sync --json | jq -e '.skipped_reason == null' >/dev/null
+    done
+    out="$work/$size-$transport.json"
+    hyperfine --warmup 3 --runs "$runs" --export-json "$out" \
+      --export-markdown "$work/$size-$transport.md" \
+      -n "branch mode" "$teammem -C $work/$size-br sync" \
+      -n "current-branch mode" "$teammem -C $work/$size-cb sync" \
+      -n "git CLI, memory branch" \
+      "GIT_INDEX_FILE=$work/$size-br.index $work/git-job.sh $work/$size-br team-memory refs/heads/team-memory" \
+      -n "git CLI, current branch" "$work/git-job.sh $work/$size-cb main refs/remotes/origin/main" >&2
+    results+=("$size $transport $out")
+  done
+done
+
+echo
+for row in "${results[@]}"; do
+  read -r size transport out <<<"$row"
+  echo "### $size repository, $transport://"
+  cat "$work/$size-$transport.md"
+  jq -r '
+    def m(n): (.results[] | select(.command == n));
+    def cpu(n): (m(n).user + m(n).system);
+    "branch mode / git CLI (memory branch):     wall \(m("branch mode").mean / m("git CLI, memory branch").mean * 1000 | round / 1000)x, cpu \(cpu("branch mode") / cpu("git CLI, memory branch") * 1000 | round / 1000)x",
+    "current-branch / git CLI (current branch): wall \(m("current-branch mode").mean / m("git CLI, current branch").mean * 1000 | round / 1000)x, cpu \(cpu("current-branch mode") / cpu("git CLI, current branch") * 1000 | round / 1000)x",
+    "branch mode / current-branch mode:         wall \(m("branch mode").mean / m("current-branch mode").mean * 1000 | round / 1000)x"
+  ' "$out"
+  echo
+done
+for transport in file git; do
+  small="$work/small-$transport.json" bigj="$work/big-$transport.json"
+  [ -f "$small" ] && [ -f "$bigj" ] || continue
+  jq -r -n --slurpfile s "$small" --slurpfile b "$bigj" --arg t "$transport" '
+    def m(r; n): (r[0].results[] | select(.command == n) | .mean);
+    "big / small repository, \($t)://: branch mode \(m($b; "branch mode") / m($s; "branch mode") * 1000 | round / 1000)x, current-branch mode \(m($b; "current-branch mode") / m($s; "current-branch mode") * 1000 | round / 1000)x"'
+done

@@ -1,0 +1,602 @@
+//! The memory branch: the team memory on a branch of its own (`refs/heads/team-memory` by
+//! default), never checked out. Its tree holds the team folder at `.qwen/team-memory/`, as on
+//! any code branch, so `review`, `check --range` and baselines read its ranges unchanged.
+//!
+//! The git operations of branch mode, all on objects and refs (never HEAD, the index or the
+//! work tree): which branch and remote, commits built from trees, the memory-by-memory merge of
+//! two tips (a merge commit, so history is never rewritten and a proposal branch only ever
+//! moves forward), and the record of what the work tree's folder was last made to hold (the
+//! materialised base), per worktree.
+
+use std::path::Path;
+
+use git2::{Commit, ErrorCode, ObjectType, Oid, Repository, Signature, Tree};
+
+use super::GitError;
+use super::commit::{self, CommitSettings, SYNC_TRAILER, TeamUpdate};
+use super::history;
+use super::ref_intent::RefIntent;
+use super::replay::{self, KeptConflict};
+use super::sign;
+use super::upstream::{self, Upstream, UpstreamLookup};
+use crate::domain::scope::TEAM_DIR;
+
+/// The memory branch's default name.
+pub const DEFAULT_BRANCH: &str = "team-memory";
+
+/// The repository config key (`.git/config`) naming the memory branch: branch mode is on.
+pub const CONFIG_KEY: &str = "teammem.branch";
+
+/// Where proposal branches live on the remote: `team-memory-proposals/<user>`.
+pub const PROPOSALS_PREFIX: &str = "team-memory-proposals/";
+
+/// The subject of a commit that records the folder's changes on the memory branch.
+pub const RECORD_SUBJECT: &str = "chore(memory): record team memory";
+
+/// The subject of a commit that merges two tips of the memory branch.
+pub const MERGE_SUBJECT: &str = "chore(memory): merge team memory";
+
+/// The refs holding each worktree's materialised base (one per worktree, in the common dir).
+const MATERIALISED_PREFIX: &str = "refs/teammem/materialised/";
+
+/// The memory branch a sync works with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryBranch {
+    /// The branch name (`team-memory`).
+    pub name: String,
+    /// The remote it is shared through, if the repository has one.
+    pub remote: Option<String>,
+}
+
+impl MemoryBranch {
+    /// `refs/heads/<name>`.
+    pub fn local_ref(&self) -> String {
+        format!("refs/heads/{}", self.name)
+    }
+
+    /// The fetch and push target: the remote's branch of the same name, tracked at
+    /// `refs/remotes/<remote>/<name>`.
+    pub fn upstream(&self) -> Option<Upstream> {
+        self.target(&self.name)
+    }
+
+    /// The proposal branch of `user` on the remote.
+    pub fn proposal(&self, user: &str) -> Option<Upstream> {
+        self.target(&format!("{PROPOSALS_PREFIX}{user}"))
+    }
+
+    fn target(&self, remote_branch: &str) -> Option<Upstream> {
+        let remote = self.remote.as_ref()?;
+        Some(Upstream {
+            local_ref: self.local_ref(),
+            remote: remote.clone(),
+            merge_ref: format!("refs/heads/{remote_branch}"),
+            tracking_ref: format!("refs/remotes/{remote}/{remote_branch}"),
+        })
+    }
+}
+
+/// Branch mode, if this repository uses it: the branch named by `teammem.branch`, or — when
+/// nothing is recorded — `team-memory` if the remote is known to have it (its remote-tracking
+/// ref exists, as after a clone or a fetch), so a teammate's clone needs no setup.
+pub fn mode(repo: &Repository) -> Result<Option<MemoryBranch>, GitError> {
+    if switched_off(repo) {
+        return Ok(None);
+    }
+    let remote = choose_remote(repo)?;
+    if let Some(name) = configured(repo) {
+        return Ok(Some(MemoryBranch { name, remote }));
+    }
+    let Some(remote) = remote else {
+        return Ok(None);
+    };
+    let tracking = format!("refs/remotes/{remote}/{DEFAULT_BRANCH}");
+    if repo.refname_to_id(&tracking).is_ok() {
+        return Ok(Some(MemoryBranch {
+            name: DEFAULT_BRANCH.to_string(),
+            remote: Some(remote),
+        }));
+    }
+    Ok(None)
+}
+
+/// A cheap look at the git folder (no repository opened): does branch mode seem to be in use —
+/// `teammem.branch` in the config, or a remote-tracking `team-memory` ref? [`mode`] decides.
+pub fn likely_in_use(git_dir: &Path) -> bool {
+    let common = match std::fs::read_to_string(git_dir.join("commondir")) {
+        Ok(rel) => git_dir.join(rel.trim()),
+        Err(_) => git_dir.to_path_buf(),
+    };
+    let config = std::fs::read_to_string(common.join("config")).unwrap_or_default();
+    if config.contains("[teammem]") && config.to_lowercase().contains("branch") {
+        return true;
+    }
+    let suffix = format!("/{DEFAULT_BRANCH}");
+    let packed = std::fs::read_to_string(common.join("packed-refs")).unwrap_or_default();
+    if packed
+        .lines()
+        .any(|l| l.contains(" refs/remotes/") && l.ends_with(&suffix))
+    {
+        return true;
+    }
+    std::fs::read_dir(common.join("refs/remotes"))
+        .map(|remotes| {
+            remotes
+                .flatten()
+                .any(|r| r.path().join(DEFAULT_BRANCH).is_file())
+        })
+        .unwrap_or(false)
+}
+
+/// The memory branch named in the repository's config, if it is a valid branch name.
+pub fn configured(repo: &Repository) -> Option<String> {
+    let name = repo.config().ok()?.get_string(CONFIG_KEY).ok()?;
+    valid_name(&name).then_some(name)
+}
+
+/// Whether the config switches branch mode off for this repository (`teammem.branch = false`):
+/// current-branch mode, even when the remote has a memory branch.
+pub fn switched_off(repo: &Repository) -> bool {
+    repo.config()
+        .ok()
+        .and_then(|c| c.get_string(CONFIG_KEY).ok())
+        .is_some_and(|v| {
+            matches!(
+                v.to_ascii_lowercase().as_str(),
+                "false" | "off" | "no" | "0"
+            )
+        })
+}
+
+/// Whether `name` can be a memory branch: a valid branch name, not a proposal branch.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && !matches!(
+            name.to_ascii_lowercase().as_str(),
+            "false" | "off" | "no" | "0"
+        )
+        && !name.starts_with(PROPOSALS_PREFIX)
+        && git2::Reference::is_valid_name(&format!("refs/heads/{name}"))
+}
+
+/// The remote the memory branch is shared through: the current branch's upstream remote,
+/// else `origin`, else the only remote.
+pub fn choose_remote(repo: &Repository) -> Result<Option<String>, GitError> {
+    if let UpstreamLookup::Found(up) = upstream::resolve(repo)? {
+        if repo.find_remote(&up.remote).is_ok() {
+            return Ok(Some(up.remote));
+        }
+    }
+    let names = repo
+        .remotes()
+        .map_err(|e| GitError::git("listing the remotes", e))?;
+    let mut found: Vec<String> = Vec::new();
+    for name in names.iter().flatten().flatten() {
+        found.push(String::from(name));
+    }
+    let names = found;
+    if names.iter().any(|n| n == "origin") {
+        return Ok(Some("origin".into()));
+    }
+    Ok(match names.as_slice() {
+        [only] => Some(only.clone()),
+        _ => None,
+    })
+}
+
+/// What the work tree's team folder was last made to hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Materialised {
+    /// The memory-branch commit it was materialised from.
+    pub source: Option<Oid>,
+    /// The folder as written (the source's tree, less what the gate withheld).
+    pub tree: Oid,
+}
+
+/// This worktree's materialised-base ref: `refs/teammem/materialised/<worktree>`.
+pub fn materialised_ref(repo: &Repository) -> String {
+    let id = if repo.is_worktree() {
+        repo.path()
+            .file_name()
+            .and_then(|n| n.to_str())
+            .filter(|n| git2::Reference::is_valid_name(&format!("{MATERIALISED_PREFIX}{n}")))
+            .unwrap_or("worktree")
+            .to_string()
+    } else {
+        "main".to_string()
+    };
+    format!("{MATERIALISED_PREFIX}{id}")
+}
+
+/// Reads this worktree's materialised base; `None` when the folder was never materialised.
+pub fn materialised(repo: &Repository) -> Result<Option<Materialised>, GitError> {
+    let Ok(id) = repo.refname_to_id(&materialised_ref(repo)) else {
+        return Ok(None);
+    };
+    let commit = repo
+        .find_commit(id)
+        .map_err(|e| GitError::git("reading the materialised base", e))?;
+    Ok(Some(Materialised {
+        source: commit.parent_id(0).ok(),
+        tree: commit.tree_id(),
+    }))
+}
+
+/// Records that the folder now holds `tree`, materialised from `source`: a commit of ours
+/// (parent `source`, so the source stays reachable) under the worktree's ref.
+pub fn set_materialised(repo: &Repository, source: Option<Oid>, tree: Oid) -> Result<(), GitError> {
+    if materialised(repo)? == Some(Materialised { source, tree }) {
+        return Ok(());
+    }
+    let context = "recording the materialised base";
+    let tree = repo
+        .find_tree(tree)
+        .map_err(|e| GitError::git(context, e))?;
+    let parent = match source {
+        Some(id) => Some(
+            repo.find_commit(id)
+                .map_err(|e| GitError::git(context, e))?,
+        ),
+        None => None,
+    };
+    let parents: Vec<&Commit<'_>> = parent.iter().collect();
+    let who =
+        Signature::now("teammem", "teammem@localhost").map_err(|e| GitError::git(context, e))?;
+    let message = "teammem: the team folder as materialised in this worktree\n";
+    let id = repo
+        .commit(None, &who, &who, message, &tree, &parents)
+        .map_err(|e| GitError::git(context, e))?;
+    let refname = materialised_ref(repo);
+    let _intent = RefIntent::announce(repo, &refname, Some(id))?;
+    repo.reference(&refname, id, true, "teammem: materialised")
+        .map_err(|e| GitError::git(context, e))?;
+    Ok(())
+}
+
+/// The tree of `commit`, or the empty tree.
+pub fn tree_of<'r>(repo: &'r Repository, commit: Option<Oid>) -> Result<Tree<'r>, GitError> {
+    match commit {
+        Some(id) => repo
+            .find_commit(id)
+            .and_then(|c| c.tree())
+            .map_err(|e| GitError::git(format!("reading the tree of {id}"), e)),
+        None => commit::empty_tree(repo),
+    }
+}
+
+/// A memory-branch root tree holding `team` (the team folder's tree) at `.qwen/team-memory`.
+fn root_with(repo: &Repository, team: Option<Oid>) -> Result<Oid, GitError> {
+    match replay::replace_subtree(repo, None, &[".qwen", "team-memory"], team)? {
+        Some(root) => Ok(root),
+        None => Ok(commit::empty_tree(repo)?.id()),
+    }
+}
+
+/// What [`record`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recorded {
+    /// The updates change nothing.
+    Nothing,
+    /// A commit on top of the parent (not yet on any branch).
+    Commit(Oid),
+    /// `commit.gpgsign` is on and the commit could not be signed (why).
+    NotSigned(String),
+}
+
+/// A commit whose tree is `parent`'s with `updates` applied (paths relative to the work tree,
+/// under the team folder) and `MEMORY.md` regenerated from the result. Objects only.
+pub fn record(
+    repo: &Repository,
+    parent: Option<Oid>,
+    updates: &[TeamUpdate],
+    settings: &CommitSettings,
+) -> Result<Recorded, GitError> {
+    let base = tree_of(repo, parent)?;
+    let applied = commit::updated_tree(repo, &base, updates)?;
+    let team = replay::regenerated_team_tree(repo, &applied)?;
+    let root = root_with(repo, team)?;
+    if root == base.id() {
+        return Ok(Recorded::Nothing);
+    }
+    let message = format!("{RECORD_SUBJECT}\n\n{SYNC_TRAILER}\n");
+    let parents: Vec<Oid> = parent.into_iter().collect();
+    match write_commit(repo, root, &parents, &message, settings)? {
+        Ok(id) => Ok(Recorded::Commit(id)),
+        Err(why) => Ok(Recorded::NotSigned(why)),
+    }
+}
+
+/// The first commit of a memory branch with no memory yet: the folder with an empty
+/// `MEMORY.md`, so the branch can be pushed and teammates' clones find it. Objects only;
+/// `Err(why)` when signing failed.
+pub fn start(
+    repo: &Repository,
+    settings: &CommitSettings,
+) -> Result<Result<Oid, String>, GitError> {
+    let context = "writing the memory branch's first commit";
+    let blob = repo.blob(b"").map_err(|e| GitError::git(context, e))?;
+    let mut team = repo
+        .treebuilder(None)
+        .map_err(|e| GitError::git(context, e))?;
+    team.insert(
+        crate::domain::scope::INDEX_FILE,
+        blob,
+        i32::from(git2::FileMode::Blob),
+    )
+    .map_err(|e| GitError::git(context, e))?;
+    let team = team.write().map_err(|e| GitError::git(context, e))?;
+    let root = root_with(repo, Some(team))?;
+    let message = format!("chore(memory): start the team memory branch\n\n{SYNC_TRAILER}\n");
+    write_commit(repo, root, &[], &message, settings)
+}
+
+/// Writes a commit, signed when the user signs commits; `Err(why)` when signing failed.
+fn write_commit(
+    repo: &Repository,
+    tree: Oid,
+    parents: &[Oid],
+    message: &str,
+    settings: &CommitSettings,
+) -> Result<Result<Oid, String>, GitError> {
+    let context = "writing a memory-branch commit";
+    let identity = &settings.identity;
+    let author = Signature::now(&identity.author.name, &identity.author.email)
+        .map_err(|e| GitError::git(format!("the author {}", identity.author), e))?;
+    let committer = Signature::now(&identity.committer.name, &identity.committer.email)
+        .map_err(|e| GitError::git(format!("the committer {}", identity.committer), e))?;
+    let tree = repo
+        .find_tree(tree)
+        .map_err(|e| GitError::git(context, e))?;
+    let parents: Vec<Commit<'_>> = parents
+        .iter()
+        .map(|id| repo.find_commit(*id))
+        .collect::<Result<_, _>>()
+        .map_err(|e| GitError::git(context, e))?;
+    let parents: Vec<&Commit<'_>> = parents.iter().collect();
+    let buffer = repo
+        .commit_create_buffer(&author, &committer, message, &tree, &parents)
+        .map_err(|e| GitError::git(context, e))?;
+    let payload = String::from_utf8_lossy(&buffer).into_owned();
+    let scratch = repo.path().join("teammem-sign");
+    let signature = match sign::sign(
+        &settings.signing,
+        &payload,
+        &identity.committer.to_string(),
+        &scratch,
+        settings.sign_budget,
+    ) {
+        Ok(signature) => signature,
+        Err(why) => return Ok(Err(why.to_string())),
+    };
+    let id = match signature {
+        Some(signature) => repo
+            .commit_signed(&payload, &signature, None)
+            .map_err(|e| GitError::git(context, e))?,
+        None => repo
+            .odb()
+            .and_then(|odb| odb.write(ObjectType::Commit, payload.as_bytes()))
+            .map_err(|e| GitError::git(context, e))?,
+    };
+    Ok(Ok(id))
+}
+
+/// Two tips brought together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Combined {
+    /// The tip holding both (one of them when the other is its ancestor).
+    pub tip: Option<Oid>,
+    /// Memories kept in two versions (`theirs` at the path, `ours` beside it).
+    pub conflicts: Vec<KeptConflict>,
+    /// Signing was required and failed: nothing was merged (why).
+    pub not_signed: Option<String>,
+}
+
+/// Brings `ours` and `theirs` together: the one that contains the other, or a merge commit
+/// (parents ours, theirs) whose team folder is merged memory by memory against their merge
+/// base (none: unrelated histories, every memory added on both sides). Objects only.
+pub fn combine(
+    repo: &Repository,
+    ours: Option<Oid>,
+    theirs: Option<Oid>,
+    settings: &CommitSettings,
+) -> Result<Combined, GitError> {
+    let done = |tip| Combined {
+        tip,
+        conflicts: Vec::new(),
+        not_signed: None,
+    };
+    let (o, t) = match (ours, theirs) {
+        (None, other) | (other, None) => return Ok(done(other)),
+        (Some(o), Some(t)) if o == t => return Ok(done(Some(o))),
+        (Some(o), Some(t)) => (o, t),
+    };
+    if history::contains(repo, o, t)? {
+        return Ok(done(Some(o)));
+    }
+    if history::contains(repo, t, o)? {
+        return Ok(done(Some(t)));
+    }
+    let base = match repo.merge_base(o, t) {
+        Ok(base) => Some(tree_of(repo, Some(base))?),
+        Err(e) if e.code() == ErrorCode::NotFound => None,
+        Err(e) => {
+            return Err(GitError::git(
+                format!("finding the merge base of {o} and {t}"),
+                e,
+            ));
+        }
+    };
+    let short = o.to_string()[..7].to_string();
+    let merged = replay::merge_team_folders(
+        repo,
+        base.as_ref(),
+        &tree_of(repo, Some(o))?,
+        &tree_of(repo, Some(t))?,
+        &short,
+    )?;
+    let root = root_with(repo, merged.team_tree)?;
+    let message = format!("{MERGE_SUBJECT}\n\n{SYNC_TRAILER}\n");
+    match write_commit(repo, root, &[o, t], &message, settings)? {
+        Ok(id) => Ok(Combined {
+            tip: Some(id),
+            conflicts: merged.conflicts,
+            not_signed: None,
+        }),
+        Err(why) => Ok(Combined {
+            tip: Some(o),
+            conflicts: Vec::new(),
+            not_signed: Some(why),
+        }),
+    }
+}
+
+/// Moves `refname` from `from` to `to` by compare-and-swap, announced for kill recovery.
+/// Returns false when the ref was not at `from` (someone else moved it).
+pub fn move_ref(
+    repo: &Repository,
+    refname: &str,
+    from: Option<Oid>,
+    to: Oid,
+    reflog: &str,
+) -> Result<bool, GitError> {
+    if from == Some(to) {
+        return Ok(true);
+    }
+    let _intent = RefIntent::announce(repo, refname, Some(to))?;
+    let moved = match from {
+        Some(from) => repo.reference_matching(refname, to, true, from, reflog),
+        None => repo.reference(refname, to, false, reflog),
+    };
+    match moved {
+        Ok(_) => Ok(true),
+        Err(e) if matches!(e.code(), ErrorCode::Modified | ErrorCode::Exists) => Ok(false),
+        Err(e) => Err(GitError::git(format!("moving {refname}"), e)),
+    }
+}
+
+/// The team folder's tree of HEAD, if the folder is tracked on the current branch.
+pub fn tracked_folder(repo: &Repository) -> Option<Oid> {
+    let tree = repo.head().ok()?.peel_to_tree().ok()?;
+    let entry = tree.get_path(Path::new(TEAM_DIR)).ok()?;
+    (entry.kind() == Some(ObjectType::Tree)).then(|| entry.id())
+}
+
+/// Re-creates the history of the team folder along HEAD's first parents (at most `limit`
+/// commits looked at) as a chain of memory-branch commits, each with the original author,
+/// committer and message, ending with HEAD's folder. Objects only; `None` when HEAD does not
+/// track the folder.
+pub fn import_history(repo: &Repository, limit: usize) -> Result<Option<Oid>, GitError> {
+    let context = "reading the team folder's history";
+    let Ok(head) = repo.head().and_then(|h| h.peel_to_commit()) else {
+        return Ok(None);
+    };
+    let folder_of = |c: &Commit<'_>| -> Option<Oid> {
+        let tree = c.tree().ok()?;
+        let entry = tree.get_path(Path::new(TEAM_DIR)).ok()?;
+        (entry.kind() == Some(ObjectType::Tree)).then(|| entry.id())
+    };
+    if folder_of(&head).is_none() {
+        return Ok(None);
+    }
+    // Newest first: the commits where the folder's tree changed.
+    let mut changes: Vec<Oid> = Vec::new();
+    let mut current = Some(head);
+    let mut looked = 0;
+    while let Some(c) = current {
+        looked += 1;
+        let parent = c.parent(0).ok();
+        let here = folder_of(&c);
+        let before = parent.as_ref().and_then(&folder_of);
+        if here != before {
+            changes.push(c.id());
+        }
+        if looked >= limit {
+            break;
+        }
+        current = parent;
+    }
+    let mut tip: Option<Oid> = None;
+    for id in changes.into_iter().rev() {
+        let c = repo
+            .find_commit(id)
+            .map_err(|e| GitError::git(context, e))?;
+        let root = root_with(repo, folder_of(&c))?;
+        if tip.is_some_and(|t| tree_of(repo, Some(t)).map(|tr| tr.id()).ok() == Some(root)) {
+            continue;
+        }
+        let root = repo
+            .find_tree(root)
+            .map_err(|e| GitError::git(context, e))?;
+        let parent = match tip {
+            Some(t) => Some(repo.find_commit(t).map_err(|e| GitError::git(context, e))?),
+            None => None,
+        };
+        let parents: Vec<&Commit<'_>> = parent.iter().collect();
+        let message = String::from_utf8_lossy(c.message_bytes()).into_owned();
+        tip = Some(
+            repo.commit(None, &c.author(), &c.committer(), &message, &root, &parents)
+                .map_err(|e| GitError::git(context, e))?,
+        );
+    }
+    Ok(tip)
+}
+
+/// The user part of a proposal branch name: `user.email`'s local part, else `user.name`,
+/// lowercased, each character outside `[a-z0-9._-]` made `-`; `user` when neither is set.
+pub fn proposal_user(repo: &Repository) -> String {
+    let config = repo.config().ok();
+    let get = |key: &str| config.as_ref().and_then(|c| c.get_string(key).ok());
+    let raw = get("user.email")
+        .and_then(|e| e.split('@').next().map(str::to_string))
+        .filter(|s| !s.trim().is_empty())
+        .or_else(|| get("user.name"))
+        .unwrap_or_default();
+    let mut user: String = raw
+        .trim()
+        .to_lowercase()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    user = user.trim_matches(['.', '-']).to_string();
+    while user.contains("..") {
+        user = user.replace("..", ".");
+    }
+    if user.is_empty() || user.ends_with(".lock") {
+        "user".into()
+    } else {
+        user
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert!(valid_name("team-memory"));
+        assert!(valid_name("memory/team"));
+        assert!(!valid_name(""));
+        assert!(!valid_name("a..b"));
+        assert!(!valid_name("team-memory-proposals/alice"));
+    }
+
+    #[test]
+    fn proposal_users_are_branch_safe() {
+        let (_dir, repo) = crate::git::scratch_repo();
+        let mut config = repo.config().unwrap();
+        config
+            .set_str("user.email", "Ada.Lovelace+x@example.com")
+            .unwrap();
+        assert_eq!(proposal_user(&repo), "ada.lovelace-x");
+        config.set_str("user.email", "@example.com").unwrap();
+        config.set_str("user.name", "Grace Hopper").unwrap();
+        assert_eq!(proposal_user(&repo), "grace-hopper");
+    }
+}

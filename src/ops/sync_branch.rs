@@ -1,0 +1,712 @@
+//! Branch-mode sync: the team memory on a memory branch of its own (`git/memory_branch.rs`),
+//! the work tree's `.qwen/team-memory/` its materialised view.
+//!
+//! The steps, under the repository's sync lock (in the common git dir, shared by every linked
+//! worktree): record the folder's changes since its last materialisation as a commit on the
+//! memory branch (gated, built from trees); fetch the remote's memory branch alone; bring the
+//! two together memory by memory; push with one refspec and a lease (again when a teammate
+//! pushed in between; to the user's proposal branch when the memory branch refuses); then write
+//! the result into the folder — only the files that changed, never over an edit not recorded,
+//! never what the gate withholds — and remember what was written.
+//!
+//! HEAD, the index, the current branch and every file outside the team folder are never read
+//! or written, so the state of the work tree (detached HEAD, a rebase under way, dirty files,
+//! a sparse checkout) does not matter.
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::Path;
+use std::time::Instant;
+
+use git2::{ObjectType, Oid, Repository};
+
+use crate::domain::scope::{INDEX_FILE, ScopeKind, TEAM_DIR};
+use crate::domain::store::{self, StoreError};
+use crate::git::commit::{self, CommitSettings, TeamUpdate};
+use crate::git::fetch;
+use crate::git::lock::SyncLock;
+use crate::git::memory_branch::{self, Combined, MemoryBranch, Recorded};
+use crate::git::offline;
+use crate::git::push::{self, PushOutcome};
+use crate::git::remote::{Deadline, NetworkOptions};
+use crate::git::status::{self, ChangeKind, TreeFile};
+use crate::git::transfer_note;
+use crate::git::upstream::Upstream;
+
+use super::quarantine::{self, Quarantined};
+use super::sync::{self, SkipReason, SyncMode, SyncOptions, SyncOutcome};
+use super::{OpError, Project};
+
+/// The line sync keeps in `.git/info/exclude` so the work tree's branch ignores the folder.
+pub const EXCLUDE_LINE: &str = "/.qwen/team-memory/";
+
+/// Runs a branch-mode sync of `memory`; the outcome says what happened.
+pub fn run(
+    project: &Project,
+    repo: &Repository,
+    memory: &MemoryBranch,
+    options: &SyncOptions,
+    deadline: Instant,
+    outcome: &mut SyncOutcome,
+) -> Result<(), OpError> {
+    outcome.mode = SyncMode::Branch;
+    outcome.memory_branch = Some(memory.name.clone());
+    let local_ref = memory.local_ref();
+    outcome.memory_tip = repo.refname_to_id(&local_ref).ok().map(|o| o.to_string());
+    let safe = project
+        .check_scope_safe(ScopeKind::Team)
+        .and_then(|dir| store::memory_paths(&dir).map_err(OpError::from));
+    match safe {
+        Ok(_) => {}
+        Err(OpError::Store(err @ StoreError::UnsafePath { .. })) => {
+            outcome.skip(SkipReason::UnsafePath, err.to_string());
+            return Ok(());
+        }
+        Err(err) => return Err(err),
+    }
+    let _lock = match SyncLock::acquire(repo)? {
+        Ok(lock) => lock,
+        Err(owner) => {
+            let who = owner.map_or(String::new(), |o| format!(" (pid {})", o.pid));
+            outcome.skip(
+                SkipReason::Locked,
+                format!("another sync is running in this repository{who}"),
+            );
+            return Ok(());
+        }
+    };
+    if let Some(refname) = crate::git::ref_intent::release_abandoned_ref_lock(repo)? {
+        outcome.warnings.push(format!(
+            "removed {refname}.lock, left by an earlier sync that was interrupted"
+        ));
+    }
+    transfer_note::clean_if_dead(repo, None)?;
+    ensure_excluded(repo)?;
+    let settings = sync::commit_settings(repo, options, deadline, outcome)?;
+    let mut local = repo.refname_to_id(&local_ref).ok();
+    let base = memory_branch::materialised(repo)?;
+    let Recording {
+        go_on,
+        recorded,
+        held_back,
+    } = record_folder(project, repo, memory, base, &mut local, &settings, outcome)?;
+    if go_on && (options.pull || options.push) {
+        if Instant::now() >= deadline {
+            outcome.skip(
+                SkipReason::Timeout,
+                "the time budget ran out before the fetch",
+            );
+        } else {
+            share(
+                repo, memory, options, deadline, &settings, &mut local, outcome,
+            )?;
+        }
+    }
+    if go_on {
+        materialise(project, repo, base, recorded, local, held_back, outcome)?;
+    }
+    outcome.memory_tip = local.map(|o| o.to_string());
+    Ok(())
+}
+
+/// Adds [`EXCLUDE_LINE`] to the common `info/exclude` when it is missing: the materialised
+/// folder is never shown by `git status` nor added by `git add -A`. A local file, never
+/// committed; a folder tracked on the current branch stays tracked (`init --branch --migrate`
+/// removes it).
+pub fn ensure_excluded(repo: &Repository) -> Result<bool, OpError> {
+    let path = repo.commondir().join("info").join("exclude");
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    if text.lines().any(|l| l.trim() == EXCLUDE_LINE) {
+        return Ok(false);
+    }
+    let mut new = text;
+    if !new.is_empty() && !new.ends_with('\n') {
+        new.push('\n');
+    }
+    new.push_str("# teammem branch mode: the team memory lives on its memory branch\n");
+    new.push_str(EXCLUDE_LINE);
+    new.push('\n');
+    store::write_atomic(&path, new.as_bytes())?;
+    Ok(true)
+}
+
+/// What [`record_folder`] did.
+struct Recording {
+    /// Whether the sync may go on.
+    go_on: bool,
+    /// The commit that recorded the folder's changes.
+    recorded: Option<Oid>,
+    /// The files quarantined: they stay on disk, out of the folder's `MEMORY.md`, as in
+    /// current-branch sync.
+    held_back: HashSet<String>,
+}
+
+impl Recording {
+    fn new(go_on: bool, recorded: Option<Oid>, held_back: HashSet<String>) -> Self {
+        Recording {
+            go_on,
+            recorded,
+            held_back,
+        }
+    }
+}
+
+/// Records the folder's changes since its last materialisation as a commit on the memory
+/// branch. Returns whether the sync may go on, and the commit recorded.
+fn record_folder(
+    project: &Project,
+    repo: &Repository,
+    memory: &MemoryBranch,
+    base: Option<memory_branch::Materialised>,
+    local: &mut Option<Oid>,
+    settings: &CommitSettings,
+    outcome: &mut SyncOutcome,
+) -> Result<Recording, OpError> {
+    let mut held_back = HashSet::new();
+    let workdir = project.git_root()?;
+    sync::remove_stale_temp_files(&workdir.join(TEAM_DIR));
+    let base_tree = match base {
+        Some(m) => Some(
+            repo.find_tree(m.tree)
+                .map_err(|e| crate::git::GitError::git("reading the materialised base", e))?,
+        ),
+        None => None,
+    };
+    let changes = status::folder_changes(repo, base_tree.as_ref(), TEAM_DIR, false)?;
+    let index_path = format!("{TEAM_DIR}/{INDEX_FILE}");
+    let team_prefix = format!("{TEAM_DIR}/");
+    let (policy, _) = super::guard::policy(project);
+    let mut updates = Vec::new();
+    for change in &changes {
+        if change.path == index_path {
+            continue;
+        }
+        let Some(mode) = change.mode.filter(|_| change.kind != ChangeKind::Deleted) else {
+            // Never materialised here: a file missing is one not received yet, not a deletion.
+            if base.is_some() {
+                updates.push(TeamUpdate {
+                    path: change.path.clone(),
+                    file: None,
+                });
+            }
+            continue;
+        };
+        let rel = change
+            .path
+            .strip_prefix(&team_prefix)
+            .unwrap_or(&change.path);
+        let abs = workdir.join(&change.path);
+        let (reasons, bytes) = if change.unreadable_name {
+            (
+                vec!["invalid: the file name is not valid UTF-8 — rename it".to_string()],
+                None,
+            )
+        } else {
+            let file = quarantine::check_team_file(&change.path, rel, &abs, &policy)?;
+            (file.reasons, file.bytes)
+        };
+        if !reasons.is_empty() {
+            outcome
+                .quarantined
+                .push(Quarantined::new(&change.path, reasons));
+            held_back.insert(change.path.clone());
+            continue;
+        }
+        let id = commit::store_blob(repo, &change.path, bytes.as_deref())?;
+        updates.push(TeamUpdate {
+            path: change.path.clone(),
+            file: Some(TreeFile { id, mode }),
+        });
+    }
+    // Never materialised here (a fresh clone, a new worktree): the folder's files are recorded
+    // on the memory branch as this clone knows it; a file the branch holds in another version
+    // is recorded beside it as a conflict copy, so neither version is lost.
+    let parent = match base {
+        Some(m) => m.source,
+        None => local.or_else(|| {
+            memory
+                .upstream()
+                .and_then(|up| repo.refname_to_id(&up.tracking_ref).ok())
+        }),
+    };
+    if base.is_none() {
+        let parent_tree = memory_branch::tree_of(repo, parent)?;
+        for update in &mut updates {
+            let Some(file) = update.file else { continue };
+            let there = parent_tree
+                .get_path(Path::new(&update.path))
+                .ok()
+                .map(|e| e.id());
+            if there.is_some_and(|id| id != file.id) {
+                let short = file.id.to_string()[..7].to_string();
+                update.path = crate::domain::conflict::copy_path(&update.path, &short);
+            }
+        }
+    }
+    // A change the local branch already holds (an earlier sync recorded or merged it, then
+    // stopped before it moved the base) is not recorded twice.
+    let local_tree = memory_branch::tree_of(repo, if base.is_none() { parent } else { *local })?;
+    updates.retain(|u| {
+        let there = local_tree
+            .get_path(Path::new(&u.path))
+            .ok()
+            .map(|e| (e.id(), e.filemode()));
+        there != u.file.map(|f| (f.id, i32::from(f.mode)))
+    });
+    if updates.is_empty() {
+        return Ok(Recording::new(true, None, held_back));
+    }
+    let recorded = match memory_branch::record(repo, parent, &updates, settings)? {
+        Recorded::Nothing => return Ok(Recording::new(true, None, held_back)),
+        Recorded::Commit(id) => id,
+        Recorded::NotSigned(why) => {
+            outcome.commit_refused = true;
+            outcome.warnings.push(format!(
+                "commit.gpgsign is on but the memory-branch commit could not be signed ({why}); \
+                 nothing was recorded"
+            ));
+            return Ok(Recording::new(false, None, held_back));
+        }
+    };
+    let combined = memory_branch::combine(repo, *local, Some(recorded), settings)?;
+    if !land(repo, memory, local, combined, outcome)? {
+        return Ok(Recording::new(false, Some(recorded), held_back));
+    }
+    outcome.committed = true;
+    outcome.commit = Some(recorded.to_string());
+    outcome.files_committed = updates.len();
+    Ok(Recording::new(true, Some(recorded), held_back))
+}
+
+/// Moves the local memory branch to a combined tip; returns whether it stands there.
+fn land(
+    repo: &Repository,
+    memory: &MemoryBranch,
+    local: &mut Option<Oid>,
+    combined: Combined,
+    outcome: &mut SyncOutcome,
+) -> Result<bool, OpError> {
+    if let Some(why) = combined.not_signed {
+        outcome.commit_refused = true;
+        outcome.warnings.push(format!(
+            "commit.gpgsign is on but the merge of the memory branch could not be signed \
+             ({why}); nothing was merged"
+        ));
+        return Ok(false);
+    }
+    let Some(tip) = combined.tip else {
+        return Ok(true);
+    };
+    if !memory_branch::move_ref(repo, &memory.local_ref(), *local, tip, "teammem: sync")? {
+        outcome.skip(
+            SkipReason::Locked,
+            format!(
+                "{} moved while sync ran (another program changed it); nothing was lost — sync \
+                 again",
+                memory.name
+            ),
+        );
+        return Ok(false);
+    }
+    *local = Some(tip);
+    for kept in &combined.conflicts {
+        outcome.warnings.push(format!(
+            "a teammate and you both changed {} differently: theirs is kept at that path, yours \
+             beside it as {}; keep one and delete the other",
+            kept.path, kept.kept_as
+        ));
+    }
+    Ok(true)
+}
+
+/// Fetches the remote's memory branch, merges it in, and pushes with a lease, again after a
+/// jittered pause when a teammate pushed in between; to the proposal branch when refused.
+fn share(
+    repo: &Repository,
+    memory: &MemoryBranch,
+    options: &SyncOptions,
+    deadline: Instant,
+    settings: &CommitSettings,
+    local: &mut Option<Oid>,
+    outcome: &mut SyncOutcome,
+) -> Result<(), OpError> {
+    let Some(up) = memory.upstream() else {
+        outcome.skip(
+            SkipReason::NoRemote,
+            format!(
+                "the repository has no remote, so {} is kept here only; add one with `git \
+                 remote add origin <url>`",
+                memory.name
+            ),
+        );
+        return Ok(());
+    };
+    let deadline = Deadline::at(deadline);
+    let mut net = NetworkOptions::from_process(deadline.remaining(), options.transport);
+    net.deadline = deadline;
+    let mut attempt = 0u32;
+    loop {
+        attempt += 1;
+        let round_started = Instant::now();
+        let remote_tip = if options.pull {
+            match fetch::fetch(repo, &up, &net) {
+                Ok(fetched) => {
+                    if attempt == 1 {
+                        offline::forget_failure(repo.path());
+                    }
+                    fetched.tip
+                }
+                Err(failure) => {
+                    offline::remember_failure(repo.path(), &failure.message);
+                    let tail = sync::missing_local_remote(repo, &up).unwrap_or_default();
+                    sync::network_skip(outcome, &failure, SkipReason::FetchFailed, &tail);
+                    return Ok(());
+                }
+            }
+        } else {
+            repo.refname_to_id(&up.tracking_ref).ok()
+        };
+        if options.pull {
+            if let Some(tip) = remote_tip {
+                if sync::refuse_oversized(repo, *local, tip, outcome)? {
+                    return Ok(());
+                }
+            }
+            let before = *local;
+            let combined = memory_branch::combine(repo, *local, remote_tip, settings)?;
+            if !land(repo, memory, local, combined, outcome)? {
+                return Ok(());
+            }
+            if *local != before && before.is_none_or(|b| Some(b) != remote_tip) {
+                outcome.pulled = true;
+            }
+        }
+        let Some(tip) = *local else { return Ok(()) };
+        if !options.push || remote_tip == Some(tip) {
+            return Ok(());
+        }
+        if remote_tip.is_some_and(|r| !crate::git::history::contains(repo, tip, r).unwrap_or(false))
+        {
+            // --no-pull and the remote moved: pushing would need its commits first.
+            outcome.skip(
+                SkipReason::RemoteBusy,
+                "the remote memory branch has commits this one lacks and --no-pull was given; \
+                 sync without --no-pull to bring them in",
+            );
+            return Ok(());
+        }
+        let left = "; the commits stay on the local memory branch and the next sync pushes them";
+        match push::push(repo, &up, remote_tip, &net) {
+            Ok(PushOutcome::Pushed { .. }) => {
+                outcome.pushed = true;
+                return Ok(());
+            }
+            Ok(PushOutcome::LeaseRefused) if options.pull => {
+                let pause = sync::backoff(attempt, round_started.elapsed());
+                if net.deadline.remaining() < pause + round_started.elapsed() {
+                    outcome.skip(
+                        SkipReason::RemoteBusy,
+                        format!(
+                            "teammates kept pushing: each of {attempt} tries lost the race within \
+                             the time budget{left}"
+                        ),
+                    );
+                    return Ok(());
+                }
+                std::thread::sleep(pause);
+            }
+            Ok(PushOutcome::LeaseRefused) => {
+                outcome.skip(
+                    SkipReason::RemoteBusy,
+                    format!("the remote memory branch moved since the last fetch{left}"),
+                );
+                return Ok(());
+            }
+            Ok(PushOutcome::Rejected { message }) => {
+                return propose(repo, memory, &up, tip, &message, &net, outcome);
+            }
+            Err(failure) => {
+                sync::network_skip(outcome, &failure, SkipReason::PushFailed, left);
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// The memory branch refused the push: the same commits go to the user's proposal branch
+/// (`team-memory-proposals/<user>`), with a lease on what the remote holds there.
+fn propose(
+    repo: &Repository,
+    memory: &MemoryBranch,
+    up: &Upstream,
+    tip: Oid,
+    refusal: &str,
+    net: &NetworkOptions,
+    outcome: &mut SyncOutcome,
+) -> Result<(), OpError> {
+    let user = memory_branch::proposal_user(repo);
+    let name = format!("{}{user}", memory_branch::PROPOSALS_PREFIX);
+    let Some(target) = memory.proposal(&user) else {
+        return Ok(());
+    };
+    let remote = &up.remote;
+    let said = |outcome: &mut SyncOutcome| {
+        outcome.proposal = Some(name.clone());
+        outcome.skip(
+            SkipReason::Proposed,
+            format!(
+                "the remote refused the push to {} ({refusal}), so your memory is proposed on \
+                 {name} for a maintainer to merge; see it with `teammem review \
+                 {remote}/{}..{remote}/{name}`; once merged, the next sync takes it in",
+                memory.name, memory.name
+            ),
+        );
+    };
+    let seen = match fetch::fetch(repo, &target, net) {
+        Ok(fetched) => fetched.tip,
+        Err(failure) => {
+            sync::network_skip(
+                outcome,
+                &failure,
+                SkipReason::PushRejected,
+                &format!(
+                    " (after the remote refused the push to {}: {refusal})",
+                    memory.name
+                ),
+            );
+            return Ok(());
+        }
+    };
+    if seen == Some(tip) {
+        said(outcome);
+        return Ok(());
+    }
+    match push::push(repo, &target, seen, net) {
+        Ok(PushOutcome::Pushed { .. }) => said(outcome),
+        Ok(PushOutcome::LeaseRefused) => outcome.skip(
+            SkipReason::PushRejected,
+            format!(
+                "the remote refused the push to {} ({refusal}), and {name} holds commits this \
+                 clone lacks, so nothing was proposed; the commits stay on the local memory branch",
+                memory.name
+            ),
+        ),
+        Ok(PushOutcome::Rejected { message }) => outcome.skip(
+            SkipReason::PushRejected,
+            format!(
+                "the remote refused the push to {} ({refusal}) and to {name} ({message}); the \
+                 commits stay on the local memory branch",
+                memory.name
+            ),
+        ),
+        Err(failure) => {
+            sync::network_skip(outcome, &failure, SkipReason::PushFailed, "");
+        }
+    }
+    Ok(())
+}
+
+/// Writes the memory branch's `tip` into the folder against what it was last made to hold
+/// (`base`): a file the user left as materialised takes the new version; one already holding
+/// it is left alone; an edit not recorded (made while sync ran, or quarantined) is kept beside
+/// the new version as a conflict copy, or kept in place when the teammate deleted the file (the
+/// next sync records it). What the gate withholds is never written and is reported; the
+/// folder's `MEMORY.md` is regenerated from the memories on disk.
+fn materialise(
+    project: &Project,
+    repo: &Repository,
+    base: Option<memory_branch::Materialised>,
+    recorded: Option<Oid>,
+    tip: Option<Oid>,
+    held_back: HashSet<String>,
+    outcome: &mut SyncOutcome,
+) -> Result<(), OpError> {
+    let Some(tip) = tip else { return Ok(()) };
+    let workdir = project.git_root()?;
+    let team_dir = workdir.join(TEAM_DIR);
+    let git = |what: &str, e| crate::git::GitError::git(what.to_string(), e);
+    let source = memory_branch::tree_of(repo, Some(tip))?;
+    let base_tree = match base {
+        Some(m) => Some(
+            repo.find_tree(m.tree)
+                .map_err(|e| git("reading the materialised base", e))?,
+        ),
+        None => None,
+    };
+    let old = status::tree_files(repo, base_tree.as_ref(), TEAM_DIR)?;
+    let new = status::tree_files(repo, Some(&source), TEAM_DIR)?;
+    // What this sync recorded is safe on the branch (at its path, or beside it as a conflict
+    // copy): a file holding it may be replaced.
+    let recorded_blobs: HashSet<Oid> = match recorded {
+        Some(id) => {
+            let tree = memory_branch::tree_of(repo, Some(id))?;
+            status::tree_files(repo, Some(&tree), TEAM_DIR)?
+                .values()
+                .map(|f| f.id)
+                .collect()
+        }
+        None => HashSet::new(),
+    };
+    let index_path = format!("{TEAM_DIR}/{INDEX_FILE}");
+    let team_prefix = format!("{TEAM_DIR}/");
+    let (policy, _) = super::guard::policy(project);
+    let short = tip.to_string()[..7].to_string();
+    let mut adjust = Vec::new();
+    let mut withheld = held_back;
+    let mut wrote = false;
+    let paths: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+    for path in paths {
+        if *path == index_path {
+            continue;
+        }
+        let (m, f) = (old.get(path), new.get(path));
+        if m == f {
+            continue;
+        }
+        let rel = path.strip_prefix(&team_prefix).unwrap_or(path);
+        let abs = workdir.join(path);
+        if !safe_rel(rel) {
+            // A crafted tree (`..`, `.git`) must never reach outside the folder: not written,
+            // not removed.
+            let why = vec!["unsafe path: never written into the work tree".to_string()];
+            withhold(path, why, m, &mut adjust, &mut withheld, outcome);
+            continue;
+        }
+        let incoming = match f {
+            None => None,
+            Some(file) if file.mode == git2::FileMode::Link => {
+                let why = vec!["a symlink: never written into the work tree".to_string()];
+                withhold(path, why, m, &mut adjust, &mut withheld, outcome);
+                continue;
+            }
+            Some(file) => {
+                let bytes = blob_bytes(repo, file.id)?;
+                let reasons = quarantine::check_team_bytes(path, rel, &bytes, &policy);
+                if !reasons.is_empty() {
+                    withhold(path, reasons, m, &mut adjust, &mut withheld, outcome);
+                    continue;
+                }
+                Some(bytes)
+            }
+        };
+        let on_disk = disk_blob(&abs)?;
+        if on_disk == f.map(|x| x.id) {
+            continue;
+        }
+        let untouched =
+            on_disk == m.map(|x| x.id) || on_disk.is_some_and(|d| recorded_blobs.contains(&d));
+        match (&incoming, untouched, on_disk.is_some()) {
+            (Some(bytes), true, _) | (Some(bytes), false, false) => {
+                store::write_atomic(&abs, bytes)?;
+                wrote = true;
+            }
+            (Some(bytes), false, true) => {
+                // An edit here that no commit holds yet: kept beside the teammate's version.
+                let copy = crate::domain::conflict::copy_path(path, &short);
+                let copy_abs = workdir.join(&copy);
+                std::fs::rename(&abs, &copy_abs).map_err(|e| OpError::io(&copy_abs, e))?;
+                store::write_atomic(&abs, bytes)?;
+                wrote = true;
+                outcome.warnings.push(format!(
+                    "{path} changed here while a teammate changed it too: theirs is at that path, \
+                     yours beside it as {copy}; keep one and delete the other"
+                ));
+            }
+            (None, true, _) => {
+                remove_file(&abs)?;
+                wrote = true;
+            }
+            (None, false, _) => {
+                // Deleted by a teammate, changed here: the change stays and is recorded next.
+            }
+        }
+    }
+    if wrote || team_dir.is_dir() {
+        sync::regenerate_index(project, &team_dir, &withheld, &team_prefix, &policy)?;
+    }
+    let materialised = commit::updated_tree(repo, &source, &adjust)?;
+    memory_branch::set_materialised(repo, Some(tip), materialised.id())?;
+    Ok(())
+}
+
+/// Leaves a teammate's file out of the work tree: what the folder holds for it stays what was
+/// materialised before (`m`), so the next sync does not record its absence as a deletion.
+fn withhold(
+    path: &str,
+    reasons: Vec<String>,
+    m: Option<&TreeFile>,
+    adjust: &mut Vec<TeamUpdate>,
+    withheld: &mut HashSet<String>,
+    outcome: &mut SyncOutcome,
+) {
+    adjust.push(TeamUpdate {
+        path: path.to_string(),
+        file: m.copied(),
+    });
+    withheld.insert(path.to_string());
+    outcome.withheld.push(Quarantined::new(path, reasons));
+}
+
+/// Whether a path inside the team folder stays inside it: no empty, `.` or `..` component, no
+/// `.git` folder (in any case), no backslash.
+fn safe_rel(rel: &str) -> bool {
+    rel.split('/').all(|part| {
+        !part.is_empty()
+            && part != "."
+            && part != ".."
+            && !part.eq_ignore_ascii_case(".git")
+            && !part.contains('\\')
+    })
+}
+
+fn blob_bytes(repo: &Repository, id: Oid) -> Result<Vec<u8>, OpError> {
+    repo.find_blob(id)
+        .map(|b| b.content().to_vec())
+        .map_err(|e| crate::git::GitError::git(format!("reading blob {id}"), e).into())
+}
+
+/// The blob id of a regular file's bytes as they are (`None`: absent, or not a regular file).
+fn disk_blob(abs: &Path) -> Result<Option<Oid>, OpError> {
+    match std::fs::symlink_metadata(abs) {
+        Ok(meta) if meta.is_file() => {
+            let bytes = std::fs::read(abs).map_err(|e| OpError::io(abs, e))?;
+            Oid::hash_object(ObjectType::Blob, &bytes)
+                .map(Some)
+                .map_err(|e| {
+                    crate::git::GitError::git(format!("hashing {}", abs.display()), e).into()
+                })
+        }
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(OpError::io(abs, e)),
+    }
+}
+
+fn remove_file(abs: &Path) -> Result<(), OpError> {
+    match std::fs::remove_file(abs) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(OpError::io(abs, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crafted_paths_never_leave_the_folder() {
+        assert!(safe_rel("project/a.md"));
+        assert!(safe_rel("MEMORY.md"));
+        for bad in [
+            "../x.md",
+            "a/../../b",
+            "./a",
+            "a//b",
+            ".git/config",
+            "a/.GIT/x",
+            "a\\b",
+        ] {
+            assert!(!safe_rel(bad), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! A team in branch mode: a bare remote whose `main` holds code only and whose `team-memory`
+//! branch holds the team memory, clones driven with the git CLI and `teammem` as users would,
+//! and the checks that sync left everything outside the team folder as it was.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::{Sandbox, memory_text, write};
+
+/// The team folder.
+pub const TEAM: &str = ".qwen/team-memory";
+
+/// A bare remote and the clones made from it.
+pub struct BranchTeam {
+    /// The sandbox everything lives in.
+    pub sb: Sandbox,
+    /// The bare remote.
+    pub remote: PathBuf,
+    /// The URL clones use.
+    pub url: String,
+}
+
+impl BranchTeam {
+    /// A remote whose `main` has a README and a source file, and whose memory branch was
+    /// created by a first user's `teammem init --branch` and `teammem sync`, holding one memory.
+    pub fn new() -> BranchTeam {
+        let sb = Sandbox::new();
+        let remote = sb.bare("remote.git");
+        let url = format!("file://{}", remote.display());
+        let team = BranchTeam { sb, remote, url };
+        let seed = team.sb.path().join("seed");
+        team.sb
+            .git(team.sb.path(), ["clone", "-q", &team.url, "seed"]);
+        write(&seed.join("README.md"), "# project\n");
+        write(&seed.join("src/lib.rs"), "pub fn answer() -> u32 { 42 }\n");
+        team.sb.git(&seed, ["add", "-A"]);
+        team.sb.git(&seed, ["commit", "-q", "-m", "initial"]);
+        team.sb.git(&seed, ["push", "-q", "origin", "main"]);
+        team.teammem(&seed, &["init", "--branch"], 0);
+        write_memory(&seed, "project", "seeded", "The first memory.\n");
+        let report = team.sync(&seed);
+        assert_eq!(report["pushed"], true, "{report:#}");
+        team
+    }
+
+    /// A new clone of the remote with its own identity.
+    pub fn clone_as(&self, name: &str) -> PathBuf {
+        self.sb
+            .git(self.sb.path(), ["clone", "-q", &self.url, name]);
+        let dir = self.sb.path().join(name);
+        self.sb.git(&dir, ["config", "user.name", name]);
+        self.sb.git(
+            &dir,
+            ["config", "user.email", &format!("{name}@example.com")],
+        );
+        dir
+    }
+
+    /// Runs teammem in `dir`, requiring exit status `code`; returns stdout.
+    pub fn teammem(&self, dir: &Path, args: &[&str], code: i32) -> String {
+        let run = self.sb.teammem(dir, args);
+        run.expect_code(code);
+        run.stdout
+    }
+
+    /// `teammem sync --json` in `dir`: the report (exit 0 or 1).
+    pub fn sync(&self, dir: &Path) -> Value {
+        self.sync_env(dir, &[])
+    }
+
+    /// [`BranchTeam::sync`] with more environment variables.
+    pub fn sync_env(&self, dir: &Path, env: &[(&str, &str)]) -> Value {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_teammem"));
+        self.sb
+            .isolate(&mut cmd)
+            .current_dir(dir)
+            .args(["sync", "--json"])
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::null());
+        let run = crate::common::Run::from(cmd.output().expect("run teammem"));
+        assert!(
+            run.code == 0 || run.code == 1,
+            "sync exited {}\n{}\n{}",
+            run.code,
+            run.stdout,
+            run.stderr
+        );
+        let report: Value = serde_json::from_str(&run.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}\n{}", run.stdout, run.stderr));
+        assert_eq!(report["mode"], "branch", "{report:#}");
+        report
+    }
+
+    /// The files under the team folder of `rev` in the remote.
+    pub fn remote_files(&self, rev: &str) -> Vec<String> {
+        self.sb
+            .git(&self.remote, ["ls-tree", "-r", "--name-only", rev])
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+/// Writes a valid memory `.qwen/team-memory/<kind>/<slug>.md` in `dir`.
+pub fn write_memory(dir: &Path, kind: &str, slug: &str, body: &str) {
+    write(
+        &dir.join(format!("{TEAM}/{kind}/{slug}.md")),
+        &memory_text(
+            &slug.replace('-', " "),
+            &format!("About {slug}"),
+            kind,
+            body,
+        ),
+    );
+}
+
+/// Whether `dir`'s team folder holds `<kind>/<slug>.md`.
+pub fn has_memory(dir: &Path, kind: &str, slug: &str) -> bool {
+    dir.join(format!("{TEAM}/{kind}/{slug}.md")).is_file()
+}
+
+/// What a user sees of a work tree outside the team folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outside {
+    head: String,
+    branch: String,
+    staged: String,
+    unstaged: String,
+    untracked: Vec<(String, Vec<u8>)>,
+    status: String,
+}
+
+/// Takes [`Outside`] of `dir`.
+pub fn outside(sb: &Sandbox, dir: &Path) -> Outside {
+    let text =
+        |args: &[&str]| String::from_utf8_lossy(&sb.git_output(dir, args).stdout).into_owned();
+    let untracked = text(&["ls-files", "--others", "--exclude-standard", "-z"])
+        .split('\0')
+        .filter(|p| !p.is_empty() && !p.starts_with(TEAM))
+        .map(|p| {
+            (
+                p.to_string(),
+                std::fs::read(dir.join(p)).unwrap_or_default(),
+            )
+        })
+        .collect();
+    Outside {
+        head: text(&["rev-parse", "HEAD"]),
+        branch: text(&["symbolic-ref", "-q", "HEAD"]),
+        staged: text(&["diff", "--cached", "--binary"]),
+        unstaged: text(&["diff", "--binary"]),
+        untracked,
+        // Before its first sync a fresh clone shows the folder as untracked; after, never
+        // (checked on its own in `assert_untouched`).
+        status: text(&["status", "--porcelain"])
+            .lines()
+            .filter(|l| !l.contains(".qwen"))
+            .map(|l| format!("{l}\n"))
+            .collect(),
+    }
+}
+
+/// After a sync: everything outside the folder is as it was, `git status` shows nothing from
+/// the folder, and `git fsck` is clean.
+pub fn assert_untouched(sb: &Sandbox, dir: &Path, before: &Outside) {
+    let after = outside(sb, dir);
+    assert_eq!(&after, before, "sync changed something outside {TEAM}");
+    let status =
+        String::from_utf8_lossy(&sb.git_output(dir, ["status", "--porcelain"]).stdout).into_owned();
+    assert!(
+        !status.contains(".qwen"),
+        "git status shows the team folder:\n{status}"
+    );
+    let fsck = sb.git_output(dir, ["fsck", "--no-progress"]);
+    assert!(
+        fsck.status.success(),
+        "git fsck: {}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+}
