@@ -204,16 +204,28 @@ pub fn recall_with(
     }
     keep_best(&mut candidates, max);
 
+    let mut shown = Vec::with_capacity(candidates.len());
+    for found in candidates {
+        if let Some(file) = found.file {
+            shown.push((
+                project.scope_dir(found.scope)?,
+                found.scope,
+                found.rel,
+                found.points,
+                file,
+            ));
+        }
+    }
+    let places: Vec<(&Path, &str)> = shown
+        .iter()
+        .map(|(dir, _, rel, _, _)| (dir.as_path(), rel.as_str()))
+        .collect();
+    let fresh = freshness(project, &places)?;
     let now = usage::now();
     let mut books: HashMap<ScopeKind, UsageBook> = HashMap::new();
-    for found in candidates {
-        let Some(file) = found.file.map(|f| *f) else {
-            continue;
-        };
-        let dir = project.scope_dir(found.scope)?;
-        let (scope, rel, score) = (found.scope, found.rel, found.points);
+    for ((dir, scope, rel, score, file), fresh) in shown.into_iter().zip(fresh) {
+        let file = *file;
         let path = dir.join(&rel);
-        let fresh = freshness(project, &dir, &rel)?;
         let book = books
             .entry(scope)
             .or_insert_with(|| load_usage(project, scope));
@@ -285,40 +297,68 @@ struct Freshness {
     by: Option<String>,
 }
 
-/// When a memory last changed: the last commit that touched it when git tracks it and the work
-/// tree holds that version; the file's modification time otherwise (a new or edited memory).
-fn freshness(project: &Project, dir: &Path, rel: &str) -> Result<Freshness, OpError> {
-    let path = dir.join(rel);
+/// When each memory (scope folder, file) last changed: the last commit that touched it when git
+/// tracks it and the work tree holds that version; the file's modification time otherwise (a
+/// new or edited memory). The repository is opened once and its history walked once for all.
+fn freshness(project: &Project, memories: &[(&Path, &str)]) -> Result<Vec<Freshness>, OpError> {
+    let mut from_commits: Vec<Option<Freshness>> = memories.iter().map(|_| None).collect();
     if let Some(root) = project.repo.as_ref().map(|r| r.workdir.clone()) {
-        if let Ok(inside) = dir.strip_prefix(&root) {
-            let full = format!("{}/{rel}", inside.to_string_lossy().replace('\\', "/"));
+        // Each memory inside the work tree, by its path in the repository.
+        let inside: Vec<(usize, String)> = memories
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (dir, rel))| {
+                let folder = dir.strip_prefix(&root).ok()?;
+                let folder = folder.to_string_lossy().replace('\\', "/");
+                Some((i, format!("{folder}/{rel}")))
+            })
+            .collect();
+        if !inside.is_empty() {
             let repo = repo::open(&root)?;
-            let head = file_history::head_blobs(&repo, std::slice::from_ref(&full))?;
-            let bytes = std::fs::read(&path).map_err(|e| OpError::io(&path, e))?;
-            if head.get(&full) == Some(&snapshot::blob_id(&bytes)?) {
-                if let Some(change) =
-                    file_history::last_changes(&repo, std::slice::from_ref(&full))?.remove(&full)
-                {
-                    return Ok(Freshness {
+            let names: Vec<String> = inside.iter().map(|(_, full)| full.clone()).collect();
+            let head = file_history::head_blobs(&repo, &names)?;
+            let mut committed = Vec::new();
+            for (i, full) in inside {
+                let (dir, rel) = memories[i];
+                let path = dir.join(rel);
+                let bytes = std::fs::read(&path).map_err(|e| OpError::io(&path, e))?;
+                if head.get(&full) == Some(&snapshot::blob_id(&bytes)?) {
+                    committed.push((i, full));
+                }
+            }
+            let names: Vec<String> = committed.iter().map(|(_, full)| full.clone()).collect();
+            let changes = file_history::last_changes(&repo, &names)?;
+            for (i, full) in committed {
+                if let Some(change) = changes.get(&full) {
+                    from_commits[i] = Some(Freshness {
                         time: change.time,
                         from: "commit",
-                        by: Some(change.author),
+                        by: Some(change.author.clone()),
                     });
                 }
             }
         }
     }
-    let modified = std::fs::metadata(&path)
-        .and_then(|m| m.modified())
-        .map_err(|e| OpError::io(&path, e))?;
-    Ok(Freshness {
-        time: modified
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0),
-        from: "file-time",
-        by: None,
-    })
+    let mut out = Vec::with_capacity(memories.len());
+    for ((dir, rel), known) in memories.iter().zip(from_commits) {
+        if let Some(fresh) = known {
+            out.push(fresh);
+            continue;
+        }
+        let path = dir.join(rel);
+        let modified = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .map_err(|e| OpError::io(&path, e))?;
+        out.push(Freshness {
+            time: modified
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs() as i64)
+                .unwrap_or(0),
+            from: "file-time",
+            by: None,
+        });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
