@@ -12,6 +12,7 @@ pub mod memory;
 pub mod memory_diff;
 pub mod recall;
 pub mod recall_index;
+pub mod recall_refresh;
 pub mod scope;
 pub mod secrets;
 pub mod store;

@@ -146,6 +146,11 @@ impl std::hash::Hasher for TokenHasher {
     fn write_u8(&mut self, byte: u8) {
         self.add(u64::from(byte));
     }
+
+    fn write_u128(&mut self, value: u128) {
+        self.add(value as u64);
+        self.add((value >> 64) as u64);
+    }
 }
 
 /// Token maps built with [`TokenHasher`].
@@ -309,6 +314,9 @@ const NO_TERM: u32 = u32::MAX;
 pub struct Analyzer {
     english: Stemmer,
     russian: Stemmer,
+    /// Words of up to [`SHORT_WORD`] bytes (nearly all), keyed by their bytes and length.
+    short_words: HashMap<u128, WordEntry, std::hash::BuildHasherDefault<TokenHasher>>,
+    /// Longer words.
     words: TokenMap<WordEntry>,
     terms: Vec<Box<str>>,
     numbers: TokenMap<u32>,
@@ -335,6 +343,7 @@ impl Analyzer {
         Analyzer {
             english: Stemmer::create(Algorithm::English),
             russian: Stemmer::create(Algorithm::Russian),
+            short_words: HashMap::default(),
             words: TokenMap::default(),
             terms: Vec::new(),
             numbers: TokenMap::default(),
@@ -360,7 +369,12 @@ impl Analyzer {
 
     /// The cache entry of a folded word token.
     fn word(&mut self, token: &str) -> WordEntry {
-        if let Some(&entry) = self.words.get(token) {
+        let short = short_key(token);
+        let cached = match short {
+            Some(key) => self.short_words.get(&key),
+            None => self.words.get(token),
+        };
+        if let Some(&entry) = cached {
             return entry;
         }
         let term = if is_stop_word(token) {
@@ -375,7 +389,10 @@ impl Analyzer {
             thank: token == "thank",
             you: token == "you",
         };
-        self.words.insert(token.to_string(), entry);
+        match short {
+            Some(key) => self.short_words.insert(key, entry),
+            None => self.words.insert(token.to_string(), entry),
+        };
         entry
     }
 
@@ -427,9 +444,10 @@ impl Analyzer {
                 continue;
             }
             let entry = self.word(text);
-            let spoken_to = ((greeting || thank_you) && only_spaces_or_commas(folded, &runs, i))
-                || set_off(folded, &runs, i);
             if entry.term != NO_TERM {
+                let spoken_to = ((greeting || thank_you)
+                    && only_spaces_or_commas(folded, &runs, i))
+                    || set_off(folded, &runs, i);
                 each(entry.term, if spoken_to { ADDRESSED } else { OCCURRENCE });
                 count += 1;
             }
@@ -463,6 +481,24 @@ impl Analyzer {
     }
 }
 
+/// The longest word (in bytes) kept in [`Analyzer`]'s short-word cache.
+const SHORT_WORD: usize = 15;
+
+/// A word of at most [`SHORT_WORD`] bytes as one number: its bytes, then its length in the last
+/// byte (so that two words share a key only when they are equal). Looking it up compares two
+/// machine words instead of calling `memcmp` on a string kept elsewhere: the word cache is
+/// consulted for every word of every memory when the recall index is built.
+fn short_key(word: &str) -> Option<u128> {
+    let bytes = word.as_bytes();
+    if bytes.len() > SHORT_WORD {
+        return None;
+    }
+    let mut key = [0u8; 16];
+    key[..bytes.len()].copy_from_slice(bytes);
+    key[15] = bytes.len() as u8;
+    Some(u128::from_le_bytes(key))
+}
+
 /// Whether only spaces and commas separate run `i` from the one before (`hey, mel`).
 fn only_spaces_or_commas(folded: &str, runs: &[Run], i: usize) -> bool {
     i > 0
@@ -473,13 +509,19 @@ fn only_spaces_or_commas(folded: &str, runs: &[Run], i: usize) -> bool {
 
 /// Whether run `i` stands alone between a comma and a `!` or `?` (`great job, mel!`).
 fn set_off(folded: &str, runs: &[Run], i: usize) -> bool {
-    let after_end = runs.get(i + 1).map_or(folded.len(), |r| r.start);
-    let after = folded[runs[i].end..after_end].trim_start_matches(' ');
-    i > 0
-        && after.starts_with(['!', '?'])
-        && folded[runs[i - 1].end..runs[i].start]
-            .trim_end_matches(' ')
-            .ends_with(',')
+    // Bytes, not characters: the marks are ASCII, and no byte of another character equals one.
+    if i == 0 {
+        return false;
+    }
+    let bytes = folded.as_bytes();
+    let after_end = runs.get(i + 1).map_or(bytes.len(), |r| r.start);
+    let after = bytes[runs[i].end..after_end].iter().find(|&&b| b != b' ');
+    matches!(after, Some(b'!' | b'?'))
+        && bytes[runs[i - 1].end..runs[i].start]
+            .iter()
+            .rev()
+            .find(|&&b| b != b' ')
+            == Some(&b',')
 }
 
 /// The stem of a folded word: English Snowball for Latin letters, Russian for Cyrillic; words
@@ -838,6 +880,21 @@ mod tests {
             ["treffen", "team"]
         );
         assert_eq!(tokenize("Когда была встреча команды"), ["встреч", "команд"]);
+    }
+
+    #[test]
+    fn short_and_long_words_are_cached_apart_and_alike() {
+        // 15 bytes (the short-word cache), 16 and more (the other), and prefixes of each other.
+        let text = "abcdefghijklmno abcdefghijklmnop abcdefghijklmn abcdefghijklmnopq";
+        let mut analyzer = Analyzer::new();
+        let first = analyzer.positions(text);
+        let again = analyzer.positions(text);
+        assert_eq!(first, again);
+        let distinct: HashSet<u32> = first.iter().copied().collect();
+        assert_eq!(distinct.len(), 4);
+        assert_eq!(short_key("ab"), short_key("ab"));
+        assert_ne!(short_key("ab"), short_key("ab\0"));
+        assert_eq!(short_key("abcdefghijklmnop"), None);
     }
 
     #[test]

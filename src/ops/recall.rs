@@ -13,15 +13,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::domain::memory::{MAX_FILE_BYTES, MemoryFile, MemoryType};
-use crate::domain::recall::{
-    Analyzer, Collection, FIELDS, FieldUnits, PROXIMITY_CANDIDATES, Query, TokenMap, points,
-};
-use crate::domain::recall_index::{
-    self, DocState, FileMeta, FolderMeta, IndexView, NumberedPostings, Postings, merge_tokens,
-};
+use crate::domain::memory::MemoryType;
+use crate::domain::recall::{Analyzer, Collection, PROXIMITY_CANDIDATES, Query, points};
+use crate::domain::recall_index;
+use crate::domain::recall_refresh::{Candidate, keep_best, read_shown, scan_files, scan_indexed};
 use crate::domain::scope::{Layout, ScopeKind};
-use crate::domain::store::{self, Stamp};
 use crate::domain::usage::{self, UsageBook};
 use crate::git::{file_history, repo, snapshot};
 
@@ -97,6 +93,8 @@ pub const SETTLE: Duration = Duration::from_secs(2);
 /// first query over a scope of up to this many memories builds the whole index.
 pub const INDEX_BUDGET: usize = 100_000;
 
+pub use crate::domain::recall_refresh::IndexReport;
+
 /// Whether recall uses its index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IndexUse {
@@ -118,17 +116,6 @@ impl IndexUse {
         settle: SETTLE,
         budget: INDEX_BUDGET,
     };
-}
-
-/// What the index did for one recall (for tests and benchmarks; not printed).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct IndexReport {
-    /// Memories scored from the index, without reading their files.
-    pub from_index: usize,
-    /// Memory files read (new, changed, or not yet settled).
-    pub files_read: usize,
-    /// Index files written.
-    pub written: usize,
 }
 
 /// Finds the `max` memories of `scopes` that best match `query`; bodies are cut at `chars`.
@@ -217,16 +204,28 @@ pub fn recall_with(
     }
     keep_best(&mut candidates, max);
 
+    let mut shown = Vec::with_capacity(candidates.len());
+    for found in candidates {
+        if let Some(file) = found.file {
+            shown.push((
+                project.scope_dir(found.scope)?,
+                found.scope,
+                found.rel,
+                found.points,
+                file,
+            ));
+        }
+    }
+    let places: Vec<(&Path, &str)> = shown
+        .iter()
+        .map(|(dir, _, rel, _, _)| (dir.as_path(), rel.as_str()))
+        .collect();
+    let fresh = freshness(project, &places)?;
     let now = usage::now();
     let mut books: HashMap<ScopeKind, UsageBook> = HashMap::new();
-    for found in candidates {
-        let Some(file) = found.file.map(|f| *f) else {
-            continue;
-        };
-        let dir = project.scope_dir(found.scope)?;
-        let (scope, rel, score) = (found.scope, found.rel, found.points);
+    for ((dir, scope, rel, score, file), fresh) in shown.into_iter().zip(fresh) {
+        let file = *file;
         let path = dir.join(&rel);
-        let fresh = freshness(project, &dir, &rel)?;
         let book = books
             .entry(scope)
             .or_insert_with(|| load_usage(project, scope));
@@ -254,105 +253,6 @@ pub fn recall_with(
     Ok(recalled)
 }
 
-/// One memory that holds a query term.
-struct Candidate {
-    /// The scope's position in the query's scope list.
-    order: usize,
-    rel: String,
-    scope: ScopeKind,
-    kind: MemoryType,
-    /// The parsed file; `None` when it was scored from the index (read when needed).
-    /// (Boxed: a query matching every memory moves thousands of candidates.)
-    file: Option<Box<MemoryFile>>,
-    /// Its stamp when scored (from the index: the file must still have it when read).
-    stamp: Stamp,
-    /// Its field lengths in terms.
-    lengths: [u32; FIELDS],
-    /// Occurrences of each query term, per field.
-    units: Vec<FieldUnits>,
-    /// BM25F, once every scope is gathered.
-    score: f64,
-    /// The score as shown and compared.
-    points: u32,
-    /// Type words of its type in the query (the first tie-break).
-    affinity: u32,
-}
-
-impl Candidate {
-    /// The day it was last written (the freshness tie-break: newer first). Whole days, so
-    /// that files a clone or a checkout wrote seconds apart tie and fall through to the path.
-    fn day(&self) -> i64 {
-        self.stamp.mtime_ns.div_euclid(86_400 * 1_000_000_000)
-    }
-}
-
-/// The ranking: score, then type words, freshness, scope position and path.
-fn rank(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
-    b.points
-        .cmp(&a.points)
-        .then(b.affinity.cmp(&a.affinity))
-        .then(b.day().cmp(&a.day()))
-        .then(a.order.cmp(&b.order))
-        .then_with(|| a.rel.as_bytes().cmp(b.rel.as_bytes()))
-}
-
-/// Keeps the best `max` candidates, best first. Positions are selected, not candidates, so
-/// that a query matching every memory does not move thousands of them around.
-fn keep_best(candidates: &mut Vec<Candidate>, max: usize) {
-    let mut order: Vec<usize> = (0..candidates.len()).collect();
-    let by_rank = |a: &usize, b: &usize| rank(&candidates[*a], &candidates[*b]);
-    if order.len() > max {
-        if max == 0 {
-            order.clear();
-        } else {
-            order.select_nth_unstable_by(max, by_rank);
-            order.truncate(max);
-        }
-    }
-    let mut keep = vec![false; candidates.len()];
-    for i in order {
-        keep[i] = true;
-    }
-    let mut at = 0;
-    candidates.retain(|_| {
-        at += 1;
-        keep[at - 1]
-    });
-    candidates.sort_by(rank);
-}
-
-/// What gathering one scope found.
-#[derive(Default)]
-struct Found {
-    collection: Collection,
-    df: Vec<u64>,
-    candidates: Vec<Candidate>,
-    scanned: usize,
-    report: IndexReport,
-}
-
-impl Found {
-    fn new(query: &Query, scanned: usize) -> Found {
-        Found {
-            df: vec![0; query.tokens().len()],
-            scanned,
-            ..Found::default()
-        }
-    }
-
-    /// Counts one valid memory that was read, and keeps it when it holds a query term.
-    fn add_read(&mut self, mut read: ReadMemory) {
-        self.collection.add(read.lengths);
-        let Some(units) = read.units.take() else {
-            return;
-        };
-        for (df, per) in self.df.iter_mut().zip(&units) {
-            *df += u64::from(per.iter().any(|&n| n > 0));
-        }
-        self.candidates.push(read.candidate(units));
-    }
-}
-
 /// Where a scope's recall index lives: in its state folder, beside (never inside) the memory
 /// folder, so it is never committed, synced or shown in a pull request. With
 /// `QWEN_CODE_MEMORY_LOCAL=1` the private state folder is `.qwen/` in the work tree; the
@@ -371,497 +271,6 @@ fn index_file(project: &Project, scope: ScopeKind, dir: &Path) -> Option<PathBuf
     };
     let name = format!("{}{folder}-recall.idx", if local { "local-" } else { "" });
     Some(outside.state_dir(scope)?.join(name))
-}
-
-/// Gathers one scope by reading every memory file (the reference).
-fn scan_files(dir: &Path, query: &Query, order: usize, scope: ScopeKind) -> Result<Found, OpError> {
-    let paths = store::memory_paths(dir)?;
-    let read = in_parallel(&paths, |part| {
-        let mut analyzer = Analyzer::new();
-        part.iter()
-            .filter_map(|rel| read_and_analyse(dir, rel, query, &mut analyzer, (order, scope)))
-            .map(drop_unmatched)
-            .collect()
-    });
-    let mut found = Found::new(query, paths.len());
-    found.report.files_read = paths.len();
-    for memory in read {
-        found.add_read(memory);
-    }
-    Ok(found)
-}
-
-/// How many of `len` files each reader thread takes: at most four threads, at least 256 files
-/// each (fewer are not worth a thread).
-fn reader_chunk(len: usize) -> usize {
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .clamp(1, 4);
-    len.div_ceil(threads).max(256)
-}
-
-/// Runs `work` over `items` split among a few threads (reading and statting thousands of
-/// small files is syscall-bound), joining the results back in order.
-fn in_parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(&[T]) -> Vec<R> + Sync) -> Vec<R> {
-    let chunk = reader_chunk(items.len());
-    if items.len() <= chunk {
-        return work(items);
-    }
-    let work = &work;
-    std::thread::scope(|s| {
-        let workers: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| s.spawn(move || work(part)))
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap_or_default())
-            .collect()
-    })
-}
-
-/// Reads one memory file, at most one byte over the size limit, with the stamp of what was
-/// read. The stamp gives the length, so a file is read in one call, without a second one to
-/// find its end (a file growing meanwhile is read up to the length it had; its stamp then no
-/// longer matches, and the next query reads it again).
-fn read_stamped(path: &Path) -> Option<(Stamp, Vec<u8>)> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path).ok()?;
-    let stamp = Stamp::of(&file.metadata().ok()?);
-    let limit = MAX_FILE_BYTES as u64 + 1;
-    let mut bytes = Vec::new();
-    if stamp.size > 0 && stamp.size < limit {
-        bytes.resize(stamp.size as usize, 0);
-        let mut filled = 0;
-        while filled < bytes.len() {
-            match file.read(&mut bytes[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => return None,
-            }
-        }
-        bytes.truncate(filled);
-        return Some((stamp, bytes));
-    }
-    file.take(limit).read_to_end(&mut bytes).ok()?;
-    Some((stamp, bytes))
-}
-
-/// A valid memory, read and analysed.
-struct ReadMemory {
-    order: usize,
-    rel: String,
-    scope: ScopeKind,
-    stamp: Stamp,
-    lengths: [u32; FIELDS],
-    /// Occurrences of each query term; `None` when it holds none.
-    units: Option<Vec<FieldUnits>>,
-    /// Kept only when it holds a query term.
-    kind: MemoryType,
-    file: Option<Box<MemoryFile>>,
-}
-
-impl ReadMemory {
-    fn candidate(self, units: Vec<FieldUnits>) -> Candidate {
-        Candidate {
-            order: self.order,
-            kind: self.kind,
-            rel: self.rel,
-            scope: self.scope,
-            file: self.file,
-            stamp: self.stamp,
-            lengths: self.lengths,
-            units,
-            score: 0.0,
-            points: 0,
-            affinity: 0,
-        }
-    }
-}
-
-/// Reads, parses and analyses one file (the reference); `None` when it is not a valid memory.
-fn read_and_analyse(
-    dir: &Path,
-    rel: &str,
-    query: &Query,
-    analyzer: &mut Analyzer,
-    (order, scope): (usize, ScopeKind),
-) -> Option<ReadMemory> {
-    let (stamp, bytes) = read_stamped(&dir.join(rel))?;
-    let file = MemoryFile::parse(rel, &bytes).ok()?;
-    let (lengths, units) =
-        recall_index::units_of(query, analyzer, &recall_index::folded_fields(&file));
-    Some(ReadMemory {
-        order,
-        rel: rel.to_string(),
-        scope,
-        stamp,
-        lengths,
-        units,
-        kind: file.kind,
-        file: Some(Box::new(file)),
-    })
-}
-
-/// A file's index entry as read: stamp, state, type and field lengths.
-type Entry = (Stamp, DocState, MemoryType, [u32; FIELDS]);
-
-/// What reading one file for the index gives: the memory (when valid) and its index entry
-/// (`None`: it could not be read).
-type ReadForIndex = (Option<ReadMemory>, Option<Entry>);
-
-/// Reads one file for the index: analyses it as [`read_and_analyse`] would, and adds its terms
-/// (as memory number `doc`) to `tokens`.
-fn read_for_index(
-    dir: &Path,
-    rel: &str,
-    (query, analyzer): (&Query, &mut Analyzer),
-    (order, scope): (usize, ScopeKind),
-    doc: u32,
-    postings: &mut NumberedPostings,
-) -> ReadForIndex {
-    let Some((stamp, bytes)) = read_stamped(&dir.join(rel)) else {
-        return (None, None);
-    };
-    let Ok(file) = MemoryFile::parse(rel, &bytes) else {
-        return (
-            None,
-            Some((stamp, DocState::Skipped, MemoryType::User, [0; FIELDS])),
-        );
-    };
-    let lengths =
-        recall_index::add_terms(analyzer, &recall_index::folded_fields(&file), doc, postings);
-    let units = recall_index::units_added(query, analyzer, postings, doc);
-    let entry = Some((stamp, DocState::Indexed, file.kind, lengths));
-    let memory = ReadMemory {
-        order,
-        rel: rel.to_string(),
-        scope,
-        stamp,
-        lengths,
-        units,
-        kind: file.kind,
-        file: Some(Box::new(file)),
-    };
-    (Some(memory), entry)
-}
-
-/// What reading files for the index gives: each file's entry (`None`: unreadable), in order;
-/// the valid memories; and the terms of all.
-type ReadAll = (Vec<Option<Entry>>, Vec<ReadMemory>, TokenMap<Postings>);
-
-/// Reads the files `to_read` (positions in `paths`) for the index, over a few threads; their
-/// terms are numbered by position in `paths`.
-fn read_all_for_index(
-    dir: &Path,
-    paths: &[String],
-    to_read: &[usize],
-    query: &Query,
-    (order, scope): (usize, ScopeKind),
-) -> ReadAll {
-    let work = |part: &[usize]| {
-        let mut analyzer = Analyzer::new();
-        let mut postings = NumberedPostings::new();
-        let mut read = Vec::new();
-        let mut entries = Vec::with_capacity(part.len());
-        for &i in part {
-            let (memory, entry) = read_for_index(
-                dir,
-                &paths[i],
-                (query, &mut analyzer),
-                (order, scope),
-                i as u32,
-                &mut postings,
-            );
-            entries.push(entry);
-            read.extend(memory.map(drop_unmatched));
-        }
-        (entries, read, recall_index::by_term(&analyzer, postings))
-    };
-    let chunk = reader_chunk(to_read.len());
-    if to_read.len() <= chunk {
-        return work(to_read);
-    }
-    let parts: Vec<ReadAll> = std::thread::scope(|s| {
-        let workers: Vec<_> = to_read
-            .chunks(chunk)
-            .map(|part| s.spawn(move || work(part)))
-            .collect();
-        workers
-            .into_iter()
-            .zip(to_read.chunks(chunk))
-            // A reader thread that died leaves its files unread: recorded as unreadable, so
-            // they are read again next time (and this query falls back to the files).
-            .map(|(w, part)| {
-                w.join()
-                    .unwrap_or_else(|_| (vec![None; part.len()], Vec::new(), TokenMap::default()))
-            })
-            .collect()
-    });
-    let mut entries = Vec::with_capacity(to_read.len());
-    let mut read = Vec::new();
-    let mut tokens: TokenMap<Postings> = TokenMap::default();
-    // Parts come in path order, so appending keeps every term's postings ascending.
-    for (part_entries, part_read, part_tokens) in parts {
-        entries.extend(part_entries);
-        read.extend(part_read);
-        if tokens.is_empty() {
-            tokens = part_tokens;
-            continue;
-        }
-        for (token, postings) in part_tokens {
-            tokens.entry(token).or_default().extend(postings);
-        }
-    }
-    (entries, read, tokens)
-}
-
-/// A memory that holds no query term is kept only for the statistics: its parsed file goes.
-fn drop_unmatched(mut memory: ReadMemory) -> ReadMemory {
-    if memory.units.is_none() {
-        memory.file = None;
-    }
-    memory
-}
-
-/// Whether the index as it now stands says something the old one does not: a name added or
-/// removed, or an entry changed whose new stamp can be trusted. An entry whose stamp is too
-/// young to trust (a memory edited seconds ago) is read again by every query anyway, so it is
-/// not worth rewriting the whole index for: that waits until it settles.
-fn worth_writing(
-    old: Option<&IndexView<'_>>,
-    symlinks: bool,
-    folders: &[FolderMeta<'_>],
-    files: &[FileMeta<'_>],
-) -> bool {
-    let Some(old) = old else {
-        return true;
-    };
-    let same_names = old.symlinks == symlinks
-        && old.folders.len() == folders.len()
-        && old.files.len() == files.len()
-        && old.folders.iter().zip(folders).all(|(a, b)| a.rel == b.rel)
-        && old.files.iter().zip(files).all(|(a, b)| a.rel == b.rel);
-    !same_names
-        || old
-            .folders
-            .iter()
-            .zip(folders)
-            .any(|(a, b)| a != b && b.settled)
-        || old
-            .files
-            .iter()
-            .zip(files)
-            .any(|(a, b)| a != b && b.settled)
-}
-
-/// Reads a memory scored from the index, for showing it; `None` when its stamp is no longer
-/// the one it was scored with.
-fn read_shown(dir: &Path, rel: &str, stamp: Stamp) -> Option<MemoryFile> {
-    let (now, bytes) = read_stamped(&dir.join(rel))?;
-    if now != stamp {
-        return None;
-    }
-    MemoryFile::parse(rel, &bytes).ok()
-}
-
-fn now_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i64)
-        .unwrap_or(0)
-}
-
-/// Gathers one scope through its index: the memories whose stamp is unchanged and settled
-/// come from the index, the others are read as [`scan_files`] reads them; then the index is
-/// rewritten if anything changed. The listing itself comes from the index while no folder's
-/// stamp changed (a name added, removed or renamed changes its folder's times).
-fn scan_indexed(
-    dir: &Path,
-    index_path: &Path,
-    query: &Query,
-    (order, scope): (usize, ScopeKind),
-    (settle, budget): (Duration, usize),
-) -> Result<Found, OpError> {
-    if !dir.is_dir() {
-        return scan_files(dir, query, order, scope);
-    }
-    let now = now_ns();
-    let window = i64::try_from(settle.as_nanos()).unwrap_or(i64::MAX);
-    let old_bytes = std::fs::read(index_path).ok();
-    let dir_text = dir.to_string_lossy();
-    let old = old_bytes
-        .as_deref()
-        .and_then(IndexView::decode)
-        .filter(|v| v.dir == dir_text);
-
-    let unchanged_listing = old.as_ref().filter(|v| {
-        !v.symlinks
-            && !v.folders.is_empty()
-            && v.folders.iter().all(|f| {
-                f.settled
-                    && std::fs::metadata(dir.join(f.rel)).is_ok_and(|m| Stamp::of(&m) == f.stamp)
-            })
-    });
-    let (paths, folders, symlinks): (Vec<String>, Vec<(String, Stamp, bool)>, bool) =
-        match unchanged_listing {
-            Some(v) => (
-                v.files.iter().map(|f| f.rel.to_string()).collect(),
-                v.folders
-                    .iter()
-                    .map(|f| (f.rel.to_string(), f.stamp, f.settled))
-                    .collect(),
-                false,
-            ),
-            None => {
-                let listing = store::memory_listing(dir)?;
-                let folders = listing
-                    .folders
-                    .into_iter()
-                    .map(|(rel, stamp)| {
-                        let settled = stamp.settled(now, window);
-                        (rel, stamp, settled)
-                    })
-                    .collect();
-                (listing.paths, folders, listing.symlinks)
-            }
-        };
-    // Each listed file's entry in the old index, matched by path (both are sorted bytewise).
-    let old_files = old.as_ref().map_or(&[][..], |v| &v.files[..]);
-    let mut was: Vec<Option<usize>> = vec![None; paths.len()];
-    let mut j = 0;
-    for (i, rel) in paths.iter().enumerate() {
-        while j < old_files.len() && old_files[j].rel.as_bytes() < rel.as_bytes() {
-            j += 1;
-        }
-        if j < old_files.len() && old_files[j].rel == rel {
-            was[i] = Some(j);
-        }
-    }
-    // Only an entry that could be trusted is worth a stat: the other files are read anyway
-    // (and stamped as they are read).
-    let could_trust: Vec<usize> = (0..paths.len())
-        .filter(|&i| was[i].is_some_and(|j| old_files[j].settled))
-        .collect();
-    let names: Vec<&str> = could_trust.iter().map(|&i| paths[i].as_str()).collect();
-    let mut stamps: Vec<Option<Stamp>> = vec![None; paths.len()];
-    for (&i, stamp) in could_trust.iter().zip(store::stamps(dir, &names)) {
-        stamps[i] = stamp;
-    }
-    // Trusted: same stamp as when indexed, and that stamp had settled.
-    let mut trusted: Vec<Option<usize>> = vec![None; paths.len()];
-    for &i in &could_trust {
-        trusted[i] = was[i].filter(|&j| Some(old_files[j].stamp) == stamps[i]);
-    }
-
-    let mut found = Found::new(query, paths.len());
-    if let Some(old) = &old {
-        let mut use_doc = vec![false; old.files.len()];
-        for &j in trusted.iter().flatten() {
-            use_doc[j] = true;
-            found.report.from_index += 1;
-        }
-        let gathered = old.gather(query, &use_doc);
-        found.collection = gathered.collection;
-        found.df = gathered.df;
-        for (j, units) in gathered.matches {
-            let file = &old.files[j];
-            found.candidates.push(Candidate {
-                order,
-                rel: file.rel.to_string(),
-                scope,
-                kind: file.kind,
-                file: None,
-                stamp: file.stamp,
-                lengths: file.lengths,
-                units,
-                score: 0.0,
-                points: 0,
-                affinity: 0,
-            });
-        }
-    }
-
-    let to_read: Vec<usize> = (0..paths.len()).filter(|&i| trusted[i].is_none()).collect();
-    found.report.files_read = to_read.len();
-    // At most `budget` files are indexed; the rest are analysed as without the index.
-    let (to_index, to_scan) = to_read.split_at(to_read.len().min(budget));
-    let (entries, read, mut added) =
-        read_all_for_index(dir, &paths, to_index, query, (order, scope));
-    let mut fresh: Vec<Option<Entry>> = vec![None; paths.len()];
-    for (&i, entry) in to_index.iter().zip(entries) {
-        fresh[i] = entry;
-    }
-    let scanned = in_parallel(to_scan, |part| {
-        let mut analyzer = Analyzer::new();
-        part.iter()
-            .filter_map(|&i| {
-                read_and_analyse(dir, &paths[i], query, &mut analyzer, (order, scope))
-                    .map(drop_unmatched)
-            })
-            .collect()
-    });
-    for memory in read.into_iter().chain(scanned) {
-        found.add_read(memory);
-    }
-
-    // The index as it now stands; written only when it says something new.
-    let files: Vec<FileMeta<'_>> = paths
-        .iter()
-        .enumerate()
-        .map(|(i, rel)| match (&fresh[i], trusted[i]) {
-            (Some((stamp, state, kind, lengths)), _) => FileMeta {
-                rel,
-                stamp: *stamp,
-                settled: stamp.settled(now, window),
-                state: *state,
-                kind: *kind,
-                lengths: *lengths,
-            },
-            (None, Some(j)) => FileMeta {
-                rel,
-                ..old_files[j]
-            },
-            // Unreadable, or not indexed yet: listed (it counts as scanned), read next time.
-            (None, None) => FileMeta {
-                rel,
-                stamp: stamps[i].unwrap_or_default(),
-                settled: false,
-                state: DocState::Skipped,
-                kind: MemoryType::User,
-                lengths: [0; FIELDS],
-            },
-        })
-        .collect();
-    let folder_metas: Vec<FolderMeta<'_>> = folders
-        .iter()
-        .map(|(rel, stamp, settled)| FolderMeta {
-            rel,
-            stamp: *stamp,
-            settled: *settled,
-        })
-        .collect();
-    if worth_writing(old.as_ref(), symlinks, &folder_metas, &files) {
-        let mut renumber: Vec<Option<u32>> = vec![None; old_files.len()];
-        for (i, t) in trusted.iter().enumerate() {
-            if let Some(j) = *t {
-                if fresh[i].is_none() {
-                    renumber[j] = Some(i as u32);
-                }
-            }
-        }
-        let tokens = merge_tokens(old.as_ref(), &renumber, std::mem::take(&mut added));
-        let bytes = recall_index::encode(&dir_text, symlinks, &folder_metas, &files, tokens);
-        // The index is only a cache: a folder that cannot be written costs speed, not results.
-        if old_bytes.as_deref() != Some(&bytes[..])
-            && store::write_cache(index_path, &bytes).is_ok()
-        {
-            found.report.written = 1;
-        }
-    }
-    Ok(found)
 }
 
 /// The body, cut to `chars` characters with a note saying how to read the rest.
@@ -888,45 +297,74 @@ struct Freshness {
     by: Option<String>,
 }
 
-/// When a memory last changed: the last commit that touched it when git tracks it and the work
-/// tree holds that version; the file's modification time otherwise (a new or edited memory).
-fn freshness(project: &Project, dir: &Path, rel: &str) -> Result<Freshness, OpError> {
-    let path = dir.join(rel);
+/// When each memory (scope folder, file) last changed: the last commit that touched it when git
+/// tracks it and the work tree holds that version; the file's modification time otherwise (a
+/// new or edited memory). The repository is opened once and its history walked once for all.
+fn freshness(project: &Project, memories: &[(&Path, &str)]) -> Result<Vec<Freshness>, OpError> {
+    let mut from_commits: Vec<Option<Freshness>> = memories.iter().map(|_| None).collect();
     if let Some(root) = project.repo.as_ref().map(|r| r.workdir.clone()) {
-        if let Ok(inside) = dir.strip_prefix(&root) {
-            let full = format!("{}/{rel}", inside.to_string_lossy().replace('\\', "/"));
+        // Each memory inside the work tree, by its path in the repository.
+        let inside: Vec<(usize, String)> = memories
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (dir, rel))| {
+                let folder = dir.strip_prefix(&root).ok()?;
+                let folder = folder.to_string_lossy().replace('\\', "/");
+                Some((i, format!("{folder}/{rel}")))
+            })
+            .collect();
+        if !inside.is_empty() {
             let repo = repo::open(&root)?;
-            let head = file_history::head_blobs(&repo, std::slice::from_ref(&full))?;
-            let bytes = std::fs::read(&path).map_err(|e| OpError::io(&path, e))?;
-            if head.get(&full) == Some(&snapshot::blob_id(&bytes)?) {
-                if let Some(change) =
-                    file_history::last_changes(&repo, std::slice::from_ref(&full))?.remove(&full)
-                {
-                    return Ok(Freshness {
+            let names: Vec<String> = inside.iter().map(|(_, full)| full.clone()).collect();
+            let head = file_history::head_blobs(&repo, &names)?;
+            let mut committed = Vec::new();
+            for (i, full) in inside {
+                let (dir, rel) = memories[i];
+                let path = dir.join(rel);
+                let bytes = std::fs::read(&path).map_err(|e| OpError::io(&path, e))?;
+                if head.get(&full) == Some(&snapshot::blob_id(&bytes)?) {
+                    committed.push((i, full));
+                }
+            }
+            let names: Vec<String> = committed.iter().map(|(_, full)| full.clone()).collect();
+            let changes = file_history::last_changes(&repo, &names)?;
+            for (i, full) in committed {
+                if let Some(change) = changes.get(&full) {
+                    from_commits[i] = Some(Freshness {
                         time: change.time,
                         from: "commit",
-                        by: Some(change.author),
+                        by: Some(change.author.clone()),
                     });
                 }
             }
         }
     }
-    let modified = std::fs::metadata(&path)
-        .and_then(|m| m.modified())
-        .map_err(|e| OpError::io(&path, e))?;
-    Ok(Freshness {
-        time: modified
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0),
-        from: "file-time",
-        by: None,
-    })
+    let mut out = Vec::with_capacity(memories.len());
+    for ((dir, rel), known) in memories.iter().zip(from_commits) {
+        if let Some(fresh) = known {
+            out.push(fresh);
+            continue;
+        }
+        let path = dir.join(rel);
+        let modified = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .map_err(|e| OpError::io(&path, e))?;
+        out.push(Freshness {
+            time: modified
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs() as i64)
+                .unwrap_or(0),
+            from: "file-time",
+            by: None,
+        });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::recall_index::{DocState, FileMeta, IndexView};
     use crate::domain::scope::Environment;
     use std::fs;
     use std::time::SystemTime;
