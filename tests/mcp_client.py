@@ -6,7 +6,7 @@ PLAN: {"command": "...", "args": [...], "cwd": "...", "env": {...},
        "steps": [{"call": NAME, "arguments": {...}} | {"together": [call, call, ...]}]}
 
 Prints one JSON object: the server's initialize result, its tools, and for each step the
-result of each call ({"is_error", "text", "structured"} or {"protocol_error": {code, message}}).
+result of each call ({"is_error", "text", "structured", "ms"} or {"protocol_error": {code, message}}).
 The assertions live in tests/mcp.rs; this script only speaks the protocol.
 """
 
@@ -21,6 +21,7 @@ from mcp.shared.exceptions import McpError
 
 
 async def call(session, step):
+    started = time.perf_counter()
     try:
         result = await session.call_tool(step["call"], step.get("arguments"))
     except McpError as err:
@@ -30,6 +31,7 @@ async def call(session, step):
         "is_error": bool(result.isError),
         "text": text,
         "structured": result.structuredContent,
+        "ms": (time.perf_counter() - started) * 1000,
     }
 
 
@@ -70,6 +72,8 @@ async def main(plan):
                     out["steps"].append(list(results))
                 else:
                     out["steps"].append(await call(session, step))
+            out["calls_done_ms"] = (time.perf_counter() - started) * 1000
+    out["closed_ms"] = (time.perf_counter() - started) * 1000
     json.dump(out, sys.stdout)
 
 
