@@ -4,7 +4,8 @@
 Measures, with a raw JSON-RPC client on the server's stdin/stdout (no SDK overhead):
   - server start to the initialize answer, and to the first memory_search answer (goals:
     <= 50 ms to the first answer), median of RUNS fresh servers;
-  - memory_search p50 / p90 per call on a warm server (goal: p50 <= 5 ms), for three queries;
+  - memory_search p50 / p90 per call on a warm server (goal: p50 <= 5 ms), for three queries,
+    and memory_read of one memory;
   - side by side, `teammem recall` as one process per query over the same memories.
 
 With TEAMMEM_MCP_TIMINGS=1 the server puts where each search spent its time in the result's
@@ -131,6 +132,17 @@ def measure(binary, repo, env, args):
             parts = "  ".join(f"{key[:-3]} {statistics.median(s[key] for s in splits) / 1000:.3f}"
                               for key in ("ranking_us", "gate_us", "freshness_us", "encoding_us"))
             print(f"  {'':24} median ms: {parts}")
+    times = []
+    for _ in range(args.calls):
+        t = time.perf_counter()
+        server.request("tools/call", {"name": "memory_read",
+                                      "arguments": {"id": "team:project/memory-00002.md"
+                                                    if args.scope == "team" else
+                                                    "private:project/memory-00002.md"}})
+        times.append(time.perf_counter() - t)
+    times.sort()
+    print(f"memory_read of one memory, {args.calls} calls: p50 {ms(statistics.median(times))}  "
+          f"p90 {ms(times[int(len(times) * 0.9)])}  min {ms(times[0])}")
     server.close()
 
     init_times, first_times = [], []

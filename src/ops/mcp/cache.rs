@@ -207,3 +207,67 @@ fn now_ns() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i64)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Commits `path` holding `text` with `time` as author and committer time.
+    fn commit(repo: &Repository, path: &str, text: &str, author: &str, time: i64) {
+        let root = repo.workdir().unwrap().to_path_buf();
+        let file = root.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, text).unwrap();
+        let mut index = repo.index().unwrap();
+        index.add_path(Path::new(path)).unwrap();
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = git2::Signature::new(author, "a@example.com", &git2::Time::new(time, 0)).unwrap();
+        let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+        repo.commit(Some("HEAD"), &sig, &sig, "change", &tree, &parents)
+            .unwrap();
+    }
+
+    #[test]
+    fn ages_come_from_the_commit_until_the_file_or_head_changes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let repo = Repository::init(&root).unwrap();
+        let rel = ".qwen/team-memory/project/a.md";
+        commit(&repo, rel, "first\n", "Alice", 1_000_000);
+        let path = root.join(rel);
+        let book = FreshnessBook::new(Some(root.clone()));
+        let first = book.of(&[(path.as_path(), b"first\n".as_slice())]);
+        assert_eq!(
+            first[0],
+            Freshness {
+                time: 1_000_000,
+                from: "commit",
+                by: Some("Alice".into()),
+            }
+        );
+        // Edited in the work tree: git does not know this version.
+        let edited = book.of(&[(path.as_path(), b"edited\n".as_slice())]);
+        assert_eq!(edited[0].from, "file-time");
+        // A commit moves HEAD: what was remembered for the old HEAD is not used.
+        commit(&repo, rel, "second\n", "Bob", 2_000_000);
+        let second = book.of(&[(path.as_path(), b"second\n".as_slice())]);
+        assert_eq!(
+            (second[0].time, second[0].by.as_deref()),
+            (2_000_000, Some("Bob"))
+        );
+        // A file git does not track, and a server outside any repository.
+        let loose = root.join(".qwen/team-memory/project/b.md");
+        std::fs::write(&loose, "b\n").unwrap();
+        assert_eq!(
+            book.of(&[(loose.as_path(), b"b\n".as_slice())])[0].from,
+            "file-time"
+        );
+        let outside = FreshnessBook::new(None);
+        assert_eq!(
+            outside.of(&[(path.as_path(), b"second\n".as_slice())])[0].from,
+            "file-time"
+        );
+    }
+}
