@@ -3,7 +3,8 @@
 Usage: python3 tests/mcp_client.py PLAN.json
 
 PLAN: {"command": "...", "args": [...], "cwd": "...", "env": {...},
-       "steps": [{"call": NAME, "arguments": {...}} | {"together": [call, call, ...]}]}
+       "steps": [{"call": NAME, "arguments": {...}} | {"together": [call, call, ...]}
+                 | {"write": {"path": ..., "text": ...}} | {"sleep": SECONDS}]}
 
 Prints one JSON object: the server's initialize result, its tools, and for each step the
 result of each call ({"is_error", "text", "structured", "ms"} or {"protocol_error": {code, message}}).
@@ -65,7 +66,15 @@ async def main(plan):
                 for t in tools.tools
             ]
             for step in plan["steps"]:
-                if "together" in step:
+                if "write" in step:
+                    # A person editing a file while the server runs.
+                    with open(step["write"]["path"], "w", encoding="utf-8") as f:
+                        f.write(step["write"]["text"])
+                    out["steps"].append({"wrote": step["write"]["path"]})
+                elif "sleep" in step:
+                    await asyncio.sleep(step["sleep"])
+                    out["steps"].append({"slept": step["sleep"]})
+                elif "together" in step:
                     results = await asyncio.gather(
                         *(call(session, s) for s in step["together"])
                     )

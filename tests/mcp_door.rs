@@ -319,3 +319,52 @@ fn a_publishing_save_to_a_silent_remote_answers_within_its_budget() {
         .git(&team.me, ["log", "-1", "--name-only", "--format=%s"]);
     assert!(log.contains("project/deploy-window.md"), "{log}");
 }
+
+#[test]
+fn a_policy_file_changed_while_the_server_runs_decides_the_next_call() {
+    let team = Team::new();
+    let secret = format!("ghp_{}", "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5");
+    let memory = team.me.join(".qwen/team-memory/reference/ci-token.md");
+    write(
+        &memory,
+        &memory_text(
+            "CI token",
+            "The token the CI smoke job uses",
+            "reference",
+            &format!("The smoke job's token is {secret}, scoped to a sandbox org.\n"),
+        ),
+    );
+    let scan = team.sb.teammem(
+        &team.me,
+        ["scan", memory.to_str().unwrap(), "--format", "json"],
+    );
+    let findings: Value = serde_json::from_str(&scan.stdout).unwrap();
+    let fingerprint = findings["findings"][0]["fingerprint"].as_str().unwrap();
+    let ignore = team.me.join(".qwen/team-memory/.secretsignore");
+    let search = || call("memory_search", json!({"query": "smoke job token"}));
+    let out = drive(
+        &team.sb,
+        &team.me,
+        json!([
+            search(),
+            {"write": {"path": ignore, "text": format!("{fingerprint}\n")}},
+            search(),
+            // Old enough that the server trusts the file's stamp and keeps the policy.
+            {"sleep": 2.5},
+            search(),
+            {"write": {"path": ignore, "text": "# accepted fingerprints: none any more\n"}},
+            search(),
+        ]),
+    );
+    let steps = out["steps"].as_array().unwrap();
+    let withheld = "withheld team:reference/ci-token.md: secret (GitHub personal access token)";
+    assert!(ok_text(&steps[0]).contains(withheld), "{}", steps[0]);
+    for accepted in [&steps[2], &steps[4]] {
+        let text = ok_text(accepted);
+        assert!(
+            text.contains("<memory id=\"team:reference/ci-token.md\""),
+            "the team's accepted fingerprint was not honoured: {text}"
+        );
+    }
+    assert!(ok_text(&steps[6]).contains(withheld), "{}", steps[6]);
+}
