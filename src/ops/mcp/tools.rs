@@ -1,6 +1,7 @@
 //! The five tools, as plain functions over a [`MemoryDoor`]: what each does with the memory
 //! folders, and the text the agent gets back. Everything a tool returns about a memory went
-//! through [`gate::admit`] first; a memory that fails is replaced by its one withheld line.
+//! through session start's reader ([`guard::agent_view`]) first; a memory that fails is
+//! replaced by its one withheld line.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
