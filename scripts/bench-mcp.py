@@ -4,11 +4,17 @@
 Measures, with a raw JSON-RPC client on the server's stdin/stdout (no SDK overhead):
   - server start to the initialize answer, and to the first memory_search answer (goals:
     <= 50 ms to the first answer), median of RUNS fresh servers;
-  - memory_search p50 / p90 per call on a warm server (goal: p50 <= 5 ms), for three queries;
+  - memory_search p50 / p90 per call on a warm server (goal: p50 <= 5 ms), for three queries,
+    and memory_read of one memory;
   - side by side, `teammem recall` as one process per query over the same memories.
 
-Usage: scripts/bench-mcp.py [N] [--scope team|private] [--bin PATH]
-The release binary is built first unless --bin is given. Everything lives in a temp folder.
+With TEAMMEM_MCP_TIMINGS=1 the server puts where each search spent its time in the result's
+`_meta` ("teammem/timings": recall's ranking, the gate, freshness, encoding, in microseconds);
+the medians are printed beside the wall times.
+
+Usage: scripts/bench-mcp.py [N] [--scope team|private] [--bin PATH [--bin PATH2 ...]]
+The release binary is built first unless --bin is given; with several, each is measured in
+turn over the same memories (side by side, same load). Everything lives in a temp folder.
 """
 
 import argparse
@@ -41,6 +47,22 @@ def generate(folder, n):
         with open(os.path.join(folder, kind, f"memory-{i:05d}.md"), "w", encoding="utf-8") as f:
             f.write(f"---\nname: {title} {i}\ndescription: {desc}\ntype: {kind}\n---\n"
                     f"{body}\nWhy: measured.\nHow to apply: always.\n")
+
+
+def add_history(repo, env, commits):
+    """`commits` commits that change only a code file, on top of HEAD (git fast-import)."""
+    head = subprocess.run(["git", "-C", repo, "rev-parse", "HEAD"], env=env, check=True,
+                          capture_output=True, text=True).stdout.strip()
+    stream = []
+    for i in range(commits):
+        data = f"line {i}\n"
+        msg = f"code change {i}\n"
+        stream.append(f"commit refs/heads/main\ncommitter Dev <dev@example.com> {1_700_000_000 + i} +0000\n"
+                      f"data {len(msg)}\n{msg}" + (f"from {head}\n" if i == 0 else "") +
+                      f"M 100644 inline src/code.txt\ndata {len(data)}\n{data}\n")
+    subprocess.run(["git", "-C", repo, "fast-import", "--quiet", "--force"], env=env, check=True,
+                   input="".join(stream).encode())
+    subprocess.run(["git", "-C", repo, "reset", "-q", "--hard", "main"], env=env, check=True)
 
 
 class Server:
@@ -79,11 +101,61 @@ class Server:
                                              "arguments": {"query": query, "limit": 5}})
         if result.get("isError"):
             raise RuntimeError(result)
-        return result
+        return result.get("_meta", {}).get("teammem/timings")
 
     def close(self):
         self.proc.stdin.close()
         self.proc.wait(timeout=10)
+
+
+def measure(binary, repo, env, args):
+    """Warm searches, then fresh servers' start, of one binary."""
+    print(f"\n== {binary}")
+    # Warm the recall index on disk (one query indexes at most a twentieth of a scope).
+    server = Server(binary, repo, env)
+    server.initialize()
+    for _ in range(25):
+        server.search(QUERIES[0])
+    print(f"memory_search on a warm server, {args.calls} calls per query (goal p50 <= 5 ms):")
+    for query in QUERIES:
+        times, splits = [], []
+        for _ in range(args.calls):
+            t = time.perf_counter()
+            split = server.search(query)
+            times.append(time.perf_counter() - t)
+            if split:
+                splits.append(split)
+        times.sort()
+        print(f"  {query!r:24} p50 {ms(statistics.median(times))}  "
+              f"p90 {ms(times[int(len(times) * 0.9)])}  min {ms(times[0])}")
+        if splits:
+            parts = "  ".join(f"{key[:-3]} {statistics.median(s[key] for s in splits) / 1000:.3f}"
+                              for key in ("ranking_us", "gate_us", "freshness_us", "encoding_us"))
+            print(f"  {'':24} median ms: {parts}")
+    times = []
+    for _ in range(args.calls):
+        t = time.perf_counter()
+        server.request("tools/call", {"name": "memory_read",
+                                      "arguments": {"id": "team:project/memory-00002.md"
+                                                    if args.scope == "team" else
+                                                    "private:project/memory-00002.md"}})
+        times.append(time.perf_counter() - t)
+    times.sort()
+    print(f"memory_read of one memory, {args.calls} calls: p50 {ms(statistics.median(times))}  "
+          f"p90 {ms(times[int(len(times) * 0.9)])}  min {ms(times[0])}")
+    server.close()
+
+    init_times, first_times = [], []
+    for _ in range(args.runs):
+        server = Server(binary, repo, env)
+        server.initialize()
+        init_times.append(time.perf_counter() - server.started)
+        server.search(QUERIES[0])
+        first_times.append(time.perf_counter() - server.started)
+        server.close()
+    print(f"Server start, median of {args.runs} fresh servers (goal <= 50 ms to the first answer):")
+    print(f"  to the initialize answer     {ms(statistics.median(init_times))}")
+    print(f"  to the first memory_search   {ms(statistics.median(first_times))}")
 
 
 def ms(seconds):
@@ -94,16 +166,22 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("n", nargs="?", type=int, default=10_000)
     parser.add_argument("--scope", choices=["team", "private"], default="team")
-    parser.add_argument("--bin")
+    parser.add_argument("--bin", action="append")
+    parser.add_argument("--history", type=int, default=500,
+                        help="code commits after the team memory's (a walk to a memory's last "
+                             "commit crosses them)")
+    parser.add_argument("--no-recall", action="store_true",
+                        help="skip `teammem recall` as a process")
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--calls", type=int, default=200)
     args = parser.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    binary = args.bin
-    if not binary:
+    binaries = args.bin
+    if not binaries:
         subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=root, check=True)
         target = os.environ.get("CARGO_TARGET_DIR", os.path.join(root, "target"))
-        binary = os.path.join(target, "release", "teammem")
+        binaries = [os.path.join(target, "release", "teammem")]
+    binary = binaries[0]
 
     with tempfile.TemporaryDirectory() as work:
         home = os.path.join(work, "home")
@@ -113,7 +191,7 @@ def main():
             f.write("[user]\n\tname = Bench\n\temail = bench@example.com\n")
         env = {"PATH": os.environ["PATH"], "HOME": home, "GIT_CONFIG_NOSYSTEM": "1",
                "GIT_CONFIG_GLOBAL": gitconfig, "QWEN_CODE_MEMORY_BASE_DIR": os.path.join(home, ".qwen"),
-               "LC_ALL": "C"}
+               "LC_ALL": "C", "TEAMMEM_MCP_TIMINGS": "1"}
         repo = os.path.realpath(os.path.join(work, "project"))
         os.makedirs(repo)
         git = lambda *a: subprocess.run(["git", "-C", repo, *a], env=env, check=True,
@@ -132,38 +210,15 @@ def main():
                            stdout=subprocess.DEVNULL)
             git("add", "-A")
             git("commit", "-q", "-m", "team memory")
+            if args.history:
+                add_history(repo, env, args.history)
         # Memories are older than the recall index's settle window in real life.
         time.sleep(3)
 
-        # Warm the recall index on disk (one query indexes at most a twentieth of a scope).
-        server = Server(binary, repo, env)
-        server.initialize()
-        for _ in range(25):
-            server.search(QUERIES[0])
-        print(f"\nmemory_search on a warm server, {args.calls} calls per query (goal p50 <= 5 ms):")
-        for query in QUERIES:
-            times = []
-            for _ in range(args.calls):
-                t = time.perf_counter()
-                server.search(query)
-                times.append(time.perf_counter() - t)
-            times.sort()
-            print(f"  {query!r:24} p50 {ms(statistics.median(times))}  "
-                  f"p90 {ms(times[int(len(times) * 0.9)])}  min {ms(times[0])}")
-        server.close()
-
-        init_times, first_times = [], []
-        for _ in range(args.runs):
-            server = Server(binary, repo, env)
-            server.initialize()
-            init_times.append(time.perf_counter() - server.started)
-            server.search(QUERIES[0])
-            first_times.append(time.perf_counter() - server.started)
-            server.close()
-        print(f"\nServer start, median of {args.runs} fresh servers (goal <= 50 ms to the first answer):")
-        print(f"  to the initialize answer     {ms(statistics.median(init_times))}")
-        print(f"  to the first memory_search   {ms(statistics.median(first_times))}")
-
+        for binary in binaries:
+            measure(binary, repo, env, args)
+        if args.no_recall:
+            return
         print("\nSide by side: `teammem recall --max 5` as one process per query:")
         for query in QUERIES:
             times = []

@@ -3,10 +3,11 @@
 Usage: python3 tests/mcp_client.py PLAN.json
 
 PLAN: {"command": "...", "args": [...], "cwd": "...", "env": {...},
-       "steps": [{"call": NAME, "arguments": {...}} | {"together": [call, call, ...]}]}
+       "steps": [{"call": NAME, "arguments": {...}} | {"together": [call, call, ...]}
+                 | {"write": {"path": ..., "text": ...}} | {"sleep": SECONDS}]}
 
 Prints one JSON object: the server's initialize result, its tools, and for each step the
-result of each call ({"is_error", "text", "structured"} or {"protocol_error": {code, message}}).
+result of each call ({"is_error", "text", "structured", "ms"} or {"protocol_error": {code, message}}).
 The assertions live in tests/it/mcp.rs; this script only speaks the protocol.
 """
 
@@ -21,6 +22,7 @@ from mcp.shared.exceptions import McpError
 
 
 async def call(session, step):
+    started = time.perf_counter()
     try:
         result = await session.call_tool(step["call"], step.get("arguments"))
     except McpError as err:
@@ -30,6 +32,7 @@ async def call(session, step):
         "is_error": bool(result.isError),
         "text": text,
         "structured": result.structuredContent,
+        "ms": (time.perf_counter() - started) * 1000,
     }
 
 
@@ -63,13 +66,23 @@ async def main(plan):
                 for t in tools.tools
             ]
             for step in plan["steps"]:
-                if "together" in step:
+                if "write" in step:
+                    # A person editing a file while the server runs.
+                    with open(step["write"]["path"], "w", encoding="utf-8") as f:
+                        f.write(step["write"]["text"])
+                    out["steps"].append({"wrote": step["write"]["path"]})
+                elif "sleep" in step:
+                    await asyncio.sleep(step["sleep"])
+                    out["steps"].append({"slept": step["sleep"]})
+                elif "together" in step:
                     results = await asyncio.gather(
                         *(call(session, s) for s in step["together"])
                     )
                     out["steps"].append(list(results))
                 else:
                     out["steps"].append(await call(session, step))
+            out["calls_done_ms"] = (time.perf_counter() - started) * 1000
+    out["closed_ms"] = (time.perf_counter() - started) * 1000
     json.dump(out, sys.stdout)
 
 

@@ -216,6 +216,26 @@ impl Arguments {
         Ok((text, id))
     }
 
+    /// The optional `cursor` of `memory_list`: the id (`scope:type/slug.md`) of the last
+    /// memory of the page before, as that page's answer gave it.
+    pub fn cursor(&mut self) -> Result<Option<Cursor>, BadInput> {
+        let Some(text) = self.text("cursor", MAX_ID_CHARS)? else {
+            return Ok(None);
+        };
+        let text = text.trim();
+        let parsed = MemoryId::parse(text).ok().filter(|id| id.entry.is_none());
+        match parsed.and_then(|id| Some((id.scope?, id.path))) {
+            Some((scope, path)) if !path.is_empty() && !text.chars().any(char::is_control) => {
+                Ok(Some(Cursor { scope, path }))
+            }
+            _ => Err(self.bad(
+                "`cursor` is not one memory_list gave — it looks like \
+                 `team:feedback/use-real-db.md`; leave it out for the first page"
+                    .into(),
+            )),
+        }
+    }
+
     /// Refuses any argument not taken yet.
     pub fn finish(self) -> Result<(), BadInput> {
         let mut left: Vec<&String> = self.map.keys().collect();
@@ -230,6 +250,15 @@ impl Arguments {
             names.join(", ")
         )))
     }
+}
+
+/// Where a `memory_list` page starts: after this memory in the list's order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor {
+    /// The scope of the last memory listed.
+    pub scope: ScopeKind,
+    /// Its path in the scope folder.
+    pub path: String,
 }
 
 fn kind(value: &Value) -> &'static str {

@@ -8,6 +8,7 @@ use super::input::{
     MAX_BODY_BYTES, MAX_DESCRIPTION_CHARS, MAX_ID_CHARS, MAX_KEYWORD_CHARS, MAX_KEYWORDS,
     MAX_LIMIT, MAX_NAME_CHARS, MAX_QUERY_CHARS,
 };
+use super::tools::MAX_LISTED;
 
 /// The server's instructions, sent once when the agent connects.
 pub const INSTRUCTIONS: &str = "\
@@ -78,8 +79,9 @@ pub fn forget_description() -> String {
 /// `memory_list`'s description.
 pub fn list_description() -> String {
     "List the memories (id, type, name, description), optionally of one scope — an overview \
-     when you do not know what to search for. Long lists are cut; use memory_search to find \
-     the rest."
+     when you do not know what to search for. One page at a time (100 by default, `limit` up \
+     to 200), in a stable order; when there are more, the answer ends with the `cursor` to \
+     pass for the next page."
         .to_string()
 }
 
@@ -139,6 +141,10 @@ pub fn input_schema(tool: &str) -> Value {
             "type": "object",
             "properties": {
                 "scope": scope_property("Only this scope (default: every enabled scope)."),
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LISTED,
+                          "description": "At most this many memories on the page (default 100)."},
+                "cursor": {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS,
+                           "description": "Where the page starts: the cursor the previous page's answer gave (leave it out for the first page)."},
             },
             "additionalProperties": false,
         }),

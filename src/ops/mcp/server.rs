@@ -8,20 +8,23 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ContentBlock, Implementation, ListToolsResult,
+    CallToolRequestParams, CallToolResult, ContentBlock, Implementation, ListToolsResult, Meta,
     PaginatedRequestParams, ServerCapabilities, ServerInfo, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 use super::schema;
-use super::tools::{MemoryDoor, ToolError};
+use super::tools::{MemoryDoor, Timings, ToolError};
 use crate::ops::OpError;
 
 /// The MCP server: a door to one project's memories.
 #[derive(Clone)]
 pub struct MemoryServer {
     door: Arc<MemoryDoor>,
+    /// Whether each `memory_search` result carries where its time went
+    /// (`TEAMMEM_MCP_TIMINGS=1`, for `scripts/bench-mcp.py`).
+    timings: bool,
 }
 
 impl MemoryServer {
@@ -29,8 +32,24 @@ impl MemoryServer {
     pub fn new(door: MemoryDoor) -> MemoryServer {
         MemoryServer {
             door: Arc::new(door),
+            timings: std::env::var("TEAMMEM_MCP_TIMINGS").is_ok_and(|v| v == "1"),
         }
     }
+}
+
+/// The `_meta` of a result that says where a search spent its time, in microseconds.
+fn timings_meta(t: &Timings) -> Meta {
+    let mut map = serde_json::Map::new();
+    map.insert(
+        "teammem/timings".to_string(),
+        serde_json::json!({
+            "ranking_us": t.ranking_us,
+            "gate_us": t.gate_us,
+            "freshness_us": t.freshness_us,
+            "encoding_us": t.encoding_us,
+        }),
+    );
+    Meta(map)
 }
 
 fn tool_list() -> Vec<Tool> {
@@ -77,9 +96,13 @@ impl ServerHandler for MemoryServer {
         })
         .await;
         match ran {
-            Ok(Ok(Ok(reply))) => Ok(CallToolResult::success(vec![ContentBlock::text(
-                reply.text,
-            )])),
+            Ok(Ok(Ok(reply))) => {
+                let mut result = CallToolResult::success(vec![ContentBlock::text(reply.text)]);
+                if let (true, Some(t)) = (self.timings, reply.timings) {
+                    result.meta = Some(timings_meta(&t));
+                }
+                Ok(result)
+            }
             Ok(Ok(Err(ToolError::BadInput(msg)))) => Err(ErrorData::invalid_params(msg, None)),
             Ok(Ok(Err(ToolError::Refused(msg)))) => {
                 Ok(CallToolResult::error(vec![ContentBlock::text(msg)]))

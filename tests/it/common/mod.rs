@@ -9,6 +9,7 @@
 pub mod branch_team;
 pub mod invoke;
 pub mod lifecycle;
+pub mod mcp_sdk;
 pub mod netsync;
 pub mod servers;
 pub mod syncrun;

@@ -1,9 +1,8 @@
 //! `teammem recall` with several results of different histories: each hit carries its own
 //! freshness and author (the history is walked once for all of them).
 
-mod common;
-#[path = "common/lifecycle.rs"]
-mod lifecycle;
+use crate::common;
+use crate::common::lifecycle;
 
 use common::Sandbox;
 use lifecycle::{private_dir, put, team_dir};
