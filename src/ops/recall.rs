@@ -129,6 +129,28 @@ pub fn recall(
     recall_with(project, scopes, query, max, chars, IndexUse::STANDARD)
 }
 
+/// [`recall`] for a caller that tells each hit's age itself (the MCP server keeps its own
+/// per-HEAD cache of last commits): the hits' ages are their files' modification times, and
+/// git's history is never walked — that walk is most of a warm query's cost in a team scope.
+pub fn recall_unaged(
+    project: &Project,
+    scopes: &[ScopeKind],
+    query: &str,
+    max: usize,
+    chars: usize,
+) -> Result<Recalled, OpError> {
+    recall_inner(project, scopes, query, max, chars, IndexUse::STANDARD, Ages::FileTime)
+}
+
+/// Where the hits' ages come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ages {
+    /// The last commit that changed the memory when the work tree holds that version.
+    History,
+    /// The file's modification time only.
+    FileTime,
+}
+
 /// [`recall`], with or without the index.
 pub fn recall_with(
     project: &Project,
@@ -137,6 +159,18 @@ pub fn recall_with(
     max: usize,
     chars: usize,
     index: IndexUse,
+) -> Result<Recalled, OpError> {
+    recall_inner(project, scopes, query, max, chars, index, Ages::History)
+}
+
+fn recall_inner(
+    project: &Project,
+    scopes: &[ScopeKind],
+    query: &str,
+    max: usize,
+    chars: usize,
+    index: IndexUse,
+    ages: Ages,
 ) -> Result<Recalled, OpError> {
     let parsed = Query::new(query);
     let mut recalled = Recalled {
@@ -194,7 +228,9 @@ pub fn recall_with(
             let dir = project.scope_dir(c.scope)?;
             match read_shown(&dir, &c.rel, c.stamp) {
                 Some(file) => c.file = Some(Box::new(file)),
-                None => return recall_with(project, scopes, query, max, chars, IndexUse::Off),
+                None => {
+                    return recall_inner(project, scopes, query, max, chars, IndexUse::Off, ages);
+                }
             }
         }
         if let Some(file) = &c.file {
@@ -220,7 +256,7 @@ pub fn recall_with(
         .iter()
         .map(|(dir, _, rel, _, _)| (dir.as_path(), rel.as_str()))
         .collect();
-    let fresh = freshness(project, &places)?;
+    let fresh = freshness(project, &places, ages)?;
     let now = usage::now();
     let mut books: HashMap<ScopeKind, UsageBook> = HashMap::new();
     for ((dir, scope, rel, score, file), fresh) in shown.into_iter().zip(fresh) {
@@ -300,9 +336,17 @@ struct Freshness {
 /// When each memory (scope folder, file) last changed: the last commit that touched it when git
 /// tracks it and the work tree holds that version; the file's modification time otherwise (a
 /// new or edited memory). The repository is opened once and its history walked once for all.
-fn freshness(project: &Project, memories: &[(&Path, &str)]) -> Result<Vec<Freshness>, OpError> {
+fn freshness(
+    project: &Project,
+    memories: &[(&Path, &str)],
+    ages: Ages,
+) -> Result<Vec<Freshness>, OpError> {
     let mut from_commits: Vec<Option<Freshness>> = memories.iter().map(|_| None).collect();
-    if let Some(root) = project.repo.as_ref().map(|r| r.workdir.clone()) {
+    let root = match ages {
+        Ages::History => project.repo.as_ref().map(|r| r.workdir.clone()),
+        Ages::FileTime => None,
+    };
+    if let Some(root) = root {
         // Each memory inside the work tree, by its path in the repository.
         let inside: Vec<(usize, String)> = memories
             .iter()

@@ -211,7 +211,10 @@ impl MemoryDoor {
         let scopes = self.scopes(scope)?;
         let mut timings = Timings::default();
         let started = Instant::now();
-        let found = recall::recall(&self.project, &scopes, &query, limit, recall::DEFAULT_CHARS)?;
+        // The ages shown come from this server's own cache (`self.freshness`), so recall does
+        // not walk git's history for them.
+        let found =
+            recall::recall_unaged(&self.project, &scopes, &query, limit, recall::DEFAULT_CHARS)?;
         timings.ranking_us = micros_since(started);
 
         // Every hit is read once, and that one read is what the gate judges and what its
