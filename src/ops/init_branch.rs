@@ -148,7 +148,7 @@ pub fn init_branch(project: &Project, name: &str, migrate: bool) -> Result<Branc
     let mut migration_commit = None;
     let mut still_tracked = memory_branch::tracked_folder(&repo).is_some();
     if still_tracked && migrate {
-        migration_commit = migrate_folder(project, &repo, &mut warnings)?;
+        migration_commit = migrate_folder(&repo, &mut warnings)?;
         still_tracked = memory_branch::tracked_folder(&repo).is_some();
     } else if still_tracked {
         warnings.push(format!(
@@ -170,7 +170,6 @@ pub fn init_branch(project: &Project, name: &str, migrate: bool) -> Result<Branc
 /// Commits the removal of the tracked team folder on the current branch, as a sync commit
 /// (only the folder's paths change; the index's other entries, and every file on disk, stay).
 fn migrate_folder(
-    project: &Project,
     repo: &git2::Repository,
     warnings: &mut Vec<String>,
 ) -> Result<Option<String>, OpError> {
@@ -204,7 +203,6 @@ fn migrate_folder(
     let _lock = SyncLock::acquire(repo)?.map_err(|_| {
         OpError::Refused("another sync is running in this repository; try again".into())
     })?;
-    let _ = project;
     let done = commit::commit_team_dir(
         repo,
         &branch,
