@@ -139,7 +139,15 @@ pub fn recall_unaged(
     max: usize,
     chars: usize,
 ) -> Result<Recalled, OpError> {
-    recall_inner(project, scopes, query, max, chars, IndexUse::STANDARD, Ages::FileTime)
+    recall_inner(
+        project,
+        scopes,
+        query,
+        max,
+        chars,
+        IndexUse::STANDARD,
+        Ages::FileTime,
+    )
 }
 
 /// Where the hits' ages come from.

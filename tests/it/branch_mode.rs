@@ -4,8 +4,8 @@
 //! teammate changed upstream, linked worktrees — and sync leaves HEAD, the branch, the index,
 //! the work tree and untracked files outside the team folder byte-identical.
 
-use crate::common::branch_team;
 use crate::common;
+use crate::common::branch_team;
 use crate::common::servers;
 
 use std::fs;
