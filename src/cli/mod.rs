@@ -1,6 +1,6 @@
 //! The command line: one file per command. Each command's clap `Args` doc comments are its
 //! `--help` text; its `run` function only orchestrates an operation and prints the result
-//! through [`ui`] (the macros below), never with `println!`.
+//! through `ui` (the macros below), never with `println!`.
 
 /// The command's result on standard output, with a newline (see [`ui::out`]).
 macro_rules! outln {

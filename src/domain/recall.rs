@@ -152,7 +152,7 @@ impl std::hash::Hasher for TokenHasher {
     }
 }
 
-/// Token maps built with [`TokenHasher`].
+/// Token maps built with `TokenHasher`.
 pub type TokenMap<V> = HashMap<String, V, std::hash::BuildHasherDefault<TokenHasher>>;
 
 /// The stop lists, folded.
@@ -677,7 +677,7 @@ impl Query {
     }
 
     /// The query's terms as `analyzer` numbers them: term number → position among
-    /// [`Query::tokens`], for [`Analyzer::terms`]' callbacks.
+    /// [`Query::tokens`], for `Analyzer::terms`' callbacks.
     pub fn numbered(&self, analyzer: &mut Analyzer) -> QueryNumbers {
         QueryNumbers(self.terms.iter().map(|t| analyzer.number(t)).collect())
     }
