@@ -7,7 +7,7 @@ use std::fs;
 use std::path::Path;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use teammem::domain::{index, scope::INDEX_FILE, store};
+use teammem::{index, scope::INDEX_FILE, store};
 
 const TYPES: [&str; 4] = ["user", "feedback", "project", "reference"];
 

@@ -9,9 +9,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use teammem::git::fetch::fetch;
-use teammem::git::remote::{NetworkOptions, Transport};
-use teammem::git::upstream::{self, UpstreamLookup};
+use teammem::git::fetch;
+use teammem::git::{NetworkOptions, Transport};
+use teammem::git::{UpstreamLookup, resolve_upstream};
 
 fn git(dir: &Path, args: &[&str]) {
     let status = Command::new("git")
@@ -110,7 +110,7 @@ fn bench_noop_fetch(c: &mut Criterion) {
     for (name, url) in urls {
         git(&me, &["remote", "set-url", "origin", &url]);
         let repo = git2::Repository::open(&me).unwrap();
-        let UpstreamLookup::Found(up) = upstream::resolve(&repo).unwrap() else {
+        let UpstreamLookup::Found(up) = resolve_upstream(&repo).unwrap() else {
             panic!("no upstream");
         };
         let mut group = c.benchmark_group(format!("noop_fetch/{name}"));

@@ -7,8 +7,8 @@ use std::hint::black_box;
 use std::path::PathBuf;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use teammem::domain::secrets;
 use teammem::ops::Project;
+use teammem::secrets;
 
 const WORDS: &[&str] = &[
     "the",
@@ -114,8 +114,7 @@ fn bench_team_folder(c: &mut Criterion) {
     let project = Project::open(dir.path()).expect("project");
     c.bench_function("scan team folder of 1,000 memories", |b| {
         b.iter(|| {
-            teammem::ops::scan::scan(&project, dir.path(), std::slice::from_ref(&team))
-                .expect("scan")
+            teammem::ops::scan(&project, dir.path(), std::slice::from_ref(&team)).expect("scan")
         })
     });
 }

@@ -3,7 +3,7 @@
 fn main() -> std::process::ExitCode {
     // The binary is also its own helper process for transfers and checkouts that must stop at
     // the sync's deadline (see `git/helper.rs`).
-    if let Some(code) = teammem::git::helper::serve_if_asked() {
+    if let Some(code) = teammem::git::serve_if_asked() {
         return code;
     }
     teammem::cli::main()

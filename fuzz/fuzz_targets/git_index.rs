@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use teammem::git::index_splice::{checksum_ok, split};
+use teammem::git::{checksum_ok, split};
 
 const PREFIX: &[u8] = b".qwen/team-memory/";
 

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use teammem::domain::memory::MemoryFile;
+use teammem::memory::MemoryFile;
 
 fuzz_target!(|bytes: &[u8]| {
     if let Ok(file) = MemoryFile::parse("feedback/fuzz.md", bytes) {

@@ -5,8 +5,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use teammem::domain::recall::Query;
-use teammem::domain::recall_index::{IndexView, MAGIC, TokenMap, checksum, encode, merge_tokens};
+use teammem::recall::Query;
+use teammem::recall_index::{IndexView, MAGIC, TokenMap, checksum, encode, merge_tokens};
 
 fn exercise(view: &IndexView<'_>) {
     let query = Query::new("postgres 数据 text");

@@ -3,8 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use teammem::domain::index::{IndexLine, MAX_BYTES, MAX_LINES, render};
-use teammem::domain::memory::MemoryType;
+use teammem::index::{IndexLine, MAX_BYTES, MAX_LINES, render};
+use teammem::memory::MemoryType;
 
 /// Fields are separated by NUL bytes: path, title, description, then a type byte, repeated.
 fn entries(bytes: &[u8]) -> Vec<IndexLine> {

@@ -6,7 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use secrecy::ExposeSecret;
-use teammem::domain::secrets;
+use teammem::secrets;
 
 fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -1,6 +1,6 @@
 //! The command line: one file per command. Each command's clap `Args` doc comments are its
 //! `--help` text; its `run` function only orchestrates an operation and prints the result
-//! through [`ui`] (the macros below), never with `println!`.
+//! through `ui` (the macros below), never with `println!`.
 
 /// The command's result on standard output, with a newline (see [`ui::out`]).
 macro_rules! outln {
@@ -28,7 +28,7 @@ macro_rules! errln {
     ($($arg:tt)*) => { $crate::cli::ui::err(format_args!("{}\n", format_args!($($arg)*))) };
 }
 
-pub mod ui;
+pub(crate) mod ui;
 
 mod add;
 mod baseline;
@@ -84,7 +84,7 @@ Exit status:
 /// requests like code.
 #[derive(Debug, Parser)]
 #[command(name = "teammem", version, after_help = EXIT_STATUS_HELP)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Run as if started in DIR (like `git -C`).
     #[arg(short = 'C', value_name = "DIR", global = true)]
     pub dir: Option<PathBuf>,
@@ -250,7 +250,7 @@ fn has_hashed_certificates(dir: &std::path::Path) -> bool {
 
 /// A scope as named on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ScopeArg {
+pub(crate) enum ScopeArg {
     /// Shared with the team through the repository (.qwen/team-memory/).
     Team,
     /// This project, this machine only.
@@ -271,7 +271,7 @@ impl From<ScopeArg> for ScopeKind {
 
 /// A memory type as named on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TypeArg {
+pub(crate) enum TypeArg {
     /// Who the user is and how they like to work.
     User,
     /// Corrections and confirmations: what to do and not do.
@@ -456,7 +456,7 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
 /// `--format` for commands whose output is human text or JSON (`--json` is the same as
 /// `--format json`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TextFormat {
+pub(crate) enum TextFormat {
     /// Text for people.
     Human,
     /// JSON for programs.

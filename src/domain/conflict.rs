@@ -59,7 +59,8 @@ pub fn parse_copy(path: &str) -> Option<CopyName> {
     })
 }
 
-/// Whether `path` is a kept conflict copy.
+/// Whether `path` is a kept conflict copy (the tests' check of [`parse_copy`]).
+#[cfg(test)]
 pub fn is_copy(path: &str) -> bool {
     parse_copy(path).is_some()
 }

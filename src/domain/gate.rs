@@ -25,7 +25,7 @@ pub type Broken = BTreeSet<&'static str>;
 /// The team `MEMORY.md` for its memories' index lines — the one builder of a team index, for
 /// every writer and checker of one (`teammem index`, each rebuild after a write, `check`'s
 /// expected index, replay's merged index): Qwen Code's index of them, less, under a `policy`,
-/// any line that would carry a secret ([`Policy::index_line_safe`]).
+/// any line that would carry a secret (`Policy::index_line_safe`).
 pub fn team_index_md(
     entries: impl IntoIterator<Item = IndexLine>,
     policy: Option<&Policy>,

@@ -33,13 +33,12 @@ use super::memory::MemoryType;
 
 /// The fields a memory is scored on, in the order every per-field array uses.
 pub const FIELDS: usize = 4;
-/// Position of the title in per-field arrays.
+/// Position of the title in per-field arrays (title, keywords, description, body); the tests
+/// index by it.
+#[cfg(test)]
 pub const TITLE: usize = 0;
-/// Position of the keywords in per-field arrays.
-pub const KEYWORDS: usize = 1;
-/// Position of the description in per-field arrays.
-pub const DESCRIPTION: usize = 2;
-/// Position of the body in per-field arrays.
+/// Position of the body in per-field arrays; the tests index by it.
+#[cfg(test)]
 pub const BODY: usize = 3;
 
 /// How much an occurrence in each field counts (BM25F field weights).
@@ -153,7 +152,7 @@ impl std::hash::Hasher for TokenHasher {
     }
 }
 
-/// Token maps built with [`TokenHasher`].
+/// Token maps built with `TokenHasher`.
 pub type TokenMap<V> = HashMap<String, V, std::hash::BuildHasherDefault<TokenHasher>>;
 
 /// The stop lists, folded.
@@ -678,7 +677,7 @@ impl Query {
     }
 
     /// The query's terms as `analyzer` numbers them: term number → position among
-    /// [`Query::tokens`], for [`Analyzer::terms`]' callbacks.
+    /// [`Query::tokens`], for `Analyzer::terms`' callbacks.
     pub fn numbered(&self, analyzer: &mut Analyzer) -> QueryNumbers {
         QueryNumbers(self.terms.iter().map(|t| analyzer.number(t)).collect())
     }
@@ -800,7 +799,8 @@ pub fn points(score: f64) -> u32 {
     }
 }
 
-/// The distinct terms of a text, in the order they first appear.
+/// The distinct terms of a text, in the order they first appear (the analyzer's tests).
+#[cfg(test)]
 pub fn tokenize(text: &str) -> Vec<String> {
     let mut analyzer = Analyzer::new();
     let mut seen = HashSet::new();

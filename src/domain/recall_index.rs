@@ -25,7 +25,7 @@ use super::memory::{MemoryFile, MemoryType};
 use super::recall::{Analyzer, Collection, Document, FIELDS, FieldUnits, FoldedFields, Query};
 use super::store::Stamp;
 
-pub use super::recall::{TokenHasher, TokenMap};
+pub(crate) use super::recall::TokenMap;
 
 /// The first bytes of an index file; the last byte is the format version.
 pub const MAGIC: &[u8; 8] = b"TMRECAL\x02";

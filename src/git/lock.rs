@@ -72,7 +72,8 @@ impl SyncLock {
         Ok(Err(owner))
     }
 
-    /// The lock file.
+    /// The lock file (the tests read it).
+    #[cfg(test)]
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -3,40 +3,50 @@
 //! libgit2 runs no hooks, no fsmonitor and no credential or signing programs of its own accord;
 //! where it differs from the git CLI in a way that matters here, the code says so at the spot.
 
-pub mod checkout_resume;
-pub mod commit;
-pub mod fast_forward;
-pub mod fetch;
-pub mod file_history;
-pub mod folder_history;
-pub mod helper;
-pub mod history;
-pub mod hooks_dir;
-pub mod index;
-pub mod index_file;
-pub mod index_splice;
-pub mod lock;
-pub mod memory_branch;
-pub mod merge_driver;
-pub mod offline;
-pub mod oversized;
-pub mod preflight;
-pub mod push;
-pub mod ref_intent;
-pub mod remote;
-pub mod replay;
-pub mod repo;
-pub mod sign;
-pub mod snapshot;
-pub mod status;
-pub mod team_files;
-pub mod transfer_note;
-pub mod upstream;
+pub(crate) mod checkout_resume;
+pub(crate) mod commit;
+pub(crate) mod fast_forward;
+pub(crate) mod fetch;
+pub(crate) mod file_history;
+pub(crate) mod folder_history;
+pub(crate) mod helper;
+pub(crate) mod history;
+pub(crate) mod hooks_dir;
+pub(crate) mod index;
+pub(crate) mod index_file;
+pub(crate) mod index_splice;
+pub(crate) mod lock;
+pub(crate) mod memory_branch;
+pub(crate) mod merge_driver;
+pub(crate) mod offline;
+pub(crate) mod oversized;
+pub(crate) mod preflight;
+pub(crate) mod push;
+pub(crate) mod ref_intent;
+pub(crate) mod remote;
+pub(crate) mod replay;
+pub(crate) mod repo;
+pub(crate) mod sign;
+pub(crate) mod snapshot;
+pub(crate) mod status;
+pub(crate) mod team_files;
+pub(crate) mod transfer_note;
+pub(crate) mod upstream;
 
-/// The remote's options and failures under the name they had before `remote/` held them.
-pub use remote as transport;
-/// Credentials under the path they had before `remote/` held them.
-pub use remote::credentials;
+// The public face of the git layer: what the binary, the tests, the benches and the fuzz
+// targets drive directly. Everything else stays inside the crate.
+pub use fast_forward::{BranchMove, CheckoutBudget, fast_forward, move_branch};
+pub use fetch::{Fetched, fetch};
+pub use helper::serve_if_asked;
+pub use index_splice::{checksum_ok, split};
+pub use push::{PushOutcome, push};
+pub use remote::credentials::{CredentialSources, EnvToken};
+pub use remote::deadline::Deadline;
+pub use remote::failure::NetFailureKind;
+pub use remote::git_cli::GitProgram;
+pub use remote::options::{NetworkOptions, Transport};
+pub use replay::{Divergence, KeptConflict, Replayed, classify, replay_sync_commits};
+pub use upstream::{Upstream, UpstreamLookup, resolve as resolve_upstream};
 
 /// Errors from the git engine, with the operation and the repository they concern.
 #[derive(Debug, thiserror::Error)]

@@ -24,15 +24,6 @@ pub struct Branch {
     pub tip: Option<Oid>,
 }
 
-impl Branch {
-    /// The short name, for example `main`.
-    pub fn short_name(&self) -> &str {
-        self.refname
-            .strip_prefix("refs/heads/")
-            .unwrap_or(&self.refname)
-    }
-}
-
 /// Why the repository is not in a state to sync now. Nothing has been touched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Blocker {

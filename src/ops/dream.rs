@@ -167,12 +167,14 @@ fn take_lock(path: &Path) -> Result<Result<Lock, String>, OpError> {
     Ok(Err("another dream took the lock just now".into()))
 }
 
-/// Runs dream on one scope (gate and lock included, unless `force` skips the gate).
+/// Runs dream on one scope (gate and lock included, unless `force` skips the gate); the tests'
+/// shorthand for [`dream_with`] without a dry run.
+#[cfg(test)]
 pub fn dream(project: &Project, scope: ScopeKind, force: bool) -> Result<DreamReport, OpError> {
     dream_with(project, scope, force, false)
 }
 
-/// [`dream`], or with `dry_run` what its first round would merge, writing nothing (no memory,
+/// Runs dream on one scope, or with `dry_run` what its first round would merge, writing nothing (no memory,
 /// no index, no gate state).
 pub fn dream_with(
     project: &Project,

@@ -360,7 +360,8 @@ impl TeamWriter {
 /// Refuses `text` (about to be written to `shown_path` in team scope by `writer`) when it holds
 /// a secret. The message names each finding's rule label and line, never the secret. Findings
 /// on lines marked `teammem:allow` are accepted; use [`refuse_secrets_in_team_with`] to also
-/// honour the team's `.secretsignore`.
+/// honour the team's `.secretsignore`. The tests' shorthand.
+#[cfg(test)]
 pub fn refuse_secrets_in_team(
     writer: TeamWriter,
     shown_path: &str,
@@ -369,7 +370,7 @@ pub fn refuse_secrets_in_team(
     refuse_secrets_in_team_with(&SecretsIgnore::default(), writer, shown_path, text)
 }
 
-/// [`refuse_secrets_in_team`], silencing the findings whose fingerprints `ignore` lists.
+/// Refuses `text` when it holds a secret (see [`team_refusal`]), silencing the findings whose fingerprints `ignore` lists.
 pub fn refuse_secrets_in_team_with(
     ignore: &SecretsIgnore,
     writer: TeamWriter,

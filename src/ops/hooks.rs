@@ -66,7 +66,7 @@ pub struct HookOutcome {
     pub chained: Option<PathBuf>,
 }
 
-/// The script of `hook` (one of [`HOOKS`]). `binary` is tried first, then `teammem` on PATH.
+/// The script of `hook` (one of `HOOKS`). `binary` is tried first, then `teammem` on PATH.
 pub fn hook_script(binary: &Path, hook: &str) -> String {
     if hook == REFERENCE_TRANSACTION {
         return reference_transaction_script(binary);

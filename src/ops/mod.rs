@@ -3,38 +3,41 @@
 //! An operation returns data (reports, listings) and an [`OpError`] on failure; the command line
 //! turns both into text and an exit status.
 
-pub mod add;
-pub mod baseline;
-pub mod catalog;
-pub mod check;
-pub mod cite;
-pub mod context;
-pub mod demo;
-pub mod dream;
-pub mod forget;
-pub mod guard;
-pub mod hooks;
-pub mod index;
-pub mod init;
-pub mod init_branch;
-pub mod install_mcp;
-pub mod mcp;
-pub mod project;
-pub mod quarantine;
-pub mod recall;
-pub mod remember;
-pub mod resolve;
-pub mod review;
-pub mod scan;
-pub mod scope_write;
-pub mod session_start;
-pub mod share;
-pub mod stale;
-pub mod sync;
-pub mod sync_branch;
-pub mod validate;
+pub(crate) mod add;
+pub(crate) mod baseline;
+pub(crate) mod catalog;
+pub(crate) mod check;
+pub(crate) mod cite;
+pub(crate) mod context;
+pub(crate) mod demo;
+pub(crate) mod dream;
+pub(crate) mod forget;
+pub(crate) mod guard;
+pub(crate) mod hooks;
+pub(crate) mod index;
+pub(crate) mod init;
+pub(crate) mod init_branch;
+pub(crate) mod install_mcp;
+pub(crate) mod mcp;
+pub(crate) mod project;
+pub(crate) mod quarantine;
+pub(crate) mod recall;
+pub(crate) mod remember;
+pub(crate) mod resolve;
+pub(crate) mod review;
+pub(crate) mod scan;
+pub(crate) mod scope_write;
+pub(crate) mod session_start;
+pub(crate) mod share;
+pub(crate) mod stale;
+pub(crate) mod sync;
+pub(crate) mod sync_branch;
+pub(crate) mod validate;
 
+// The public face of the operations layer: what the tests and the benches drive directly.
+pub use hooks::hook_script;
 pub use project::Project;
+pub use scan::scan;
 
 use std::path::PathBuf;
 
@@ -42,11 +45,11 @@ use crate::domain::store::StoreError;
 use crate::git::GitError;
 
 /// Exit status: success.
-pub const EXIT_OK: u8 = 0;
+pub(crate) const EXIT_OK: u8 = 0;
 /// Exit status: findings, a stale index, invalid memories, or a refused write.
-pub const EXIT_FINDINGS: u8 = 1;
+pub(crate) const EXIT_FINDINGS: u8 = 1;
 /// Exit status: bad usage or an I/O or git error.
-pub const EXIT_ERROR: u8 = 2;
+pub(crate) const EXIT_ERROR: u8 = 2;
 
 /// Why an operation did not do what was asked.
 #[derive(Debug, thiserror::Error)]

@@ -366,7 +366,7 @@ fn range_finds_a_secret_added_then_deleted_and_never_prints_it() {
 
     // The team accepts the finding by fingerprint on main: the range passes.
     sb.git(&repo, ["checkout", "-q", "main"]);
-    let fingerprint = teammem::domain::secrets::fingerprint("github-pat", &token());
+    let fingerprint = teammem::secrets::fingerprint("github-pat", &token());
     write(
         &repo.join(TEAM).join(".secretsignore"),
         &format!("{fingerprint} # the test token, revoked\n"),

@@ -346,7 +346,7 @@ fn without_teammem_the_hook_warns_and_lets_the_commit_through() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
     let hook = repo.join(".git/hooks/pre-commit");
-    let script = teammem::ops::hooks::hook_script(Path::new("/nonexistent/teammem"), "pre-commit");
+    let script = teammem::ops::hook_script(Path::new("/nonexistent/teammem"), "pre-commit");
     write(&hook, &script);
     make_executable(&hook);
     put(&repo, "feedback/x.md", "X", "x", INJECTION);

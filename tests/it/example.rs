@@ -63,7 +63,7 @@ fn the_example_is_valid_and_its_index_is_generated() {
     assert_eq!(types, ["feedback", "project", "reference", "user"]);
     let project = teammem::ops::Project::open_with(
         &repo,
-        teammem::domain::scope::Environment {
+        teammem::scope::Environment {
             base_dir: Some(sb.base()),
             ..Default::default()
         },

@@ -9,10 +9,10 @@ use std::time::{Duration, SystemTime};
 
 use common::{Sandbox, memory_text, write};
 use proptest::prelude::*;
-use teammem::domain::gate;
-use teammem::domain::index::{IndexLine, MAX_FILES, MAX_UNITS, WARNING, render};
-use teammem::domain::memory::MemoryType;
-use teammem::domain::store;
+use teammem::gate;
+use teammem::index::{IndexLine, MAX_FILES, MAX_UNITS, WARNING, render};
+use teammem::memory::MemoryType;
+use teammem::store;
 
 fn entry(path: &str, title: &str, description: &str) -> IndexLine {
     IndexLine {

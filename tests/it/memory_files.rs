@@ -9,7 +9,7 @@ use std::fs;
 use std::time::{Duration, Instant};
 
 use common::{Sandbox, memory_text, write};
-use teammem::domain::memory::{MAX_FILE_BYTES, MemoryFile, MemoryType};
+use teammem::memory::{MAX_FILE_BYTES, MemoryFile, MemoryType};
 
 /// Writes `bytes` as `name` in a fresh folder and returns what `teammem validate` printed.
 fn validate_one(sb: &Sandbox, rel: &str, bytes: &[u8]) -> common::Run {

@@ -13,12 +13,12 @@ use common::{memory_text, write};
 use git2::Repository;
 use netsync::{SYNC_MESSAGE, Team};
 use servers::GitDaemon;
-use teammem::git::fast_forward::{BranchMove, CheckoutBudget, fast_forward, move_branch};
-use teammem::git::fetch::fetch;
-use teammem::git::push::{PushOutcome, push};
-use teammem::git::remote::NetworkOptions;
-use teammem::git::replay::{Divergence, classify, replay_sync_commits};
-use teammem::git::upstream::{self, UpstreamLookup};
+use teammem::git::NetworkOptions;
+use teammem::git::fetch;
+use teammem::git::{BranchMove, CheckoutBudget, fast_forward, move_branch};
+use teammem::git::{Divergence, classify, replay_sync_commits};
+use teammem::git::{PushOutcome, push};
+use teammem::git::{UpstreamLookup, resolve_upstream};
 
 /// What one network round ended with.
 #[derive(Debug, PartialEq, Eq)]
@@ -32,7 +32,7 @@ enum Round {
 /// The network half of a sync, in the order `ops/sync.rs` is meant to run it.
 fn network_round(dir: &Path, options: &NetworkOptions) -> Round {
     let repo = Repository::open(dir).unwrap();
-    let UpstreamLookup::Found(up) = upstream::resolve(&repo).unwrap() else {
+    let UpstreamLookup::Found(up) = resolve_upstream(&repo).unwrap() else {
         return Round::Stopped("no-upstream".into());
     };
     for attempt in 1..=20 {
@@ -121,10 +121,8 @@ fn clones_pushing_at_once_all_land_every_memory() {
                         dir,
                         ["commit", "-q", "-m", SYNC_MESSAGE[0], "-m", SYNC_MESSAGE[1]],
                     );
-                    let options = team.options(
-                        teammem::git::remote::Transport::Builtin,
-                        Duration::from_secs(30),
-                    );
+                    let options =
+                        team.options(teammem::git::Transport::Builtin, Duration::from_secs(30));
                     let round = network_round(dir, &options);
                     assert!(
                         matches!(round, Round::Pushed { .. }),
@@ -162,10 +160,7 @@ fn clones_pushing_at_once_all_land_every_memory() {
     assert_eq!(merges, "");
 
     // A clone that only pulls gets everything by fast-forward.
-    let options = team.options(
-        teammem::git::remote::Transport::Builtin,
-        Duration::from_secs(30),
-    );
+    let options = team.options(teammem::git::Transport::Builtin, Duration::from_secs(30));
     team.set_origin(&team.me, &url);
     assert_eq!(network_round(&team.me, &options), Round::Pulled);
     assert_eq!(network_round(&team.me, &options), Round::UpToDate);

@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use common::write;
 use netsync::{Team, oid};
-use teammem::git::fast_forward::{BranchMove, CheckoutBudget, fast_forward, move_branch};
-use teammem::git::fetch::fetch;
-use teammem::git::remote::Transport;
+use teammem::git::Transport;
+use teammem::git::fetch;
+use teammem::git::{BranchMove, CheckoutBudget, fast_forward, move_branch};
 
 /// Fetches in `me` and fast-forwards to what came.
 fn fetch_and_fast_forward(team: &Team, dir: &std::path::Path) -> BranchMove {

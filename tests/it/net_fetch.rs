@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use netsync::{Team, oid, without_hanging};
 use servers::{BlackHole, GitDaemon, HttpGit, free_port};
-use teammem::git::fetch::{Fetched, fetch};
-use teammem::git::remote::{NetFailureKind, Transport};
-use teammem::git::upstream::{self, UpstreamLookup};
+use teammem::git::{Fetched, fetch};
+use teammem::git::{NetFailureKind, Transport};
+use teammem::git::{UpstreamLookup, resolve_upstream};
 
 const BOTH: [Transport; 2] = [Transport::Builtin, Transport::GitCli];
 
@@ -150,7 +150,7 @@ fn a_wrong_password_fails_after_a_bounded_number_of_attempts() {
         let me = team.me.clone();
         let err = without_hanging(Duration::from_secs(120), move || {
             let repo = git2::Repository::open(&me).unwrap();
-            let up = match upstream::resolve(&repo).unwrap() {
+            let up = match resolve_upstream(&repo).unwrap() {
                 UpstreamLookup::Found(up) => up,
                 other => panic!("{other:?}"),
             };
@@ -195,7 +195,7 @@ fn a_server_that_never_answers_is_reported_as_a_timeout() {
             let me = team.me.clone();
             let err = without_hanging(Duration::from_secs(120), move || {
                 let repo = git2::Repository::open(&me).unwrap();
-                let up = match upstream::resolve(&repo).unwrap() {
+                let up = match resolve_upstream(&repo).unwrap() {
                     UpstreamLookup::Found(up) => up,
                     other => panic!("{other:?}"),
                 };
@@ -256,13 +256,13 @@ fn upstream_lookup_reads_any_remote_name_and_says_when_there_is_none() {
 
     team.sb.git(&team.me, ["switch", "-q", "-c", "topic"]);
     assert_eq!(
-        upstream::resolve(&repo).unwrap(),
+        resolve_upstream(&repo).unwrap(),
         UpstreamLookup::NoUpstream {
             local_ref: "refs/heads/topic".into()
         }
     );
     team.sb.git(&team.me, ["switch", "-q", "--detach"]);
-    assert_eq!(upstream::resolve(&repo).unwrap(), UpstreamLookup::Detached);
+    assert_eq!(resolve_upstream(&repo).unwrap(), UpstreamLookup::Detached);
 }
 
 #[test]

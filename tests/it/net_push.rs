@@ -13,9 +13,9 @@ use std::time::Duration;
 use common::write;
 use netsync::{Team, oid};
 use servers::{GitDaemon, HttpGit};
-use teammem::git::fetch::fetch;
-use teammem::git::push::{PushOutcome, push};
-use teammem::git::remote::{NetFailureKind, NetworkOptions, Transport};
+use teammem::git::fetch;
+use teammem::git::{NetFailureKind, NetworkOptions, Transport};
+use teammem::git::{PushOutcome, push};
 
 const BOTH: [Transport; 2] = [Transport::Builtin, Transport::GitCli];
 
@@ -286,8 +286,8 @@ fn a_push_to_a_silent_server_times_out_and_a_wrong_password_fails_fast() {
             let me = team.me.clone();
             let err = netsync::without_hanging(Duration::from_secs(120), move || {
                 let repo = git2::Repository::open(&me).unwrap();
-                let up = match teammem::git::upstream::resolve(&repo).unwrap() {
-                    teammem::git::upstream::UpstreamLookup::Found(up) => up,
+                let up = match teammem::git::resolve_upstream(&repo).unwrap() {
+                    teammem::git::UpstreamLookup::Found(up) => up,
                     other => panic!("{other:?}"),
                 };
                 push(&repo, &up, Some(remote_tip), &options).unwrap_err()

@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use common::{memory_text, write};
 use netsync::{SYNC_MESSAGE, Team, oid};
-use teammem::git::fast_forward::{BranchMove, CheckoutBudget, move_branch};
-use teammem::git::fetch::fetch;
-use teammem::git::remote::Transport;
-use teammem::git::replay::{Divergence, KeptConflict, Replayed, classify, replay_sync_commits};
+use teammem::git::Transport;
+use teammem::git::fetch;
+use teammem::git::{BranchMove, CheckoutBudget, move_branch};
+use teammem::git::{Divergence, KeptConflict, Replayed, classify, replay_sync_commits};
 
 const POSTGRES: &str = ".qwen/team-memory/feedback/use-postgres.md";
 const RELEASE: &str = ".qwen/team-memory/project/release-train.md";

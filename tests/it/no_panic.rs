@@ -2,8 +2,8 @@
 //! explore the same two functions for longer; these run in every `cargo test`).
 
 use proptest::prelude::*;
-use teammem::domain::index::{self, IndexLine, MAX_LINES};
-use teammem::domain::memory::{MemoryFile, MemoryType};
+use teammem::index::{self, IndexLine, MAX_LINES};
+use teammem::memory::{MemoryFile, MemoryType};
 
 /// Bytes that look like a memory file often enough to reach the YAML parser and the checks.
 fn memory_like() -> impl Strategy<Value = Vec<u8>> {

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use common::invoke;
 use common::{Run, Sandbox, memory_text, write};
-use teammem::domain::scope::{Environment, TeamSwitches, sanitize_git_root};
 use teammem::ops::Project;
+use teammem::scope::{Environment, TeamSwitches, sanitize_git_root};
 
 /// Runs teammem with the sandbox's environment changed by `env` (`None` removes a variable).
 fn teammem_env(sb: &Sandbox, dir: &Path, env: &[(&str, Option<&str>)], args: &[&str]) -> Run {

@@ -62,7 +62,7 @@ impl Finding {
     }
 }
 
-/// The fingerprint of `secret` found by rule `rule` (see [`Finding::fingerprint`]).
+/// The fingerprint of `secret` found by rule `rule` (see `Finding::fingerprint`).
 pub fn fingerprint(rule: &str, secret: &str) -> String {
     let mut hasher = Sha256::new();
     hasher.update(rule.as_bytes());

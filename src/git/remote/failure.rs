@@ -10,7 +10,7 @@ pub enum NetFailureKind {
     Failed,
     /// The time budget ran out (`timeout`).
     Timeout,
-    /// The fetch grew past [`super::fetch::MAX_FETCH_BYTES`] and was stopped (`too-large`).
+    /// The fetch grew past `git::fetch::MAX_FETCH_BYTES` and was stopped (`too-large`).
     TooLarge,
 }
 

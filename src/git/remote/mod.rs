@@ -3,15 +3,15 @@
 //! failures, with the same guarantees on both transports (libgit2's own, or the installed git
 //! with `--transport git-cli`): one time budget, no prompts.
 
-pub mod callbacks;
+pub(crate) mod callbacks;
 pub(crate) mod child;
-pub mod credentials;
-pub mod deadline;
-pub mod failure;
-pub mod git_cli;
-pub mod options;
+pub(crate) mod credentials;
+pub(crate) mod deadline;
+pub(crate) mod failure;
+pub(crate) mod git_cli;
+pub(crate) mod options;
 
-pub use deadline::Deadline;
-pub use failure::{NetFailure, NetFailureKind, redact_url_credentials};
-pub use git_cli::GitProgram;
-pub use options::{NetworkOptions, Transport};
+pub(crate) use deadline::Deadline;
+pub(crate) use failure::{NetFailure, NetFailureKind};
+pub(crate) use git_cli::GitProgram;
+pub(crate) use options::{NetworkOptions, Transport};

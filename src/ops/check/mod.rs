@@ -5,7 +5,7 @@
 //! Files are read from git objects, never from the work tree, so what is checked is exactly
 //! what is (about to be) committed.
 
-pub mod format;
+pub(crate) mod format;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};

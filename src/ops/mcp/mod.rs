@@ -6,12 +6,12 @@
 //! passes, [`input`] the argument checks, [`schema`] what the agent is told, and [`server`] the
 //! protocol side (the official `rmcp` SDK on a current-thread tokio runtime).
 
-pub mod cache;
-pub mod gate;
-pub mod input;
-pub mod schema;
-pub mod server;
-pub mod tools;
+pub(crate) mod cache;
+pub(crate) mod gate;
+pub(crate) mod input;
+pub(crate) mod schema;
+pub(crate) mod server;
+pub(crate) mod tools;
 
-pub use server::serve;
-pub use tools::{MemoryDoor, Publish, Reply, Timings, ToolError};
+pub(crate) use server::serve;
+pub(crate) use tools::{MemoryDoor, Publish};

@@ -5,7 +5,7 @@
 //! The old side is the merge base of BASE and HEAD (what a pull request page compares); risks
 //! come from `check --range BASE..HEAD`, so content added and removed again is still shown.
 
-pub mod format;
+pub(crate) mod format;
 
 use std::collections::{BTreeMap, BTreeSet};
 

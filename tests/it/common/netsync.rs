@@ -10,9 +10,9 @@ use std::sync::Once;
 use std::time::Duration;
 
 use git2::{Oid, Repository};
-use teammem::git::remote::credentials::{CredentialSources, EnvToken};
-use teammem::git::remote::{Deadline, GitProgram, NetworkOptions, Transport};
-use teammem::git::upstream::{self, Upstream, UpstreamLookup};
+use teammem::git::{CredentialSources, EnvToken};
+use teammem::git::{Deadline, GitProgram, NetworkOptions, Transport};
+use teammem::git::{Upstream, UpstreamLookup, resolve_upstream};
 
 use crate::common::{Sandbox, memory_text, write};
 
@@ -164,7 +164,7 @@ impl Team {
 
     /// The clone's upstream, which must exist.
     pub fn upstream(&self, repo: &Repository) -> Upstream {
-        match upstream::resolve(repo).unwrap() {
+        match resolve_upstream(repo).unwrap() {
             UpstreamLookup::Found(found) => found,
             other => panic!("expected an upstream, got {other:?}"),
         }
