@@ -42,7 +42,7 @@ pub struct InitArgs {
 /// Runs `teammem init`; returns its exit status.
 pub fn run(project: &Project, args: InitArgs) -> Result<u8, OpError> {
     if let Some(name) = &args.branch {
-        let done = ops::init_branch::init_branch(project, name, args.migrate)?;
+        let done = ops::init::branch::init_branch(project, name, args.migrate)?;
         if super::json_wanted(args.json, args.format) {
             super::print_json(&done)?;
             return Ok(EXIT_OK);

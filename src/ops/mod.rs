@@ -16,7 +16,6 @@ pub(crate) mod guard;
 pub(crate) mod hooks;
 pub(crate) mod index;
 pub(crate) mod init;
-pub(crate) mod init_branch;
 pub(crate) mod install_mcp;
 pub(crate) mod mcp;
 pub(crate) mod project;
@@ -31,7 +30,6 @@ pub(crate) mod session_start;
 pub(crate) mod share;
 pub(crate) mod stale;
 pub(crate) mod sync;
-pub(crate) mod sync_branch;
 pub(crate) mod validate;
 
 // The public face of the operations layer: what the tests and the benches drive directly.

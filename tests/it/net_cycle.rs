@@ -29,7 +29,7 @@ enum Round {
     Stopped(String),
 }
 
-/// The network half of a sync, in the order `ops/sync.rs` is meant to run it.
+/// The network half of a sync, in the order `ops/sync/mod.rs` is meant to run it.
 fn network_round(dir: &Path, options: &NetworkOptions) -> Round {
     let repo = Repository::open(dir).unwrap();
     let UpstreamLookup::Found(up) = resolve_upstream(&repo).unwrap() else {

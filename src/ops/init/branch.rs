@@ -22,8 +22,9 @@ use crate::git::memory_branch::{self, MemoryBranch};
 use crate::git::preflight::{self, Preflight};
 use crate::git::status;
 
-use super::sync::{self, SyncOptions};
-use super::{OpError, Project, sync_branch};
+use crate::ops::sync::branch as sync_branch;
+use crate::ops::sync::{self, SyncOptions};
+use crate::ops::{OpError, Project};
 
 /// How many commits of the current branch are looked at for the folder's history.
 const HISTORY_LIMIT: usize = 10_000;

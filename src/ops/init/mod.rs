@@ -13,6 +13,8 @@ use crate::git::{GitError, repo};
 
 use super::{OpError, Project};
 
+pub(crate) mod branch;
+
 /// The lines `init` adds to `.gitignore` when git would ignore the team folder. When `.qwen/`
 /// itself is ignored, only the team folder is let back in: the rest of `.qwen/` (settings,
 /// local memory) stays ignored, so nothing private is published by accident.

@@ -44,6 +44,8 @@ use crate::git::upstream::{self, Upstream, UpstreamLookup};
 use super::quarantine::{self, Quarantined};
 use super::{OpError, Project};
 
+pub(crate) mod branch;
+
 /// The whole sync's default time budget.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -317,7 +319,7 @@ fn run(
     };
     let repo = crate::git::repo::open(&paths.workdir)?;
     if let Some(memory) = crate::git::memory_branch::mode(&repo)? {
-        return super::sync_branch::run(project, &repo, &memory, options, deadline, outcome);
+        return branch::run(project, &repo, &memory, options, deadline, outcome);
     }
     let Some(mut branch) = check_repository(project, &repo, outcome)? else {
         return Ok(());

@@ -32,9 +32,9 @@ use crate::git::status::{self, ChangeKind, TreeFile};
 use crate::git::transfer_note;
 use crate::git::upstream::Upstream;
 
-use super::quarantine::{self, Quarantined};
-use super::sync::{self, SkipReason, SyncMode, SyncOptions, SyncOutcome};
-use super::{OpError, Project};
+use crate::ops::quarantine::{self, Quarantined};
+use crate::ops::sync::{self, SkipReason, SyncMode, SyncOptions, SyncOutcome};
+use crate::ops::{OpError, Project};
 
 /// The line sync keeps in `.git/info/exclude` so the work tree's branch ignores the folder.
 pub const EXCLUDE_LINE: &str = "/.qwen/team-memory/";
@@ -174,7 +174,7 @@ fn record_folder(
     let changes = status::folder_changes(repo, base_tree.as_ref(), TEAM_DIR, false)?;
     let index_path = format!("{TEAM_DIR}/{INDEX_FILE}");
     let team_prefix = format!("{TEAM_DIR}/");
-    let (policy, _) = super::guard::policy(project);
+    let (policy, _) = crate::ops::guard::policy(project);
     let mut updates = Vec::new();
     for change in &changes {
         if change.path == index_path {
@@ -548,7 +548,7 @@ fn materialise(
     };
     let index_path = format!("{TEAM_DIR}/{INDEX_FILE}");
     let team_prefix = format!("{TEAM_DIR}/");
-    let (policy, _) = super::guard::policy(project);
+    let (policy, _) = crate::ops::guard::policy(project);
     let short = tip.to_string()[..7].to_string();
     let mut adjust = Vec::new();
     let mut withheld = held_back;
