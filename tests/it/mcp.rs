@@ -3,6 +3,10 @@
 //! on 127.0.0.1 (tests/mock_anthropic.py). Also `teammem install-mcp` for each client.
 
 use crate::common;
+use crate::common::mcp_sdk::{
+    call, drive, drive_command, drive_with, ok_text, protocol_error, python, refused_text, save,
+    script, text,
+};
 use crate::common::netsync;
 use crate::common::syncrun;
 
@@ -20,110 +24,6 @@ use syncrun::files_at;
 /// A GitHub token made at run time, so no token sits in this file.
 fn token() -> String {
     format!("ghp_{}", "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5")
-}
-
-/// The Python interpreter that has the `mcp` package, by absolute path (the sandbox replaces
-/// HOME, which version managers' shims need).
-fn python() -> &'static str {
-    static PYTHON: OnceLock<String> = OnceLock::new();
-    PYTHON.get_or_init(|| {
-        let out = Command::new("python3")
-            .args(["-c", "import sys, mcp.client.stdio; print(sys.executable)"])
-            .output();
-        match out {
-            Ok(out) if out.status.success() => {
-                String::from_utf8_lossy(&out.stdout).trim().to_string()
-            }
-            _ => panic!(
-                "the MCP Python SDK is missing: run .ci/install.d/30-mcp-python.sh \
-                 (python3 -m pip install mcp)"
-            ),
-        }
-    })
-}
-
-fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests")
-        .join(name)
-}
-
-/// The environment the server gets: the sandbox's.
-fn server_env(sb: &Sandbox) -> Value {
-    json!({
-        "PATH": std::env::var("PATH").unwrap_or_default(),
-        "HOME": sb.home(),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": sb.home().join(".gitconfig"),
-        "GIT_TERMINAL_PROMPT": "0",
-        "QWEN_CODE_MEMORY_BASE_DIR": sb.base(),
-        "LC_ALL": "C",
-        "TZ": "UTC",
-    })
-}
-
-/// Runs the steps against `teammem ARGS` in `dir` through the Python SDK; the transcript.
-fn drive_with(sb: &Sandbox, dir: &Path, command: &str, args: &[&str], steps: Value) -> Value {
-    let plan = json!({
-        "command": command,
-        "args": args,
-        "cwd": dir,
-        "env": server_env(sb),
-        "steps": steps,
-    });
-    let plan_path = sb.path().join("mcp-plan.json");
-    fs::write(&plan_path, plan.to_string()).unwrap();
-    let out = Command::new(python())
-        .arg(script("mcp_client.py"))
-        .arg(&plan_path)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run python");
-    assert!(
-        out.status.success(),
-        "the MCP client failed\n--- stdout\n{}\n--- stderr\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
-}
-
-fn drive(sb: &Sandbox, dir: &Path, steps: Value) -> Value {
-    drive_with(sb, dir, env!("CARGO_BIN_EXE_teammem"), &["mcp"], steps)
-}
-
-fn call(name: &str, arguments: Value) -> Value {
-    json!({"call": name, "arguments": arguments})
-}
-
-fn text(step: &Value) -> &str {
-    step["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no text in {step}"))
-}
-
-fn ok_text(step: &Value) -> &str {
-    assert_eq!(step["is_error"], json!(false), "{step}");
-    text(step)
-}
-
-fn refused_text(step: &Value) -> &str {
-    assert_eq!(step["is_error"], json!(true), "{step}");
-    text(step)
-}
-
-fn protocol_error(step: &Value) -> &str {
-    assert_eq!(step["protocol_error"]["code"], json!(-32602), "{step}");
-    step["protocol_error"]["message"].as_str().unwrap()
-}
-
-fn save(scope: &str, kind: &str, name: &str, body: &str) -> Value {
-    call(
-        "memory_save",
-        json!({"scope": scope, "type": kind, "name": name,
-               "description": format!("When {name} matters"), "body": body}),
-    )
 }
 
 #[test]
@@ -552,7 +452,6 @@ fn publish_pushes_a_team_save_at_once_when_the_user_opted_in() {
     let out = drive_with(
         &team.sb,
         &team.me,
-        env!("CARGO_BIN_EXE_teammem"),
         &["mcp", "--publish", "--timeout", "10"],
         json!([save(
             "team",
@@ -640,7 +539,7 @@ fn install_mcp_writes_each_clients_file_keeps_what_is_there_and_the_result_serve
         .iter()
         .map(|a| a.as_str().unwrap())
         .collect();
-    let out = drive_with(
+    let out = drive_command(
         sb,
         me,
         entry["command"].as_str().unwrap(),

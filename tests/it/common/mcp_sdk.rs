@@ -32,7 +32,8 @@ pub fn python() -> &'static str {
     })
 }
 
-fn script(name: &str) -> PathBuf {
+/// A helper script of the test suite (`tests/NAME`), by absolute path.
+pub fn script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests")
         .join(name)
@@ -54,8 +55,20 @@ pub fn server_env(sb: &Sandbox) -> Value {
 
 /// Runs the steps against `teammem ARGS` in `dir` through the Python SDK; the transcript.
 pub fn drive_with(sb: &Sandbox, dir: &Path, args: &[&str], steps: Value) -> Value {
+    drive_command(sb, dir, env!("CARGO_BIN_EXE_teammem"), args, steps)
+}
+
+/// Runs the steps against `COMMAND ARGS` (a server as a client's configuration names it) in
+/// `dir` through the Python SDK; the transcript.
+pub fn drive_command(
+    sb: &Sandbox,
+    dir: &Path,
+    command: &str,
+    args: &[&str],
+    steps: Value,
+) -> Value {
     let plan = json!({
-        "command": env!("CARGO_BIN_EXE_teammem"),
+        "command": command,
         "args": args,
         "cwd": dir,
         "env": server_env(sb),
