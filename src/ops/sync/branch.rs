@@ -25,7 +25,6 @@ use crate::git::commit::{self, CommitSettings, TeamUpdate};
 use crate::git::fetch;
 use crate::git::lock::SyncLock;
 use crate::git::memory_branch::{self, Combined, MemoryBranch, Recorded};
-use crate::git::offline;
 use crate::git::push::{self, PushOutcome};
 use crate::git::remote::{Deadline, NetworkOptions};
 use crate::git::status::{self, ChangeKind, TreeFile};
@@ -347,23 +346,9 @@ fn share(
     loop {
         attempt += 1;
         let round_started = Instant::now();
-        let remote_tip = if options.pull {
-            match fetch::fetch(repo, &up, &net) {
-                Ok(fetched) => {
-                    if attempt == 1 {
-                        offline::forget_failure(repo.path());
-                    }
-                    fetched.tip
-                }
-                Err(failure) => {
-                    offline::remember_failure(repo.path(), &failure.message);
-                    let tail = sync::missing_local_remote(repo, &up).unwrap_or_default();
-                    sync::network_skip(outcome, &failure, SkipReason::FetchFailed, &tail);
-                    return Ok(());
-                }
-            }
-        } else {
-            repo.refname_to_id(&up.tracking_ref).ok()
+        let Some(remote_tip) = sync::fetch_round(repo, &up, &net, options.pull, attempt, outcome)
+        else {
+            return Ok(());
         };
         if options.pull {
             if let Some(tip) = remote_tip {
@@ -401,18 +386,9 @@ fn share(
                 return Ok(());
             }
             Ok(PushOutcome::LeaseRefused) if options.pull => {
-                let pause = sync::backoff(attempt, round_started.elapsed());
-                if net.deadline.remaining() < pause + round_started.elapsed() {
-                    outcome.skip(
-                        SkipReason::RemoteBusy,
-                        format!(
-                            "teammates kept pushing: each of {attempt} tries lost the race within \
-                             the time budget{left}"
-                        ),
-                    );
+                if !sync::another_round(attempt, round_started, &net, left, outcome) {
                     return Ok(());
                 }
-                std::thread::sleep(pause);
             }
             Ok(PushOutcome::LeaseRefused) => {
                 outcome.skip(

@@ -423,23 +423,9 @@ fn share(
     loop {
         attempt += 1;
         let round_started = Instant::now();
-        let upstream_tip = if options.pull {
-            match fetch::fetch(repo, &up, &net) {
-                Ok(fetched) => {
-                    if attempt == 1 {
-                        offline::forget_failure(repo.path());
-                    }
-                    fetched.tip
-                }
-                Err(failure) => {
-                    offline::remember_failure(repo.path(), &failure.message);
-                    let tail = missing_local_remote(repo, &up).unwrap_or_default();
-                    network_skip(outcome, &failure, SkipReason::FetchFailed, &tail);
-                    return Ok(());
-                }
-            }
-        } else {
-            repo.refname_to_id(&up.tracking_ref).ok()
+        let Some(upstream_tip) = fetch_round(repo, &up, &net, options.pull, attempt, outcome)
+        else {
+            return Ok(());
         };
         let local = repo.refname_to_id(&up.local_ref).ok();
         if let (Some(tip), true) = (upstream_tip, options.pull) {
@@ -522,19 +508,9 @@ fn share(
                 return Ok(());
             }
             Ok(PushOutcome::LeaseRefused) => {
-                // Another round costs about what this one did; go on only if it fits.
-                let pause = backoff(attempt, round_started.elapsed());
-                if net.deadline.remaining() < pause + round_started.elapsed() {
-                    outcome.skip(
-                        SkipReason::RemoteBusy,
-                        format!(
-                            "teammates kept pushing: each of {attempt} tries lost the race within \
-                             the time budget{left}"
-                        ),
-                    );
+                if !another_round(attempt, round_started, &net, left, outcome) {
                     return Ok(());
                 }
-                std::thread::sleep(pause);
             }
             Ok(PushOutcome::Rejected { message }) => {
                 outcome.skip(
@@ -710,7 +686,62 @@ pub(crate) fn missing_local_remote(repo: &Repository, up: &Upstream) -> Option<S
 /// share of `unit × 2^(attempt-1)` (at most [`MAX_BACKOFF`]), where the unit is what the
 /// round that lost took (at least [`FIRST_BACKOFF`]): on a slow or crowded remote the clones
 /// spread out over as many rounds as they need instead of colliding again.
-pub(crate) fn backoff(attempt: u32, round: Duration) -> Duration {
+/// This round's tip of the remote branch `up`: fetched when `pull` (keeping the offline note
+/// up to date), else the one last fetched. `None` when the fetch failed: the skip is recorded
+/// in `outcome` and the sync stops.
+pub(crate) fn fetch_round(
+    repo: &Repository,
+    up: &Upstream,
+    net: &NetworkOptions,
+    pull: bool,
+    attempt: u32,
+    outcome: &mut SyncOutcome,
+) -> Option<Option<git2::Oid>> {
+    if !pull {
+        return Some(repo.refname_to_id(&up.tracking_ref).ok());
+    }
+    match fetch::fetch(repo, up, net) {
+        Ok(fetched) => {
+            if attempt == 1 {
+                offline::forget_failure(repo.path());
+            }
+            Some(fetched.tip)
+        }
+        Err(failure) => {
+            offline::remember_failure(repo.path(), &failure.message);
+            let tail = missing_local_remote(repo, up).unwrap_or_default();
+            network_skip(outcome, &failure, SkipReason::FetchFailed, &tail);
+            None
+        }
+    }
+}
+
+/// After a push that lost the race to a teammate's: waits the backoff and says `true` when
+/// another round (costing about what this one did) fits in the time budget; otherwise records
+/// `remote-busy`, `left` saying where the commits stay, and says `false`.
+pub(crate) fn another_round(
+    attempt: u32,
+    round_started: Instant,
+    net: &NetworkOptions,
+    left: &str,
+    outcome: &mut SyncOutcome,
+) -> bool {
+    let pause = backoff(attempt, round_started.elapsed());
+    if net.deadline.remaining() < pause + round_started.elapsed() {
+        outcome.skip(
+            SkipReason::RemoteBusy,
+            format!(
+                "teammates kept pushing: each of {attempt} tries lost the race within the time \
+                 budget{left}"
+            ),
+        );
+        return false;
+    }
+    std::thread::sleep(pause);
+    true
+}
+
+fn backoff(attempt: u32, round: Duration) -> Duration {
     let unit = round.max(FIRST_BACKOFF);
     let cap = unit
         .saturating_mul(1u32 << attempt.saturating_sub(1).min(10))
