@@ -5,6 +5,7 @@
 mod common;
 
 mod baseline;
+mod branch_advertise;
 mod branch_concurrent;
 mod branch_mode;
 mod check_cli;
