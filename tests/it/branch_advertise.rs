@@ -229,3 +229,39 @@ fn init_branch_adopts_the_remotes_memory_branch_with_no_extra_commit() {
         assert_eq!(history.trim(), "0", "{name}: no merge of two histories");
     }
 }
+
+#[test]
+fn a_sync_with_nothing_to_do_does_not_wait_for_a_running_one() {
+    let team = BranchTeam::new();
+    let me = team.clone_as("me");
+    team.sync(&me);
+    // Another sync holds the lock (a live process, started now).
+    let mut holder = std::process::Command::new("sleep")
+        .arg("600")
+        .spawn()
+        .unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let lock = me.join(".git/teammem-sync.lock");
+    fs::write(&lock, format!("{} {now}\n", holder.id())).unwrap();
+    // Nothing to record, fetch or push: done without the lock.
+    let quiet = team.sync(&me);
+    assert!(quiet["skipped_reason"].is_null(), "{quiet:#}");
+    // A teammate's push is something to do: that sync waits its turn.
+    let mate = team.clone_as("mate");
+    write_memory(&mate, "project", "news", "News.\n");
+    assert_eq!(team.sync(&mate)["pushed"], true);
+    let busy = team.sync(&me);
+    assert_eq!(busy["skipped_reason"], "locked", "{busy:#}");
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert!(
+        lock.exists(),
+        "the lock is the holder's, never removed by a no-op"
+    );
+    let report = team.sync(&me);
+    assert_eq!(report["pulled"], true, "{report:#}");
+    assert!(has_memory(&me, "project", "news"));
+}
