@@ -3,10 +3,10 @@
 //! The choice is recorded in the repository's own `.git/config` (`teammem.branch = NAME`),
 //! never in a committed file: a file in the repository would let any teammate's commit switch
 //! everyone's mode. A teammate's clone needs no setup anyway: sync finds the remote's
-//! `team-memory` branch by its remote-tracking ref.
+//! `team-memory` branch by its remote-tracking ref, or in the remote's ref advertisement.
 //!
 //! The memory branch is created from what the folder holds: the remote's branch when it has
-//! one; else, when the current branch tracks the folder, the folder's history along HEAD's
+//! one (fetched first when this clone has no remote-tracking ref for it); else, when the current branch tracks the folder, the folder's history along HEAD's
 //! first parents re-created commit by commit (authors and messages kept), so every memory and
 //! its history survives; then the folder's local changes are recorded on top. The work tree's
 //! branch is told to ignore the folder through `.git/info/exclude` (local, never committed);
