@@ -7,8 +7,11 @@
 # user+system CPU time, which the machine's load disturbs less).
 #
 # Usage: scripts/bench-sync-branch.sh [WORKDIR]
-#   RUNS=20 (hyperfine runs), BIG=100000 (files of the big repository), SIZES="small big".
-# Needs hyperfine, git, jq; builds the release binary (in $CARGO_TARGET_DIR when set).
+#   RUNS=20 (hyperfine runs), BIG=100000 (files of the big repository), SIZES="small big",
+#   BIN=path (the teammem measured; default: build the release binary, in $CARGO_TARGET_DIR
+#   when set), OLD_BIN=path (an older teammem measured side by side on the same clones, e.g.
+#   the session's start binary; its rows are left out when unset).
+# Needs hyperfine, git, jq.
 # Goals (issue 11): branch mode <= 0.3x the git CLI; the big repository costs branch mode no
 # more than the small one (it never walks the work tree outside the folder).
 set -euo pipefail
@@ -21,8 +24,13 @@ sizes=${SIZES:-small big}
 target=${CARGO_TARGET_DIR:-$root/target}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-teammem="$target/release/teammem"
+if [ -n "${BIN:-}" ]; then
+  teammem=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+else
+  cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+  teammem="$target/release/teammem"
+fi
+old_bin=${OLD_BIN:-}
 team=.qwen/team-memory
 if ! "$teammem" init --help | grep -q -- '--branch'; then
   echo "this teammem has no branch mode (teammem init --branch); nothing to measure" >&2
@@ -59,6 +67,7 @@ cat >"$work/git-job.sh" <<'SCRIPT'
 #!/bin/sh
 set -e
 cd "$1"
+[ -z "${4:-}" ] || export GIT_INDEX_FILE="$4"
 git fetch -q origin "$2"
 [ "$(git rev-parse -q --verify FETCH_HEAD)" = "$(git rev-parse -q --verify "$3")" ]
 git diff --quiet -- .qwen/team-memory
@@ -116,12 +125,18 @@ for size in $sizes; do
       "$teammem" -C "$work/$size-$mode" sync --json | jq -e '.skipped_reason == null' >/dev/null
     done
     out="$work/$size-$transport.json"
-    hyperfine --warmup 3 --runs "$runs" --export-json "$out" \
+    old_rows=()
+    if [ -n "$old_bin" ]; then
+      old_rows=(-n "branch mode, old binary" "$old_bin -C $work/$size-br sync")
+    fi
+    hyperfine -N --warmup 3 --runs "$runs" --export-json "$out" \
       --export-markdown "$work/$size-$transport.md" \
       -n "branch mode" "$teammem -C $work/$size-br sync" \
+      "${old_rows[@]}" \
       -n "current-branch mode" "$teammem -C $work/$size-cb sync" \
       -n "git CLI, memory branch" \
-      "GIT_INDEX_FILE=$work/$size-br.index $work/git-job.sh $work/$size-br team-memory refs/heads/team-memory" \
+      "$work/git-job.sh $work/$size-br team-memory refs/heads/team-memory $work/$size-br.index" \
+      -n "git fetch alone, memory branch" "git -C $work/$size-br fetch -q origin team-memory" \
       -n "git CLI, current branch" "$work/git-job.sh $work/$size-cb main refs/remotes/origin/main" >&2
     results+=("$size $transport $out")
   done
@@ -137,7 +152,12 @@ for row in "${results[@]}"; do
     def cpu(n): (m(n).user + m(n).system);
     "branch mode / git CLI (memory branch):     wall \(m("branch mode").mean / m("git CLI, memory branch").mean * 1000 | round / 1000)x, cpu \(cpu("branch mode") / cpu("git CLI, memory branch") * 1000 | round / 1000)x",
     "current-branch / git CLI (current branch): wall \(m("current-branch mode").mean / m("git CLI, current branch").mean * 1000 | round / 1000)x, cpu \(cpu("current-branch mode") / cpu("git CLI, current branch") * 1000 | round / 1000)x",
-    "branch mode / current-branch mode:         wall \(m("branch mode").mean / m("current-branch mode").mean * 1000 | round / 1000)x"
+    "branch mode / git fetch alone:             wall \(m("branch mode").mean / m("git fetch alone, memory branch").mean * 1000 | round / 1000)x, cpu \(cpu("branch mode") / cpu("git fetch alone, memory branch") * 1000 | round / 1000)x",
+    "branch mode / current-branch mode:         wall \(m("branch mode").mean / m("current-branch mode").mean * 1000 | round / 1000)x",
+    (if any(.results[]; .command == "branch mode, old binary") then
+      "branch mode / old binary:                  wall \(m("branch mode").mean / m("branch mode, old binary").mean * 1000 | round / 1000)x, cpu \(cpu("branch mode") / cpu("branch mode, old binary") * 1000 | round / 1000)x",
+      "old binary / git CLI (memory branch):      wall \(m("branch mode, old binary").mean / m("git CLI, memory branch").mean * 1000 | round / 1000)x"
+    else empty end)
   ' "$out"
   echo
 done

@@ -100,6 +100,26 @@ pub fn mode(repo: &Repository) -> Result<Option<MemoryBranch>, GitError> {
     Ok(None)
 }
 
+/// Branch mode found in the remote's ref advertisement: nothing recorded, not switched off,
+/// and the remote advertises `refs/heads/team-memory` though this clone has no remote-tracking
+/// ref for it (a clone made before the branch existed, or with `--single-branch`).
+pub fn advertised(
+    repo: &Repository,
+    advertisement: &super::remote::Advertisement,
+) -> Option<MemoryBranch> {
+    if switched_off(repo) || configured(repo).is_some() {
+        return None;
+    }
+    let head = format!("refs/heads/{DEFAULT_BRANCH}");
+    advertisement
+        .refs
+        .contains_key(&head)
+        .then(|| MemoryBranch {
+            name: DEFAULT_BRANCH.to_string(),
+            remote: Some(advertisement.remote.clone()),
+        })
+}
+
 /// A cheap look at the git folder (no repository opened): does branch mode seem to be in use —
 /// `teammem.branch` in the config, or a remote-tracking `team-memory` ref? [`mode`] decides.
 pub fn likely_in_use(git_dir: &Path) -> bool {

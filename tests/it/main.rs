@@ -5,7 +5,9 @@
 mod common;
 
 mod baseline;
+mod branch_advertise;
 mod branch_concurrent;
+mod branch_kill;
 mod branch_mode;
 mod check_cli;
 mod check_hooks;

@@ -1,7 +1,9 @@
 //! Twenty clones syncing the same remote at once through `teammem sync`, 5 new memories each:
-//! at least 95% of them publish in that concurrent round (a push that lost the race is
-//! retried with jittered backoff within the budget), and after a few rounds every clone holds
-//! all 100, none lost and none twice.
+//! every one of them publishes in that concurrent round (a push that lost the race is retried
+//! with jittered backoff within the budget), and one more round brings every clone all 100,
+//! none lost and none twice. The budget is one the machine's load cannot use up (ten minutes:
+//! twenty processes on two loaded cores can take seconds each), so the test shows the retry
+//! loop converging, not the machine being fast.
 
 use crate::common::netsync;
 use crate::common::servers;
@@ -13,8 +15,8 @@ use syncrun::{files_at, reason, sync_json, write_memory};
 
 const CLONES: usize = 20;
 const MEMORIES: usize = 5;
-/// Of the syncs of the first, concurrent round, at least this many publish.
-const PUBLISHED_AT_ONCE: usize = CLONES * 95 / 100;
+/// Each sync's budget: more than any load makes twenty syncs take, so no sync stops early.
+const BUDGET_SECS: &str = "600";
 /// Rounds of concurrent syncs allowed before the test calls it a failure to converge.
 const MAX_ROUNDS: usize = 8;
 
@@ -40,19 +42,21 @@ fn twenty_clones_syncing_at_once_publish_and_end_with_every_memory_exactly_once(
         let reports: Vec<_> = std::thread::scope(|scope| {
             let handles: Vec<_> = clones
                 .iter()
-                .map(|dir| scope.spawn(|| sync_json(&team.sb, dir, &["--timeout", "15"], &[])))
+                .map(|dir| {
+                    scope.spawn(|| sync_json(&team.sb, dir, &["--timeout", BUDGET_SECS], &[]))
+                })
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
         for report in &reports {
-            // Losing the race within the whole budget is the only acceptable way to stop early.
-            assert!(["", "remote-busy"].contains(&reason(report)), "{report:#}");
+            // With a budget no load uses up, no sync stops early: each retries until it wins.
+            assert_eq!(reason(report), "", "{report:#}");
             assert_eq!(report["quarantined"], serde_json::json!([]));
         }
         if round == 0 {
             let published = reports.iter().filter(|r| r["pushed"] == true).count();
-            assert!(
-                published >= PUBLISHED_AT_ONCE,
+            assert_eq!(
+                published, CLONES,
                 "only {published} of {CLONES} concurrent syncs published:\n{reports:#?}"
             );
         }

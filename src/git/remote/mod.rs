@@ -3,6 +3,7 @@
 //! failures, with the same guarantees on both transports (libgit2's own, or the installed git
 //! with `--transport git-cli`): one time budget, no prompts.
 
+pub(crate) mod advertise;
 pub(crate) mod callbacks;
 pub(crate) mod child;
 pub(crate) mod credentials;
@@ -11,6 +12,7 @@ pub(crate) mod failure;
 pub(crate) mod git_cli;
 pub(crate) mod options;
 
+pub(crate) use advertise::Advertisement;
 pub(crate) use deadline::Deadline;
 pub(crate) use failure::{NetFailure, NetFailureKind};
 pub(crate) use git_cli::GitProgram;

@@ -3,10 +3,10 @@
 //! The choice is recorded in the repository's own `.git/config` (`teammem.branch = NAME`),
 //! never in a committed file: a file in the repository would let any teammate's commit switch
 //! everyone's mode. A teammate's clone needs no setup anyway: sync finds the remote's
-//! `team-memory` branch by its remote-tracking ref.
+//! `team-memory` branch by its remote-tracking ref, or in the remote's ref advertisement.
 //!
 //! The memory branch is created from what the folder holds: the remote's branch when it has
-//! one; else, when the current branch tracks the folder, the folder's history along HEAD's
+//! one (fetched first when this clone has no remote-tracking ref for it); else, when the current branch tracks the folder, the folder's history along HEAD's
 //! first parents re-created commit by commit (authors and messages kept), so every memory and
 //! its history survives; then the folder's local changes are recorded on top. The work tree's
 //! branch is told to ignore the folder through `.git/info/exclude` (local, never committed);
@@ -86,6 +86,9 @@ pub fn init_branch(project: &Project, name: &str, migrate: bool) -> Result<Branc
             .map_err(config_err)?;
         sync_branch::ensure_excluded(&repo)?;
         let local_ref = memory.local_ref();
+        if repo.refname_to_id(&local_ref).is_err() {
+            adopt_remote_branch(&repo, &memory, &mut warnings);
+        }
         let tracking = memory.upstream().map(|u| u.tracking_ref);
         if repo.refname_to_id(&local_ref).is_ok() {
             "existing"
@@ -166,6 +169,29 @@ pub fn init_branch(project: &Project, name: &str, migrate: bool) -> Result<Branc
         migration_commit,
         warnings,
     })
+}
+
+/// The remote may hold the memory branch though this clone has no remote-tracking ref for it
+/// (cloned before the branch existed, or with `--single-branch`): it is fetched, so the branch
+/// is adopted as it is (the folder's files recorded on top of it, only what it lacks) instead
+/// of starting a second history the next sync would have to merge. Unreachable, the clone goes
+/// on from its folder, and the next sync merges the two: nothing is lost either way.
+fn adopt_remote_branch(repo: &git2::Repository, memory: &MemoryBranch, warnings: &mut Vec<String>) {
+    let Some(up) = memory.upstream() else { return };
+    if repo.refname_to_id(&up.tracking_ref).is_ok() {
+        return;
+    }
+    let net = crate::git::remote::NetworkOptions::from_process(
+        sync::DEFAULT_TIMEOUT,
+        crate::git::remote::Transport::Builtin,
+    );
+    if let Err(failure) = crate::git::fetch::fetch(repo, &up, &net) {
+        warnings.push(format!(
+            "could not ask {} whether it has {} ({failure}); the branch starts from this clone, \
+             and the next sync merges the remote's if it has one",
+            up.remote, memory.name
+        ));
+    }
 }
 
 /// Commits the removal of the tracked team folder on the current branch, as a sync commit

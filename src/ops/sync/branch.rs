@@ -25,14 +25,15 @@ use crate::git::commit::{self, CommitSettings, TeamUpdate};
 use crate::git::fetch;
 use crate::git::lock::SyncLock;
 use crate::git::memory_branch::{self, Combined, MemoryBranch, Recorded};
+use crate::git::offline;
 use crate::git::push::{self, PushOutcome};
-use crate::git::remote::{Deadline, NetworkOptions};
+use crate::git::remote::{Advertisement, Deadline, NetworkOptions};
 use crate::git::status::{self, ChangeKind, TreeFile};
 use crate::git::transfer_note;
 use crate::git::upstream::Upstream;
 
 use crate::ops::quarantine::{self, Quarantined};
-use crate::ops::sync::{self, SkipReason, SyncMode, SyncOptions, SyncOutcome};
+use crate::ops::sync::{self, Rounds, SkipReason, SyncMode, SyncOptions, SyncOutcome};
 use crate::ops::{OpError, Project};
 
 /// The line sync keeps in `.git/info/exclude` so the work tree's branch ignores the folder.
@@ -45,6 +46,7 @@ pub fn run(
     memory: &MemoryBranch,
     options: &SyncOptions,
     deadline: Instant,
+    advertised: Option<&Advertisement>,
     outcome: &mut SyncOutcome,
 ) -> Result<(), OpError> {
     outcome.mode = SyncMode::Branch;
@@ -61,6 +63,14 @@ pub fn run(
             return Ok(());
         }
         Err(err) => return Err(err),
+    }
+    if let Some(tip) = nothing_to_do(project, repo, memory, advertised)? {
+        // The remote holds what this clone has and the folder what was written there: no
+        // lock, no transfer. The report is a no-op's (the identity warnings included).
+        sync::commit_settings(repo, options, deadline, outcome)?;
+        offline::forget_failure(repo.path());
+        outcome.memory_tip = Some(tip.to_string());
+        return Ok(());
     }
     let _lock = match SyncLock::acquire(repo)? {
         Ok(lock) => lock,
@@ -83,6 +93,9 @@ pub fn run(
     let settings = sync::commit_settings(repo, options, deadline, outcome)?;
     let mut local = repo.refname_to_id(&local_ref).ok();
     let base = memory_branch::materialised(repo)?;
+    if base.is_none() && local.is_none() && options.pull {
+        outcome.pulled = fetch_unknown_branch(repo, memory, advertised, deadline);
+    }
     let Recording {
         go_on,
         recorded,
@@ -95,9 +108,25 @@ pub fn run(
                 "the time budget ran out before the fetch",
             );
         } else {
-            share(
-                repo, memory, options, deadline, &settings, &mut local, outcome,
-            )?;
+            match memory.upstream() {
+                Some(up) => {
+                    let mut rounds = BranchRounds {
+                        memory,
+                        up,
+                        settings: &settings,
+                        local: &mut local,
+                    };
+                    share(repo, options, deadline, advertised, &mut rounds, outcome)?;
+                }
+                None => outcome.skip(
+                    SkipReason::NoRemote,
+                    format!(
+                        "the repository has no remote, so {} is kept here only; add one with \
+                         `git remote add origin <url>`",
+                        memory.name
+                    ),
+                ),
+            }
         }
     }
     if go_on {
@@ -105,6 +134,83 @@ pub fn run(
     }
     outcome.memory_tip = local.map(|o| o.to_string());
     Ok(())
+}
+
+/// The memory branch's tip when a sync has nothing to do: the remote advertises the tip this
+/// clone's memory branch, its remote-tracking ref and the folder's last materialisation all
+/// stand on; nothing was withheld from the folder there; the folder holds exactly what was
+/// written (so nothing to record, quarantine or write); the folder is excluded; and no earlier
+/// sync left a ref move or a transfer to clean up. Reads only (no lock is held): a sync running
+/// meanwhile makes one of these differ, and the full sync then takes its turn at the lock.
+fn nothing_to_do(
+    project: &Project,
+    repo: &Repository,
+    memory: &MemoryBranch,
+    advertised: Option<&Advertisement>,
+) -> Result<Option<Oid>, OpError> {
+    let (Some(adv), Some(up)) = (advertised, memory.upstream()) else {
+        return Ok(None);
+    };
+    let Some(Some(remote_tip)) = adv.tip(&up.remote, &up.merge_ref) else {
+        return Ok(None);
+    };
+    let at_tip = |refname: &str| repo.refname_to_id(refname).ok() == Some(remote_tip);
+    if !at_tip(&memory.local_ref()) || !at_tip(&up.tracking_ref) {
+        return Ok(None);
+    }
+    let Some(base) = memory_branch::materialised(repo)? else {
+        return Ok(None);
+    };
+    let tip_tree = memory_branch::tree_of(repo, Some(remote_tip))?.id();
+    if base.source != Some(remote_tip) || base.tree != tip_tree {
+        return Ok(None);
+    }
+    let common = repo.commondir();
+    let leftovers = [
+        crate::git::ref_intent::INTENT_FILE,
+        crate::git::transfer_note::NOTE_FILE,
+    ];
+    if leftovers.iter().any(|f| common.join(f).exists()) {
+        return Ok(None);
+    }
+    let exclude = std::fs::read_to_string(common.join("info").join("exclude")).unwrap_or_default();
+    if !exclude.lines().any(|l| l.trim() == EXCLUDE_LINE) {
+        return Ok(None);
+    }
+    let workdir = project.git_root()?;
+    sync::remove_stale_temp_files(&workdir.join(TEAM_DIR));
+    let base_tree = repo
+        .find_tree(base.tree)
+        .map_err(|e| crate::git::GitError::git("reading the materialised base", e))?;
+    if !status::folder_changes(repo, Some(&base_tree), TEAM_DIR, false)?.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(remote_tip))
+}
+
+/// A clone that knows nothing of the memory branch the remote advertises (made before the
+/// branch existed, or with `--single-branch`) fetches it before recording the folder, so the
+/// folder's files go on top of the branch's history rather than starting one of their own. A
+/// failure here is not reported: the fetch of the network half tries again and says why.
+/// Returns whether teammates' memory came in.
+fn fetch_unknown_branch(
+    repo: &Repository,
+    memory: &MemoryBranch,
+    advertised: Option<&Advertisement>,
+    deadline: Instant,
+) -> bool {
+    let Some(up) = memory.upstream() else {
+        return false;
+    };
+    let advertised_tip = advertised.and_then(|adv| adv.tip(&up.remote, &up.merge_ref));
+    if repo.refname_to_id(&up.tracking_ref).is_ok() || !matches!(advertised_tip, Some(Some(_))) {
+        return false;
+    }
+    let deadline = Deadline::at(deadline);
+    let mut net =
+        NetworkOptions::from_process(deadline.remaining(), crate::git::remote::Transport::Builtin);
+    net.deadline = deadline;
+    fetch::fetch(repo, &up, &net).is_ok_and(|fetched| fetched.tip.is_some())
 }
 
 /// Adds [`EXCLUDE_LINE`] to the common `info/exclude` when it is missing: the materialised
@@ -321,53 +427,60 @@ fn land(
 /// jittered pause when a teammate pushed in between; to the proposal branch when refused.
 fn share(
     repo: &Repository,
-    memory: &MemoryBranch,
     options: &SyncOptions,
     deadline: Instant,
-    settings: &CommitSettings,
-    local: &mut Option<Oid>,
+    advertised: Option<&Advertisement>,
+    rounds: &mut BranchRounds<'_>,
     outcome: &mut SyncOutcome,
 ) -> Result<(), OpError> {
-    let Some(up) = memory.upstream() else {
-        outcome.skip(
-            SkipReason::NoRemote,
-            format!(
-                "the repository has no remote, so {} is kept here only; add one with `git \
-                 remote add origin <url>`",
-                memory.name
-            ),
-        );
-        return Ok(());
-    };
     let deadline = Deadline::at(deadline);
     let mut net = NetworkOptions::from_process(deadline.remaining(), options.transport);
     net.deadline = deadline;
-    let mut attempt = 0u32;
-    loop {
-        attempt += 1;
-        let round_started = Instant::now();
-        let Some(remote_tip) = sync::fetch_round(repo, &up, &net, options.pull, attempt, outcome)
-        else {
-            return Ok(());
-        };
+    let up = rounds.up.clone();
+    sync::push_rounds(repo, &up, &net, options, advertised, rounds, outcome)
+}
+
+/// Branch mode's half of [`sync::push_rounds`]: merge the fetched tip into the local memory
+/// branch; a refused push goes to the user's proposal branch.
+struct BranchRounds<'a> {
+    memory: &'a MemoryBranch,
+    up: Upstream,
+    settings: &'a CommitSettings,
+    local: &'a mut Option<Oid>,
+}
+
+impl Rounds for BranchRounds<'_> {
+    const LEFT: &'static str =
+        "; the commits stay on the local memory branch and the next sync pushes them";
+    const MOVED_NO_PULL: &'static str = "the remote memory branch moved since the last fetch";
+
+    fn land(
+        &mut self,
+        repo: &Repository,
+        options: &SyncOptions,
+        remote_tip: Option<Oid>,
+        outcome: &mut SyncOutcome,
+    ) -> Result<bool, OpError> {
         if options.pull {
             if let Some(tip) = remote_tip {
-                if sync::refuse_oversized(repo, *local, tip, outcome)? {
-                    return Ok(());
+                if sync::refuse_oversized(repo, *self.local, tip, outcome)? {
+                    return Ok(false);
                 }
             }
-            let before = *local;
-            let combined = memory_branch::combine(repo, *local, remote_tip, settings)?;
-            if !land(repo, memory, local, combined, outcome)? {
-                return Ok(());
+            let before = *self.local;
+            let combined = memory_branch::combine(repo, *self.local, remote_tip, self.settings)?;
+            if !land(repo, self.memory, self.local, combined, outcome)? {
+                return Ok(false);
             }
-            if *local != before && before.is_none_or(|b| Some(b) != remote_tip) {
+            if *self.local != before && before.is_none_or(|b| Some(b) != remote_tip) {
                 outcome.pulled = true;
             }
         }
-        let Some(tip) = *local else { return Ok(()) };
+        let Some(tip) = *self.local else {
+            return Ok(false);
+        };
         if !options.push || remote_tip == Some(tip) {
-            return Ok(());
+            return Ok(false);
         }
         if remote_tip.is_some_and(|r| !crate::git::history::contains(repo, tip, r).unwrap_or(false))
         {
@@ -377,34 +490,22 @@ fn share(
                 "the remote memory branch has commits this one lacks and --no-pull was given; \
                  sync without --no-pull to bring them in",
             );
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn rejected(
+        &mut self,
+        repo: &Repository,
+        message: String,
+        net: &NetworkOptions,
+        outcome: &mut SyncOutcome,
+    ) -> Result<(), OpError> {
+        let Some(tip) = *self.local else {
             return Ok(());
-        }
-        let left = "; the commits stay on the local memory branch and the next sync pushes them";
-        match push::push(repo, &up, remote_tip, &net) {
-            Ok(PushOutcome::Pushed { .. }) => {
-                outcome.pushed = true;
-                return Ok(());
-            }
-            Ok(PushOutcome::LeaseRefused) if options.pull => {
-                if !sync::another_round(attempt, round_started, &net, left, outcome) {
-                    return Ok(());
-                }
-            }
-            Ok(PushOutcome::LeaseRefused) => {
-                outcome.skip(
-                    SkipReason::RemoteBusy,
-                    format!("the remote memory branch moved since the last fetch{left}"),
-                );
-                return Ok(());
-            }
-            Ok(PushOutcome::Rejected { message }) => {
-                return propose(repo, memory, &up, tip, &message, &net, outcome);
-            }
-            Err(failure) => {
-                sync::network_skip(outcome, &failure, SkipReason::PushFailed, left);
-                return Ok(());
-            }
-        }
+        };
+        propose(repo, self.memory, &self.up, tip, &message, net, outcome)
     }
 }
 

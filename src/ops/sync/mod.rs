@@ -33,7 +33,9 @@ use crate::git::offline;
 use crate::git::oversized;
 use crate::git::preflight::{self, Blocker, Branch, Preflight};
 use crate::git::push::{self, PushOutcome};
-use crate::git::remote::{Deadline, NetFailure, NetFailureKind, NetworkOptions, Transport};
+use crate::git::remote::{
+    Advertisement, Deadline, NetFailure, NetFailureKind, NetworkOptions, Transport, advertise,
+};
 use crate::git::replay::{self, Divergence};
 use crate::git::sign;
 use crate::git::status::{self, ChangeKind, TreeFile};
@@ -318,8 +320,23 @@ fn run(
         return Ok(());
     };
     let repo = crate::git::repo::open(&paths.workdir)?;
-    if let Some(memory) = crate::git::memory_branch::mode(&repo)? {
-        return branch::run(project, &repo, &memory, options, deadline, outcome);
+    let mut memory = crate::git::memory_branch::mode(&repo)?;
+    let advertised = advertise_first(&repo, memory.as_ref(), options, deadline)?;
+    if memory.is_none() {
+        memory = advertised
+            .as_ref()
+            .and_then(|adv| crate::git::memory_branch::advertised(&repo, adv));
+    }
+    if let Some(memory) = memory {
+        return branch::run(
+            project,
+            &repo,
+            &memory,
+            options,
+            deadline,
+            advertised.as_ref(),
+            outcome,
+        );
     }
     let Some(mut branch) = check_repository(project, &repo, outcome)? else {
         return Ok(());
@@ -383,9 +400,39 @@ fn run(
     }
     commit_team_changes(project, &repo, &branch, options, deadline, outcome)?;
     if (options.pull || options.push) && outcome.skipped_reason.is_none() {
-        share(&repo, options, &budget, outcome)?;
+        share(&repo, options, &budget, advertised.as_ref(), outcome)?;
     }
     Ok(())
+}
+
+/// The remote's ref advertisement, asked for before anything else (`git/remote/advertise.rs`):
+/// when it shows the tip this clone already has, the sync fetches nothing (and a branch-mode
+/// sync with nothing else to do is over before its lock); it also tells a clone with no mode
+/// recorded that the remote has a memory branch. Only for a pulling sync on libgit2's own
+/// transports; waited for at most half the budget, and a listing that failed or did not answer
+/// in time is no answer: the sync goes on as it would have, its fetch reporting the trouble.
+fn advertise_first(
+    repo: &Repository,
+    memory: Option<&crate::git::memory_branch::MemoryBranch>,
+    options: &SyncOptions,
+    deadline: Instant,
+) -> Result<Option<Advertisement>, OpError> {
+    if !options.pull || options.transport != Transport::Builtin {
+        return Ok(None);
+    }
+    let remote = match memory {
+        Some(memory) => memory.remote.clone(),
+        None => crate::git::memory_branch::choose_remote(repo)?,
+    };
+    let Some(remote) = remote else {
+        return Ok(None);
+    };
+    let now = Instant::now();
+    let wait_until = now + deadline.saturating_duration_since(now) / 2;
+    let mut net =
+        NetworkOptions::from_process(deadline.saturating_duration_since(now), options.transport);
+    net.deadline = Deadline::at(deadline);
+    Ok(advertise::list_refs(repo, &remote, &net, wait_until).ok())
 }
 
 /// The network half: fetch the upstream, land it (fast-forward, or the unpublished sync
@@ -396,6 +443,7 @@ fn share(
     repo: &Repository,
     options: &SyncOptions,
     budget: &CheckoutBudget<'_>,
+    advertised: Option<&Advertisement>,
     outcome: &mut SyncOutcome,
 ) -> Result<(), OpError> {
     let up = match upstream::resolve(repo)? {
@@ -419,30 +467,47 @@ fn share(
     };
     let mut net = NetworkOptions::from_process(budget.deadline.remaining(), options.transport);
     net.deadline = budget.deadline;
-    let mut attempt = 0u32;
-    loop {
-        attempt += 1;
-        let round_started = Instant::now();
-        let Some(upstream_tip) = fetch_round(repo, &up, &net, options.pull, attempt, outcome)
-        else {
-            return Ok(());
-        };
+    let mut rounds = CurrentBranchRounds { up: &up, budget };
+    push_rounds(repo, &up, &net, options, advertised, &mut rounds, outcome)
+}
+
+/// Current-branch mode's half of [`push_rounds`]: land the fetched tip on the checked-out
+/// branch (fast-forward, or the sync commits re-created on top), never past the user's own
+/// commits.
+struct CurrentBranchRounds<'a> {
+    up: &'a Upstream,
+    budget: &'a CheckoutBudget<'a>,
+}
+
+impl Rounds for CurrentBranchRounds<'_> {
+    const LEFT: &'static str = "; the sync commit stays on your branch and the next sync pushes it";
+    const MOVED_NO_PULL: &'static str = "the remote branch moved since the last fetch and \
+         --no-pull was given; sync without --no-pull to bring it in";
+
+    fn land(
+        &mut self,
+        repo: &Repository,
+        options: &SyncOptions,
+        upstream_tip: Option<git2::Oid>,
+        outcome: &mut SyncOutcome,
+    ) -> Result<bool, OpError> {
+        let (up, budget) = (self.up, self.budget);
         let local = repo.refname_to_id(&up.local_ref).ok();
         if let (Some(tip), true) = (upstream_tip, options.pull) {
             if refuse_oversized(repo, local, tip, outcome)? {
-                return Ok(());
+                return Ok(false);
             }
         }
         match replay::classify(repo, local, upstream_tip)? {
-            Divergence::UpToDate => return Ok(()),
+            Divergence::UpToDate => Ok(false),
             Divergence::Behind => {
                 if let (true, Some(tip)) = (options.pull, upstream_tip) {
                     let moved = fast_forward::fast_forward(repo, &up.local_ref, tip, budget)?;
                     landed(moved, outcome);
                 }
-                return Ok(());
+                Ok(false)
             }
-            Divergence::SyncAhead { .. } => {}
+            Divergence::SyncAhead { .. } => Ok(true),
             Divergence::Replayable { .. } => {
                 let (Some(local), Some(tip), true) = (local, upstream_tip, options.pull) else {
                     outcome.skip(
@@ -450,11 +515,9 @@ fn share(
                         "the remote branch has commits this branch lacks and --no-pull was \
                          given; sync without --no-pull to bring them in first",
                     );
-                    return Ok(());
+                    return Ok(false);
                 };
-                if !replay_onto(repo, &up, local, tip, budget, outcome)? {
-                    return Ok(());
-                }
+                replay_onto(repo, up, local, tip, budget, outcome)
             }
             Divergence::LocalAhead { user_commits } => {
                 outcome.skip(
@@ -465,11 +528,11 @@ fn share(
                          out with your next `git push`",
                         plural(user_commits.len()),
                         short_list(&user_commits),
-                        branch_name(&up),
+                        branch_name(up),
                         if user_commits.len() == 1 { "is" } else { "are" },
                     ),
                 );
-                return Ok(());
+                Ok(false)
             }
             Divergence::Diverged { user_commits } => {
                 outcome.skip(
@@ -479,20 +542,85 @@ fn share(
                          {} not pushed; sync never rewrites your commits: pull \
                          (`git pull --rebase`), then sync again; the team memory is committed \
                          here",
-                        branch_name(&up),
+                        branch_name(up),
                         plural(user_commits.len()),
                         short_list(&user_commits),
                         if user_commits.len() == 1 { "is" } else { "are" },
                     ),
                 );
-                return Ok(());
+                Ok(false)
             }
         }
-        if !options.push {
+    }
+
+    fn rejected(
+        &mut self,
+        _repo: &Repository,
+        message: String,
+        _net: &NetworkOptions,
+        outcome: &mut SyncOutcome,
+    ) -> Result<(), OpError> {
+        outcome.skip(
+            SkipReason::PushRejected,
+            format!("the remote refused the push: {message}{}", Self::LEFT),
+        );
+        Ok(())
+    }
+}
+
+/// What a sync mode does in each round of [`push_rounds`].
+pub(crate) trait Rounds {
+    /// Where the commits stay when a push does not go through (the tail of a skip's message).
+    const LEFT: &'static str;
+    /// Why `--no-pull` stopped a push whose lease the remote refused.
+    const MOVED_NO_PULL: &'static str;
+
+    /// Brings this round's remote tip in (`pull`), or checks the push may go on with it;
+    /// returns whether to push, a skip recorded in `outcome` when not.
+    fn land(
+        &mut self,
+        repo: &Repository,
+        options: &SyncOptions,
+        remote_tip: Option<git2::Oid>,
+        outcome: &mut SyncOutcome,
+    ) -> Result<bool, OpError>;
+
+    /// The remote refused the push (not the lease: a hook, a protected branch).
+    fn rejected(
+        &mut self,
+        repo: &Repository,
+        message: String,
+        net: &NetworkOptions,
+        outcome: &mut SyncOutcome,
+    ) -> Result<(), OpError>;
+}
+
+/// The network half of both modes, one round after another: fetch the remote tip of `up`
+/// (the advertisement may already say there is nothing to fetch), let the mode land it, push
+/// with a lease on it — again, after a jittered pause, as long as the budget allows, when a
+/// teammate pushed in between.
+pub(crate) fn push_rounds<R: Rounds>(
+    repo: &Repository,
+    up: &Upstream,
+    net: &NetworkOptions,
+    options: &SyncOptions,
+    advertised: Option<&Advertisement>,
+    mode: &mut R,
+    outcome: &mut SyncOutcome,
+) -> Result<(), OpError> {
+    let mut attempt = 0u32;
+    loop {
+        attempt += 1;
+        let round_started = Instant::now();
+        let Some(remote_tip) =
+            fetch_round(repo, up, net, options.pull, attempt, advertised, outcome)
+        else {
+            return Ok(());
+        };
+        if !mode.land(repo, options, remote_tip, outcome)? || !options.push {
             return Ok(());
         }
-        let left = "; the sync commit stays on your branch and the next sync pushes it";
-        match push::push(repo, &up, upstream_tip, &net) {
+        match push::push(repo, up, remote_tip, net) {
             Ok(PushOutcome::Pushed { .. }) => {
                 outcome.pushed = true;
                 return Ok(());
@@ -500,27 +628,20 @@ fn share(
             Ok(PushOutcome::LeaseRefused) if !options.pull => {
                 outcome.skip(
                     SkipReason::RemoteBusy,
-                    format!(
-                        "the remote branch moved since the last fetch and --no-pull was given; \
-                         sync without --no-pull to bring it in{left}"
-                    ),
+                    format!("{}{}", R::MOVED_NO_PULL, R::LEFT),
                 );
                 return Ok(());
             }
             Ok(PushOutcome::LeaseRefused) => {
-                if !another_round(attempt, round_started, &net, left, outcome) {
+                if !another_round(attempt, round_started, net, R::LEFT, outcome) {
                     return Ok(());
                 }
             }
             Ok(PushOutcome::Rejected { message }) => {
-                outcome.skip(
-                    SkipReason::PushRejected,
-                    format!("the remote refused the push: {message}{left}"),
-                );
-                return Ok(());
+                return mode.rejected(repo, message, net, outcome);
             }
             Err(failure) => {
-                network_skip(outcome, &failure, SkipReason::PushFailed, left);
+                network_skip(outcome, &failure, SkipReason::PushFailed, R::LEFT);
                 return Ok(());
             }
         }
@@ -695,10 +816,20 @@ pub(crate) fn fetch_round(
     net: &NetworkOptions,
     pull: bool,
     attempt: u32,
+    advertised: Option<&Advertisement>,
     outcome: &mut SyncOutcome,
 ) -> Option<Option<git2::Oid>> {
+    let tracked = repo.refname_to_id(&up.tracking_ref).ok();
     if !pull {
-        return Some(repo.refname_to_id(&up.tracking_ref).ok());
+        return Some(tracked);
+    }
+    // The first round's advertisement already says the remote holds what this clone has:
+    // nothing to fetch (a later round fetches: the remote moved under a push).
+    if attempt == 1
+        && advertised.and_then(|adv| adv.tip(&up.remote, &up.merge_ref)) == Some(tracked)
+    {
+        offline::forget_failure(repo.path());
+        return Some(tracked);
     }
     match fetch::fetch(repo, up, net) {
         Ok(fetched) => {

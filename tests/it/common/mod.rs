@@ -12,6 +12,7 @@ pub mod lifecycle;
 pub mod mcp_sdk;
 pub mod netsync;
 pub mod servers;
+pub mod stall;
 pub mod syncrun;
 pub mod team;
 
