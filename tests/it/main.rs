@@ -7,6 +7,7 @@ mod common;
 mod baseline;
 mod branch_concurrent;
 mod branch_mode;
+mod check_all_parallel;
 mod check_cli;
 mod check_hooks;
 mod check_range_parallel;
