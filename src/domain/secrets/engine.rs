@@ -3,7 +3,7 @@
 //! windows, so no byte is searched twice by the same rule). Both passes are linear in the
 //! text's length, whatever the input.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 use regex::bytes::Regex;
@@ -59,17 +59,15 @@ impl Scanner {
         let regexes = RULES.iter().map(|_| OnceLock::new()).collect();
         let mut patterns: Vec<String> = Vec::new();
         let mut triggers: Vec<Vec<Trigger>> = Vec::new();
+        let mut slots: HashMap<String, usize> = HashMap::new();
         for (index, rule) in RULES.iter().enumerate() {
             for &keyword in rule.keywords {
                 let folded = keyword.to_ascii_lowercase();
-                let slot = match patterns.iter().position(|p| *p == folded) {
-                    Some(slot) => slot,
-                    None => {
-                        patterns.push(folded);
-                        triggers.push(Vec::new());
-                        patterns.len() - 1
-                    }
-                };
+                let slot = *slots.entry(folded).or_insert_with_key(|folded| {
+                    patterns.push(folded.clone());
+                    triggers.push(Vec::new());
+                    patterns.len() - 1
+                });
                 triggers[slot].push((index, rule.case_sensitive.then_some(keyword)));
             }
         }

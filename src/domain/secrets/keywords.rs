@@ -131,8 +131,10 @@ impl Keywords {
         let mut trans = vec![0 as StateId; nodes * stride];
         let mut match_ranges = Vec::new();
         let mut flat = Vec::new();
-        let mut by_rank: Vec<usize> = (0..nodes).collect();
-        by_rank.sort_by_key(|&n| rank[n]);
+        let mut by_rank = vec![0usize; nodes];
+        for (node, &r) in rank.iter().enumerate() {
+            by_rank[r as usize] = node;
+        }
         for &node in &by_rank {
             let row = rank[node] as usize * stride;
             for class in 0..stride {
@@ -178,7 +180,9 @@ impl Keywords {
             let from = lane * part - (self.max_len - 1).min(lane * part);
             *state = self.warm_up(&bytes[from..lane * part]);
         }
-        let mut hits: [Vec<(StateId, usize)>; LANES] = Default::default();
+        // `(lane, state, i)` in the order of `i`: one list, sized for memory text's few hits a
+        // kilobyte, so a text costs one allocation.
+        let mut hits: Vec<(usize, StateId, usize)> = Vec::with_capacity(bytes.len() / 128);
         let [mut s0, mut s1, mut s2, mut s3] = states;
         let (a, rest) = bytes.split_at(part);
         let (b, rest) = rest.split_at(part);
@@ -197,8 +201,8 @@ impl Keywords {
             }
         }
         // Lane after lane, then the last part's few extra bytes: the order one walk reports.
-        for (lane, hits) in hits.iter().enumerate() {
-            for &(s, i) in hits {
+        for lane in 0..LANES {
+            for &(_, s, i) in hits.iter().filter(|h| h.0 == lane) {
                 report(s, lane * part + i + 1);
             }
         }
@@ -248,11 +252,11 @@ fn note(
     states: [StateId; LANES],
     first_match: StateId,
     i: usize,
-    hits: &mut [Vec<(StateId, usize)>; LANES],
+    hits: &mut Vec<(usize, StateId, usize)>,
 ) {
     for (lane, &s) in states.iter().enumerate() {
         if s >= first_match {
-            hits[lane].push((s, i));
+            hits.push((lane, s, i));
         }
     }
 }
