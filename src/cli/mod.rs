@@ -384,7 +384,12 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::MergeIndex(args) => return merge_index::run(cwd, args),
         other => other,
     };
-    let project = match Project::open(cwd) {
+    // `scan` reads files only: it finds the repository without starting libgit2.
+    let opened = match &command {
+        Command::Scan(_) => Project::open_plain(cwd),
+        _ => Project::open(cwd),
+    };
+    let project = match opened {
         Ok(project) => project,
         Err(err) => {
             if let Command::Sync(args) = &command {

@@ -32,6 +32,58 @@ pub fn discover(start: &Path) -> Result<Option<RepoPaths>, GitError> {
     }
 }
 
+/// [`discover`] without libgit2, for commands that only need to know where the work tree is
+/// (`scan`): starting libgit2 initialises OpenSSL, which costs more than scanning a team
+/// folder. Handles the plain layout only — a `.git` folder with `HEAD`, owned by this user, in
+/// `start` or a parent on the same file system, with a config naming no work tree, bareness or
+/// extension. Anything else (a worktree's `.git` file, a bare repository, another owner, a
+/// reftable repository) answers `None`, and [`discover`] decides as before.
+pub fn discover_plain(start: &Path) -> Option<Option<RepoPaths>> {
+    use std::os::unix::fs::MetadataExt;
+    let start = std::fs::canonicalize(start).ok()?;
+    let device = std::fs::metadata(&start).ok()?.dev();
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    for dir in start.ancestors() {
+        let meta = std::fs::metadata(dir).ok()?;
+        if meta.dev() != device || dir.join("HEAD").exists() {
+            // Another file system, or `dir` may itself be a git folder: libgit2's rules.
+            return None;
+        }
+        let dot_git = dir.join(".git");
+        match std::fs::metadata(&dot_git) {
+            Ok(m) if m.is_dir() => {
+                let config = std::fs::read_to_string(dot_git.join("config")).ok()?;
+                let unusual = config.lines().any(|line| {
+                    let line: String = line
+                        .chars()
+                        .filter(|c| !c.is_whitespace())
+                        .collect::<String>()
+                        .to_ascii_lowercase();
+                    line == "bare=true"
+                        || line.starts_with("worktree")
+                        || line.starts_with("[extensions")
+                });
+                let plain = m.uid() == me
+                    && meta.uid() == me
+                    && dot_git.join("HEAD").is_file()
+                    && !dot_git.join("reftable").exists()
+                    && !unusual;
+                return plain.then(|| {
+                    Some(RepoPaths {
+                        workdir: strip_trailing_slash(dir),
+                        git_dir: dot_git,
+                    })
+                });
+            }
+            Ok(_) => return None,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(_) => return None,
+        }
+    }
+    Some(None)
+}
+
 /// Opens the repository at `workdir` (found earlier by [`discover`]).
 pub fn open(workdir: &Path) -> Result<Repository, GitError> {
     Repository::open(workdir).map_err(|err| unsupported_or(workdir, err))
@@ -65,5 +117,76 @@ fn strip_trailing_slash(path: &Path) -> PathBuf {
         path.to_path_buf()
     } else {
         PathBuf::from(trimmed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let status = std::process::Command::new("git")
+            .current_dir(dir)
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+
+    #[test]
+    fn plain_discovery_agrees_with_libgit2_or_leaves_the_case_to_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let repo = root.join("project");
+        let deep = repo.join("src/deep");
+        std::fs::create_dir_all(&deep).unwrap();
+        git(&repo, &["init", "-q"]);
+        for dir in [&repo, &deep] {
+            assert_eq!(discover_plain(dir), Some(discover(dir).unwrap()), "{dir:?}");
+        }
+        assert_eq!(discover_plain(&deep).unwrap().unwrap().workdir, repo);
+        // Outside any repository (unless the walk up crosses a file system, left to libgit2).
+        if let Some(found) = discover_plain(&root) {
+            assert_eq!(found, None);
+            assert_eq!(discover(&root).unwrap(), None);
+        }
+
+        // A linked worktree (a `.git` file) and a bare repository are libgit2's to decide.
+        git(
+            &repo,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                "c",
+            ],
+        );
+        git(
+            &repo,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                root.join("linked").to_str().unwrap(),
+            ],
+        );
+        assert_eq!(discover_plain(&root.join("linked")), None);
+        git(&root, &["init", "-q", "--bare", "bare.git"]);
+        assert_eq!(discover_plain(&root.join("bare.git")), None);
+        assert_eq!(discover(&root.join("bare.git")).unwrap(), None);
+
+        // A repository with `core.bare` set is not the plain layout either.
+        let odd = root.join("odd");
+        std::fs::create_dir_all(&odd).unwrap();
+        git(&odd, &["init", "-q"]);
+        git(&odd, &["config", "core.bare", "true"]);
+        assert_eq!(discover_plain(&odd), None);
     }
 }

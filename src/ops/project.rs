@@ -33,9 +33,28 @@ impl Project {
         Project::open_with(cwd, Environment::from_process())
     }
 
+    /// [`Project::open`] for a command that reads files only (`scan`): a plain repository is
+    /// found without starting libgit2 (see [`repo::discover_plain`]).
+    pub fn open_plain(cwd: &Path) -> Result<Project, OpError> {
+        let repo = match repo::discover_plain(cwd) {
+            Some(found) => found,
+            None => repo::discover(cwd)?,
+        };
+        Project::open_found(cwd, Environment::from_process(), repo)
+    }
+
     /// Resolves the project around `cwd` with a given environment.
     pub fn open_with(cwd: &Path, env: Environment) -> Result<Project, OpError> {
         let repo = repo::discover(cwd)?;
+        Project::open_found(cwd, env, repo)
+    }
+
+    /// The project around `cwd`, whose repository was found already.
+    fn open_found(
+        cwd: &Path,
+        env: Environment,
+        repo: Option<RepoPaths>,
+    ) -> Result<Project, OpError> {
         let layout = Layout::new(&env, cwd, repo.as_ref().map(|r| r.workdir.clone()));
         let mut warnings = Vec::new();
         let mut settings = TeamSettings::default();

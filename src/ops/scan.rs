@@ -34,10 +34,14 @@ pub struct ScanReport {
     pub bytes_scanned: u64,
 }
 
-/// A file to scan and how to name it.
-struct Target {
+/// A scanned file, named as it is shown.
+struct Scanned {
+    /// Where the file is.
     path: PathBuf,
+    /// Its name in the report.
     shown: String,
+    /// Its findings and size, or `None` when it is binary; the error when it could not be read.
+    found: Result<Option<(Vec<Finding>, u64)>, OpError>,
 }
 
 /// Scans `paths` (relative ones resolved against `cwd`); without paths, the team folder.
@@ -58,47 +62,106 @@ pub fn scan(project: &Project, cwd: &Path, paths: &[PathBuf]) -> Result<ScanRepo
         Some(team) => SecretsIgnore::load(&team)?,
         None => SecretsIgnore::default(),
     };
-    let mut targets = Vec::new();
+    let mut scanned = Vec::new();
     for (root, given) in roots
         .iter()
         .zip(paths.iter().map(Some).chain(std::iter::repeat(None)))
     {
-        collect(root, given.map(PathBuf::as_path), &mut targets)?;
+        scan_root(root, given.map(PathBuf::as_path), &ignore, &mut scanned)?;
     }
     let workdir = project.repo.as_ref().map(|r| r.workdir.as_path());
-    scan_targets(&targets, &ignore, workdir)
+    report(scanned, workdir)
 }
 
-/// Adds the files below `root` (or `root` itself when it is a file).
-fn collect(root: &Path, given: Option<&Path>, out: &mut Vec<Target>) -> Result<(), OpError> {
+/// Reads and scans one file.
+fn scan_file(path: PathBuf, shown: String, ignore: &SecretsIgnore) -> Scanned {
+    let found = std::fs::read(&path)
+        .map_err(|e| OpError::io(&path, e))
+        .map(|bytes| {
+            let len = bytes.len() as u64;
+            secrets::scan_bytes(&bytes).map(|f| (ignore.filter(f), len))
+        });
+    Scanned { path, shown, found }
+}
+
+/// Scans `root` itself when it is a file, else the files below it, in the order of their
+/// names. A folder is walked and scanned on every core at once (the walk itself is a good
+/// part of a large folder's time), as ripgrep does.
+fn scan_root(
+    root: &Path,
+    given: Option<&Path>,
+    ignore: &SecretsIgnore,
+    out: &mut Vec<Scanned>,
+) -> Result<(), OpError> {
     let meta = std::fs::metadata(root).map_err(|e| OpError::io(root, e))?;
     if meta.is_file() {
         let shown = given.unwrap_or(root).to_string_lossy().replace('\\', "/");
-        out.push(Target {
-            path: root.to_path_buf(),
-            shown,
-        });
+        out.push(scan_file(root.to_path_buf(), shown, ignore));
         return Ok(());
     }
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let walker = ignore::WalkBuilder::new(root)
         .hidden(false)
         .require_git(false)
         .filter_entry(|e| e.file_name() != ".git")
-        .build();
-    let mut found = Vec::new();
-    for entry in walker {
-        let entry =
-            entry.map_err(|e| OpError::Usage(format!("cannot walk {}: {e}", root.display())))?;
-        if entry.file_type().is_some_and(|t| t.is_file()) {
-            let path = entry.into_path();
-            let shown =
-                relative(&path, root).unwrap_or_else(|| path.to_string_lossy().into_owned());
-            found.push(Target { path, shown });
-        }
+        .threads(threads)
+        .build_parallel();
+    let found: Mutex<Vec<Scanned>> = Mutex::new(Vec::new());
+    let walk_errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    walker.run(|| {
+        let found = &found;
+        let walk_errors = &walk_errors;
+        let mut mine = Batch {
+            files: Vec::new(),
+            to: found,
+        };
+        Box::new(move |entry| {
+            match entry {
+                Ok(entry) if entry.file_type().is_some_and(|t| t.is_file()) => {
+                    let path = entry.into_path();
+                    let shown = relative(&path, root)
+                        .unwrap_or_else(|| path.to_string_lossy().into_owned());
+                    mine.files.push(scan_file(path, shown, ignore));
+                    // Handed over in batches: the lock is taken once per 64 files.
+                    if mine.files.len() >= 64 {
+                        lock(mine.to).append(&mut mine.files);
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => lock(walk_errors).push(e.to_string()),
+            }
+            ignore::WalkState::Continue
+        })
+    });
+    let found = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    let walk_errors = walk_errors.into_inner().unwrap_or_else(|p| p.into_inner());
+    if let Some(first) = walk_errors.into_iter().min() {
+        return Err(OpError::Usage(format!(
+            "cannot walk {}: {first}",
+            root.display()
+        )));
     }
+    let mut found = found;
     found.sort_by(|a, b| a.shown.cmp(&b.shown));
     out.extend(found);
     Ok(())
+}
+
+/// One walker thread's scanned files, handed over when it has many or when it ends.
+struct Batch<'a> {
+    files: Vec<Scanned>,
+    to: &'a Mutex<Vec<Scanned>>,
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        lock(self.to).append(&mut self.files);
+    }
+}
+
+/// The vector behind `mutex`, even if a thread panicked holding it.
+fn lock<T>(mutex: &Mutex<Vec<T>>) -> std::sync::MutexGuard<'_, Vec<T>> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// `path` relative to `base` with `/` separators, when it lies below it.
@@ -121,9 +184,6 @@ fn relative(path: &Path, base: &Path) -> Option<String> {
         .collect();
     Some(parts.join("/"))
 }
-
-/// One scanned file: its findings and size, or `None` when it is binary.
-type Scanned = Option<(Vec<Finding>, u64)>;
 
 /// Below this many bytes in all, work runs on the calling thread: starting threads costs more
 /// than scanning a few small memories (a single file, a pre-commit check of a few files).
@@ -169,25 +229,12 @@ pub(crate) fn in_parallel<R: Send>(
     results.into_iter().map(|(_, r)| r).collect()
 }
 
-/// Scans the files on every core; the first read error (in file order) wins.
-fn scan_targets(
-    targets: &[Target],
-    ignore: &SecretsIgnore,
-    workdir: Option<&Path>,
-) -> Result<ScanReport, OpError> {
-    let scanned = in_parallel(targets.len(), usize::MAX, |i| {
-        let target = &targets[i];
-        let bytes = std::fs::read(&target.path).map_err(|e| OpError::io(&target.path, e))?;
-        let len = bytes.len() as u64;
-        Ok::<Scanned, OpError>(secrets::scan_bytes(&bytes).map(|f| (ignore.filter(f), len)))
-    });
-    let mut results = Vec::with_capacity(scanned.len());
-    for (i, found) in scanned.into_iter().enumerate() {
-        results.push((i, found?));
-    }
+/// The report of the scanned files, in their order; the first read error (in that order)
+/// wins.
+fn report(scanned: Vec<Scanned>, workdir: Option<&Path>) -> Result<ScanReport, OpError> {
     let mut report = ScanReport::default();
-    for (i, found) in results {
-        let Some((findings, len)) = found else {
+    for file in scanned {
+        let Some((findings, len)) = file.found? else {
             continue;
         };
         report.files_scanned += 1;
@@ -195,11 +242,11 @@ fn scan_targets(
         if findings.is_empty() {
             continue;
         }
-        let repo_path = workdir.and_then(|w| relative(&targets[i].path, w));
+        let repo_path = workdir.and_then(|w| relative(&file.path, w));
         report
             .findings
             .extend(findings.into_iter().map(|finding| FileFinding {
-                path: targets[i].shown.clone(),
+                path: file.shown.clone(),
                 repo_path: repo_path.clone(),
                 finding,
             }));

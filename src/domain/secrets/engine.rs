@@ -1,24 +1,16 @@
-//! The scanning engine: one Aho-Corasick pass finds every rule keyword; each rule's regex then
-//! runs only on the lines around its keywords (merged into windows, so no byte is searched twice
-//! by the same rule). Both passes are linear in the text's length, whatever the input.
+//! The scanning engine: one pass of the keyword automaton ([`Keywords`]) finds every rule
+//! keyword; each rule's regex then runs only on the lines around its keywords (merged into
+//! windows, so no byte is searched twice by the same rule). Both passes are linear in the
+//! text's length, whatever the input.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use aho_corasick::automaton::Automaton;
-use aho_corasick::nfa::{contiguous, noncontiguous};
-use aho_corasick::{Anchored, MatchKind, dfa};
 use regex::bytes::Regex;
 
 use super::judge::{self, Confidence};
+use super::keywords::Keywords;
 use super::rules::{Check, RULES, Rule};
-
-/// From how many bytes scanned the keyword DFA is built instead of searching with the
-/// contiguous NFA. Building the DFA takes about 1 ms (nearly all of a sync's secret scan of one
-/// new memory, measured with perf), the NFA a third of that; the NFA searches keyword-dense
-/// memory text at about 160 MB/s, the DFA at 350 MB/s, so the DFA pays off after about 300 KB.
-const DFA_FROM: usize = 256 * 1024;
 
 /// How far before a keyword a single-line match may start.
 const BACK: usize = 256;
@@ -55,27 +47,10 @@ pub(crate) struct Scanner {
     regexes: Vec<OnceLock<Option<Regex>>>,
     /// All keywords, lowercased; matched ASCII case-insensitively.
     patterns: Vec<String>,
-    /// The keyword automaton for small inputs: a contiguous NFA, built in a third of the DFA's
-    /// time (a sync scanning one new memory would otherwise build a DFA to search a few hundred
-    /// bytes). `None` if it could not be built.
-    small: OnceLock<Option<contiguous::NFA>>,
-    /// The DFA, faster per byte, built once the bytes scanned pass [`DFA_FROM`].
-    large: OnceLock<Option<dfa::DFA>>,
-    /// The automaton both are built from, built once.
-    trie: OnceLock<Option<noncontiguous::NFA>>,
-    /// Whether a thread has started building the DFA: the others keep searching with the NFA
-    /// meanwhile instead of waiting for it.
-    building: AtomicBool,
-    /// Bytes scanned so far by this scanner.
-    scanned: AtomicUsize,
+    /// The automaton finding them.
+    keywords: Keywords,
     /// For each keyword pattern, the rules it triggers.
     triggers: Vec<Vec<Trigger>>,
-}
-
-/// The keyword automaton one text is searched with.
-enum Keywords<'a> {
-    Nfa(&'a contiguous::NFA),
-    Dfa(&'a dfa::DFA),
 }
 
 impl Scanner {
@@ -84,86 +59,30 @@ impl Scanner {
         let regexes = RULES.iter().map(|_| OnceLock::new()).collect();
         let mut patterns: Vec<String> = Vec::new();
         let mut triggers: Vec<Vec<Trigger>> = Vec::new();
+        let mut slots: HashMap<String, usize> = HashMap::new();
         for (index, rule) in RULES.iter().enumerate() {
             for &keyword in rule.keywords {
                 let folded = keyword.to_ascii_lowercase();
-                let slot = match patterns.iter().position(|p| *p == folded) {
-                    Some(slot) => slot,
-                    None => {
-                        patterns.push(folded);
-                        triggers.push(Vec::new());
-                        patterns.len() - 1
-                    }
-                };
+                let slot = *slots.entry(folded).or_insert_with_key(|folded| {
+                    patterns.push(folded.clone());
+                    triggers.push(Vec::new());
+                    patterns.len() - 1
+                });
                 triggers[slot].push((index, rule.case_sensitive.then_some(keyword)));
             }
         }
         Scanner {
             regexes,
+            keywords: Keywords::new(&patterns),
             patterns,
-            small: OnceLock::new(),
-            large: OnceLock::new(),
-            trie: OnceLock::new(),
-            building: AtomicBool::new(false),
-            scanned: AtomicUsize::new(0),
             triggers,
         }
-    }
-
-    /// The keyword automaton for a text of `len` bytes: the DFA once this scanner has seen
-    /// enough bytes to pay for building it, else the contiguous NFA. Both hold the same
-    /// patterns in the same order, so a hit's pattern id means the same in either. While one
-    /// thread builds the DFA, the others go on with the NFA.
-    fn keywords(&self, len: usize) -> Option<Keywords<'_>> {
-        let scanned = self.scanned.fetch_add(len, Ordering::Relaxed) + len;
-        if scanned >= DFA_FROM {
-            if let Some(Some(dfa)) = self.large.get() {
-                return Some(Keywords::Dfa(dfa));
-            }
-            // The NFA is not built yet only when the first texts were large: then waiting for
-            // the DFA is the faster way.
-            if !self.building.swap(true, Ordering::AcqRel) || self.small.get().is_none() {
-                let built = self.large.get_or_init(|| {
-                    let trie = self.trie()?;
-                    dfa::Builder::new().build_from_noncontiguous(trie).ok()
-                });
-                if let Some(dfa) = built {
-                    return Some(Keywords::Dfa(dfa));
-                }
-            }
-        }
-        self.small
-            .get_or_init(|| {
-                let trie = self.trie()?;
-                contiguous::Builder::new()
-                    .build_from_noncontiguous(trie)
-                    .ok()
-            })
-            .as_ref()
-            .map(Keywords::Nfa)
-    }
-
-    /// The keywords' trie with its failure links, which the NFA and the DFA are both made
-    /// from (building it is a third of building the DFA).
-    fn trie(&self) -> Option<&noncontiguous::NFA> {
-        self.trie
-            .get_or_init(|| {
-                noncontiguous::Builder::new()
-                    .ascii_case_insensitive(true)
-                    .match_kind(MatchKind::Standard)
-                    .prefilter(false)
-                    .build(&self.patterns)
-                    .ok()
-            })
-            .as_ref()
     }
 
     /// Whether every built-in pattern compiled.
     #[cfg(test)]
     pub fn complete(&self) -> bool {
         (0..RULES.len()).all(|r| self.regex(r).is_some())
-            && self.keywords(0).is_some()
-            && self.keywords(DFA_FROM).is_some()
     }
 
     /// The rule's regex, compiled on first use.
@@ -184,11 +103,10 @@ impl Scanner {
 
     /// The text windows each rule's regex must search: `(rule, start, end)`.
     fn windows(&self, text: &str) -> Vec<(usize, usize, usize)> {
-        let Some(keywords) = self.keywords(text.len()) else {
-            return (0..RULES.len()).map(|r| (r, 0, text.len())).collect();
-        };
         let bytes = text.as_bytes();
-        let mut open: Vec<Option<(usize, usize)>> = vec![None; RULES.len()];
+        // The window each triggered rule has open: `(rule, start, end)`. A text triggers few
+        // rules, so a short list searched in turn beats a slot for every rule.
+        let mut open: Vec<(usize, usize, usize)> = Vec::new();
         let mut windows = Vec::new();
         let mut separators = Separators::default();
         let on_hit = |pattern: usize, hit_end: usize| {
@@ -206,33 +124,26 @@ impl Scanner {
                     FORWARD
                 };
                 let limit = (at + reach).min(bytes.len());
-                match &mut open[rule] {
-                    Some((_, end)) if at <= *end => {
+                let fresh = || {
+                    (
+                        rule,
+                        window_start(text, at),
+                        window_end(text, at, limit, multiline),
+                    )
+                };
+                match open.iter_mut().find(|w| w.0 == rule) {
+                    Some((_, _, end)) if at <= *end => {
                         if limit > *end && (multiline || bytes.get(*end) != Some(&b'\n')) {
                             *end = window_end(text, *end, limit, multiline);
                         }
                     }
-                    slot => {
-                        if let Some((start, end)) = slot.take() {
-                            windows.push((rule, start, end));
-                        }
-                        *slot = Some((
-                            window_start(text, at),
-                            window_end(text, at, limit, multiline),
-                        ));
-                    }
+                    Some(window) => windows.push(std::mem::replace(window, fresh())),
+                    None => open.push(fresh()),
                 }
             }
         };
-        match keywords {
-            Keywords::Nfa(nfa) => each_hit(nfa, bytes, on_hit),
-            Keywords::Dfa(dfa) => each_hit(dfa, bytes, on_hit),
-        }
-        for (rule, slot) in open.into_iter().enumerate() {
-            if let Some((start, end)) = slot {
-                windows.push((rule, start, end));
-            }
-        }
+        self.keywords.each_hit(bytes, on_hit);
+        windows.extend(open);
         windows
     }
 
@@ -307,24 +218,6 @@ impl Scanner {
             };
             if at >= window.len() {
                 break;
-            }
-        }
-    }
-}
-
-/// Calls `on_hit(pattern, end)` for every keyword occurrence in `bytes`, overlapping ones
-/// included, in the order they end. A plain loop over the automaton's transitions: the
-/// library's overlapping iterator spends a quarter more time per byte keeping its state
-/// between calls (measured on 60 MB of memory text).
-fn each_hit<A: Automaton>(automaton: &A, bytes: &[u8], mut on_hit: impl FnMut(usize, usize)) {
-    let Ok(mut sid) = automaton.start_state(Anchored::No) else {
-        return;
-    };
-    for (i, &byte) in bytes.iter().enumerate() {
-        sid = automaton.next_state(Anchored::No, sid, byte);
-        if automaton.is_special(sid) && automaton.is_match(sid) {
-            for m in 0..automaton.match_len(sid) {
-                on_hit(automaton.match_pattern(sid, m).as_usize(), i + 1);
             }
         }
     }

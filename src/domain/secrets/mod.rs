@@ -8,6 +8,7 @@
 mod decode;
 mod engine;
 mod judge;
+mod keywords;
 mod rules;
 #[cfg(test)]
 mod tests;
@@ -151,7 +152,8 @@ pub fn decode_text(bytes: &[u8]) -> Option<Cow<'_, str>> {
         _ => {}
     }
     let head = &bytes[..bytes.len().min(8192)];
-    if head.contains(&0) {
+    // SIMD: the slice's own search is a plain loop, about a tenth of a scan's cost.
+    if memchr::memchr(0, head).is_some() {
         return None;
     }
     // Validation alone is several times faster than the lossy decoder, and almost every file

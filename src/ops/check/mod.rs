@@ -431,18 +431,24 @@ fn check_changes(
     Ok(checked)
 }
 
-/// Scans the batch's file versions for secrets on every core, then checks them in order.
+/// Checks the batch's file versions on every core (secrets, trust risks, the memory's shape),
+/// then adds their findings in the batch's order.
 fn check_batch(
     out: &mut Findings<'_>,
     batch: Vec<Step<'_>>,
     bytes: usize,
     accepted: &SecretsIgnore,
 ) {
-    let secrets = super::scan::in_parallel(batch.len(), bytes, |i| match &batch[i] {
-        Step::File(_, _, bytes, mode, _) => secrets_in(entry_kind(*mode), bytes, accepted),
+    let config = out.config();
+    let found = super::scan::in_parallel(batch.len(), bytes, |i| match &batch[i] {
+        Step::File(rel, commit, bytes, mode, depth) => {
+            let mut mine = Findings::new(config);
+            check_one(&mut mine, rel, *mode, bytes, accepted, *depth, Some(commit));
+            mine.list
+        }
         Step::ConfigChanged(..) => Vec::new(),
     });
-    for (step, secrets) in batch.iter().zip(secrets) {
+    for (step, found) in batch.iter().zip(found) {
         match step {
             Step::ConfigChanged(rel, commit) => out.push(
                 CONFIG_CHANGED,
@@ -455,39 +461,51 @@ fn check_batch(
                 commit,
                 Some(commit),
             ),
-            Step::File(rel, commit, bytes, mode, depth) => check::check_file(
-                out,
-                rel,
-                entry_kind(*mode),
-                bytes,
-                &secrets,
-                *depth,
-                Some(commit),
-            ),
+            Step::File(..) => out.list.extend(found),
         }
     }
 }
 
-/// Full checks of every file of one folder snapshot, then its index.
+/// Every check of one file version, its secrets scanned first.
+fn check_one(
+    out: &mut Findings<'_>,
+    rel: &str,
+    mode: u32,
+    bytes: &[u8],
+    accepted: &SecretsIgnore,
+    depth: Depth,
+    commit: Option<&str>,
+) {
+    let kind = entry_kind(mode);
+    let secrets = secrets_in(kind, bytes, accepted);
+    check::check_file(out, rel, kind, bytes, &secrets, depth, commit);
+}
+
+/// Full checks of every file of one folder snapshot on every core (findings in the files'
+/// order, as one thread would add them), then its index.
 fn check_tree_files(
     out: &mut Findings<'_>,
     files: &[&FolderFile],
     accepted: &SecretsIgnore,
     commit: Option<&str>,
 ) {
-    for file in files {
-        let kind = entry_kind(file.mode);
-        let secrets = secrets_in(kind, &file.bytes, accepted);
-        check::check_file(
-            out,
+    let config = out.config();
+    let bytes = files.iter().map(|f| f.bytes.len()).sum();
+    let found = super::scan::in_parallel(files.len(), bytes, |i| {
+        let file = files[i];
+        let mut mine = Findings::new(config);
+        check_one(
+            &mut mine,
             &file.rel,
-            kind,
+            file.mode,
             &file.bytes,
-            &secrets,
+            accepted,
             Depth::Full,
             commit,
         );
-    }
+        mine.list
+    });
+    out.list.extend(found.into_iter().flatten());
     check_folder_index(out, files.iter().copied(), accepted, commit);
 }
 
