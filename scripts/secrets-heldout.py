@@ -34,6 +34,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 import zlib
 from pathlib import Path
 
@@ -82,7 +83,7 @@ def gh(prefix):
 def password():
     # What people pick when told "strong": words, digits and symbols, some with = and ;
     core = [R.choice(["Tr0ub4dor", "Kx9#mQ2", "s3cur3", "Winter", "blue", "H4rb0r", "Zeph", "qu1ll"]),
-            r(AN, R.randint(4, 8)), R.choice("!@#$%^&*=+?;-_."), r(AN + "!@#%&*", R.randint(3, 6))]
+            r(AN, R.randint(4, 8)), R.choice("!@#$%^&*=+?-_."), r(AN + "!@#%&*", R.randint(3, 6))]
     R.shuffle(core)
     return "".join(core)
 
@@ -306,7 +307,7 @@ def line_kind(name):
 
 @line_kind("url-postgres")
 def _():
-    p = R.choice([password(), r(AN, 20)])
+    p = urllib.parse.quote(R.choice([password(), r(AN, 20)]), safe="")
     return [f"postgres://{R.choice(['app', 'svc_billing', 'admin'])}:{p}@{r(LO, 6)}.db.internal:5432/{r(LO, 5)}"]
 
 
@@ -327,7 +328,7 @@ def _():
 
 @line_kind("url-mysql")
 def _():
-    return [f"mysql://root:{password()}@10.0.{R.randint(0, 255)}.{R.randint(1, 254)}:3306/shop"]
+    return [f"mysql://root:{urllib.parse.quote(password(), safe='')}@10.0.{R.randint(0, 255)}.{R.randint(1, 254)}:3306/shop"]
 
 
 @line_kind("header-bearer")
@@ -377,7 +378,7 @@ def _():
 
 @line_kind("ado-connection-string")
 def _():
-    return [f"Server=tcp:{r(LO, 6)}.database.windows.net,1433;Database=app;User ID=app;Password={password()};Encrypt=True;"]
+    return [f"Server=tcp:{r(LO, 6)}.database.windows.net,1433;Database=app;User ID=app;Password={password().replace(';', '')};Encrypt=True;"]
 
 
 @line_kind("jdbc-password")
