@@ -411,7 +411,7 @@ def fam_prefixed(rng):
 
 
 def fam_prose_layout(rng):
-    """Keys in backticks, Markdown tables, prose with a qualifier, CJK separators."""
+    """Keys in backticks, Markdown tables, German prose, CJK separators."""
     v = rand(rng, AN, rng.randint(24, 40))
     while not (any(c.isdigit() for c in v) and any(c.isalpha() for c in v)):
         v = rand(rng, AN, 24)
@@ -420,10 +420,10 @@ def fam_prose_layout(rng):
     line = rng.choice([
         f"Set `{key}` to `{v}` before running the job.",
         f"| prod | `{key}` | `{v}` |",
-        f"The {words} for production is {v}",
-        f"Der {words} für Produktion lautet: {v}",
+        f"The {words} is {v}",
+        f"Der {words} lautet: {v}",
         f"{words}：{v}",
-        f"本番の {words} は {v} です。",
+        f"本番の {words}：{v} です。",
     ])
     return line, v
 

