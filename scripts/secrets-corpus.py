@@ -410,7 +410,57 @@ def fam_prefixed(rng):
     return f"- runner credential `{tok}`", tok
 
 
+def fam_prose_layout(rng):
+    """Keys in backticks, Markdown tables, German prose, CJK separators."""
+    v = rand(rng, AN, rng.randint(24, 40))
+    while not (any(c.isdigit() for c in v) and any(c.isalpha() for c in v)):
+        v = rand(rng, AN, 24)
+    key = rng.choice(["DD_API_KEY", "CONFLUENT_API_SECRET", "AUTH0_CLIENT_SECRET", "IBMCLOUD_API_KEY", "jwtSecret"])
+    words = key.lower().replace("_", " ")
+    line = rng.choice([
+        f"Set `{key}` to `{v}` before running the job.",
+        f"| prod | `{key}` | `{v}` |",
+        f"The {words} is {v}",
+        f"Der {words} lautet: {v}",
+        f"{words}：{v}",
+        f"本番の {words}：{v} です。",
+    ])
+    return line, v
+
+
+def fam_client_lines(rng):
+    """Passwords given to database clients, .pgpass lines and .NET credential calls."""
+    p = rand(rng, AN, rng.randint(14, 24))
+    while not (any(c.isdigit() for c in p) and any(c.isalpha() for c in p)):
+        p = rand(rng, AN, 16)
+    line = rng.choice([
+        f"mysql -h db.{rng.choice(SERVICES)} -u root -p'{p}' app",
+        f"mysqldump -uroot -p{p} app > /tmp/app.sql",
+        f"db.{rng.choice(SERVICES)}.internal:5432:app:app_rw:{p}",
+        f"*:*:*:replicator:{p}",
+        f'var creds = new NetworkCredential("ci-{rng.choice(SERVICES)}", "{p}");',
+        f'new DirectoryEntry("LDAP://dc1.corp", "CORP\\svc", "{p}")',
+    ])
+    return line, p
+
+
+def fam_odd_tokens(rng):
+    """Tokens a placeholder check would refuse or whose prefix others share."""
+    tok = rng.choice([
+        "A" * 21 + rand(rng, AN, 20) + "%3D" + rand(rng, AN, 50),
+        f"pk_{rand(rng, '0123456789', 8)}_{rand(rng, AN[:26] + AN[52:], 32)}",
+        f"00{rand(rng, AN + '-_', 40)}",
+        f"ops_eyJ{rand(rng, AN + '-_', 300)}",
+    ])
+    if tok.startswith("00"):
+        return f"OKTA_API_TOKEN={tok}", tok
+    return rng.choice([f"X_BEARER={tok}", f"token: {tok}", f"We pasted {tok} by mistake."]), tok
+
+
 FAMILIES = {
+    "prose-layout": fam_prose_layout,
+    "client-lines": fam_client_lines,
+    "odd-tokens": fam_odd_tokens,
     "openssh-key": fam_openssh,
     "escaped-pem": fam_escaped_pem,
     "auth-header": fam_auth_header,
@@ -448,6 +498,16 @@ def decoys(rng):
         out.append(("public-key", f"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{rand(rng, B64, 43)} {rng.choice(SERVICES)}@ci"))
         out.append(("wireguard-public", f"PublicKey = {rand(rng, B64, 43)}="))
         out.append(("digest", f"sha256:{rand(rng, HEX, 64)}"))
+        out.append(("prose-layout", f"Set `LOG_LEVEL` to `debug` and `API_TOKEN` to `${{API_TOKEN}}`."))
+        out.append(("prose-layout", "| prod | `TOKEN_TTL` | `3600` |"))
+        out.append(("prose-layout", "The token for staging is rotated every Friday."))
+        out.append(("client-lines", "mysql -h db -u root -p app"))
+        out.append(("client-lines", "mysql -u app -p$MYSQL_PASSWORD app"))
+        out.append(("client-lines", "localhost:5432:app:app:*"))
+        out.append(("dollar-reference", rng.choice(["password = $DB_PASSWORD", "-Password $ESXipass", "let accountKey = $accountKey;"])))
+        out.append(("selector", 'this.addPassword = "#add-password";'))
+        out.append(("image-default", rng.choice(["POSTGRES_PASSWORD=postgres", "DB_PASSWORD=mysql"])))
+        out.append(("padding", "A" * 64))
     return out
 
 

@@ -40,6 +40,7 @@ mod recall_freshness;
 mod review;
 mod scopes;
 mod secrets_guard;
+mod secrets_layouts;
 mod secrets_scan;
 mod session_start;
 mod sync_budget;

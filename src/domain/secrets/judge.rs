@@ -156,11 +156,10 @@ pub(crate) fn is_reference(s: &str) -> bool {
         "ctx.",
         "context.",
     ];
+    let s = s.trim_matches('\'');
+    let lower = lower.trim_matches('\'');
     let bytes = s.as_bytes();
-    let shell_var = bytes.first() == Some(&b'$')
-        && bytes
-            .get(1)
-            .is_some_and(|&b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'{' | b'('));
+    let shell_var = bytes.first() == Some(&b'$') && is_shell_variable(&s[1..]);
     let windows_var = bytes.len() > 2
         && bytes[0] == b'%'
         && bytes[bytes.len() - 1] == b'%'
@@ -168,6 +167,34 @@ pub(crate) fn is_reference(s: &str) -> bool {
             .iter()
             .all(|&b| b.is_ascii_alphanumeric() || b == b'_');
     shell_var || windows_var || STARTS.iter().any(|p| lower.starts_with(p))
+}
+
+/// Whether `rest` (what follows a `$`) reads as a shell variable: `{…}`, `(…)`, or a name
+/// in one case or without digits (`DB_PASSWORD`, `token`, `$ESXipass`) followed by nothing
+/// or a path. A password that only starts with `$` (`$g#=yx0o…`, `$lCdHc25Winter`) has
+/// symbols, or mixed case and digits, after it.
+fn is_shell_variable(rest: &str) -> bool {
+    if rest.starts_with(['{', '(']) {
+        return true;
+    }
+    let name_len = rest
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        .count();
+    let (name, after) = rest.split_at(name_len);
+    let first_ok = name
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
+    let one_case = !(name.bytes().any(|b| b.is_ascii_uppercase())
+        && name.bytes().any(|b| b.is_ascii_lowercase()));
+    let path_after = after.is_empty()
+        || (after.starts_with(['/', '.', ':', '}', '"', '\''])
+            && after
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"/._-:}\"'$".contains(&b)));
+    let has_digit = name.bytes().any(|b| b.is_ascii_digit());
+    first_ok && (one_case || !has_digit || name.len() < 8) && path_after
 }
 
 /// Whether `s` is an integrity or digest string (`sha512-…`, `sha256:…`).
@@ -858,6 +885,12 @@ const STANDIN_VALUES: &[&str] = &[
     "secret_key",
     "access_token",
     "accesstoken",
+    // Databases' image defaults (`POSTGRES_PASSWORD=postgres` in a compose file for tests).
+    "postgres",
+    "mysql",
+    "mariadb",
+    "mongo",
+    "redis",
 ];
 
 /// Prefixes of password hashes (bcrypt, crypt(3), argon2, LDAP, Django).
@@ -891,14 +924,26 @@ fn in_arn(before: &str) -> bool {
     token.to_ascii_lowercase().starts_with("arn:")
 }
 
-/// Whether `value` reads as a function or method call (`getPassword()`, `env("X")`).
+/// Whether `value` reads as a function or method call (`getPassword()`, `env("X")`): a
+/// name, then arguments up to the end (`po8(5%cb…)hfq…` is a password with parentheses).
 fn is_call(value: &str) -> bool {
     value.find('(').is_some_and(|open| {
         open > 0
+            && (value.ends_with(')') || !value[open..].contains(')'))
             && value[..open]
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':'))
             && value[..open].bytes().any(|b| b.is_ascii_lowercase())
+    })
+}
+
+/// Whether `value` is a CSS selector or page anchor (`#add-password`, `.password-field`).
+fn is_selector(value: &str) -> bool {
+    value.strip_prefix(['#', '.']).is_some_and(|rest| {
+        !rest.is_empty()
+            && rest
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || matches!(b, b'-' | b'_'))
     })
 }
 
@@ -931,6 +976,7 @@ pub(crate) fn is_generic_secret(value: &str, context: &Context, min_entropy: f64
             .any(|v| key.contains(v) || before.contains(v));
     }
     if value.len() < 8
+        || is_selector(value)
         || is_placeholder(value)
         || is_reference(value)
         || is_call(value)
@@ -1199,9 +1245,14 @@ pub(crate) fn judge(rule: &Rule, secret: &str, context: &Context) -> Option<Conf
         ),
         Check::BasicAuth => shape(is_basic_auth(secret)),
         Check::Header => shape(is_header_credential(context.key, secret, rule.min_entropy)),
-        Check::Assignment => {
+        Check::Assignment | Check::Phrase => {
             is_generic_secret(secret, context, rule.min_entropy).then_some(Confidence::Generic)
         }
+        Check::PaddedToken(run) => shape(
+            secret
+                .get(run..)
+                .is_some_and(|rest| entropy(rest) >= rule.min_entropy),
+        ),
     }
 }
 

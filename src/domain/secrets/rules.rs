@@ -29,6 +29,14 @@ pub(crate) enum Check {
     Base64Pem,
     /// The password of a `user:password` command-line argument (`curl -u`).
     UserPassword,
+    /// A key and its value joined by words or layout the assignment prefilter does not look
+    /// for (``Set `KEY` to `value` ``, a CJK `：`, `buildConfigField`): judged like an
+    /// assignment, with the rule's own literal keywords instead of a separator check.
+    Phrase,
+    /// A token that opens with a fixed run of one char (X/Twitter app bearer tokens start with
+    /// 21 `A`s, and hold more runs of `A` later): only its entropy past that many chars is
+    /// judged, not the run check of placeholders.
+    PaddedToken(usize),
 }
 
 /// Which chars continue a token, so a match inside a longer word is refused.
@@ -297,7 +305,7 @@ pub(crate) static RULES: &[Rule] = &[
     Rule::token("scalingo-token", "Scalingo API token", &["tk-us-"], r"(?P<s>tk-us-[A-Za-z0-9_-]{48})", 3.8, "tk-us-{url:48}").url_tail(),
     // --- Secrets managers and encryption
     Rule::token("age-secret-key", "age secret key", &["AGE-SECRET-KEY-1"], r"(?P<s>AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})", 3.5, "AGE-SECRET-KEY-1{bech:58}"),
-    Rule::token("onepassword-service-account-token", "1Password service account token", &["ops_eyJ"], r"(?P<s>ops_eyJ[A-Za-z0-9+/]{250,}={0,3})", 4.5, "ops_eyJ{b64:300}").base64_tail(),
+    Rule::token("onepassword-service-account-token", "1Password service account token", &["ops_eyJ"], r"(?P<s>ops_eyJ[A-Za-z0-9+/_-]{250,}={0,3})", 4.5, "ops_eyJ{b64:300}").base64_tail(),
     Rule::token("onepassword-secret-key", "1Password secret key", &["A3-"], r"(?P<s>A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})", 3.3, "A3-{upd:6}-{upd:6}-{upd:5}-{upd:5}-{upd:5}-{upd:5}").exact(),
     Rule::token("jwt", "JSON Web Token", &["eyJ"], r"(?P<s>eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})", 4.0, "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ{url:60}.{url:43}").exact().url_tail(),
     // --- More vendors with a prefix of their own (no keyword needed)
@@ -365,8 +373,8 @@ pub(crate) static RULES: &[Rule] = &[
     Rule::token(
         "cli-password-argument",
         "Password on a command line",
-        &["-password", "-passwd", "-pass ", "-pass=", "-pwd", "psexec", "sshpass"],
-        r#"(?:(?:^|[ \t])--?(?i:password|passwd|pass|pwd)(?:[ \t]+|=)|(?i:psexec)[^\n]{0,200}?[ \t]-u[ \t]+[^\s]+[ \t]+-p[ \t]+|(?i:sshpass)[ \t]+-p[ \t]*)(?:"(?P<s>[^"\s]{4,128})"|'(?P<s2>[^'\s]{4,128})'|(?P<s3>[^\s"'`]{4,128}))"#,
+        &["-password", "-passwd", "-pass ", "-pass=", "-pwd", "psexec", "sshpass", "mysql"],
+        r#"(?:(?:^|[ \t])--?(?i:password|passwd|pass|pwd)(?:[ \t]+|=)|(?i:psexec)[^\n]{0,200}?[ \t]-u[ \t]+[^\s]+[ \t]+-p[ \t]+|(?i:sshpass)[ \t]+-p[ \t]*|(?i:mysql(?:dump|admin)?)[ \t][^\n]{0,160}?[ \t]-p)(?:"(?P<s>[^"\s]{4,128})"|'(?P<s2>[^'\s]{4,128})'|(?P<s3>[^\s"'`]{4,128}))"#,
         2.0,
         "mysql --user=app --password=[[{an:16}]] -h db.internal",
     )
@@ -383,6 +391,69 @@ pub(crate) static RULES: &[Rule] = &[
     .free_tail()
     .checked(Check::UserPassword)
     .multiline(),
+    Rule::token("clickup-api-token", "ClickUp personal API token", &["pk_"], r"(?P<s>pk_[0-9]{6,10}_[A-Za-z0-9]{32})", 3.5, "pk_{d:8}_{upd:32}"),
+    Rule::token("x-bearer-token", "X (Twitter) app bearer token", &["AAAAAAAAAAAA"], r"(?P<s>A{21,24}[A-Za-z0-9%]{40,160})", 4.0, "AAAAAAAAAAAAAAAAAAAAA{an:20}%3D{an:50}").exact().checked(Check::PaddedToken(21)),
+    Rule::token(
+        "okta-api-token",
+        "Okta API token",
+        &["okta"],
+        r"(?i:okta)[\s\S]{0,160}?(?-i:\b(?P<s>00[A-Za-z0-9_-]{40}))",
+        3.5,
+        "OKTA_API_TOKEN=[[00{url:40}]]",
+    )
+    .url_tail()
+    .multiline(),
+    Rule::token(
+        "pgpass-password",
+        "Password in a .pgpass entry",
+        &[":5432:", ":5433:", ":6432:", ":*:"],
+        r#"(?:(?m:^)|[ \t`"'=\x80-\xFF])[A-Za-z0-9.*_-]{1,100}:(?:[0-9]{2,5}|\*):[A-Za-z0-9_*.$-]{1,64}:[A-Za-z0-9_.@*$-]{1,64}:(?P<s>[^\s:`"']{6,128})(?:[ \t\r`"']|(?m:$))"#,
+        2.5,
+        "db.internal:5432:app:app_rw:[[{an:20}]]",
+    )
+    .free_tail()
+    .checked(Check::UserPassword),
+    Rule::token(
+        "dotnet-credential",
+        "Password in a NetworkCredential or DirectoryEntry call",
+        &["credential(", "entry("],
+        r#"(?i:NetworkCredential\s*\(\s*"[^"\n]{0,200}"\s*,|DirectoryEntry\s*\(\s*"[^"\n]{0,200}"\s*,\s*"[^"\n]{0,200}"\s*,)\s*"(?P<s>[^"\n]{4,128})""#,
+        2.0,
+        "var creds = new NetworkCredential(\"ci\", \"[[{an:20}]]\");",
+    )
+    .free_tail()
+    .checked(Check::UserPassword)
+    .multiline(),
+    Rule::token(
+        "build-config-field",
+        "Secret in an Android buildConfigField",
+        &["configfield"],
+        r#"buildConfigField\s*\(?\s*["']String["']\s*,\s*["'](?P<k>[A-Za-z0-9_]{1,64})["']\s*,\s*(?:'\\?"(?P<s>[^"'\\\s]{6,200})\\?"'|"\\"(?P<s2>[^"\\\s]{6,200})\\"")"#,
+        3.0,
+        "buildConfigField 'String', 'API_KEY', '\"[[{an:32}]]\"'",
+    )
+    .free_tail()
+    .checked(Check::Phrase),
+    Rule::token(
+        "prose-assignment",
+        "Secret given in prose as `KEY` to `value`",
+        &["` to `"],
+        r"`(?P<k>[A-Za-z0-9_.-]{2,64})` to `(?P<s>[^`\s]{6,200})`",
+        3.0,
+        "Set `DB_PASSWORD` to `[[{pw:20}]]` in your shell.",
+    )
+    .free_tail()
+    .checked(Check::Phrase),
+    Rule::token(
+        "cjk-assignment",
+        "Secret after a CJK full-width colon (`token：…`)",
+        &["："],
+        r"(?i)(?P<k>(?:[a-z0-9_.-]{1,24}[ ]){0,3}[a-z0-9_.-]{0,40}?(?:pass|pwd|secret|token|key|pat|cred)[a-z0-9_.-]{0,40})[ \t]{0,4}(?:\xEF\xBC\x9A|\xE3\x81\xAF|\xE6\x98\xAF(?:\xEF\xBC\x9A)?|\xE4\xB8\xBA)[ \t]{0,4}(?P<s>[A-Za-z0-9+/=_~.!@#$%^&*-]{6,199}[A-Za-z0-9+/=_~!@#$%^&*-])",
+        3.0,
+        "预发环境的 smtp password 是：[[{pw:20}]]",
+    )
+    .free_tail()
+    .checked(Check::Phrase),
     // --- Credentials in headers and credential files
     Rule::token(
         "authorization-header",
@@ -460,8 +531,8 @@ pub(crate) static RULES: &[Rule] = &[
     Rule::token(
         "generic-secret",
         "Generic secret assignment",
-        &["password", "passwd", "passphrase", "passcode", "_pass", "-pass", ".pass", "pass=", "pass:", "pass\"", "pass'", "pass ", "pwd", "secret", "token", "key", "cred", "_pat", "-pat", " pat", "pat=", "pat:", "\"pat\"", "'pat'"],
-        r#"(?i)(?P<k>(?:[a-z0-9_.-]{1,24}[ ]){0,3}[a-z0-9_.-]{0,40}?(?:pass|pwd|secret|token|key|pat|cred)[a-z0-9_.-]{0,40})[*_"'\]]{0,3}[ \t]{0,16}(?::=|=>|[=!]==?|=|:|\||[ \t](?:is|was)[ \t])[ \t]{0,16}(?:\*\*)?[ \t]{0,5}(?-i:\\?"(?P<s>[^"\s\\]{6,200})\\?"|'(?P<s2>[^'\s]{6,200})'|`(?P<s3>[^`\s]{6,200})`|(?P<s4>[^\s"'`,;<>]{5,199}[^\s"'`,;<>.)\]}*|:]))"#,
+        &["password", "passwd", "passphrase", "passcode", "_pass", "-pass", ".pass", "pass=", "pass:", "pass\"", "pass'", "pass ", "pwd", "secret", "token", "key", "cred", "_pat", "-pat", " pat", "pat=", "pat:", "pat =", "pat :", "pat\"", "pat'"],
+        r#"(?i)(?P<k>(?:[a-z0-9_.-]{1,24}[ ]){0,3}[a-z0-9_.-]{0,40}?(?:pass|pwd|secret|token|key|pat|cred)[a-z0-9_.-]{0,40})[*_"'\]`]{0,3}[ \t]{0,16}(?::=|=>|[=!]==?|=|:|\||[ \t](?:is|was|lautet|ist)(?:[ \t]|:))[ \t]{0,16}(?:\*\*)?[ \t]{0,5}(?-i:\\?"(?P<s>[^"\s\\]{6,200})\\?"|'(?P<s2>[^'\s]{6,200})'|`(?P<s3>[^`\s]{6,200})`|(?P<s4>[^\s"'`,;<>]{5,199}[^\s"'`,;<>.)\]}*|:]))"#,
         3.0,
         "db_password = \"[[{pw:20}]]\"",
     )

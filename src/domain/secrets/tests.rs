@@ -687,3 +687,180 @@ fn arns_publishable_keys_and_public_keys_are_not_secrets() {
         ["wireguard-private-key"]
     );
 }
+
+#[test]
+fn keys_in_backticks_tables_cjk_and_german_prose_are_assignments() {
+    for (text, id) in [
+        (
+            "Set `AWS_SECRET_ACCESS_KEY` to `S8XE0QTH/OKRgAyc+4eRT5/t6FP0zu1YYaWczbuO` in your shell.",
+            "prose-assignment",
+        ),
+        (
+            "Set `HEROKU_API_KEY` to `8ee7fa8d-a3ff-49a9-86c8-7fa5a4106c4e` first.",
+            "prose-assignment",
+        ),
+        (
+            "| staging | `TWILIO_AUTH_TOKEN` | `522ff71c09b95ecb35b06ce77ea15df1` |",
+            "generic-secret",
+        ),
+        (
+            "The github webhook secret is 163dd97601d81309edf24256c70c3d993937cc97",
+            "generic-secret",
+        ),
+        (
+            "Der cloudflare api token lautet: 5LMF0JaH9L9gWeabXL4yVwPEigquNNSJkLzdTJmF",
+            "generic-secret",
+        ),
+        (
+            "zendesk api token：pZuQBkTjWKytTtd8G7Vg3lB125MTA9J7OjKd1dlq",
+            "cjk-assignment",
+        ),
+        (
+            "ステージングの smtp password：Kx9#mQ2vL8qR4wZ7 です。",
+            "cjk-assignment",
+        ),
+        (
+            "const azureDevopsPat = 'z5msv5denq4wd7d3jbroaai2no6zx4oaq3bgx6x4mjgfcm4gkfz4';",
+            "generic-secret",
+        ),
+        (
+            "buildConfigField 'String' , 'API_KEY' , '\"951bc382db9cfee29c68634761dd6e19\"'",
+            "build-config-field",
+        ),
+    ] {
+        assert_eq!(ids(&scan_text(text)), [id], "{text}");
+    }
+    for text in [
+        "Set `LOG_LEVEL` to `debug` in your shell.",
+        "Set `API_TOKEN` to `${API_TOKEN}` before the deploy.",
+        "| staging | `TOKEN_TTL` | `3600` |",
+        "The token for staging is rotated every Friday.",
+        "预发环境的 token 是：请向运维申请",
+        "buildConfigField 'String', 'API_URL', '\"https://api.example.com/v1\"'",
+    ] {
+        assert!(
+            scan_text(text).is_empty(),
+            "{text} gave {:?}",
+            ids(&scan_text(text))
+        );
+    }
+}
+
+#[test]
+fn passwords_starting_with_a_dollar_or_holding_parentheses_are_values() {
+    for (text, secret) in [
+        (
+            "django_secret_key=$g#=yx0o15zv4xjm@!)x=@-1lqs=-1@+np32q$8c@3vvdr!l_y",
+            "$g#=yx0o15zv4xjm@!)x=@-1lqs=-1@+np32q$8c@3vvdr!l_y",
+        ),
+        ("SMTP_PASS = \"$Zephcrr5wJLUxF@\"", "$Zephcrr5wJLUxF@"),
+        (
+            "loaded django_secret_key=po8(5%cbwd5)hfqv_u+4gdarvc8&pyhen for tenant acme",
+            "po8(5%cbwd5)hfqv_u+4gdarvc8&pyhen",
+        ),
+    ] {
+        let found = scan_text(text);
+        assert_eq!(found.len(), 1, "{text}");
+        assert_eq!(found[0].secret.expose_secret(), secret, "{text}");
+    }
+    for text in [
+        "password = $DB_PASSWORD",
+        "token: $github_token",
+        "Connect-VIServer $host -user $user -password $ESXipass",
+        "let accountKey = Buffer.from(\"accountKey\", \"base64\");",
+        "this.addPassword = \"#add-password\";",
+        "echo 'export DATABASE_PASSWORD=\"'$PRECOMPILE_PASSWORD'\"' >> .env",
+        "DB_PASSWORD=postgres",
+        "password = os.getenv(\"DB_PASSWORD\")",
+    ] {
+        assert!(
+            scan_text(text).is_empty(),
+            "{text} gave {:?}",
+            ids(&scan_text(text))
+        );
+    }
+}
+
+#[test]
+fn credential_lines_of_clients_and_files_are_found() {
+    for (text, id, secret) in [
+        (
+            "mysql -h db -u root -p'AGh2!WinterM08Y1S=' shop",
+            "cli-password-argument",
+            "AGh2!WinterM08Y1S=",
+        ),
+        (
+            "mysqldump -uroot -pQ7vLm2Xk9RtB4wZp app > dump.sql",
+            "cli-password-argument",
+            "Q7vLm2Xk9RtB4wZp",
+        ),
+        (
+            "db.khwda.internal:5432:app:app_rw:vga5qh3z3X4lixKVH7yi",
+            "pgpass-password",
+            "vga5qh3z3X4lixKVH7yi",
+        ),
+        (
+            "*:*:*:replicator:Zq8vN3kL1pX7mWq2",
+            "pgpass-password",
+            "Zq8vN3kL1pX7mWq2",
+        ),
+        (
+            "new System.Net.NetworkCredential(\"cidownload\", \"AP7JaG9ToerxBc6gWP5LcU2CNpb\");",
+            "dotnet-credential",
+            "AP7JaG9ToerxBc6gWP5LcU2CNpb",
+        ),
+        (
+            "new DirectoryEntry(\"LDAP://EXAMPLE.COM\",\n    \"ADMIN@EXAMPLE.COM\",\n    \"Rrhh1234xQ\");",
+            "dotnet-credential",
+            "Rrhh1234xQ",
+        ),
+        (
+            "variable \"corp_okta_api_token\" {\n  default = \"004EWTpRQT_HJtG_nL-agxacgzYHjxPcF99kJsFzWg\"\n}",
+            "okta-api-token",
+            "004EWTpRQT_HJtG_nL-agxacgzYHjxPcF99kJsFzWg",
+        ),
+    ] {
+        let found = scan_text(text);
+        assert_eq!(ids(&found), [id], "{text}");
+        assert_eq!(found[0].secret.expose_secret(), secret, "{text}");
+    }
+    for text in [
+        "mysql -h db -u root -p shop",
+        "mysql -u app -p$MYSQL_PASSWORD app",
+        "mysql --port=3306 -h db app",
+        "localhost:5432:app:app:*",
+        "new NetworkCredential(user, password)",
+        "okta_org_url: https://dev-00000000.okta.com",
+    ] {
+        assert!(
+            scan_text(text).is_empty(),
+            "{text} gave {:?}",
+            ids(&scan_text(text))
+        );
+    }
+}
+
+#[test]
+fn prefixed_tokens_with_runs_or_shared_prefixes_are_found() {
+    let bearer = "AAAAAAAAAAAAAAAAAAAAAMLheAAAAAAAA0%2BuSeid%2BULvsea4JtiGRiSDSJSI%3DEUifiRBkKG5E2XzMDjRfl76ZC9Ub0wnz4XsNiRVBChTYbJcE3F";
+    assert_eq!(
+        ids(&scan_text(&format!("TWITTER_BEARER_TOKEN={bearer}"))),
+        ["x-bearer-token"]
+    );
+    assert_eq!(
+        ids(&scan_text(
+            "token→pk_12642892_VL9ELAMG74BP0CCQN8ZG3U7KT6AX9SOQ"
+        )),
+        ["clickup-api-token"]
+    );
+    for text in [
+        "padding: AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+        "STRIPE_PUBLISHABLE_KEY=pk_live_51HxYzAbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+    ] {
+        assert!(
+            scan_text(text).is_empty(),
+            "{text} gave {:?}",
+            ids(&scan_text(text))
+        );
+    }
+}
