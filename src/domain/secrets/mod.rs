@@ -170,14 +170,40 @@ pub fn scan_bytes(bytes: &[u8]) -> Option<Vec<Finding>> {
     decode_text(bytes).map(|text| scan_text(&text))
 }
 
-/// `text` with every finding replaced by `[REDACTED_SECRET]`.
+/// `text` with every finding replaced by `[REDACTED_SECRET]`, and every other place that
+/// holds a found secret's value too: a password that also appears where no rule looks (a line
+/// of its own, a sentence repeating it) must not survive the redaction of its assignment.
 pub fn redact_text(text: &str) -> String {
+    let findings = scan_text(text);
+    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(findings.len());
+    for f in &findings {
+        spans.push((f.start, f.end));
+        let secret = f.secret.expose_secret();
+        if secret.is_empty() {
+            continue;
+        }
+        for at in memchr::memmem::find_iter(text.as_bytes(), secret.as_bytes()) {
+            spans.push((at, at + secret.len()));
+        }
+    }
+    spans.sort_unstable();
+    // Overlapping spans become one; spans that only touch stay two, as findings side by side
+    // always were.
+    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
+    for (start, end) in spans {
+        match merged.last_mut() {
+            Some(last) if start < last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    // Every span is on char boundaries: findings are, and a match of a whole UTF-8 string
+    // starts and ends on one.
     let mut out = String::with_capacity(text.len());
     let mut pos = 0;
-    for f in scan_text(text) {
-        out.push_str(&text[pos..f.start]);
+    for (start, end) in merged {
+        out.push_str(&text[pos..start]);
         out.push_str(REDACTED);
-        pos = f.end;
+        pos = end;
     }
     out.push_str(&text[pos..]);
     out

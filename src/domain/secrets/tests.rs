@@ -261,6 +261,16 @@ fn redact_text_replaces_every_finding() {
 }
 
 #[test]
+fn redact_text_hides_a_found_value_wherever_else_it_appears() {
+    // The value of an assignment, repeated on a line where no rule looks (proptest found it).
+    let text = "password=passwordpassword\r\npasswordpassword";
+    let redacted = redact_text(text);
+    assert!(!redacted.contains("passwordpassword"), "{redacted}");
+    assert!(redacted.starts_with("password="), "{redacted}");
+    assert_eq!(redacted.matches("[REDACTED_SECRET]").count(), 2, "{redacted}");
+}
+
+#[test]
 fn fingerprints_are_sha256_of_rule_and_secret_and_silence_via_secretsignore() {
     let f = &scan_text("ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5")[0];
     let fp = f.fingerprint();
