@@ -267,7 +267,11 @@ fn redact_text_hides_a_found_value_wherever_else_it_appears() {
     let redacted = redact_text(text);
     assert!(!redacted.contains("passwordpassword"), "{redacted}");
     assert!(redacted.starts_with("password="), "{redacted}");
-    assert_eq!(redacted.matches("[REDACTED_SECRET]").count(), 2, "{redacted}");
+    assert_eq!(
+        redacted.matches("[REDACTED_SECRET]").count(),
+        2,
+        "{redacted}"
+    );
 }
 
 #[test]
