@@ -59,25 +59,16 @@ pub fn run(project: &Project, args: RecallArgs) -> Result<u8, OpError> {
     } else {
         IndexUse::STANDARD
     };
-    // What recall prints reaches agents too: the same gate as the session context. Its policy
-    // and automata are made ready on another thread while recall stats the memories: building
-    // them costs about as much as the whole recall.
-    let (found, policy) = std::thread::scope(|s| {
-        let gate = s.spawn(|| ready_policy(project));
-        let found = ops::recall::recall_with(
-            project,
-            &scopes,
-            &args.query,
-            args.limit,
-            args.max_chars,
-            index,
-        );
-        let policy = gate
-            .join()
-            .unwrap_or_else(|_| ops::guard::policy(project).0);
-        (found, policy)
-    });
-    let mut found = found?;
+    let mut found = ops::recall::recall_with(
+        project,
+        &scopes,
+        &args.query,
+        args.limit,
+        args.max_chars,
+        index,
+    )?;
+    // What recall prints reaches agents too: the same gate as the session context.
+    let (policy, _) = ops::guard::policy(project);
     let out = ops::guard::gate_recalled(&policy, &mut found);
     let rules: gate::Broken = out.values().flatten().copied().collect();
     let withheld = out.len();
@@ -136,14 +127,4 @@ pub fn run(project: &Project, args: RecallArgs) -> Result<u8, OpError> {
         outln!();
     }
     Ok(EXIT_OK)
-}
-
-/// The project's gate policy, with the gate's automata built by judging a small memory (the
-/// gate builds them on first use, once per process).
-fn ready_policy(project: &Project) -> gate::Policy {
-    const SAMPLE: &str = "---\nname: Sample\ndescription: Warms the gate\ntype: project\n---\nSee <https://example.com/a> and [b](https://example.com/b).\n";
-    let (policy, _) = ops::guard::policy(project);
-    let _ = policy.judge("project/sample.md", "project/sample.md", SAMPLE.as_bytes());
-    let _ = gate::for_agent(SAMPLE);
-    policy
 }
