@@ -30,6 +30,15 @@ use super::input::{self, Arguments, BadInput};
 /// The most memories one `memory_list` page shows.
 pub const MAX_LISTED: usize = 200;
 
+/// What the gate judges at server start to build its scanners: a memory like those agents save,
+/// with a link, a command and a configuration line, so that the keyword automata and the rules
+/// most texts trigger are compiled before the first search.
+const WARM_UP_MEMORY: &str = "---\nname: Staging deploy\ndescription: How the staging \
+    deploy runs\ntype: project\nkeywords: [deploy, staging]\n---\nRun `make deploy` with \
+    the token from the vault; the config sets password_file and api_key_path.\nSee \
+    https://example.com/docs <!-- note -->\n\nWhy: the release checklist.\nHow to apply: \
+    before every release.\n";
+
 /// The memories a `memory_list` page shows when the call names no `limit`.
 pub const DEFAULT_LISTED: usize = 100;
 
@@ -121,11 +130,37 @@ impl MemoryDoor {
     pub fn new(project: Project, publish: Publish) -> MemoryDoor {
         MemoryDoor {
             policies: PolicyBook::new(&project),
-            freshness: FreshnessBook::new(project.repo.as_ref().map(|r| r.workdir.clone())),
+            freshness: FreshnessBook::new(
+                project.repo.as_ref().map(|r| r.workdir.clone()),
+                &[ScopeKind::Team, ScopeKind::Private, ScopeKind::User]
+                    .iter()
+                    .filter_map(|s| project.layout.memory_dir(*s))
+                    .collect::<Vec<_>>(),
+            ),
             project,
             publish,
             writes: Mutex::new(()),
         }
+    }
+
+    /// Builds the gate's policy and the scanners it compiles on first use (by judging a
+    /// sample memory), so that the first call does not pay for them. The server runs it on a
+    /// thread of its own at start; a call that comes meanwhile waits for the policy's lock.
+    pub fn warm_gate(&self) {
+        let policy = self.policy();
+        let _ = guard::agent_view(
+            &policy,
+            "team:project/warm-up.md",
+            "warm-up.md",
+            "project/warm-up.md",
+            WARM_UP_MEMORY.as_bytes(),
+        );
+    }
+
+    /// Walks the history once for every memory's last commit at `HEAD`, so that the first
+    /// search does not ([`FreshnessBook::prepare`]); on a thread of its own at start.
+    pub fn warm_freshness(&self) {
+        self.freshness.prepare();
     }
 
     /// Runs the tool `name` with `arguments`.
