@@ -46,7 +46,9 @@ pub mod gate {
 
 /// Scopes: where memory folders live and which switches turn team memory on.
 pub mod scope {
-    pub use crate::domain::scope::{Environment, INDEX_FILE, TeamSwitches, sanitize_git_root};
+    pub use crate::domain::scope::{
+        Environment, INDEX_FILE, ScopeKind, TeamSwitches, sanitize_git_root,
+    };
 }
 
 /// The secret scanner: findings in a text and their fingerprints.

@@ -12,6 +12,7 @@ pub(crate) mod memory;
 pub(crate) mod memory_diff;
 pub(crate) mod recall;
 pub(crate) mod recall_index;
+pub(crate) mod recall_live;
 pub(crate) mod recall_refresh;
 pub(crate) mod scope;
 pub(crate) mod secrets;

@@ -256,6 +256,15 @@ pub struct IndexView<'a> {
     pub folders: Vec<FolderMeta<'a>>,
     /// The files, sorted bytewise.
     pub files: Vec<FileMeta<'a>>,
+    /// Where the term table starts in the bytes decoded ([`TermTable::at`]).
+    pub terms_at: usize,
+    terms: TermTable<'a>,
+}
+
+/// The terms of an index file, looked up in its bytes: a sorted table of offsets, each to a
+/// term and its postings.
+#[derive(Debug, Clone, Copy)]
+pub struct TermTable<'a> {
     offsets: &'a [u8],
     records: &'a [u8],
 }
@@ -322,20 +331,99 @@ impl<'a> IndexView<'a> {
         if recorded != totals(&files) {
             return None;
         }
-        let tokens = r.count()?;
-        let offsets = r.take(tokens.checked_mul(4)?)?;
-        let records = &body[r.at..];
+        let terms_at = head.at + r.at;
+        let terms = TermTable::at(bytes, terms_at)?;
         Some(IndexView {
             dir,
             symlinks,
             folders,
             files,
-            offsets,
-            records,
+            terms_at,
+            terms,
         })
     }
 
     /// How many tokens the index holds.
+    pub fn token_count(&self) -> usize {
+        self.terms.token_count()
+    }
+
+    /// The postings of `token`, if any memory holds it.
+    pub fn postings(&self, token: &str) -> Option<PostingsReader<'a>> {
+        self.terms.postings(token)
+    }
+
+    /// Every token with its postings, in sorted order (stops early on a damaged record).
+    pub fn tokens(&self) -> impl Iterator<Item = (&'a str, PostingsReader<'a>)> + '_ {
+        self.terms.tokens()
+    }
+
+    /// Gathers what scoring `query` needs of the memories marked in `use_doc` (by position in
+    /// [`IndexView::files`]; only indexed ones count).
+    pub fn gather(&self, query: &Query, use_doc: &[bool]) -> Gathered {
+        let files = &self.files;
+        gather(&self.terms, query, files.len(), |doc| {
+            let file = files.get(doc)?;
+            (use_doc.get(doc).copied().unwrap_or(false) && file.state == DocState::Indexed)
+                .then_some(file.lengths)
+        })
+    }
+}
+
+/// Gathers what scoring `query` needs of `docs` memories numbered as in `terms`' postings:
+/// `used(doc)` gives the field lengths of a memory in use (`None`: not in use or not indexed).
+pub fn gather(
+    terms: &TermTable<'_>,
+    query: &Query,
+    docs: usize,
+    used: impl Fn(usize) -> Option<[u32; FIELDS]>,
+) -> Gathered {
+    let mut collection = Collection::default();
+    for doc in 0..docs {
+        if let Some(lengths) = used(doc) {
+            collection.add(lengths);
+        }
+    }
+    let count = query.tokens().len();
+    let mut df = vec![0; count];
+    let mut slot: Vec<u32> = vec![u32::MAX; docs];
+    let mut matches: Vec<(usize, Vec<FieldUnits>)> = Vec::new();
+    for (i, term) in query.tokens().iter().enumerate() {
+        for (doc, per) in terms.postings(term).into_iter().flatten() {
+            let doc = doc as usize;
+            if doc >= docs || used(doc).is_none() {
+                continue;
+            }
+            df[i] += 1;
+            if slot[doc] == u32::MAX {
+                slot[doc] = matches.len() as u32;
+                matches.push((doc, vec![[0; FIELDS]; count]));
+            }
+            if let Some((_, units)) = matches.get_mut(slot[doc] as usize) {
+                units[i] = per;
+            }
+        }
+    }
+    matches.sort_unstable_by_key(|(doc, _)| *doc);
+    Gathered {
+        collection,
+        df,
+        matches,
+    }
+}
+
+impl<'a> TermTable<'a> {
+    /// The term table that starts at byte `at` of an index file's bytes (as
+    /// [`IndexView::terms_at`] says); `None` when the bytes there do not hold one.
+    pub fn at(bytes: &'a [u8], at: usize) -> Option<TermTable<'a>> {
+        let mut r = Reader { bytes, at };
+        let tokens = r.count()?;
+        let offsets = r.take(tokens.checked_mul(4)?)?;
+        let records = bytes.get(r.at..)?;
+        Some(TermTable { offsets, records })
+    }
+
+    /// How many tokens the table holds.
     pub fn token_count(&self) -> usize {
         self.offsets.len() / 4
     }
@@ -378,50 +466,6 @@ impl<'a> IndexView<'a> {
     /// Every token with its postings, in sorted order (stops early on a damaged record).
     pub fn tokens(&self) -> impl Iterator<Item = (&'a str, PostingsReader<'a>)> + '_ {
         (0..self.token_count()).map_while(|n| self.token_at(n))
-    }
-
-    /// Gathers what scoring `query` needs of the memories marked in `use_doc` (by position in
-    /// [`IndexView::files`]; only indexed ones count).
-    pub fn gather(&self, query: &Query, use_doc: &[bool]) -> Gathered {
-        let used = |doc: usize| {
-            use_doc.get(doc).copied().unwrap_or(false)
-                && self
-                    .files
-                    .get(doc)
-                    .is_some_and(|f| f.state == DocState::Indexed)
-        };
-        let mut collection = Collection::default();
-        for (doc, file) in self.files.iter().enumerate() {
-            if used(doc) {
-                collection.add(file.lengths);
-            }
-        }
-        let terms = query.tokens().len();
-        let mut df = vec![0; terms];
-        let mut slot: Vec<u32> = vec![u32::MAX; self.files.len()];
-        let mut matches: Vec<(usize, Vec<FieldUnits>)> = Vec::new();
-        for (i, term) in query.tokens().iter().enumerate() {
-            for (doc, per) in self.postings(term).into_iter().flatten() {
-                let doc = doc as usize;
-                if !used(doc) {
-                    continue;
-                }
-                df[i] += 1;
-                if slot[doc] == u32::MAX {
-                    slot[doc] = matches.len() as u32;
-                    matches.push((doc, vec![[0; FIELDS]; terms]));
-                }
-                if let Some((_, units)) = matches.get_mut(slot[doc] as usize) {
-                    units[i] = per;
-                }
-            }
-        }
-        matches.sort_unstable_by_key(|(doc, _)| *doc);
-        Gathered {
-            collection,
-            df,
-            matches,
-        }
     }
 }
 

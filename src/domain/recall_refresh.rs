@@ -179,7 +179,7 @@ fn in_parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(&[T]) -> Vec<R> + Sy
 
 /// Splits `items` among a few threads ([`reader_chunk`]), runs `work` on each part, and gives
 /// the parts' results in order; a part whose thread died gives `died(part)` instead.
-fn in_parts<T: Sync, R: Send>(
+pub fn in_parts<T: Sync, R: Send>(
     items: &[T],
     work: impl Fn(&[T]) -> R + Sync,
     died: impl Fn(&[T]) -> R,
@@ -205,7 +205,7 @@ fn in_parts<T: Sync, R: Send>(
 /// read. The stamp gives the length, so a file is read in one call, without a second one to
 /// find its end (a file growing meanwhile is read up to the length it had; its stamp then no
 /// longer matches, and the next query reads it again).
-fn read_stamped(path: &Path) -> Option<(Stamp, Vec<u8>)> {
+pub fn read_stamped(path: &Path) -> Option<(Stamp, Vec<u8>)> {
     use std::io::Read;
     let mut file = std::fs::File::open(path).ok()?;
     let stamp = Stamp::of(&file.metadata().ok()?);
@@ -432,7 +432,7 @@ pub fn read_shown(dir: &Path, rel: &str, stamp: Stamp) -> Option<MemoryFile> {
     MemoryFile::parse(rel, &bytes).ok()
 }
 
-fn now_ns() -> i64 {
+pub fn now_ns() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as i64)

@@ -16,8 +16,10 @@ use serde::Serialize;
 use crate::domain::memory::MemoryType;
 use crate::domain::recall::{Analyzer, Collection, PROXIMITY_CANDIDATES, Query, points};
 use crate::domain::recall_index;
+use crate::domain::recall_live::LiveScope;
 use crate::domain::recall_refresh::{Candidate, keep_best, read_shown, scan_files, scan_indexed};
 use crate::domain::scope::{Layout, ScopeKind};
+use crate::domain::store::Stamp;
 use crate::domain::usage::{self, UsageBook};
 use crate::git::{file_history, repo, snapshot};
 
@@ -143,11 +145,132 @@ pub fn recall_unaged(
         project,
         scopes,
         query,
-        max,
-        chars,
-        IndexUse::STANDARD,
+        (max, chars),
+        &mut Source::Files(IndexUse::STANDARD),
         Ages::FileTime,
     )
+}
+
+/// The recall indexes of a few scopes held in memory by a long-lived process (the MCP
+/// server): a query on it answers exactly as [`recall_unaged`] does, without reading any index
+/// file or statting any memory that was not noted as changed; only the memories it shows are
+/// read (and those shown before come from a cache). The process tells it what changed:
+/// [`LiveRecall::note_changed`] for each path a file watcher reports, and
+/// [`LiveRecall::note_all_changed`] when there is no watcher or it lost events.
+#[derive(Debug, Default)]
+pub struct LiveRecall {
+    scopes: Vec<(ScopeKind, LiveScope)>,
+    settle: Option<Duration>,
+}
+
+impl LiveRecall {
+    /// Opens the recall indexes of `scopes` (loading each scope's index file, or building it),
+    /// checking every memory once, as a query through the index file does.
+    pub fn open(project: &Project, scopes: &[ScopeKind]) -> Result<LiveRecall, OpError> {
+        LiveRecall::open_with(project, scopes, SETTLE)
+    }
+
+    /// [`LiveRecall::open`], trusting stamps older than `settle` (see [`SETTLE`]).
+    pub fn open_with(
+        project: &Project,
+        scopes: &[ScopeKind],
+        settle: Duration,
+    ) -> Result<LiveRecall, OpError> {
+        let mut live = LiveRecall {
+            scopes: Vec::new(),
+            settle: Some(settle),
+        };
+        for &scope in scopes {
+            live.scope(project, scope)?;
+        }
+        Ok(live)
+    }
+
+    /// The live index of `scope`, opened on first use; `None` where a scope cannot have an
+    /// index (no inode numbers to stamp files with): queried from the files instead.
+    fn scope(&mut self, project: &Project, scope: ScopeKind) -> Result<Option<usize>, OpError> {
+        if let Some(at) = self.scopes.iter().position(|(s, _)| *s == scope) {
+            return Ok(Some(at));
+        }
+        let dir = project.check_scope_safe(scope)?;
+        let Some(file) = index_file(project, scope, &dir) else {
+            return Ok(None);
+        };
+        let settle = self.settle.unwrap_or(SETTLE);
+        self.scopes
+            .push((scope, LiveScope::open(&dir, &file, settle)?));
+        Ok(Some(self.scopes.len() - 1))
+    }
+
+    /// A file or folder changed (created, written, removed or renamed; an absolute path): the
+    /// next query looks at it again in the scope that holds it. Paths outside every open
+    /// scope are ignored. Returns whether a scope holds it.
+    pub fn note_changed(&mut self, path: &Path) -> bool {
+        let mut held = false;
+        for (_, live) in &mut self.scopes {
+            held |= live.note_changed(path);
+        }
+        held
+    }
+
+    /// Anything may have changed (no watcher, or it overflowed): the next query stats every
+    /// memory of every open scope, as [`recall_unaged`] does.
+    pub fn note_all_changed(&mut self) {
+        for (_, live) in &mut self.scopes {
+            live.note_all_changed();
+        }
+    }
+
+    /// The scope folders it watches over, for a file watcher to watch.
+    pub fn dirs(&self) -> Vec<(ScopeKind, PathBuf)> {
+        self.scopes
+            .iter()
+            .map(|(s, live)| (*s, live.dir().to_path_buf()))
+            .collect()
+    }
+
+    /// What the open scopes did since they were opened, summed (tests and benchmarks).
+    pub fn report(&self) -> LiveReport {
+        let mut sum = LiveReport::default();
+        for (_, live) in &self.scopes {
+            let r = live.report();
+            sum.stats += r.stats;
+            sum.reads += r.reads;
+            sum.listings += r.listings;
+            sum.written += r.written;
+        }
+        sum
+    }
+}
+
+pub use crate::domain::recall_live::LiveReport;
+
+/// [`recall_unaged`] through a [`LiveRecall`]: the same answer, from memory (see there). A
+/// scope not open yet is opened.
+pub fn recall_live(
+    project: &Project,
+    live: &mut LiveRecall,
+    scopes: &[ScopeKind],
+    query: &str,
+    max: usize,
+    chars: usize,
+) -> Result<Recalled, OpError> {
+    recall_inner(
+        project,
+        scopes,
+        query,
+        (max, chars),
+        &mut Source::Live(live),
+        Ages::FileTime,
+    )
+}
+
+/// Where a query's memories come from.
+enum Source<'a> {
+    /// The files, through the index file or not.
+    Files(IndexUse),
+    /// A live index in memory.
+    Live(&'a mut LiveRecall),
 }
 
 /// Where the hits' ages come from.
@@ -168,18 +291,53 @@ pub fn recall_with(
     chars: usize,
     index: IndexUse,
 ) -> Result<Recalled, OpError> {
-    recall_inner(project, scopes, query, max, chars, index, Ages::History)
+    recall_inner(
+        project,
+        scopes,
+        query,
+        (max, chars),
+        &mut Source::Files(index),
+        Ages::History,
+    )
 }
+
+/// How many times a live query is asked again when a memory it shows changed under it (a
+/// change the watcher has not reported yet) before it reads the files instead.
+const LIVE_RETRIES: usize = 3;
 
 fn recall_inner(
     project: &Project,
     scopes: &[ScopeKind],
     query: &str,
-    max: usize,
-    chars: usize,
-    index: IndexUse,
+    (max, chars): (usize, usize),
+    source: &mut Source<'_>,
     ages: Ages,
 ) -> Result<Recalled, OpError> {
+    for _ in 0..LIVE_RETRIES {
+        if let Some(found) = recall_once(project, scopes, query, (max, chars), source, ages)? {
+            return Ok(found);
+        }
+    }
+    // Memories kept changing under the query: read every file.
+    let mut files = Source::Files(IndexUse::Off);
+    match recall_once(project, scopes, query, (max, chars), &mut files, ages)? {
+        Some(found) => Ok(found),
+        None => Err(OpError::Usage(
+            "recall: memories kept changing while they were read — try again".into(),
+        )),
+    }
+}
+
+/// One attempt of a query; `None` when a memory scored from an index changed before it was
+/// shown (the query is then asked again).
+fn recall_once(
+    project: &Project,
+    scopes: &[ScopeKind],
+    query: &str,
+    (max, chars): (usize, usize),
+    source: &mut Source<'_>,
+    ages: Ages,
+) -> Result<Option<Recalled>, OpError> {
     let parsed = Query::new(query);
     let mut recalled = Recalled {
         query: query.to_string(),
@@ -189,7 +347,7 @@ fn recall_inner(
         index: IndexReport::default(),
     };
     if parsed.tokens().is_empty() || max == 0 {
-        return Ok(recalled);
+        return Ok(Some(recalled));
     }
     // Every scope first gathers its statistics and candidates; scores need all of them, as
     // IDF and average lengths are taken over every scope queried.
@@ -198,11 +356,17 @@ fn recall_inner(
     let mut candidates: Vec<Candidate> = Vec::new();
     for (order, &scope) in scopes.iter().enumerate() {
         let dir = project.check_scope_safe(scope)?;
-        let found = match (index, index_file(project, scope, &dir)) {
-            (IndexUse::On { settle, budget }, Some(file)) => {
-                scan_indexed(&dir, &file, &parsed, (order, scope), (settle, budget))?
-            }
-            _ => scan_files(&dir, &parsed, order, scope)?,
+        let found = match source {
+            Source::Live(live) => match live.scope(project, scope)? {
+                Some(at) => live.scopes[at].1.gather(&parsed, (order, scope))?,
+                None => scan_files(&dir, &parsed, order, scope)?,
+            },
+            Source::Files(index) => match (*index, index_file(project, scope, &dir)) {
+                (IndexUse::On { settle, budget }, Some(file)) => {
+                    scan_indexed(&dir, &file, &parsed, (order, scope), (settle, budget))?
+                }
+                _ => scan_files(&dir, &parsed, order, scope)?,
+            },
         };
         recalled.scanned += found.scanned;
         recalled.index.from_index += found.report.from_index;
@@ -233,11 +397,21 @@ fn recall_inner(
         if c.file.is_none() {
             // Scored from the index: only the memories shown or boosted are read. One that
             // changed since its stat (a write racing this run) sends the query to the files.
-            let dir = project.scope_dir(c.scope)?;
-            match read_shown(&dir, &c.rel, c.stamp) {
+            let file = match source {
+                Source::Live(live) => match live.scope(project, c.scope)? {
+                    Some(at) => live.scopes[at].1.shown(&c.rel, c.stamp),
+                    None => read_shown(&project.scope_dir(c.scope)?, &c.rel, c.stamp),
+                },
+                Source::Files(_) => read_shown(&project.scope_dir(c.scope)?, &c.rel, c.stamp),
+            };
+            match file {
                 Some(file) => c.file = Some(Box::new(file)),
                 None => {
-                    return recall_inner(project, scopes, query, max, chars, IndexUse::Off, ages);
+                    if let Source::Files(index) = source {
+                        // The index file's stamps are no longer the files': read them all.
+                        *index = IndexUse::Off;
+                    }
+                    return Ok(None);
                 }
             }
         }
@@ -257,17 +431,18 @@ fn recall_inner(
                 found.rel,
                 found.points,
                 file,
+                found.stamp,
             ));
         }
     }
-    let places: Vec<(&Path, &str)> = shown
+    let places: Vec<(&Path, &str, Stamp)> = shown
         .iter()
-        .map(|(dir, _, rel, _, _)| (dir.as_path(), rel.as_str()))
+        .map(|(dir, _, rel, _, _, stamp)| (dir.as_path(), rel.as_str(), *stamp))
         .collect();
     let fresh = freshness(project, &places, ages)?;
     let now = usage::now();
     let mut books: HashMap<ScopeKind, UsageBook> = HashMap::new();
-    for ((dir, scope, rel, score, file), fresh) in shown.into_iter().zip(fresh) {
+    for ((dir, scope, rel, score, file, _), fresh) in shown.into_iter().zip(fresh) {
         let file = *file;
         let path = dir.join(&rel);
         let book = books
@@ -294,7 +469,7 @@ fn recall_inner(
             last_usage: u.last_usage,
         });
     }
-    Ok(recalled)
+    Ok(Some(recalled))
 }
 
 /// Where a scope's recall index lives: in its state folder, beside (never inside) the memory
@@ -346,7 +521,7 @@ struct Freshness {
 /// new or edited memory). The repository is opened once and its history walked once for all.
 fn freshness(
     project: &Project,
-    memories: &[(&Path, &str)],
+    memories: &[(&Path, &str, Stamp)],
     ages: Ages,
 ) -> Result<Vec<Freshness>, OpError> {
     let mut from_commits: Vec<Option<Freshness>> = memories.iter().map(|_| None).collect();
@@ -359,7 +534,7 @@ fn freshness(
         let inside: Vec<(usize, String)> = memories
             .iter()
             .enumerate()
-            .filter_map(|(i, (dir, rel))| {
+            .filter_map(|(i, (dir, rel, _))| {
                 let folder = dir.strip_prefix(&root).ok()?;
                 let folder = folder.to_string_lossy().replace('\\', "/");
                 Some((i, format!("{folder}/{rel}")))
@@ -371,7 +546,7 @@ fn freshness(
             let head = file_history::head_blobs(&repo, &names)?;
             let mut committed = Vec::new();
             for (i, full) in inside {
-                let (dir, rel) = memories[i];
+                let (dir, rel, _) = memories[i];
                 let path = dir.join(rel);
                 let bytes = std::fs::read(&path).map_err(|e| OpError::io(&path, e))?;
                 if head.get(&full) == Some(&snapshot::blob_id(&bytes)?) {
@@ -392,20 +567,14 @@ fn freshness(
         }
     }
     let mut out = Vec::with_capacity(memories.len());
-    for ((dir, rel), known) in memories.iter().zip(from_commits) {
+    for ((_, _, stamp), known) in memories.iter().zip(from_commits) {
         if let Some(fresh) = known {
             out.push(fresh);
             continue;
         }
-        let path = dir.join(rel);
-        let modified = std::fs::metadata(&path)
-            .and_then(|m| m.modified())
-            .map_err(|e| OpError::io(&path, e))?;
+        // The modification time of the version scored and shown, whole seconds (0 before 1970).
         out.push(Freshness {
-            time: modified
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs() as i64)
-                .unwrap_or(0),
+            time: stamp.mtime_ns.max(0) / 1_000_000_000,
             from: "file-time",
             by: None,
         });
@@ -859,5 +1028,147 @@ mod tests {
         fs::write(&path, other).unwrap();
         let report = same_as_reference(&f);
         assert!(report.written >= 1);
+    }
+
+    /// Every query through the live handle answers as [`recall_unaged`] does (the whole ranking
+    /// and the top 3, compared as the JSON a client gets).
+    fn live_same_as_unaged(f: &Fixture, live: &mut LiveRecall) {
+        for (query, max) in QUERIES.iter().flat_map(|q| [(q, 100_000), (q, 3)]) {
+            let scopes = [ScopeKind::User];
+            let want = recall_unaged(&f.project, &scopes, query, max, 80).unwrap();
+            let got = recall_live(&f.project, live, &scopes, query, max, 80).unwrap();
+            assert_eq!(
+                serde_json::to_value(&got).unwrap(),
+                serde_json::to_value(&want).unwrap(),
+                "query {query:?}, max {max}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_live_handle_answers_as_the_files_do_through_noted_edits_and_touches_nothing_else() {
+        let f = fixture(200);
+        settle();
+        let mut live = LiveRecall::open_with(&f.project, &[ScopeKind::User], TEST_SETTLE).unwrap();
+        let opened = live.report();
+        assert_eq!(opened.stats + opened.reads, 200, "{opened:?}");
+        live_same_as_unaged(&f, &mut live);
+        // Warm, nothing noted: no memory statted, listed or read (the shown ones are cached).
+        let before = live.report();
+        live_same_as_unaged(&f, &mut live);
+        let after = live.report();
+        assert_eq!(after, before);
+
+        // Edits that change the size, additions (one in a new folder), deletions, renames,
+        // each noted as a watcher reports it.
+        let mut changed: Vec<PathBuf> = Vec::new();
+        let mut rng = Lcg(99);
+        for i in [1, 2, 3, 50, 51] {
+            let (rel, _) = memory(&mut rng, i);
+            let path = f.dir.join(&rel);
+            let text = fs::read_to_string(&path).unwrap();
+            fs::write(
+                &path,
+                text.replacen("\n\n", "\npostgres migration 数据库\n", 1),
+            )
+            .unwrap();
+            changed.push(path);
+        }
+        for i in 200..203 {
+            let (rel, text) = memory(&mut rng, i);
+            write(&f.dir, &rel, &text);
+            changed.push(f.dir.join(rel));
+        }
+        write(
+            &f.dir,
+            "project/deeper/nested.md",
+            "---\nname: Nested postgres\ndescription: deploy\ntype: project\n---\ncache\n",
+        );
+        changed.push(f.dir.join("project/deeper"));
+        for rel in ["user/m0000.md", "feedback/m0009.md", "project/m0010.md"] {
+            fs::remove_file(f.dir.join(rel)).unwrap();
+            changed.push(f.dir.join(rel));
+        }
+        fs::rename(f.dir.join("user/m0004.md"), f.dir.join("user/a-first.md")).unwrap();
+        changed.extend([f.dir.join("user/m0004.md"), f.dir.join("user/a-first.md")]);
+        fs::rename(
+            f.dir.join("reference/m0003.md"),
+            f.dir.join("feedback/m0003.md"),
+        )
+        .unwrap();
+        changed.extend([
+            f.dir.join("reference/m0003.md"),
+            f.dir.join("feedback/m0003.md"),
+        ]);
+        // Same size and the very same mtime: the watcher still reports it.
+        let put_back = f.dir.join("feedback/m0021.md");
+        let modified = fs::metadata(&put_back).unwrap().modified().unwrap();
+        edit_keeping_size(&put_back);
+        set_mtime(&put_back, modified);
+        changed.push(put_back);
+        for path in &changed {
+            assert!(live.note_changed(path), "{}", path.display());
+        }
+        assert!(!live.note_changed(Path::new("/somewhere/else.md")));
+        live_same_as_unaged(&f, &mut live);
+        let noted = live.report();
+        assert!(noted.stats - after.stats <= changed.len(), "{noted:?}");
+        settle();
+        live_same_as_unaged(&f, &mut live);
+
+        // A folder renamed away and another put in its place: noted as the folders.
+        fs::rename(f.dir.join("project"), f.dir.join("old-project")).unwrap();
+        fs::create_dir(f.dir.join("project")).unwrap();
+        write(
+            &f.dir,
+            "project/m0006.md",
+            "---\nname: Replaced postgres\ndescription: deploy cache\ntype: project\n---\nzebra\n",
+        );
+        live.note_changed(&f.dir.join("project"));
+        live.note_changed(&f.dir.join("old-project"));
+        live_same_as_unaged(&f, &mut live);
+
+        // Changes nobody reported, then the watcher overflowed: everything is looked at.
+        fs::remove_file(f.dir.join("user/m0008.md")).unwrap();
+        write(
+            &f.dir,
+            "feedback/unreported.md",
+            "---\nname: Unreported postgres\ndescription: zebra\ntype: feedback\n---\ncache\n",
+        );
+        edit_keeping_size(&f.dir.join("feedback/m0013.md"));
+        settle();
+        live.note_all_changed();
+        live_same_as_unaged(&f, &mut live);
+        live_same_as_unaged(&f, &mut live);
+
+        // A new process opens what the handle wrote back, and answers the same.
+        let mut again = LiveRecall::open_with(&f.project, &[ScopeKind::User], TEST_SETTLE).unwrap();
+        live_same_as_unaged(&f, &mut again);
+    }
+
+    #[test]
+    fn a_live_handle_over_a_scope_without_memories_sees_its_first_ones() {
+        let tmp = tempfile::tempdir().unwrap();
+        let env = Environment {
+            base_dir: Some(tmp.path().join("base")),
+            ..Default::default()
+        };
+        let project = Project::open_with(tmp.path(), env).unwrap();
+        let dir = project.scope_dir(ScopeKind::User).unwrap();
+        let f = Fixture {
+            _tmp: tmp,
+            project,
+            dir: dir.clone(),
+        };
+        let mut live = LiveRecall::open_with(&f.project, &[ScopeKind::User], TEST_SETTLE).unwrap();
+        live_same_as_unaged(&f, &mut live);
+        // The scope folder itself appears, with a memory in a folder of its own.
+        let mut rng = Lcg(3);
+        for i in 0..30 {
+            let (rel, text) = memory(&mut rng, i);
+            write(&dir, &rel, &text);
+        }
+        live.note_changed(&dir);
+        live_same_as_unaged(&f, &mut live);
     }
 }

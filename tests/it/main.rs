@@ -34,6 +34,7 @@ mod net_ssh;
 mod no_panic;
 mod recall;
 mod recall_freshness;
+mod recall_live;
 mod review;
 mod scopes;
 mod secrets_guard;
