@@ -124,10 +124,12 @@ fn warm(door: &Arc<MemoryDoor>, name: &str, work: fn(&MemoryDoor)) {
 }
 
 /// Serves `door` over stdin and stdout until the client closes the connection. What the first
-/// search needs is prepared at once, beside the handshake, on threads of their own (the gate's
-/// scanners, every memory's last commit), so that neither waits for the other.
+/// search needs is prepared at once, beside the handshake, on threads of their own (recall's
+/// indexes in memory, the gate's scanners, every memory's last commit), so that neither waits
+/// for the other.
 pub fn serve(door: MemoryDoor) -> Result<(), OpError> {
     let door = Arc::new(door);
+    warm(&door, "teammem-warm-recall", MemoryDoor::warm_recall);
     warm(&door, "teammem-warm-gate", MemoryDoor::warm_gate);
     warm(&door, "teammem-warm-history", MemoryDoor::warm_freshness);
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -26,6 +26,7 @@ use crate::ops::{OpError, Project, forget, recall};
 use super::cache::{Freshness, FreshnessBook, PolicyBook};
 use super::gate::{self, Withheld};
 use super::input::{self, Arguments, BadInput};
+use super::live::LiveIndex;
 
 /// The most memories one `memory_list` page shows.
 pub const MAX_LISTED: usize = 200;
@@ -122,6 +123,9 @@ pub struct MemoryDoor {
     policies: PolicyBook,
     /// Each memory's last commit, for the current `HEAD`.
     freshness: FreshnessBook,
+    /// Recall's indexes in memory and the watches on their folders, opened at start
+    /// ([`MemoryDoor::warm_recall`]) or by the first search; searches take turns on it.
+    live: Mutex<Option<LiveIndex>>,
 }
 
 impl MemoryDoor {
@@ -140,6 +144,7 @@ impl MemoryDoor {
             project,
             publish,
             writes: Mutex::new(()),
+            live: Mutex::new(None),
         }
     }
 
@@ -155,6 +160,16 @@ impl MemoryDoor {
             "project/warm-up.md",
             WARM_UP_MEMORY.as_bytes(),
         );
+    }
+
+    /// Watches the memory folders and opens recall's indexes in memory, so that the first
+    /// search does not; on a thread of its own at start (a search that comes meanwhile waits
+    /// for it, as it would do this work itself).
+    pub fn warm_recall(&self) {
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        if live.is_none() {
+            *live = LiveIndex::open(&self.project, &self.project.default_scopes()).ok();
+        }
     }
 
     /// Walks the history once for every memory's last commit at `HEAD`, so that the first
@@ -246,10 +261,30 @@ impl MemoryDoor {
         let scopes = self.scopes(scope)?;
         let mut timings = Timings::default();
         let started = Instant::now();
-        // The ages shown come from this server's own cache (`self.freshness`), so recall does
-        // not walk git's history for them.
-        let found =
-            recall::recall_unaged(&self.project, &scopes, &query, limit, recall::DEFAULT_CHARS)?;
+        // From recall's indexes in memory, told what changed since the last search; the ages
+        // shown come from this server's own cache (`self.freshness`), so recall does not walk
+        // git's history for them.
+        let found = {
+            let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+            if live.is_none() {
+                *live = Some(LiveIndex::open(
+                    &self.project,
+                    &self.project.default_scopes(),
+                )?);
+            }
+            match live.as_mut() {
+                Some(index) => {
+                    index.recall(&self.project, &scopes, &query, limit, recall::DEFAULT_CHARS)?
+                }
+                None => recall::recall_unaged(
+                    &self.project,
+                    &scopes,
+                    &query,
+                    limit,
+                    recall::DEFAULT_CHARS,
+                )?,
+            }
+        };
         timings.ranking_us = micros_since(started);
 
         // Every hit is read once, and that one read is what the gate judges and what its

@@ -13,9 +13,6 @@
 //! The contract: create the watch *before* reading the folder the first time, so that any
 //! change made while it is read is reported by the next [`FolderWatch::changes`].
 
-// Until the server's live recall handle is fed from it (the next change).
-#![allow(dead_code)]
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -91,6 +88,7 @@ impl FolderWatch {
 
     /// Whether the kernel tells this watch about changes (false: every call says
     /// [`Changes::Everything`], or the root is not there yet).
+    #[cfg(test)]
     pub fn is_watching(&self) -> bool {
         match self.state {
             #[cfg(target_os = "linux")]
