@@ -6,6 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
 use git2::{Oid, Repository};
@@ -39,7 +40,7 @@ struct Book {
     tip: Option<Option<Oid>>,
     /// Path (relative to the repository root) → the blob `HEAD` holds there and the last
     /// commit that changed it, for every file `HEAD` holds below the memory folders.
-    changes: HashMap<String, (Oid, LastChange)>,
+    changes: HashMap<String, (Oid, Arc<LastChange>)>,
 }
 
 /// Freshness of memories for a server that answers many calls: the rule recall uses (the last
@@ -145,11 +146,33 @@ fn tree_at(tree: &git2::Tree<'_>, dir: &str) -> Option<Oid> {
     (entry.kind() == Some(git2::ObjectType::Tree)).then(|| entry.id())
 }
 
+/// Trees read from the repository, those of `HEAD`'s memory folder kept while `keep` is on:
+/// the commits that last changed the memories hold many of the same trees, read once this way
+/// (a folder of 2,500 memories is a tree of 100 KB to inflate, hash and parse).
+struct Trees<'r> {
+    repo: &'r Repository,
+    kept: HashMap<Oid, Rc<git2::Tree<'r>>>,
+    keep: bool,
+}
+
+impl<'r> Trees<'r> {
+    fn get(&mut self, id: Oid) -> Option<Rc<git2::Tree<'r>>> {
+        if let Some(tree) = self.kept.get(&id) {
+            return Some(Rc::clone(tree));
+        }
+        let tree = Rc::new(self.repo.find_tree(id).ok()?);
+        if self.keep {
+            self.kept.insert(id, Rc::clone(&tree));
+        }
+        Some(tree)
+    }
+}
+
 /// Calls `found` with the path (below `prefix`) and blob of every file in `here` that `before`
 /// does not hold with the same blob: added or changed (a removed file has no last change to
 /// tell). Subtrees with the same id in both are equal and skipped, as git's tree diff does.
 fn changed_files(
-    repo: &Repository,
+    trees: &mut Trees<'_>,
     before: Option<&git2::Tree<'_>>,
     here: &git2::Tree<'_>,
     prefix: &mut String,
@@ -166,12 +189,12 @@ fn changed_files(
         match entry.kind() {
             Some(git2::ObjectType::Blob) => found(prefix, entry.id()),
             Some(git2::ObjectType::Tree) => {
-                if let Ok(tree) = repo.find_tree(entry.id()) {
+                if let Some(tree) = trees.get(entry.id()) {
                     let old_tree = old
                         .filter(|o| o.kind() == Some(git2::ObjectType::Tree))
-                        .and_then(|o| repo.find_tree(o.id()).ok());
+                        .and_then(|o| trees.get(o.id()));
                     prefix.push('/');
-                    changed_files(repo, old_tree.as_ref(), &tree, prefix, found);
+                    changed_files(trees, old_tree.as_deref(), &tree, prefix, found);
                 }
             }
             _ => {}
@@ -183,14 +206,14 @@ fn changed_files(
 /// The files below `dir` whose blob in `here` differs from `before`, as paths relative to the
 /// repository root.
 fn changed_below(
-    repo: &Repository,
+    trees: &mut Trees<'_>,
     dir: &str,
     before: Option<&git2::Tree<'_>>,
     here: &git2::Tree<'_>,
 ) -> HashSet<String> {
     let mut out = HashSet::new();
     changed_files(
-        repo,
+        trees,
         before,
         here,
         &mut format!("{dir}/"),
@@ -208,16 +231,21 @@ fn changed_below(
 /// of 10,000 files costs a lookup per file once, not per commit. Like `git log -- PATH`, a
 /// merge counts as changing a file only when the file differs from every parent; in a shallow
 /// clone the walk ends at the shallow boundary.
-fn history_below(repo: &Repository, dir: &str) -> HashMap<String, (Oid, LastChange)> {
+fn history_below(repo: &Repository, dir: &str) -> HashMap<String, (Oid, Arc<LastChange>)> {
     let mut heads: HashMap<String, Oid> = HashMap::new();
     let Ok(head) = repo.head().and_then(|h| h.peel_to_tree()) else {
         return HashMap::new();
     };
-    let Some(top) = tree_at(&head, dir).and_then(|id| repo.find_tree(id).ok()) else {
+    let mut trees = Trees {
+        repo,
+        kept: HashMap::new(),
+        keep: true,
+    };
+    let Some(top) = tree_at(&head, dir).and_then(|id| trees.get(id)) else {
         return HashMap::new();
     };
     changed_files(
-        repo,
+        &mut trees,
         None,
         &top,
         &mut format!("{dir}/"),
@@ -225,7 +253,8 @@ fn history_below(repo: &Repository, dir: &str) -> HashMap<String, (Oid, LastChan
             heads.insert(path.to_string(), blob);
         },
     );
-    let mut found: HashMap<String, (Oid, LastChange)> = HashMap::new();
+    trees.keep = false;
+    let mut found: HashMap<String, (Oid, Arc<LastChange>)> = HashMap::new();
     let Ok(mut revwalk) = repo.revwalk() else {
         return found;
     };
@@ -254,35 +283,50 @@ fn history_below(repo: &Repository, dir: &str) -> HashMap<String, (Oid, LastChan
         if parents.contains(&here) {
             continue;
         }
-        let Some(here) = here.and_then(|id| repo.find_tree(id).ok()) else {
+        let Some(here) = here.and_then(|id| trees.get(id)) else {
             continue;
         };
-        let mut changed: Option<HashSet<String>> = None;
-        for parent in &parents {
-            let before = parent.and_then(|id| repo.find_tree(id).ok());
-            let set = changed_below(repo, dir, before.as_ref(), &here);
-            changed = Some(match changed {
-                None => set,
-                Some(kept) => kept.intersection(&set).cloned().collect(),
-            });
-        }
-        let changed = changed.unwrap_or_else(|| changed_below(repo, dir, None, &here));
-        let mut change: Option<LastChange> = None;
-        for path in changed {
-            let Some(blob) = heads.get(&path) else {
-                continue;
-            };
-            if found.contains_key(&path) {
-                continue;
+        let change = Arc::new(LastChange {
+            commit: commit.id(),
+            time: commit.author().when().seconds(),
+            author: commit.author().name().unwrap_or("unknown").to_string(),
+        });
+        // A file `HEAD` holds that is still looked for, changed here: this is its last change.
+        let mut visit = |path: &str| {
+            if let Some((path, blob)) = heads.remove_entry(path) {
+                found.insert(path, (blob, Arc::clone(&change)));
             }
-            let change = change.get_or_insert_with(|| LastChange {
-                commit: commit.id(),
-                time: commit.author().when().seconds(),
-                author: commit.author().name().unwrap_or("unknown").to_string(),
-            });
-            found.insert(path, (*blob, change.clone()));
+        };
+        if parents.len() < 2 {
+            let before = parents
+                .first()
+                .copied()
+                .flatten()
+                .and_then(|id| trees.get(id));
+            let prefix = &mut format!("{dir}/");
+            changed_files(
+                &mut trees,
+                before.as_deref(),
+                &here,
+                prefix,
+                &mut |path, _| visit(path),
+            );
+        } else {
+            // A merge: what differs from every parent.
+            let mut changed: Option<HashSet<String>> = None;
+            for parent in &parents {
+                let before = parent.and_then(|id| trees.get(id));
+                let set = changed_below(&mut trees, dir, before.as_deref(), &here);
+                changed = Some(match changed {
+                    None => set,
+                    Some(kept) => kept.intersection(&set).cloned().collect(),
+                });
+            }
+            for path in changed.unwrap_or_default() {
+                visit(&path);
+            }
         }
-        if found.len() == heads.len() {
+        if heads.is_empty() {
             break;
         }
     }
@@ -540,9 +584,9 @@ mod tests {
         .collect();
         let reference = file_history::last_changes(&repo, &paths).unwrap();
         let heads = file_history::head_blobs(&repo, &paths).unwrap();
-        let expected: HashMap<String, (Oid, LastChange)> = reference
+        let expected: HashMap<String, (Oid, Arc<LastChange>)> = reference
             .into_iter()
-            .map(|(path, change)| (path.clone(), (heads[&path], change)))
+            .map(|(path, change)| (path.clone(), (heads[&path], Arc::new(change))))
             .collect();
         assert_eq!(walked, expected);
         let times: Vec<(String, i64)> = {

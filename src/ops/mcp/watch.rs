@@ -188,8 +188,8 @@ mod linux {
                 symlinks: BTreeSet::new(),
                 buffer: vec![0; BUFFER_BYTES],
             };
-            let mut found = BTreeSet::new();
-            match armed.watch_tree(root, "", &mut found) {
+            // What is there now is read by the caller after this: no file is reported.
+            match armed.watch_tree(root, "", None) {
                 Ok(()) => Ok(armed),
                 Err(Lost::Root) => Err(ArmError::Absent),
                 Err(Lost::Watching) => Err(ArmError::Unavailable),
@@ -268,7 +268,8 @@ mod linux {
             // A folder that arrived (made, or moved in with its files) is watched, then read:
             // a file written before its watch is found by the read, one after by an event.
             for folder in new_folders {
-                match self.watch_tree(&root.join(&folder), &format!("{folder}/"), &mut paths) {
+                match self.watch_tree(&root.join(&folder), &format!("{folder}/"), Some(&mut paths))
+                {
                     Ok(()) => {}
                     // Gone again: its removal was or will be an event of the folder above.
                     Err(Lost::Root) => {}
@@ -282,13 +283,13 @@ mod linux {
         }
 
         /// Watches `dir` (whose paths start with `prefix`) and every folder below it, and adds
-        /// the memory paths found there to `found`. The watch comes before the read, so a name
-        /// added meanwhile is either read or reported.
+        /// the memory paths found there to `found` (when given). The watch comes before the
+        /// read, so a name added meanwhile is either read or reported.
         fn watch_tree(
             &mut self,
             dir: &Path,
             prefix: &str,
-            found: &mut BTreeSet<String>,
+            mut found: Option<&mut BTreeSet<String>>,
         ) -> Result<(), Lost> {
             let wd = match self.inotify.watches().add(dir, mask()) {
                 Ok(wd) => wd,
@@ -303,18 +304,22 @@ mod linux {
                 return Err(Lost::Root);
             };
             for entry in entries.flatten() {
-                let name = entry.file_name();
-                let name = name.to_string_lossy();
-                let rel = format!("{prefix}{name}");
                 let Ok(kind) = entry.file_type() else {
                     continue;
                 };
+                if !kind.is_dir() && !kind.is_symlink() && found.is_none() {
+                    // Arming: a plain file needs nothing (the common case, 10,000 times).
+                    continue;
+                }
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                let rel = format!("{prefix}{name}");
                 if kind.is_dir() {
                     // Git's own folder is never a memory folder (`is_memory_path`).
                     if name == ".git" {
                         continue;
                     }
-                    match self.watch_tree(&entry.path(), &format!("{rel}/"), found) {
+                    match self.watch_tree(&entry.path(), &format!("{rel}/"), found.as_deref_mut()) {
                         Ok(()) | Err(Lost::Root) => {}
                         Err(Lost::Watching) => return Err(Lost::Watching),
                     }
@@ -322,7 +327,9 @@ mod linux {
                     if kind.is_symlink() {
                         self.symlinks.insert(rel.clone());
                     }
-                    found.insert(rel);
+                    if let Some(found) = found.as_deref_mut() {
+                        found.insert(rel);
+                    }
                 }
             }
             Ok(())
