@@ -2,8 +2,8 @@
 //! its folder watches what changed — and answers exactly as a fresh `teammem recall` does at
 //! the same moment, while other processes change the memory folders under it: a shell
 //! appending, making nested folders, moving and renaming over (as editors save), the git CLI
-//! pulling a teammate's memory, a folder removed, a user-scope edit, and a save through the
-//! server itself.
+//! pulling a teammate's memory, a folder removed, a user-scope edit, the CLI adding a private
+//! memory in a folder that did not exist, and a save through the server itself.
 
 use std::path::Path;
 
@@ -163,7 +163,28 @@ fn a_long_lived_server_answers_as_a_fresh_recall_through_edits_from_other_proces
     ));
     checkpoint(&mut steps, "after a move and a rename-over");
     steps.push(sh("rm -r .qwen/team-memory/reference/infra", me));
-    checkpoint(&mut steps, "after rm -r of a folder");
+    // The private memory folder does not exist until this CLI run makes it.
+    steps.push(run(
+        &[
+            teammem,
+            "add",
+            "--scope",
+            "private",
+            "--type",
+            "project",
+            "--name",
+            "Staging port note",
+            "--description",
+            "Which port staging listens on",
+            "--body",
+            "The staging postgres database listens on port 5433.",
+        ],
+        me,
+    ));
+    checkpoint(
+        &mut steps,
+        "after rm -r of a folder and a private memory in a new folder",
+    );
     steps.push(save(
         "team",
         "project",
@@ -230,6 +251,12 @@ fn a_long_lived_server_answers_as_a_fresh_recall_through_edits_from_other_proces
     );
     assert!(ids(3, 2).contains(&"team:reference/infra/db/staging-db.md"));
     assert!(!ids(4, 2).contains(&"team:reference/infra/db/staging-db.md"));
+    assert!(!ids(3, 2).contains(&"private:project/staging-port-note.md"));
+    assert!(
+        ids(4, 2).contains(&"private:project/staging-port-note.md"),
+        "{:?}",
+        ids(4, 2)
+    );
     assert!(
         ids(5, 0).contains(&"team:project/database-failover.md"),
         "{:?}",
