@@ -237,7 +237,10 @@ mod linux {
                             .mask
                             .intersects(EventMask::CREATE | EventMask::MOVED_TO)
                         {
-                            new_folders.push(rel);
+                            // Git's own folder is never a memory folder, nor watched.
+                            if name != ".git" {
+                                new_folders.push(rel);
+                            }
                         } else if event
                             .mask
                             .intersects(EventMask::DELETE | EventMask::MOVED_FROM)
@@ -456,8 +459,10 @@ mod tests {
         );
         sh(root, "printf 'again' > reference/inner/n.md");
         assert_eq!(watch.changes(), paths(&["reference/inner/n.md"]));
-        // Git's own folder is not a memory folder.
+        // Git's own folder is not a memory folder: nothing below it is reported.
         sh(root, "mkdir .git && printf 'g' > .git/g.md");
+        assert_eq!(watch.changes(), paths(&[]));
+        sh(root, "mkdir .git/objects && printf 'o' > .git/objects/o.md");
         assert_eq!(watch.changes(), paths(&[]));
     }
 
