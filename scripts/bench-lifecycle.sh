@@ -5,9 +5,13 @@
 #     one memory changed
 #   - baseline diff of 10,000 files with 100 changed (goal: <= 200 ms)
 # Usage: scripts/bench-lifecycle.sh [N]   (N memories, default 10000)
-#        OLD_BIN=path/to/an/older/teammem scripts/bench-lifecycle.sh   (also times that binary)
+#        OLD_BIN=path/to/an/older/teammem scripts/bench-lifecycle.sh   (also times that binary,
+#          side by side with BIN in the same hyperfine runs, on its own copy of the memories so
+#          that the two never rewrite each other's index; and checks both print the same bytes)
 #        BIN=path/to/teammem scripts/bench-lifecycle.sh   (times that binary instead of building one)
-# Needs hyperfine (apt-get install -y hyperfine). Builds the release binary once.
+#        ONLY_RECALL=1 ...   (stop after the recall sections)
+# Needs hyperfine (apt-get install -y hyperfine). Builds the release binary once. With valgrind
+# installed it also prints instruction counts of one warm recall (independent of the load).
 set -euo pipefail
 
 N="${1:-10000}"
@@ -70,36 +74,64 @@ Q1='postgres migration'  # selective: 10 matches
 Q2='deploy cache schema' # every memory matches
 Q3='数据库 迁移'          # CJK, no match
 
+# OLD_BIN gets its own copy of the memories (same project, another base folder).
+OLD_BASE="$WORK/old-base"
+if [ -n "${OLD_BIN:-}" ]; then
+  cp -a "$QWEN_CODE_MEMORY_BASE_DIR" "$OLD_BASE"
+  echo
+  echo "== output: OLD_BIN and BIN print the same bytes (JSON and text) =="
+  for q in "$Q1" "$Q2" "$Q3"; do
+    for fmt in --json --format=human; do
+      "$OLD_BIN" recall "$fmt" "$q" > "$WORK/old.out"
+      "$BIN" recall "$fmt" "$q" > "$WORK/new.out"
+      if cmp -s "$WORK/old.out" "$WORK/new.out"; then echo "same: $fmt '$q'"; else echo "DIFFERENT: $fmt '$q'"; fi
+    done
+  done
+fi
+new_env="env QWEN_CODE_MEMORY_BASE_DIR=$QWEN_CODE_MEMORY_BASE_DIR"
+old_env="env QWEN_CODE_MEMORY_BASE_DIR=$OLD_BASE"
+
 echo
 echo "== recall over $N memories (whole process): warm index, and without the index =="
-# Warm: the first query builds the whole index; a few more make sure it is written.
+# Warm: the first query builds the whole index; a few more make sure it is written (an older
+# binary may index a twentieth of the memories per query).
 for run in $(seq 1 3); do "$BIN" recall "$Q1" >/dev/null; done
-hyperfine --warmup 3 --runs 30 --export-json "$WORK/recall-warm.json" \
-  -n "warm: $Q1" "$BIN recall '$Q1'" \
-  -n "warm: $Q2" "$BIN recall '$Q2'" \
-  -n "warm: $Q3" "$BIN recall '$Q3'" \
+args=(-n "warm: $Q1" "$new_env $BIN recall '$Q1'"
+      -n "warm: $Q2" "$new_env $BIN recall '$Q2'"
+      -n "warm: $Q3" "$new_env $BIN recall '$Q3'")
+if [ -n "${OLD_BIN:-}" ]; then
+  for run in $(seq 1 25); do $old_env "$OLD_BIN" recall "$Q1" >/dev/null; done
+  args+=(-n "old warm: $Q1" "$old_env $OLD_BIN recall '$Q1'"
+         -n "old warm: $Q2" "$old_env $OLD_BIN recall '$Q2'"
+         -n "old warm: $Q3" "$old_env $OLD_BIN recall '$Q3'")
+fi
+hyperfine -N --warmup 3 --runs 30 --export-json "$WORK/recall-warm.json" "${args[@]}"
+p50 "$WORK/recall-warm.json"
+if command -v valgrind >/dev/null; then
+  echo
+  echo "== instructions of one warm recall '$Q1' (callgrind, all threads) =="
+  for b in "$BIN" ${OLD_BIN:+"$OLD_BIN"}; do
+    e="$new_env"; [ "$b" = "${OLD_BIN:-}" ] && e="$old_env"
+    $e valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.out" "$b" recall "$Q1" 2>&1 >/dev/null \
+      | awk -v b="$b" '/Collected/ {print $4 " instructions  " b}'
+  done
+fi
+hyperfine -N --warmup 3 --runs 20 --export-json "$WORK/recall-noindex.json" \
   -n "no index: $Q1" "$BIN recall --no-index '$Q1'" \
   -n "no index: $Q2" "$BIN recall --no-index '$Q2'" \
   -n "no index: $Q3" "$BIN recall --no-index '$Q3'"
-p50 "$WORK/recall-warm.json"
-if [ -n "${OLD_BIN:-}" ]; then
-  echo
-  echo "== the same queries with OLD_BIN=$OLD_BIN =="
-  # An older binary may index a twentieth of the memories per query: warm it fully first.
-  for run in $(seq 1 25); do "$OLD_BIN" recall "$Q1" >/dev/null; done
-  hyperfine --warmup 3 --runs 30 --export-json "$WORK/recall-old.json" \
-    -n "old: $Q1" "$OLD_BIN recall '$Q1'" \
-    -n "old: $Q2" "$OLD_BIN recall '$Q2'" \
-    -n "old: $Q3" "$OLD_BIN recall '$Q3'"
-  p50 "$WORK/recall-old.json"
-fi
+p50 "$WORK/recall-noindex.json"
 
 echo
 echo "== recall, cold: no index yet (the run builds it) =="
-hyperfine --runs 15 --prepare "rm -f '$IDX'" --export-json "$WORK/recall-cold.json" \
-  -n "cold: $Q1" "$BIN recall '$Q1'" \
-  -n "cold: $Q2" "$BIN recall '$Q2'" \
-  -n "cold: $Q3" "$BIN recall '$Q3'"
+OLD_IDX="$OLD_BASE/projects/$SANITIZED/memory-recall.idx"
+args=(-n "cold: $Q1" --prepare "rm -f '$IDX'" "$BIN recall '$Q1'"
+      -n "cold: $Q2" --prepare "rm -f '$IDX'" "$BIN recall '$Q2'")
+if [ -n "${OLD_BIN:-}" ]; then
+  args+=(-n "old cold: $Q1" --prepare "rm -f '$OLD_IDX'" "$old_env $OLD_BIN recall '$Q1'"
+         -n "old cold: $Q2" --prepare "rm -f '$OLD_IDX'" "$old_env $OLD_BIN recall '$Q2'")
+fi
+hyperfine --runs 15 --export-json "$WORK/recall-cold.json" "${args[@]}"
 p50 "$WORK/recall-cold.json"
 
 echo
@@ -111,6 +143,8 @@ for run in $(seq 1 4); do
   end=$EPOCHREALTIME
   python3 -c "print(f'run $run: {($end - $start) * 1000:.1f} ms')"
 done
+
+[ -n "${ONLY_RECALL:-}" ] && exit 0
 
 echo
 echo "== recall right after one memory changed (it is read again) =="

@@ -174,7 +174,8 @@ fn stop_words() -> &'static StopWords {
                 continue;
             }
             for word in line.split_whitespace() {
-                let word = fold(word);
+                // Most are ASCII: folding those is lowercasing (this runs in every process).
+                let word = fold_fast(word);
                 if in_cjk {
                     cjk.extend(word.chars());
                 } else {

@@ -439,6 +439,32 @@ pub fn now_ns() -> i64 {
         .unwrap_or(0)
 }
 
+/// Gathers one scope wholly from its index (every memory unchanged).
+fn from_index(view: &IndexView<'_>, query: &Query, (order, scope): (usize, ScopeKind)) -> Found {
+    let mut found = Found::new(query, view.files.len());
+    found.report.from_index = view.files.len();
+    let gathered = view.gather(query, &vec![true; view.files.len()]);
+    found.collection = gathered.collection;
+    found.df = gathered.df;
+    for (j, units) in gathered.matches {
+        let file = &view.files[j];
+        found.candidates.push(Candidate {
+            order,
+            rel: file.rel.to_string(),
+            scope,
+            kind: file.kind,
+            file: None,
+            stamp: file.stamp,
+            lengths: file.lengths,
+            units,
+            score: 0.0,
+            points: 0,
+            affinity: 0,
+        });
+    }
+    found
+}
+
 /// Gathers one scope through its index: the memories whose stamp is unchanged and settled
 /// come from the index, the others are read as [`scan_files`] reads them; then the index is
 /// rewritten if anything changed. The listing itself comes from the index while no folder's
@@ -470,6 +496,21 @@ pub fn scan_indexed(
                     && std::fs::metadata(dir.join(f.rel)).is_ok_and(|m| Stamp::of(&m) == f.stamp)
             })
     });
+    // The common case: the same names, every one settled, every stamp unchanged. Everything
+    // then comes from the index: nothing is copied, read or written.
+    let mut listed_stamps: Option<Vec<Option<Stamp>>> = None;
+    if let Some(v) = unchanged_listing.filter(|v| v.files.iter().all(|f| f.settled)) {
+        let names: Vec<&str> = v.files.iter().map(|f| f.rel).collect();
+        let stamps = store::stamps(dir, &names);
+        if stamps
+            .iter()
+            .zip(&v.files)
+            .all(|(s, f)| *s == Some(f.stamp))
+        {
+            return Ok(from_index(v, query, (order, scope)));
+        }
+        listed_stamps = Some(stamps);
+    }
     let (paths, folders, symlinks): (Vec<String>, Vec<(String, Stamp, bool)>, bool) =
         match unchanged_listing {
             Some(v) => (
@@ -510,10 +551,18 @@ pub fn scan_indexed(
     let could_trust: Vec<usize> = (0..paths.len())
         .filter(|&i| was[i].is_some_and(|j| old_files[j].settled))
         .collect();
-    let names: Vec<&str> = could_trust.iter().map(|&i| paths[i].as_str()).collect();
     let mut stamps: Vec<Option<Stamp>> = vec![None; paths.len()];
-    for (&i, stamp) in could_trust.iter().zip(store::stamps(dir, &names)) {
-        stamps[i] = stamp;
+    match listed_stamps {
+        // Taken above for the same names, every one of which could be trusted.
+        Some(taken) if could_trust.len() == paths.len() && taken.len() == paths.len() => {
+            stamps = taken;
+        }
+        _ => {
+            let names: Vec<&str> = could_trust.iter().map(|&i| paths[i].as_str()).collect();
+            for (&i, stamp) in could_trust.iter().zip(store::stamps(dir, &names)) {
+                stamps[i] = stamp;
+            }
+        }
     }
     // Trusted: same stamp as when indexed, and that stamp had settled.
     let mut trusted: Vec<Option<usize>> = vec![None; paths.len()];

@@ -159,31 +159,38 @@ pub fn stamps(dir: &Path, rels: &[&str]) -> Vec<Option<Stamp>> {
         return stamps_of(dir, rels);
     }
     std::thread::scope(|scope| {
-        let workers: Vec<_> = rels
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || stamps_of(dir, part)))
+        // The calling thread takes the first part itself: one thread fewer to start and wait for.
+        let mut parts = rels.chunks(chunk);
+        let first = parts.next().unwrap_or_default();
+        let workers: Vec<_> = parts
+            .map(|part| (part.len(), scope.spawn(move || stamps_of(dir, part))))
             .collect();
-        workers
-            .into_iter()
-            .zip(rels.chunks(chunk))
-            .flat_map(|(w, part)| w.join().unwrap_or_else(|_| vec![None; part.len()]))
-            .collect()
+        let mut out = stamps_of(dir, first);
+        for (len, w) in workers {
+            out.extend(w.join().unwrap_or_else(|_| vec![None; len]));
+        }
+        out
     })
 }
 
 #[cfg(unix)]
 fn stamps_of(dir: &Path, rels: &[&str]) -> Vec<Option<Stamp>> {
-    use std::ffi::CString;
+    use std::ffi::CStr;
     use std::os::fd::AsRawFd;
     let mut out = Vec::with_capacity(rels.len());
     let mut open: Option<(&str, Option<fs::File>)> = None;
+    // One buffer for every name's C string, instead of an allocation per file.
+    let mut buffer: Vec<u8> = Vec::new();
     for rel in rels {
         let (parent, name) = rel.rsplit_once('/').unwrap_or(("", rel));
         if open.as_ref().is_none_or(|(p, _)| *p != parent) {
             open = Some((parent, fs::File::open(dir.join(parent)).ok()));
         }
         let folder = open.as_ref().and_then(|(_, f)| f.as_ref());
-        let stamp = match (folder, CString::new(name)) {
+        buffer.clear();
+        buffer.extend_from_slice(name.as_bytes());
+        buffer.push(0);
+        let stamp = match (folder, CStr::from_bytes_with_nul(&buffer)) {
             (Some(folder), Ok(name)) => {
                 let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
                 // SAFETY: `name` is a valid C string, `st` a buffer of the right type that

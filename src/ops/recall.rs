@@ -1147,6 +1147,14 @@ mod tests {
     }
 
     #[test]
+    fn a_live_handle_can_be_shared_by_a_server_s_threads() {
+        // The MCP server keeps it behind a lock that its tasks take from any thread.
+        fn shareable<T: Send + Sync + 'static>() {}
+        shareable::<LiveRecall>();
+        shareable::<std::sync::Mutex<LiveRecall>>();
+    }
+
+    #[test]
     fn a_live_handle_over_a_scope_without_memories_sees_its_first_ones() {
         let tmp = tempfile::tempdir().unwrap();
         let env = Environment {
