@@ -4,15 +4,19 @@ Usage: python3 tests/mcp_client.py PLAN.json
 
 PLAN: {"command": "...", "args": [...], "cwd": "...", "env": {...},
        "steps": [{"call": NAME, "arguments": {...}} | {"together": [call, call, ...]}
-                 | {"write": {"path": ..., "text": ...}} | {"sleep": SECONDS}]}
+                 | {"write": {"path": ..., "text": ...}} | {"sleep": SECONDS}
+                 | {"run": {"argv": [...], "cwd": ..., "env": {...}?}}]}
 
 Prints one JSON object: the server's initialize result, its tools, and for each step the
-result of each call ({"is_error", "text", "structured", "ms"} or {"protocol_error": {code, message}}).
+result of each call ({"is_error", "text", "structured", "ms"} or {"protocol_error": {code, message}});
+a "run" step (another process acting while the server runs: a shell, git, the teammem CLI) gives
+{"status", "stdout", "stderr"}.
 The assertions live in tests/it/mcp.rs; this script only speaks the protocol.
 """
 
 import asyncio
 import json
+import subprocess
 import sys
 import time
 
@@ -71,6 +75,14 @@ async def main(plan):
                     with open(step["write"]["path"], "w", encoding="utf-8") as f:
                         f.write(step["write"]["text"])
                     out["steps"].append({"wrote": step["write"]["path"]})
+                elif "run" in step:
+                    run = step["run"]
+                    done = subprocess.run(run["argv"], cwd=run.get("cwd"),
+                                          env=run.get("env", plan.get("env")),
+                                          stdin=subprocess.DEVNULL, capture_output=True)
+                    out["steps"].append({"status": done.returncode,
+                                         "stdout": done.stdout.decode("utf-8", "replace"),
+                                         "stderr": done.stderr.decode("utf-8", "replace")})
                 elif "sleep" in step:
                     await asyncio.sleep(step["sleep"])
                     out["steps"].append({"slept": step["sleep"]})

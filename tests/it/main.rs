@@ -26,6 +26,7 @@ mod gate;
 mod index_rules;
 mod mcp;
 mod mcp_door;
+mod mcp_live;
 mod memory_files;
 mod net_cycle;
 mod net_fast_forward;

@@ -4,8 +4,9 @@
 //! stamps of the files it is read from ([`PolicyBook`]). Nothing is opened or read before the
 //! first call that needs it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
 use git2::{Oid, Repository};
@@ -15,7 +16,7 @@ use crate::domain::gate::Policy;
 use crate::domain::scope::ScopeKind;
 use crate::domain::secrets::IGNORE_FILE;
 use crate::domain::store::Stamp;
-use crate::git::file_history::{self, LastChange};
+use crate::git::file_history::LastChange;
 use crate::git::{repo, snapshot};
 use crate::ops::Project;
 
@@ -35,34 +36,43 @@ pub struct Freshness {
 struct Book {
     /// Opened at the first lookup; `None` until then, or when the repository cannot be opened.
     repo: Option<Repository>,
-    /// The `HEAD` commit the entries below were found at.
-    tip: Option<Oid>,
+    /// The `HEAD` commit the entries below were found at; `None` before the first lookup.
+    tip: Option<Option<Oid>>,
     /// Path (relative to the repository root) → the blob `HEAD` holds there and the last
-    /// commit that changed it; `None` when `HEAD` does not hold the path.
-    changes: HashMap<String, Option<(Oid, LastChange)>>,
+    /// commit that changed it, for every file `HEAD` holds below the memory folders.
+    changes: HashMap<String, (Oid, Arc<LastChange>)>,
 }
 
 /// Freshness of memories for a server that answers many calls: the rule recall uses (the last
 /// commit that touched the file when git tracks it as it is on disk, else its file time), with
-/// one repository handle and each path's last commit computed once per `HEAD` commit. When
-/// `HEAD` moves (a sync, a commit, a checkout), everything remembered is dropped.
+/// one repository handle and, for each `HEAD` commit, the last commit of every memory from one
+/// walk of the history ([`history_below`]). When `HEAD` moves (a sync, a commit, a checkout),
+/// it is walked again.
 pub struct FreshnessBook {
     /// The repository's work-tree root; `None` outside a repository.
     root: Option<PathBuf>,
+    /// The memory folders inside the work tree, relative to its root (`.qwen/team-memory`).
+    dirs: Vec<String>,
     book: Mutex<Book>,
 }
 
 impl FreshnessBook {
-    /// A book for the repository at `root` (nothing is opened yet).
-    pub fn new(root: Option<PathBuf>) -> FreshnessBook {
+    /// A book for the memory folders `dirs` of the repository at `root` (nothing is opened
+    /// yet); folders outside the work tree are left out, their memories have file times.
+    pub fn new(root: Option<PathBuf>, dirs: &[PathBuf]) -> FreshnessBook {
+        let dirs = match &root {
+            Some(root) => dirs.iter().filter_map(|d| repo_relative(root, d)).collect(),
+            None => Vec::new(),
+        };
         FreshnessBook {
             root,
+            dirs,
             book: Mutex::new(Book::default()),
         }
     }
 
     /// The freshness of each memory file (`path`, and the `bytes` it holds, as just read), in
-    /// order. The history is walked once for every path not yet known at this `HEAD`.
+    /// order.
     pub fn of(&self, files: &[(&Path, &[u8])]) -> Vec<Freshness> {
         let committed = self.committed(files);
         files
@@ -72,55 +82,51 @@ impl FreshnessBook {
             .collect()
     }
 
-    fn committed(&self, files: &[(&Path, &[u8])]) -> Vec<Option<Freshness>> {
-        let Some(root) = &self.root else {
-            return vec![None; files.len()];
-        };
-        let rels: Vec<Option<String>> = files
-            .iter()
-            .map(|(path, _)| {
-                path.strip_prefix(root)
-                    .ok()
-                    .map(|p| p.to_string_lossy().replace('\\', "/"))
-            })
-            .collect();
+    /// Walks the history for `HEAD` now, so that the next call finds every memory's last
+    /// commit remembered: what the server does once at start, on a thread of its own.
+    pub fn prepare(&self) {
         let mut book = self.book.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(repo) = self.look_up(&mut book) {
+            book.repo = Some(repo);
+        }
+    }
+
+    /// Opens the repository (once) and, when `HEAD` is not the commit the book was filled
+    /// for, fills it anew. Hands the repository out of the book for the caller to put back;
+    /// `None` when there is none.
+    fn look_up(&self, book: &mut Book) -> Option<Repository> {
+        let root = self.root.as_ref()?;
         if book.repo.is_none() {
             book.repo = repo::open(root).ok();
         }
-        let Some(repo) = book.repo.take() else {
-            return vec![None; files.len()];
-        };
+        let repo = book.repo.take()?;
         let tip = repo
             .head()
             .ok()
             .and_then(|h| h.peel_to_commit().ok())
             .map(|c| c.id());
-        if tip != book.tip {
+        if book.tip != Some(tip) {
             book.changes.clear();
-            book.tip = tip;
-        }
-        let mut missing: Vec<String> = rels
-            .iter()
-            .flatten()
-            .filter(|rel| !book.changes.contains_key(*rel))
-            .cloned()
-            .collect();
-        missing.sort();
-        missing.dedup();
-        if !missing.is_empty() {
-            let heads = file_history::head_blobs(&repo, &missing).unwrap_or_default();
-            let mut changes = file_history::last_changes(&repo, &missing).unwrap_or_default();
-            for rel in missing {
-                let entry = heads.get(&rel).copied().zip(changes.remove(&rel));
-                book.changes.insert(rel, entry);
+            for dir in &self.dirs {
+                book.changes.extend(history_below(&repo, dir));
             }
+            book.tip = Some(tip);
         }
+        Some(repo)
+    }
+
+    fn committed(&self, files: &[(&Path, &[u8])]) -> Vec<Option<Freshness>> {
+        let Some(root) = &self.root else {
+            return vec![None; files.len()];
+        };
+        let mut book = self.book.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(repo) = self.look_up(&mut book) else {
+            return vec![None; files.len()];
+        };
         let out = files
             .iter()
-            .zip(&rels)
-            .map(|((_, bytes), rel)| {
-                let (blob, change) = book.changes.get(rel.as_ref()?)?.as_ref()?;
+            .map(|(path, bytes)| {
+                let (blob, change) = book.changes.get(&repo_relative(root, path)?)?;
                 // Git knows this version only when the work tree holds what `HEAD` does.
                 (snapshot::blob_id(bytes).ok()? == *blob).then(|| Freshness {
                     time: change.time,
@@ -132,6 +138,206 @@ impl FreshnessBook {
         book.repo = Some(repo);
         out
     }
+}
+
+/// The id of the tree at `dir` (relative to the repository root) in `tree`.
+fn tree_at(tree: &git2::Tree<'_>, dir: &str) -> Option<Oid> {
+    let entry = tree.get_path(Path::new(dir)).ok()?;
+    (entry.kind() == Some(git2::ObjectType::Tree)).then(|| entry.id())
+}
+
+/// Trees read from the repository, those of `HEAD`'s memory folder kept while `keep` is on:
+/// the commits that last changed the memories hold many of the same trees, read once this way
+/// (a folder of 2,500 memories is a tree of 100 KB to inflate, hash and parse).
+struct Trees<'r> {
+    repo: &'r Repository,
+    kept: HashMap<Oid, Rc<git2::Tree<'r>>>,
+    keep: bool,
+}
+
+impl<'r> Trees<'r> {
+    fn get(&mut self, id: Oid) -> Option<Rc<git2::Tree<'r>>> {
+        if let Some(tree) = self.kept.get(&id) {
+            return Some(Rc::clone(tree));
+        }
+        let tree = Rc::new(self.repo.find_tree(id).ok()?);
+        if self.keep {
+            self.kept.insert(id, Rc::clone(&tree));
+        }
+        Some(tree)
+    }
+}
+
+/// Calls `found` with the path (below `prefix`) and blob of every file in `here` that `before`
+/// does not hold with the same blob: added or changed (a removed file has no last change to
+/// tell). Subtrees with the same id in both are equal and skipped, as git's tree diff does.
+fn changed_files(
+    trees: &mut Trees<'_>,
+    before: Option<&git2::Tree<'_>>,
+    here: &git2::Tree<'_>,
+    prefix: &mut String,
+    found: &mut dyn FnMut(&str, Oid),
+) {
+    for entry in here.iter() {
+        let name = String::from_utf8_lossy(entry.name_bytes());
+        let old = before.and_then(|b| b.get_name(&name));
+        if old.as_ref().is_some_and(|o| o.id() == entry.id()) {
+            continue;
+        }
+        let len = prefix.len();
+        prefix.push_str(&name);
+        match entry.kind() {
+            Some(git2::ObjectType::Blob) => found(prefix, entry.id()),
+            Some(git2::ObjectType::Tree) => {
+                if let Some(tree) = trees.get(entry.id()) {
+                    let old_tree = old
+                        .filter(|o| o.kind() == Some(git2::ObjectType::Tree))
+                        .and_then(|o| trees.get(o.id()));
+                    prefix.push('/');
+                    changed_files(trees, old_tree.as_deref(), &tree, prefix, found);
+                }
+            }
+            _ => {}
+        }
+        prefix.truncate(len);
+    }
+}
+
+/// The files below `dir` whose blob in `here` differs from `before`, as paths relative to the
+/// repository root.
+fn changed_below(
+    trees: &mut Trees<'_>,
+    dir: &str,
+    before: Option<&git2::Tree<'_>>,
+    here: &git2::Tree<'_>,
+) -> HashSet<String> {
+    let mut out = HashSet::new();
+    changed_files(
+        trees,
+        before,
+        here,
+        &mut format!("{dir}/"),
+        &mut |path, _| {
+            out.insert(path.to_string());
+        },
+    );
+    out
+}
+
+/// The blob `HEAD` holds at every file below `dir` (relative to the repository root) and the
+/// last commit that changed it, from one walk of the history, newest first, that stops once
+/// every file is accounted for. Only the commits whose `dir` differs from every parent's are
+/// looked into, by comparing that folder's trees (equal subtrees skipped), so a memory folder
+/// of 10,000 files costs a lookup per file once, not per commit. Like `git log -- PATH`, a
+/// merge counts as changing a file only when the file differs from every parent; in a shallow
+/// clone the walk ends at the shallow boundary.
+fn history_below(repo: &Repository, dir: &str) -> HashMap<String, (Oid, Arc<LastChange>)> {
+    let mut heads: HashMap<String, Oid> = HashMap::new();
+    let Ok(head) = repo.head().and_then(|h| h.peel_to_tree()) else {
+        return HashMap::new();
+    };
+    let mut trees = Trees {
+        repo,
+        kept: HashMap::new(),
+        keep: true,
+    };
+    let Some(top) = tree_at(&head, dir).and_then(|id| trees.get(id)) else {
+        return HashMap::new();
+    };
+    changed_files(
+        &mut trees,
+        None,
+        &top,
+        &mut format!("{dir}/"),
+        &mut |path, blob| {
+            heads.insert(path.to_string(), blob);
+        },
+    );
+    trees.keep = false;
+    let mut found: HashMap<String, (Oid, Arc<LastChange>)> = HashMap::new();
+    let Ok(mut revwalk) = repo.revwalk() else {
+        return found;
+    };
+    if revwalk
+        .set_sorting(git2::Sort::TIME | git2::Sort::TOPOLOGICAL)
+        .is_err()
+        || revwalk.push_head().is_err()
+    {
+        return found;
+    }
+    for oid in revwalk {
+        // A missing commit: the shallow boundary.
+        let Some(commit) = oid.ok().and_then(|oid| repo.find_commit(oid).ok()) else {
+            break;
+        };
+        let Ok(tree) = commit.tree() else {
+            break;
+        };
+        let here = tree_at(&tree, dir);
+        let parents: Vec<Option<Oid>> = commit
+            .parent_ids()
+            .filter_map(|id| repo.find_commit(id).ok())
+            .filter_map(|p| p.tree().ok())
+            .map(|t| tree_at(&t, dir))
+            .collect();
+        if parents.contains(&here) {
+            continue;
+        }
+        let Some(here) = here.and_then(|id| trees.get(id)) else {
+            continue;
+        };
+        let change = Arc::new(LastChange {
+            commit: commit.id(),
+            time: commit.author().when().seconds(),
+            author: commit.author().name().unwrap_or("unknown").to_string(),
+        });
+        // A file `HEAD` holds that is still looked for, changed here: this is its last change.
+        let mut visit = |path: &str| {
+            if let Some((path, blob)) = heads.remove_entry(path) {
+                found.insert(path, (blob, Arc::clone(&change)));
+            }
+        };
+        if parents.len() < 2 {
+            let before = parents
+                .first()
+                .copied()
+                .flatten()
+                .and_then(|id| trees.get(id));
+            let prefix = &mut format!("{dir}/");
+            changed_files(
+                &mut trees,
+                before.as_deref(),
+                &here,
+                prefix,
+                &mut |path, _| visit(path),
+            );
+        } else {
+            // A merge: what differs from every parent.
+            let mut changed: Option<HashSet<String>> = None;
+            for parent in &parents {
+                let before = parent.and_then(|id| trees.get(id));
+                let set = changed_below(&mut trees, dir, before.as_deref(), &here);
+                changed = Some(match changed {
+                    None => set,
+                    Some(kept) => kept.intersection(&set).cloned().collect(),
+                });
+            }
+            for path in changed.unwrap_or_default() {
+                visit(&path);
+            }
+        }
+        if heads.is_empty() {
+            break;
+        }
+    }
+    found
+}
+
+/// `path` relative to the work tree's `root`, `/`-separated, as git names it.
+fn repo_relative(root: &Path, path: &Path) -> Option<String> {
+    path.strip_prefix(root)
+        .ok()
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
 }
 
 fn file_time(path: &Path) -> Freshness {
@@ -211,6 +417,7 @@ fn now_ns() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::git::file_history;
 
     /// Commits `path` holding `text` with `time` as author and committer time.
     fn commit(repo: &Repository, path: &str, text: &str, author: &str, time: i64) {
@@ -237,7 +444,7 @@ mod tests {
         let rel = ".qwen/team-memory/project/a.md";
         commit(&repo, rel, "first\n", "Alice", 1_000_000);
         let path = root.join(rel);
-        let book = FreshnessBook::new(Some(root.clone()));
+        let book = FreshnessBook::new(Some(root.clone()), &[root.join(".qwen/team-memory")]);
         let first = book.of(&[(path.as_path(), b"first\n".as_slice())]);
         assert_eq!(
             first[0],
@@ -264,10 +471,139 @@ mod tests {
             book.of(&[(loose.as_path(), b"b\n".as_slice())])[0].from,
             "file-time"
         );
-        let outside = FreshnessBook::new(None);
+        let outside = FreshnessBook::new(None, &[]);
         assert_eq!(
             outside.of(&[(path.as_path(), b"second\n".as_slice())])[0].from,
             "file-time"
+        );
+    }
+
+    /// Runs git in `dir` as a teammate would, with the commit times given.
+    fn git(dir: &Path, args: &[&str], time: i64) {
+        let date = format!("@{time} +0000");
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=Teammate", "-c", "user.email=t@example.com"])
+            .args([
+                "-c",
+                "core.hooksPath=/dev/null",
+                "-c",
+                "commit.gpgSign=false",
+            ])
+            .args(args)
+            .env("GIT_AUTHOR_DATE", &date)
+            .env("GIT_COMMITTER_DATE", &date)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    #[test]
+    fn one_walk_finds_the_last_change_git_log_finds_through_merges_removals_and_readds() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let team = root.join(".qwen/team-memory");
+        let write = |rel: &str, text: &str| {
+            let path = team.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        git(&root, &["init", "-q", "-b", "main"], 0);
+        for (n, rel) in [
+            "project/a.md",
+            "project/b.md",
+            "user/deep/c.md",
+            "feedback/d.md",
+        ]
+        .iter()
+        .enumerate()
+        {
+            write(rel, &format!("first {n}\n"));
+        }
+        std::fs::write(root.join("code.txt"), "code\n").unwrap();
+        git(&root, &["add", "-A"], 1_000);
+        git(&root, &["commit", "-qm", "memories"], 1_000);
+        // Code commits that never touch the memory folder.
+        for t in 0..5 {
+            std::fs::write(root.join("code.txt"), format!("code {t}\n")).unwrap();
+            git(&root, &["commit", "-qam", "code"], 2_000 + t);
+        }
+        // A side branch changes b, main changes a; the merge takes both.
+        git(&root, &["checkout", "-qb", "side"], 3_000);
+        write("project/b.md", "side\n");
+        git(&root, &["commit", "-qam", "side b"], 3_100);
+        git(&root, &["checkout", "-q", "main"], 3_200);
+        write("project/a.md", "main\n");
+        git(&root, &["commit", "-qam", "main a"], 3_300);
+        git(
+            &root,
+            &["merge", "-q", "--no-ff", "-m", "merge", "side"],
+            3_400,
+        );
+        // Removed, then added again with other content; a removed file stays out.
+        git(
+            &root,
+            &["rm", "-q", ".qwen/team-memory/user/deep/c.md"],
+            4_000,
+        );
+        git(&root, &["commit", "-qm", "rm c"], 4_000);
+        write("user/deep/c.md", "again\n");
+        git(&root, &["add", "-A"], 5_000);
+        git(&root, &["commit", "-qm", "c again"], 5_000);
+        git(
+            &root,
+            &["rm", "-q", ".qwen/team-memory/feedback/d.md"],
+            6_000,
+        );
+        git(&root, &["commit", "-qm", "rm d"], 6_000);
+        // A merge that changes nothing in the memory folder for either side.
+        git(&root, &["checkout", "-qb", "code-only"], 7_000);
+        std::fs::write(root.join("code.txt"), "side code\n").unwrap();
+        git(&root, &["commit", "-qam", "side code"], 7_100);
+        git(&root, &["checkout", "-q", "main"], 7_200);
+        git(
+            &root,
+            &["merge", "-q", "--no-ff", "-m", "merge code", "code-only"],
+            7_300,
+        );
+
+        let repo = Repository::open(&root).unwrap();
+        let walked = history_below(&repo, ".qwen/team-memory");
+        let paths: Vec<String> = [
+            "project/a.md",
+            "project/b.md",
+            "user/deep/c.md",
+            "feedback/d.md",
+        ]
+        .iter()
+        .map(|rel| format!(".qwen/team-memory/{rel}"))
+        .collect();
+        let reference = file_history::last_changes(&repo, &paths).unwrap();
+        let heads = file_history::head_blobs(&repo, &paths).unwrap();
+        let expected: HashMap<String, (Oid, Arc<LastChange>)> = reference
+            .into_iter()
+            .map(|(path, change)| (path.clone(), (heads[&path], Arc::new(change))))
+            .collect();
+        assert_eq!(walked, expected);
+        let times: Vec<(String, i64)> = {
+            let mut t: Vec<(String, i64)> = walked
+                .iter()
+                .map(|(p, (_, c))| (p.clone(), c.time))
+                .collect();
+            t.sort();
+            t
+        };
+        assert_eq!(
+            times,
+            vec![
+                (".qwen/team-memory/project/a.md".to_string(), 3_300),
+                (".qwen/team-memory/project/b.md".to_string(), 3_100),
+                (".qwen/team-memory/user/deep/c.md".to_string(), 5_000),
+            ]
         );
     }
 }

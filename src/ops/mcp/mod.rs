@@ -4,14 +4,18 @@
 //!
 //! [`tools`] holds what each tool does, [`cache`] what the server keeps between calls, [`gate`] the one check everything returned or saved
 //! passes, [`input`] the argument checks, [`schema`] what the agent is told, and [`server`] the
-//! protocol side (the official `rmcp` SDK on a current-thread tokio runtime).
+//! protocol side (the official `rmcp` SDK on a current-thread tokio runtime); [`watch`] tells a
+//! long-lived server which memory files changed since it last asked, and [`live`] feeds that to
+//! recall's indexes held in memory.
 
 pub(crate) mod cache;
 pub(crate) mod gate;
 pub(crate) mod input;
+pub(crate) mod live;
 pub(crate) mod schema;
 pub(crate) mod server;
 pub(crate) mod tools;
+pub(crate) mod watch;
 
 pub(crate) use server::serve;
 pub(crate) use tools::{MemoryDoor, Publish};

@@ -29,9 +29,9 @@ pub struct MemoryServer {
 
 impl MemoryServer {
     /// A server in front of `door`.
-    pub fn new(door: MemoryDoor) -> MemoryServer {
+    pub fn new(door: Arc<MemoryDoor>) -> MemoryServer {
         MemoryServer {
-            door: Arc::new(door),
+            door,
             timings: std::env::var("TEAMMEM_MCP_TIMINGS").is_ok_and(|v| v == "1"),
         }
     }
@@ -115,8 +115,28 @@ impl ServerHandler for MemoryServer {
     }
 }
 
-/// Serves `door` over stdin and stdout until the client closes the connection.
+/// Runs `work` on `door` on a thread of its own; without a thread, the first call does it.
+fn warm(door: &Arc<MemoryDoor>, name: &str, work: fn(&MemoryDoor)) {
+    let door = Arc::clone(door);
+    let _ = std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn(move || work(&door));
+}
+
+/// Serves `door` over stdin and stdout until the client closes the connection. What the first
+/// search needs is prepared at once, beside the handshake, on threads of their own (recall's
+/// indexes in memory, the gate's scanners, every memory's last commit), so that neither waits
+/// for the other.
 pub fn serve(door: MemoryDoor) -> Result<(), OpError> {
+    // libgit2 hashes every object it reads again to check its id (with collision detection:
+    // most of the cost of reading a large tree); git itself checks ids when objects arrive
+    // (fetch, index-pack) and in fsck, not on every read. This server only reads its own
+    // repository's objects, for ages: it reads them as git does.
+    git2::opts::strict_hash_verification(false);
+    let door = Arc::new(door);
+    warm(&door, "teammem-warm-recall", MemoryDoor::warm_recall);
+    warm(&door, "teammem-warm-gate", MemoryDoor::warm_gate);
+    warm(&door, "teammem-warm-history", MemoryDoor::warm_freshness);
     let runtime = tokio::runtime::Builder::new_current_thread()
         // rmcp times the initialize handshake.
         .enable_time()

@@ -26,9 +26,19 @@ use crate::ops::{OpError, Project, forget, recall};
 use super::cache::{Freshness, FreshnessBook, PolicyBook};
 use super::gate::{self, Withheld};
 use super::input::{self, Arguments, BadInput};
+use super::live::LiveIndex;
 
 /// The most memories one `memory_list` page shows.
 pub const MAX_LISTED: usize = 200;
+
+/// What the gate judges at server start to build its scanners: a memory like those agents save,
+/// with a link, a command and a configuration line, so that the keyword automata and the rules
+/// most texts trigger are compiled before the first search.
+const WARM_UP_MEMORY: &str = "---\nname: Staging deploy\ndescription: How the staging \
+    deploy runs\ntype: project\nkeywords: [deploy, staging]\n---\nRun `make deploy` with \
+    the token from the vault; the config sets password_file and api_key_path.\nSee \
+    https://example.com/docs <!-- note -->\n\nWhy: the release checklist.\nHow to apply: \
+    before every release.\n";
 
 /// The memories a `memory_list` page shows when the call names no `limit`.
 pub const DEFAULT_LISTED: usize = 100;
@@ -113,6 +123,9 @@ pub struct MemoryDoor {
     policies: PolicyBook,
     /// Each memory's last commit, for the current `HEAD`.
     freshness: FreshnessBook,
+    /// Recall's indexes in memory and the watches on their folders, opened at start
+    /// ([`MemoryDoor::warm_recall`]) or by the first search; searches take turns on it.
+    live: Mutex<Option<LiveIndex>>,
 }
 
 impl MemoryDoor {
@@ -121,11 +134,48 @@ impl MemoryDoor {
     pub fn new(project: Project, publish: Publish) -> MemoryDoor {
         MemoryDoor {
             policies: PolicyBook::new(&project),
-            freshness: FreshnessBook::new(project.repo.as_ref().map(|r| r.workdir.clone())),
+            freshness: FreshnessBook::new(
+                project.repo.as_ref().map(|r| r.workdir.clone()),
+                &[ScopeKind::Team, ScopeKind::Private, ScopeKind::User]
+                    .iter()
+                    .filter_map(|s| project.layout.memory_dir(*s))
+                    .collect::<Vec<_>>(),
+            ),
             project,
             publish,
             writes: Mutex::new(()),
+            live: Mutex::new(None),
         }
+    }
+
+    /// Builds the gate's policy and the scanners it compiles on first use (by judging a
+    /// sample memory), so that the first call does not pay for them. The server runs it on a
+    /// thread of its own at start; a call that comes meanwhile waits for the policy's lock.
+    pub fn warm_gate(&self) {
+        let policy = self.policy();
+        let _ = guard::agent_view(
+            &policy,
+            "team:project/warm-up.md",
+            "warm-up.md",
+            "project/warm-up.md",
+            WARM_UP_MEMORY.as_bytes(),
+        );
+    }
+
+    /// Watches the memory folders and opens recall's indexes in memory, so that the first
+    /// search does not; on a thread of its own at start (a search that comes meanwhile waits
+    /// for it, as it would do this work itself).
+    pub fn warm_recall(&self) {
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        if live.is_none() {
+            *live = LiveIndex::open(&self.project, &self.project.default_scopes()).ok();
+        }
+    }
+
+    /// Walks the history once for every memory's last commit at `HEAD`, so that the first
+    /// search does not ([`FreshnessBook::prepare`]); on a thread of its own at start.
+    pub fn warm_freshness(&self) {
+        self.freshness.prepare();
     }
 
     /// Runs the tool `name` with `arguments`.
@@ -211,10 +261,30 @@ impl MemoryDoor {
         let scopes = self.scopes(scope)?;
         let mut timings = Timings::default();
         let started = Instant::now();
-        // The ages shown come from this server's own cache (`self.freshness`), so recall does
-        // not walk git's history for them.
-        let found =
-            recall::recall_unaged(&self.project, &scopes, &query, limit, recall::DEFAULT_CHARS)?;
+        // From recall's indexes in memory, told what changed since the last search; the ages
+        // shown come from this server's own cache (`self.freshness`), so recall does not walk
+        // git's history for them.
+        let found = {
+            let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+            if live.is_none() {
+                *live = Some(LiveIndex::open(
+                    &self.project,
+                    &self.project.default_scopes(),
+                )?);
+            }
+            match live.as_mut() {
+                Some(index) => {
+                    index.recall(&self.project, &scopes, &query, limit, recall::DEFAULT_CHARS)?
+                }
+                None => recall::recall_unaged(
+                    &self.project,
+                    &scopes,
+                    &query,
+                    limit,
+                    recall::DEFAULT_CHARS,
+                )?,
+            }
+        };
         timings.ranking_us = micros_since(started);
 
         // Every hit is read once, and that one read is what the gate judges and what its
