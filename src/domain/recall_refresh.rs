@@ -12,7 +12,8 @@ use std::time::Duration;
 use super::memory::{MAX_FILE_BYTES, MemoryFile, MemoryType};
 use super::recall::{Analyzer, Collection, FIELDS, FieldUnits, Query, TokenMap};
 use super::recall_index::{
-    self, DocState, FileMeta, FolderMeta, IndexView, NumberedPostings, Postings, merge_tokens,
+    self, DocState, FileMeta, FolderMeta, Gathered, IndexView, NumberedPostings, Postings,
+    merge_tokens,
 };
 use super::scope::ScopeKind;
 use super::store::{self, Stamp, StoreError};
@@ -114,6 +115,34 @@ pub struct Found {
 }
 
 impl Found {
+    /// What an index gathered for a query: its statistics, and a candidate scored from the
+    /// index for each memory that holds a query term.
+    fn add_gathered(
+        &mut self,
+        view: &IndexView<'_>,
+        gathered: Gathered,
+        (order, scope): (usize, ScopeKind),
+    ) {
+        self.collection = gathered.collection;
+        self.df = gathered.df;
+        for (j, units) in gathered.matches {
+            let file = &view.files[j];
+            self.candidates.push(Candidate {
+                order,
+                rel: file.rel.to_string(),
+                scope,
+                kind: file.kind,
+                file: None,
+                stamp: file.stamp,
+                lengths: file.lengths,
+                units,
+                score: 0.0,
+                points: 0,
+                affinity: 0,
+            });
+        }
+    }
+
     fn new(query: &Query, scanned: usize) -> Found {
         Found {
             df: vec![0; query.tokens().len()],
@@ -444,24 +473,7 @@ fn from_index(view: &IndexView<'_>, query: &Query, (order, scope): (usize, Scope
     let mut found = Found::new(query, view.files.len());
     found.report.from_index = view.files.len();
     let gathered = view.gather(query, &vec![true; view.files.len()]);
-    found.collection = gathered.collection;
-    found.df = gathered.df;
-    for (j, units) in gathered.matches {
-        let file = &view.files[j];
-        found.candidates.push(Candidate {
-            order,
-            rel: file.rel.to_string(),
-            scope,
-            kind: file.kind,
-            file: None,
-            stamp: file.stamp,
-            lengths: file.lengths,
-            units,
-            score: 0.0,
-            points: 0,
-            affinity: 0,
-        });
-    }
+    found.add_gathered(view, gathered, (order, scope));
     found
 }
 
@@ -578,24 +590,7 @@ pub fn scan_indexed(
             found.report.from_index += 1;
         }
         let gathered = old.gather(query, &use_doc);
-        found.collection = gathered.collection;
-        found.df = gathered.df;
-        for (j, units) in gathered.matches {
-            let file = &old.files[j];
-            found.candidates.push(Candidate {
-                order,
-                rel: file.rel.to_string(),
-                scope,
-                kind: file.kind,
-                file: None,
-                stamp: file.stamp,
-                lengths: file.lengths,
-                units,
-                score: 0.0,
-                points: 0,
-                affinity: 0,
-            });
-        }
+        found.add_gathered(old, gathered, (order, scope));
     }
 
     let to_read: Vec<usize> = (0..paths.len()).filter(|&i| trusted[i].is_none()).collect();

@@ -3,40 +3,13 @@
 //! time — and the next sync, with no person's help, converges: every memory on the remote and
 //! in the folder, mine included, no lock or temp file left, `git fsck` clean.
 
-use std::fs;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::common::branch_team::{BranchTeam, TEAM, has_memory, write_memory};
 use crate::common::servers::GitDaemon;
 use crate::common::stall::PackStall;
-
-/// What a killed sync could leave in the git folder: locks, temp packs, teammem's notes.
-fn leftovers(repo: &Path) -> Vec<String> {
-    let git = repo.join(".git");
-    let mut found = Vec::new();
-    let mut folders = vec![git.clone()];
-    while let Some(dir) = folders.pop() {
-        let Ok(entries) = fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if path.is_dir() {
-                folders.push(path);
-            } else if name.ends_with(".lock")
-                || name.starts_with("pack_git2_")
-                || name.starts_with("tmp_pack_")
-                || name.starts_with("teammem-")
-            {
-                found.push(path.strip_prefix(&git).unwrap().display().to_string());
-            }
-        }
-    }
-    found
-}
+use crate::common::syncrun::leftovers;
 
 #[test]
 fn a_sync_killed_while_the_pack_arrives_is_finished_by_the_next() {

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::syncrun::leftovers;
 use common::{Sandbox, memory_text, write};
 
 const TEAM: &str = ".qwen/team-memory";
@@ -158,32 +159,6 @@ fn a_ref_lock_left_by_a_killed_sync_is_removed_but_a_foreign_one_is_kept() {
         memory(1, 7).1
     );
     sb.git(&repo, ["fsck", "--strict", "--no-progress"]);
-}
-
-/// Files left behind that a person would have to remove: locks, temp packs, teammem's notes.
-fn leftovers(repo: &Path) -> Vec<String> {
-    let git = repo.join(".git");
-    let mut found = Vec::new();
-    let mut folders = vec![git.clone()];
-    while let Some(dir) = folders.pop() {
-        let Ok(entries) = fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if path.is_dir() {
-                folders.push(path);
-            } else if name.ends_with(".lock")
-                || name.starts_with("pack_git2_")
-                || name.starts_with("tmp_pack_")
-                || name.starts_with("teammem-")
-            {
-                found.push(path.strip_prefix(&git).unwrap().display().to_string());
-            }
-        }
-    }
-    found
 }
 
 /// Copies a folder tree (the trial's fresh remote and clone) with `cp -a`.

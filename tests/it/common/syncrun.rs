@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+use std::fs;
 use std::path::Path;
 
 use serde_json::Value;
@@ -68,4 +69,31 @@ pub fn mate_pushes_memory(sb: &Sandbox, mate: &Path, slug: &str) {
     sb.git(mate, ["add", "-A"]);
     sb.git(mate, ["commit", "-q", "-m", &format!("mate: {slug}")]);
     sb.git(mate, ["push", "-q", "origin", "main"]);
+}
+
+/// What a killed sync could leave in the git folder that a person would have to remove: locks,
+/// temp packs, teammem's notes (paths relative to `.git`).
+pub fn leftovers(repo: &Path) -> Vec<String> {
+    let git = repo.join(".git");
+    let mut found = Vec::new();
+    let mut folders = vec![git.clone()];
+    while let Some(dir) = folders.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                folders.push(path);
+            } else if name.ends_with(".lock")
+                || name.starts_with("pack_git2_")
+                || name.starts_with("tmp_pack_")
+                || name.starts_with("teammem-")
+            {
+                found.push(path.strip_prefix(&git).unwrap().display().to_string());
+            }
+        }
+    }
+    found
 }
