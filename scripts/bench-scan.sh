@@ -183,7 +183,7 @@ team=(-n "teammem --version" "$TEAMMEM --version"
   -n "old: teammem scan (team folder, 1,000 memories)" "$OLD_BIN -C $TEAM scan --format json"
   -n "old: teammem scan $SUB/ (1,000 memories)" "$OLD_BIN scan $DATA/$SUB --format json")
 # One memory, as the pre-commit path scans it: the latency that must not regress.
-ONE=$(find "$DATA/$SUB" -type f | sort | head -1)
+ONE=$(find "$DATA/$SUB" -type f | sort | sed -n 1p)  # sed reads all: head would end sort with SIGPIPE (pipefail)
 team+=(-n "teammem scan one memory" "$TEAMMEM scan $ONE --format json")
 [ -n "$OLD_BIN" ] && team+=(-n "old: teammem scan one memory" "$OLD_BIN scan $ONE --format json")
 hyperfine -i -N --warmup 3 --runs "${TEAM_RUNS:-30}" --export-markdown "$WORK/team.md" "${team[@]}"
