@@ -71,19 +71,7 @@ fn a_clone_made_before_the_memory_branch_existed_finds_it_at_its_next_sync() {
 #[test]
 fn a_single_branch_clone_finds_the_memory_branch_at_its_first_sync() {
     let team = BranchTeam::new();
-    team.sb.git(
-        team.sb.path(),
-        [
-            "clone",
-            "-q",
-            "--single-branch",
-            "-b",
-            "main",
-            &team.url,
-            "single",
-        ],
-    );
-    let single = team.sb.path().join("single");
+    let single = team.clone_main_only("single");
     assert!(!has_ref(&team.sb, &single, TRACKING));
     let before = outside(&team.sb, &single);
     let report = team.sync(&single);
@@ -101,19 +89,7 @@ fn a_single_branch_clone_finds_the_memory_branch_at_its_first_sync() {
 #[test]
 fn switched_off_stays_in_current_branch_mode_though_the_remote_has_the_branch() {
     let team = BranchTeam::new();
-    team.sb.git(
-        team.sb.path(),
-        [
-            "clone",
-            "-q",
-            "--single-branch",
-            "-b",
-            "main",
-            &team.url,
-            "off",
-        ],
-    );
-    let off = team.sb.path().join("off");
+    let off = team.clone_main_only("off");
     team.sb.git(&off, ["config", "teammem.branch", "false"]);
     let run = team.sb.teammem(&off, ["sync", "--json"]);
     let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
@@ -175,19 +151,7 @@ fn init_branch_adopts_the_remotes_memory_branch_with_no_extra_commit() {
     // (a copy of a teammate's folder, say).
     let seed = team.sb.path().join("seed");
     for (name, extra) in [("same", false), ("more", true)] {
-        team.sb.git(
-            team.sb.path(),
-            [
-                "clone",
-                "-q",
-                "--single-branch",
-                "-b",
-                "main",
-                &team.url,
-                name,
-            ],
-        );
-        let dir = team.sb.path().join(name);
+        let dir = team.clone_main_only(name);
         let copy = dir.join(TEAM).join("project");
         fs::create_dir_all(&copy).unwrap();
         fs::copy(

@@ -59,6 +59,24 @@ impl BranchTeam {
         dir
     }
 
+    /// A clone of `main` alone (`--single-branch`): it has no remote-tracking ref for the
+    /// memory branch until teammem finds the branch in the remote's refs.
+    pub fn clone_main_only(&self, name: &str) -> PathBuf {
+        self.sb.git(
+            self.sb.path(),
+            [
+                "clone",
+                "-q",
+                "--single-branch",
+                "-b",
+                "main",
+                &self.url,
+                name,
+            ],
+        );
+        self.sb.path().join(name)
+    }
+
     /// Runs teammem in `dir`, requiring exit status `code`; returns stdout.
     pub fn teammem(&self, dir: &Path, args: &[&str], code: i32) -> String {
         let run = self.sb.teammem(dir, args);
