@@ -161,8 +161,8 @@ fn nothing_to_do(
     let Some(base) = memory_branch::materialised(repo)? else {
         return Ok(None);
     };
-    let tip_tree = memory_branch::tree_of(repo, Some(remote_tip))?.id();
-    if base.source != Some(remote_tip) || base.tree != tip_tree {
+    let tip_tree = memory_branch::tree_of(repo, Some(remote_tip))?;
+    if base.source != Some(remote_tip) || base.tree != tip_tree.id() {
         return Ok(None);
     }
     let common = repo.commondir();
@@ -173,16 +173,13 @@ fn nothing_to_do(
     if leftovers.iter().any(|f| common.join(f).exists()) {
         return Ok(None);
     }
-    let exclude = std::fs::read_to_string(common.join("info").join("exclude")).unwrap_or_default();
-    if !exclude.lines().any(|l| l.trim() == EXCLUDE_LINE) {
+    if !exclude_text(repo).lines().any(is_exclude_line) {
         return Ok(None);
     }
     let workdir = project.git_root()?;
     sync::remove_stale_temp_files(&workdir.join(TEAM_DIR));
-    let base_tree = repo
-        .find_tree(base.tree)
-        .map_err(|e| crate::git::GitError::git("reading the materialised base", e))?;
-    if !status::folder_changes(repo, Some(&base_tree), TEAM_DIR, false)?.is_empty() {
+    // The materialised base's tree is the tip's (checked above).
+    if !status::folder_changes(repo, Some(&tip_tree), TEAM_DIR, false)?.is_empty() {
         return Ok(None);
     }
     Ok(Some(remote_tip))
@@ -218,11 +215,11 @@ fn fetch_unknown_branch(
 /// committed; a folder tracked on the current branch stays tracked (`init --branch --migrate`
 /// removes it).
 pub fn ensure_excluded(repo: &Repository) -> Result<bool, OpError> {
-    let path = repo.commondir().join("info").join("exclude");
-    let text = std::fs::read_to_string(&path).unwrap_or_default();
-    if text.lines().any(|l| l.trim() == EXCLUDE_LINE) {
+    let text = exclude_text(repo);
+    if text.lines().any(is_exclude_line) {
         return Ok(false);
     }
+    let path = exclude_path(repo);
     let mut new = text;
     if !new.is_empty() && !new.ends_with('\n') {
         new.push('\n');
@@ -232,6 +229,21 @@ pub fn ensure_excluded(repo: &Repository) -> Result<bool, OpError> {
     new.push('\n');
     store::write_atomic(&path, new.as_bytes())?;
     Ok(true)
+}
+
+/// The common `info/exclude` (shared by every linked worktree).
+fn exclude_path(repo: &Repository) -> std::path::PathBuf {
+    repo.commondir().join("info").join("exclude")
+}
+
+/// The text of the common `info/exclude`; empty when there is none.
+fn exclude_text(repo: &Repository) -> String {
+    std::fs::read_to_string(exclude_path(repo)).unwrap_or_default()
+}
+
+/// Whether a line of `info/exclude` is [`EXCLUDE_LINE`].
+fn is_exclude_line(line: &str) -> bool {
+    line.trim() == EXCLUDE_LINE
 }
 
 /// What [`record_folder`] did.
