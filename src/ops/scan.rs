@@ -1,6 +1,6 @@
 //! Scanning files and folders for secrets: folders are walked as ripgrep walks them (the
-//! `ignore` crate: `.gitignore` honoured, hidden files included, `.git` skipped), files are
-//! scanned in parallel, binary files skipped, and the team's `.secretsignore` applied.
+//! `ignore` crate: `.gitignore` honoured, hidden files included, `.git` skipped) and scanned on every core, file arguments one after another,
+//! binary files skipped, and the team's `.secretsignore` applied.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -133,7 +133,7 @@ fn scan_root(
             ignore::WalkState::Continue
         })
     });
-    let found = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
     let walk_errors = walk_errors.into_inner().unwrap_or_else(|p| p.into_inner());
     if let Some(first) = walk_errors.into_iter().min() {
         return Err(OpError::Usage(format!(
@@ -141,7 +141,6 @@ fn scan_root(
             root.display()
         )));
     }
-    let mut found = found;
     found.sort_by(|a, b| a.shown.cmp(&b.shown));
     out.extend(found);
     Ok(())

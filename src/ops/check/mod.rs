@@ -442,9 +442,7 @@ fn check_batch(
     let config = out.config();
     let found = super::scan::in_parallel(batch.len(), bytes, |i| match &batch[i] {
         Step::File(rel, commit, bytes, mode, depth) => {
-            let mut mine = Findings::new(config);
-            check_one(&mut mine, rel, *mode, bytes, accepted, *depth, Some(commit));
-            mine.list
+            check_one(config, rel, *mode, bytes, accepted, *depth, Some(commit))
         }
         Step::ConfigChanged(..) => Vec::new(),
     });
@@ -466,19 +464,21 @@ fn check_batch(
     }
 }
 
-/// Every check of one file version, its secrets scanned first.
+/// Every check of one file version, its secrets scanned first: its findings under `config`.
 fn check_one(
-    out: &mut Findings<'_>,
+    config: &CheckConfig,
     rel: &str,
     mode: u32,
     bytes: &[u8],
     accepted: &SecretsIgnore,
     depth: Depth,
     commit: Option<&str>,
-) {
+) -> Vec<Finding> {
     let kind = entry_kind(mode);
     let secrets = secrets_in(kind, bytes, accepted);
-    check::check_file(out, rel, kind, bytes, &secrets, depth, commit);
+    let mut out = Findings::new(config);
+    check::check_file(&mut out, rel, kind, bytes, &secrets, depth, commit);
+    out.list
 }
 
 /// Full checks of every file of one folder snapshot on every core (findings in the files'
@@ -493,17 +493,15 @@ fn check_tree_files(
     let bytes = files.iter().map(|f| f.bytes.len()).sum();
     let found = super::scan::in_parallel(files.len(), bytes, |i| {
         let file = files[i];
-        let mut mine = Findings::new(config);
         check_one(
-            &mut mine,
+            config,
             &file.rel,
             file.mode,
             &file.bytes,
             accepted,
             Depth::Full,
             commit,
-        );
-        mine.list
+        )
     });
     out.list.extend(found.into_iter().flatten());
     check_folder_index(out, files.iter().copied(), accepted, commit);
