@@ -200,11 +200,6 @@ impl LiveScope {
         Ok(scope)
     }
 
-    /// The scope folder.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// What it did since it was opened.
     pub fn report(&self) -> LiveReport {
         self.report
@@ -547,10 +542,7 @@ impl LiveScope {
         (order, scope): (usize, ScopeKind),
     ) -> Result<Found, StoreError> {
         self.refresh()?;
-        let mut found = Found {
-            df: vec![0; query.tokens().len()],
-            ..Found::default()
-        };
+        let mut found = Found::new(query, 0);
         let base = &self.base;
         let live = |doc: usize| !base.masked.get(doc).copied().unwrap_or(true);
         found.scanned = (0..base.known.len()).filter(|&j| live(j)).count();
@@ -563,9 +555,12 @@ impl LiveScope {
             found.df = gathered.df;
             for (j, units) in gathered.matches {
                 let known = &base.known[j];
-                found
-                    .candidates
-                    .push(candidate(&base.rels[j], known, units, (order, scope)));
+                found.candidates.push(Candidate::from_index(
+                    &base.rels[j],
+                    (known.kind, known.stamp, known.lengths),
+                    units,
+                    (order, scope),
+                ));
             }
         }
         found.report.from_index = found.scanned;
@@ -594,9 +589,12 @@ impl LiveScope {
             for (df, per) in found.df.iter_mut().zip(&units) {
                 *df += u64::from(per.iter().any(|&n| n > 0));
             }
-            found
-                .candidates
-                .push(candidate(rel, known, units, (order, scope)));
+            found.candidates.push(Candidate::from_index(
+                rel,
+                (known.kind, known.stamp, known.lengths),
+                units,
+                (order, scope),
+            ));
         }
         found.collection.merge(&collection);
         Ok(found)
@@ -626,27 +624,6 @@ impl LiveScope {
                 None
             }
         }
-    }
-}
-
-fn candidate(
-    rel: &str,
-    known: &Known,
-    units: Vec<FieldUnits>,
-    (order, scope): (usize, ScopeKind),
-) -> Candidate {
-    Candidate {
-        order,
-        rel: rel.to_string(),
-        scope,
-        kind: known.kind,
-        file: None,
-        stamp: known.stamp,
-        lengths: known.lengths,
-        units,
-        score: 0.0,
-        points: 0,
-        affinity: 0,
     }
 }
 

@@ -57,6 +57,29 @@ pub struct Candidate {
 }
 
 impl Candidate {
+    /// A memory scored from an index (its file not read): its type, stamp and field lengths
+    /// as indexed, and its query terms' occurrences.
+    pub fn from_index(
+        rel: &str,
+        (kind, stamp, lengths): (MemoryType, Stamp, [u32; FIELDS]),
+        units: Vec<FieldUnits>,
+        (order, scope): (usize, ScopeKind),
+    ) -> Candidate {
+        Candidate {
+            order,
+            rel: rel.to_string(),
+            scope,
+            kind,
+            file: None,
+            stamp,
+            lengths,
+            units,
+            score: 0.0,
+            points: 0,
+            affinity: 0,
+        }
+    }
+
     /// The day it was last written (the freshness tie-break: newer first). Whole days, so
     /// that files a clone or a checkout wrote seconds apart tie and fall through to the path.
     fn day(&self) -> i64 {
@@ -127,23 +150,17 @@ impl Found {
         self.df = gathered.df;
         for (j, units) in gathered.matches {
             let file = &view.files[j];
-            self.candidates.push(Candidate {
-                order,
-                rel: file.rel.to_string(),
-                scope,
-                kind: file.kind,
-                file: None,
-                stamp: file.stamp,
-                lengths: file.lengths,
+            self.candidates.push(Candidate::from_index(
+                file.rel,
+                (file.kind, file.stamp, file.lengths),
                 units,
-                score: 0.0,
-                points: 0,
-                affinity: 0,
-            });
+                (order, scope),
+            ));
         }
     }
 
-    fn new(query: &Query, scanned: usize) -> Found {
+    /// Nothing found yet, of `scanned` memories, for `query`'s terms.
+    pub fn new(query: &Query, scanned: usize) -> Found {
         Found {
             df: vec![0; query.tokens().len()],
             scanned,

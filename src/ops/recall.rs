@@ -221,14 +221,6 @@ impl LiveRecall {
         }
     }
 
-    /// The scope folders it watches over, for a file watcher to watch.
-    pub fn dirs(&self) -> Vec<(ScopeKind, PathBuf)> {
-        self.scopes
-            .iter()
-            .map(|(s, live)| (*s, live.dir().to_path_buf()))
-            .collect()
-    }
-
     /// What the open scopes did since they were opened, summed (tests and benchmarks).
     pub fn report(&self) -> LiveReport {
         let mut sum = LiveReport::default();
@@ -1043,6 +1035,33 @@ mod tests {
                 "query {query:?}, max {max}"
             );
         }
+    }
+
+    #[test]
+    fn a_symlinked_memory_whose_target_changes_unnoted_is_seen_by_the_next_live_query() {
+        let f = fixture(40);
+        // A link to another memory of the scope (one pointing outside is refused).
+        let target = f.dir.join("reference/target.md");
+        let linked = |body: &str| {
+            fs::write(
+                &target,
+                format!("---\nname: linked\ndescription: a linked note\ntype: user\n---\n{body}\n"),
+            )
+            .unwrap();
+        };
+        linked("postgres once");
+        std::os::unix::fs::symlink(&target, f.dir.join("user/linked.md")).unwrap();
+        settle();
+        let mut live = LiveRecall::open_with(&f.project, &[ScopeKind::User], TEST_SETTLE).unwrap();
+        live_same_as_unaged(&f, &mut live);
+        // The target changes and nothing is noted (a watcher would name the target, never the
+        // link); settled, so only the symlink rule sends the handle to look again.
+        linked("zebra postgres migration deploy cache schema, a longer body than before");
+        settle();
+        live_same_as_unaged(&f, &mut live);
+        let found = recall_live(&f.project, &mut live, &[ScopeKind::User], "zebra", 5, 80).unwrap();
+        let found = serde_json::to_string(&found).unwrap();
+        assert!(found.contains("linked.md"), "{found}");
     }
 
     #[test]

@@ -266,24 +266,18 @@ impl MemoryDoor {
         // git's history for them.
         let found = {
             let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
-            if live.is_none() {
-                *live = Some(LiveIndex::open(
-                    &self.project,
-                    &self.project.default_scopes(),
-                )?);
-            }
-            match live.as_mut() {
-                Some(index) => {
-                    index.recall(&self.project, &scopes, &query, limit, recall::DEFAULT_CHARS)?
-                }
-                None => recall::recall_unaged(
-                    &self.project,
-                    &scopes,
-                    &query,
-                    limit,
-                    recall::DEFAULT_CHARS,
-                )?,
-            }
+            // Opened here when the start did not (or could not) open it.
+            let index = match live.take() {
+                Some(index) => index,
+                None => LiveIndex::open(&self.project, &self.project.default_scopes())?,
+            };
+            live.insert(index).recall(
+                &self.project,
+                &scopes,
+                &query,
+                limit,
+                recall::DEFAULT_CHARS,
+            )?
         };
         timings.ranking_us = micros_since(started);
 
