@@ -51,6 +51,7 @@ mod sync_concurrent;
 mod sync_ff_untracked;
 mod sync_index;
 mod sync_kill;
+mod sync_listing_skip;
 mod sync_merge_driver;
 mod sync_network;
 mod sync_report_unopened;

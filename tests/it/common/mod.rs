@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod branch_team;
+pub mod count_proxy;
 pub mod invoke;
 pub mod lifecycle;
 pub mod mcp_sdk;
