@@ -73,15 +73,55 @@ pub fn scan(project: &Project, cwd: &Path, paths: &[PathBuf]) -> Result<ScanRepo
     report(scanned, workdir)
 }
 
-/// Reads and scans one file.
-fn scan_file(path: PathBuf, shown: String, ignore: &SecretsIgnore) -> Scanned {
-    let found = std::fs::read(&path)
+/// Reads and scans one file, reading into `buffer` (one per thread, reused from file to file).
+fn scan_file(
+    path: PathBuf,
+    shown: String,
+    ignore: &SecretsIgnore,
+    buffer: &mut FileBuffer,
+) -> Scanned {
+    let found = buffer
+        .read(&path)
         .map_err(|e| OpError::io(&path, e))
         .map(|bytes| {
             let len = bytes.len() as u64;
-            secrets::scan_bytes(&bytes).map(|f| (ignore.filter(f), len))
+            secrets::scan_bytes(bytes).map(|f| (ignore.filter(f), len))
         });
     Scanned { path, shown, found }
+}
+
+/// A read buffer kept from file to file: a folder of small memories costs no allocation and
+/// no size query (`std::fs::read` asks for the size first) per file, just open, read until
+/// end of file, close.
+#[derive(Default)]
+struct FileBuffer {
+    /// Zeroed once when grown, never shrunk: only `..filled` holds the last file.
+    bytes: Vec<u8>,
+}
+
+impl FileBuffer {
+    /// Room read at first; memories are a few kilobytes.
+    const START: usize = 64 * 1024;
+
+    /// The whole content of the file at `path`.
+    fn read(&mut self, path: &Path) -> std::io::Result<&[u8]> {
+        use std::io::Read;
+        let mut file = std::fs::File::open(path)?;
+        let mut filled = 0;
+        loop {
+            if filled == self.bytes.len() {
+                let grown = (self.bytes.len() * 2).max(Self::START);
+                self.bytes.resize(grown, 0);
+            }
+            match file.read(&mut self.bytes[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(&self.bytes[..filled])
+    }
 }
 
 /// Scans `root` itself when it is a file, else the files below it, in the order of their
@@ -96,7 +136,12 @@ fn scan_root(
     let meta = std::fs::metadata(root).map_err(|e| OpError::io(root, e))?;
     if meta.is_file() {
         let shown = given.unwrap_or(root).to_string_lossy().replace('\\', "/");
-        out.push(scan_file(root.to_path_buf(), shown, ignore));
+        out.push(scan_file(
+            root.to_path_buf(),
+            shown,
+            ignore,
+            &mut FileBuffer::default(),
+        ));
         return Ok(());
     }
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
@@ -115,13 +160,14 @@ fn scan_root(
             files: Vec::new(),
             to: found,
         };
+        let mut buffer = FileBuffer::default();
         Box::new(move |entry| {
             match entry {
                 Ok(entry) if entry.file_type().is_some_and(|t| t.is_file()) => {
                     let path = entry.into_path();
                     let shown = relative(&path, root)
                         .unwrap_or_else(|| path.to_string_lossy().into_owned());
-                    mine.files.push(scan_file(path, shown, ignore));
+                    mine.files.push(scan_file(path, shown, ignore, &mut buffer));
                     // Handed over in batches: the lock is taken once per 64 files.
                     if mine.files.len() >= 64 {
                         lock(mine.to).append(&mut mine.files);

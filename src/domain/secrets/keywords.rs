@@ -6,7 +6,9 @@
 //! few hundred microseconds) and the search loop, which walks one byte after another through a
 //! chain of dependent table loads. The loop keeps its state in a register and walks four parts
 //! of a text at once, so four such chains overlap in the CPU instead of one waiting on the
-//! next.
+//! next; it indexes a table of a fixed power-of-two size through a mask, so it needs no bounds
+//! check (nor the register holding the length) and its four states, four text pointers and
+//! tables all stay in registers, and one OR of the four states tells a match.
 
 /// A state id: the index of the state's first transition in [`Keywords::trans`] (premultiplied
 /// by the number of byte classes, so a step is one add and one load).
@@ -16,6 +18,11 @@ type StateId = u32;
 const LANES_FROM: usize = 1024;
 /// How many parts of a long text are walked together.
 const LANES: usize = 4;
+/// The entries of the table the four lanes index through a mask (1 MiB of address space, of
+/// which only the automaton's rows are ever written or read: the rest stays unmapped zero
+/// pages). An automaton larger than this (the rules' is about a third of it) is walked in one
+/// lane, with checked indexing.
+const LANE_TABLE: usize = 1 << 18;
 
 /// The compiled keywords.
 #[derive(Debug, Clone)]
@@ -26,7 +33,8 @@ pub(crate) struct Keywords {
     stride: usize,
     /// Every state's row of next states, ids premultiplied.
     trans: Vec<StateId>,
-    /// Ids from here on are states where at least one keyword ends.
+    /// Ids from here on are states where at least one keyword ends: a power of two above
+    /// every other state's id, so an OR of states tells whether one of them is a match state.
     first_match: StateId,
     /// For each match state (`(id - first_match) / stride`), the range of its keywords in
     /// [`Keywords::outputs`].
@@ -36,6 +44,8 @@ pub(crate) struct Keywords {
     outputs: Vec<u32>,
     /// The longest keyword's length.
     max_len: usize,
+    /// Whether every state's row lies inside the first [`LANE_TABLE`] entries.
+    fits_lanes: bool,
 }
 
 /// No child in the trie yet.
@@ -86,64 +96,74 @@ impl Keywords {
         let nodes = own.len();
 
         // Failure links in breadth-first order turn the trie into a DFA: a missing child
-        // goes where the failure state goes, whose row is already complete.
+        // goes where the failure state goes, whose row is already complete (the root's
+        // failure row is all root). Row by row, over copies of the failure row, so the loop
+        // over classes has no index to check: this build is part of every process's start.
         let mut delta = child;
         let mut fail = vec![0u32; nodes];
         let mut outputs: Vec<Vec<u32>> = own;
         let mut order = Vec::with_capacity(nodes);
         order.push(0u32);
         let mut head = 0;
-        while head < order.len() {
-            let node = order[head] as usize;
+        let mut fail_row = vec![0u32; stride];
+        let mut children: Vec<(u32, u32)> = Vec::with_capacity(stride);
+        while let Some(&node) = order.get(head) {
+            let node = node as usize;
             head += 1;
-            for class in 0..stride {
-                let slot = node * stride + class;
-                let next = delta[slot];
-                let via_fail = if node == 0 {
-                    0
+            if node != 0 {
+                let from = fail[node] as usize * stride;
+                fail_row.copy_from_slice(&delta[from..from + stride]);
+            }
+            for (slot, &via_fail) in delta[node * stride..(node + 1) * stride]
+                .iter_mut()
+                .zip(&fail_row)
+            {
+                if *slot == NONE {
+                    *slot = via_fail;
                 } else {
-                    delta[fail[node] as usize * stride + class]
-                };
-                if next == NONE {
-                    delta[slot] = via_fail;
-                } else {
-                    fail[next as usize] = via_fail;
-                    let inherited = outputs[via_fail as usize].clone();
-                    outputs[next as usize].extend(inherited);
-                    order.push(next);
+                    children.push((*slot, via_fail));
                 }
+            }
+            for (next, via_fail) in children.drain(..) {
+                fail[next as usize] = via_fail;
+                let inherited = outputs[via_fail as usize].clone();
+                outputs[next as usize].extend(inherited);
+                order.push(next);
             }
         }
 
-        // Renumber: the states without a match first (the root first of all), so one compare
-        // tells a match state; ids premultiplied.
-        let mut rank = vec![0u32; nodes];
-        let mut next_id = 0u32;
-        for matching in [false, true] {
-            for (node, out) in outputs.iter().enumerate() {
-                if out.is_empty() != matching {
-                    rank[node] = next_id;
-                    next_id += 1;
-                }
+        // Renumber, ids premultiplied: the states without a match first (the root first of
+        // all), the match states from the next power of two on.
+        let matching = outputs.iter().filter(|o| !o.is_empty()).count();
+        let first_match = ((nodes - matching) * stride).next_power_of_two();
+        let mut id = vec![0u32; nodes];
+        let (mut plain, mut matched) = (0usize, 0usize);
+        for (node, out) in outputs.iter().enumerate() {
+            if out.is_empty() {
+                id[node] = (plain * stride) as u32;
+                plain += 1;
+            } else {
+                id[node] = (first_match + matched * stride) as u32;
+                matched += 1;
             }
         }
-        let first_match = (nodes - outputs.iter().filter(|o| !o.is_empty()).count()) * stride;
-        let mut trans = vec![0 as StateId; nodes * stride];
-        let mut match_ranges = Vec::new();
+        // Zeroed memory comes from the system untouched: the gap below `first_match` and the
+        // rest of the lanes' table cost nothing until written.
+        let mut trans = vec![0 as StateId; (first_match + matching * stride).max(LANE_TABLE)];
+        let mut match_ranges = vec![(0u32, 0u32); matching];
         let mut flat = Vec::new();
-        let mut by_rank = vec![0usize; nodes];
-        for (node, &r) in rank.iter().enumerate() {
-            by_rank[r as usize] = node;
-        }
-        for &node in &by_rank {
-            let row = rank[node] as usize * stride;
-            for class in 0..stride {
-                trans[row + class] = rank[delta[node * stride + class] as usize] * stride as u32;
+        for (node, out) in outputs.iter().enumerate() {
+            let row = id[node] as usize;
+            for (to, &next) in trans[row..row + stride]
+                .iter_mut()
+                .zip(&delta[node * stride..(node + 1) * stride])
+            {
+                *to = id[next as usize];
             }
-            if !outputs[node].is_empty() {
+            if !out.is_empty() {
                 let from = flat.len() as u32;
-                flat.extend_from_slice(&outputs[node]);
-                match_ranges.push((from, flat.len() as u32));
+                flat.extend_from_slice(out);
+                match_ranges[(row - first_match) / stride] = (from, flat.len() as u32);
             }
         }
         Keywords {
@@ -154,6 +174,7 @@ impl Keywords {
             match_ranges,
             outputs: flat,
             max_len,
+            fits_lanes: first_match + matching * stride <= LANE_TABLE,
         }
     }
 
@@ -168,10 +189,16 @@ impl Keywords {
                 }
             }
         };
-        if bytes.len() < LANES_FROM || self.max_len * LANES > bytes.len() {
+        let table = match self.trans.get(..LANE_TABLE) {
+            Some(table) if self.fits_lanes => <&[StateId; LANE_TABLE]>::try_from(table).ok(),
+            _ => None,
+        };
+        let Some(table) =
+            table.filter(|_| bytes.len() >= LANES_FROM && self.max_len * LANES <= bytes.len())
+        else {
             self.walk(0, bytes, 0, report);
             return;
-        }
+        };
         // Each lane starts `max_len - 1` bytes before its part in the root state: by its part's
         // first byte it is in the state one walk from the text's start would be in.
         let part = bytes.len() / LANES;
@@ -183,23 +210,18 @@ impl Keywords {
         // `(lane, state, i)` in the order of `i`: one list, sized for memory text's few hits a
         // kilobyte, so a text costs one allocation.
         let mut hits: Vec<(usize, StateId, usize)> = Vec::with_capacity(bytes.len() / 128);
-        let [mut s0, mut s1, mut s2, mut s3] = states;
         let (a, rest) = bytes.split_at(part);
         let (b, rest) = rest.split_at(part);
         let (c, rest) = rest.split_at(part);
         let (d, tail) = rest.split_at(part);
-        let first_match = self.first_match;
-        for (i, (((&x0, &x1), &x2), &x3)) in a.iter().zip(b).zip(c).zip(d).enumerate() {
-            s0 = self.step(s0, x0);
-            s1 = self.step(s1, x1);
-            s2 = self.step(s2, x2);
-            s3 = self.step(s3, x3);
-            // One test for all four: hits are rare, and the loop keeps its states in
-            // registers only while the rare path stays out of it.
-            if s0.max(s1).max(s2).max(s3) >= first_match {
-                note([s0, s1, s2, s3], first_match, i, &mut hits);
-            }
-        }
+        let s3 = lanes(
+            table,
+            &self.classes,
+            [a, b, c, d],
+            states,
+            self.first_match,
+            &mut hits,
+        );
         // Lane after lane, then the last part's few extra bytes: the order one walk reports.
         for lane in 0..LANES {
             for &(_, s, i) in hits.iter().filter(|h| h.0 == lane) {
@@ -238,11 +260,48 @@ impl Keywords {
         }
     }
 
-    /// The automaton's size in bytes (its transition table).
+    /// The automaton's size in bytes: its transition table up to the last state's row.
     #[cfg(test)]
     pub fn table_bytes(&self) -> usize {
-        self.trans.len() * std::mem::size_of::<StateId>()
+        (self.first_match as usize + self.match_ranges.len() * self.stride)
+            * std::mem::size_of::<StateId>()
     }
+}
+
+/// Walks the four parts of a text together from `states`, noting in `hits` where a lane
+/// reached a match state; the last lane's state at its end. A function of its own, so that
+/// nothing but the loop's own values competes for registers.
+#[inline(never)]
+fn lanes(
+    table: &[StateId; LANE_TABLE],
+    classes: &[u8; 256],
+    [a, b, c, d]: [&[u8]; LANES],
+    states: [StateId; LANES],
+    first_match: StateId,
+    hits: &mut Vec<(usize, StateId, usize)>,
+) -> StateId {
+    let [mut s0, mut s1, mut s2, mut s3] = states.map(|s| s as usize);
+    let part = a.len().min(b.len()).min(c.len()).min(d.len());
+    let (a, b, c, d) = (&a[..part], &b[..part], &c[..part], &d[..part]);
+    // Every id plus a class is below the table's length (`fits_lanes`): the mask changes no
+    // index, it only shows the compiler that none is out of bounds.
+    let step = |state: usize, byte: u8| {
+        table[(state + usize::from(classes[usize::from(byte)])) & (LANE_TABLE - 1)] as usize
+    };
+    let threshold = first_match as usize;
+    for i in 0..part {
+        s0 = step(s0, a[i]);
+        s1 = step(s1, b[i]);
+        s2 = step(s2, c[i]);
+        s3 = step(s3, d[i]);
+        // One test for all four (no id reaches `first_match`, a power of two, unless it is a
+        // match state): hits are rare, and the loop keeps its states in registers only while
+        // the rare path stays out of it.
+        if s0 | s1 | s2 | s3 >= threshold {
+            note([s0, s1, s2, s3].map(|s| s as StateId), first_match, i, hits);
+        }
+    }
+    s3 as StateId
 }
 
 /// Notes the lanes that reached a match state after their byte `i`.
@@ -334,6 +393,29 @@ mod tests {
             "{}",
             keywords.table_bytes()
         );
+        // And it fits the four lanes' masked table, with room for more rules.
+        assert!(keywords.fits_lanes);
+        assert!(keywords.table_bytes() * 2 <= LANE_TABLE * std::mem::size_of::<StateId>());
+    }
+
+    #[test]
+    fn an_automaton_too_big_for_the_lanes_table_is_walked_in_one_lane() {
+        // 400 keywords of 40 distinct bytes over 64 byte classes: well past the lanes' table.
+        let alphabet: Vec<char> = ('!'..='~').filter(|c| !c.is_ascii_uppercase()).collect();
+        let patterns: Vec<String> = (0..400usize)
+            .map(|p| {
+                (0..40)
+                    .map(|i| alphabet[(p * 7 + i * i * 13 + p * i) % alphabet.len()])
+                    .collect()
+            })
+            .collect();
+        let keywords = Keywords::new(&patterns);
+        assert!(!keywords.fits_lanes, "{}", keywords.table_bytes());
+        let refs: Vec<&str> = patterns.iter().map(String::as_str).collect();
+        let text = format!("{} some text {}", patterns[3], patterns[399]).repeat(40);
+        let found = ours(&refs, text.as_bytes());
+        assert_eq!(found, reference(&refs, text.as_bytes()));
+        assert!(found.contains(&(3, patterns[3].len())));
     }
 
     proptest! {
