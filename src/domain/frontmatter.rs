@@ -394,16 +394,43 @@ pub fn js_trim(text: &str) -> &str {
 /// U+2029) that starts with `key:` and holds a value, that value trimmed. This is the regex
 /// `^key:[^\S\n]*(.+)$` (multi-line) followed by `trim()`, step for step: the spaces after the
 /// colon may run over a `\r`, and a value of spaces alone is the empty string.
+///
+/// It looks at line starts only, found by bytes (this runs for several keys of every memory
+/// when the recall index is built); the tests hold the character-by-character version as the
+/// reference it must equal.
 pub fn line_value(text: &str, key: &str) -> Option<String> {
-    let pattern = format!("{key}:");
-    let mut line_start = true;
-    for (at, c) in text.char_indices() {
-        if line_start && text[at..].starts_with(&pattern) {
-            if let Some(value) = value_after(&text[at + pattern.len()..]) {
+    let bytes = text.as_bytes();
+    let key = key.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        let rest = &bytes[at..];
+        if rest.len() > key.len() && rest.starts_with(key) && rest[key.len()] == b':' {
+            // `at + key.len() + 1` follows an ASCII colon: a character boundary.
+            if let Some(value) = text.get(at + key.len() + 1..).and_then(value_after) {
                 return Some(js_trim(value).to_string());
             }
         }
-        line_start = is_js_line_end(c);
+        at = next_line_start(bytes, at)?;
+    }
+    None
+}
+
+/// Where the line after the one holding byte `at` starts: after the first `\n`, `\r`, U+2028
+/// or U+2029 (UTF-8 `E2 80 A8`, `E2 80 A9`) at or after `at`; `None` when there is none.
+fn next_line_start(bytes: &[u8], mut at: usize) -> Option<usize> {
+    while let Some(found) = bytes
+        .get(at..)?
+        .iter()
+        .position(|&b| b == b'\n' || b == b'\r' || b == 0xE2)
+    {
+        let end = at + found;
+        if bytes[end] != 0xE2 {
+            return Some(end + 1);
+        }
+        if bytes.get(end + 1) == Some(&0x80) && matches!(bytes.get(end + 2), Some(0xA8 | 0xA9)) {
+            return Some(end + 3);
+        }
+        at = end + 1;
     }
     None
 }
@@ -720,6 +747,57 @@ mod tests {
             if let Some(simple) = parse_simple(&yaml) {
                 prop_assert_eq!(parser(&yaml), Ok(Value::Mapping(simple)), "{:?}", yaml);
             }
+        }
+    }
+
+    /// [`line_value`] as first written, character by character: the reference.
+    pub(super) fn line_value_by_chars(text: &str, key: &str) -> Option<String> {
+        let pattern = format!("{key}:");
+        let mut line_start = true;
+        for (at, c) in text.char_indices() {
+            if line_start && text[at..].starts_with(&pattern) {
+                if let Some(value) = value_after(&text[at + pattern.len()..]) {
+                    return Some(js_trim(value).to_string());
+                }
+            }
+            line_start = is_js_line_end(c);
+        }
+        None
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Looking at line starts by bytes finds what reading every character finds.
+        #[test]
+        fn line_value_by_bytes_equals_by_chars(
+            text in "((name|type|nam|names|x)?[: \t\r\n\u{2028}\u{2029}\u{2027}\u{2030}\u{A0}\u{85}a-cé测]{0,6}){0,8}",
+            key in "name|type|nam|na",
+        ) {
+            prop_assert_eq!(line_value(&text, &key), line_value_by_chars(&text, &key), "{:?}", text);
+        }
+    }
+
+    #[test]
+    fn line_value_sees_every_line_end() {
+        for (text, value) in [
+            ("name: a", Some("a")),
+            ("x\nname: a", Some("a")),
+            ("x\rname: a", Some("a")),
+            ("x\u{2028}name: a", Some("a")),
+            ("x\u{2029}name: a\nname: b", Some("a")),
+            ("x\u{2027}name: a", None),
+            ("é name: a", None),
+            ("name:\nname: b", Some("b")),
+            ("name:", None),
+            ("name", None),
+        ] {
+            assert_eq!(line_value(text, "name").as_deref(), value, "{text:?}");
+            assert_eq!(
+                line_value_by_chars(text, "name").as_deref(),
+                value,
+                "{text:?}"
+            );
         }
     }
 

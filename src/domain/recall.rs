@@ -240,29 +240,26 @@ fn runs_into(folded: &str, out: &mut Vec<Run>) {
     out.clear();
     if folded.is_ascii() {
         // Most memories: words are runs of ASCII letters and digits, and there is no CJK.
-        let mut start = None;
-        for (at, b) in folded.bytes().enumerate() {
-            match (b.is_ascii_alphanumeric(), start) {
-                (true, None) => start = Some(at),
-                (false, Some(s)) => {
-                    out.push(Run {
-                        start: s,
-                        end: at,
-                        cjk: false,
-                    });
-                    start = None;
-                }
-                _ => {}
+        // Two tight loops (skip the gap, then the word) instead of one with a state.
+        let bytes = folded.as_bytes();
+        let mut at = 0;
+        loop {
+            while at < bytes.len() && !bytes[at].is_ascii_alphanumeric() {
+                at += 1;
             }
-        }
-        if let Some(s) = start {
+            if at == bytes.len() {
+                return;
+            }
+            let start = at;
+            while at < bytes.len() && bytes[at].is_ascii_alphanumeric() {
+                at += 1;
+            }
             out.push(Run {
-                start: s,
-                end: folded.len(),
+                start,
+                end: at,
                 cjk: false,
             });
         }
-        return;
     }
     let mut open: Option<Run> = None;
     for (at, c) in folded.char_indices() {
@@ -490,13 +487,36 @@ const SHORT_WORD: usize = 15;
 /// consulted for every word of every memory when the recall index is built.
 fn short_key(word: &str) -> Option<u128> {
     let bytes = word.as_bytes();
-    if bytes.len() > SHORT_WORD {
+    let len = bytes.len();
+    if len > SHORT_WORD {
         return None;
     }
-    let mut key = [0u8; 16];
-    key[..bytes.len()].copy_from_slice(bytes);
-    key[15] = bytes.len() as u8;
-    Some(u128::from_le_bytes(key))
+    // The bytes little-endian, read as two overlapping loads of 8 (or 4) bytes where the
+    // word is long enough (a copy of a variable length is a call to `memcpy`).
+    let low_high = |n: usize| -> (u64, u64) {
+        let load = |at: usize| {
+            let mut w = [0u8; 8];
+            w[..n].copy_from_slice(&bytes[at..at + n]);
+            u64::from_le_bytes(w)
+        };
+        let shift = 8 * (2 * n - len) as u32;
+        (load(0), load(len - n).checked_shr(shift).unwrap_or(0))
+    };
+    let value = match len {
+        8.. => {
+            let (low, high) = low_high(8);
+            u128::from(low) | u128::from(high) << 64
+        }
+        4.. => {
+            let (low, high) = low_high(4);
+            u128::from(low | high << 32)
+        }
+        _ => bytes
+            .iter()
+            .enumerate()
+            .fold(0, |key, (k, &b)| key | u128::from(b) << (8 * k)),
+    };
+    Some(value | (len as u128) << 120)
 }
 
 /// Whether only spaces and commas separate run `i` from the one before (`hey, mel`).
@@ -896,6 +916,17 @@ mod tests {
         assert_eq!(short_key("ab"), short_key("ab"));
         assert_ne!(short_key("ab"), short_key("ab\0"));
         assert_eq!(short_key("abcdefghijklmnop"), None);
+        // The key is the bytes zero-padded, with the length in the last byte.
+        let text = "qwertyuiopasdfgé";
+        for len in 0..=SHORT_WORD {
+            let Some(word) = text.get(..len) else {
+                continue;
+            };
+            let mut key = [0u8; 16];
+            key[..len].copy_from_slice(word.as_bytes());
+            key[15] = len as u8;
+            assert_eq!(short_key(word), Some(u128::from_le_bytes(key)), "{word:?}");
+        }
     }
 
     #[test]
