@@ -228,7 +228,7 @@ const GREETINGS: &[&str] = &[
 ];
 
 /// One run of a folded text: letters and digits of a spaced script, or a CJK run.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Run {
     start: usize,
     end: usize,
@@ -261,6 +261,12 @@ fn runs_into(folded: &str, out: &mut Vec<Run>) {
             });
         }
     }
+    runs_by_chars(folded, out);
+}
+
+/// [`runs_into`] for any text, character by character (for ASCII text it gives what the
+/// ASCII path gives; the tests check that).
+fn runs_by_chars(folded: &str, out: &mut Vec<Run>) {
     let mut open: Option<Run> = None;
     for (at, c) in folded.char_indices() {
         let kind = if is_cjk(c) {
@@ -399,6 +405,7 @@ impl Analyzer {
         let stops = stop_words();
         let mut runs = std::mem::take(&mut self.runs);
         runs_into(folded, &mut runs);
+        let ascii = folded.is_ascii();
         let mut count = 0;
         // What the two words before this one were, for address position.
         let (mut greeting, mut thank_you, mut thank) = (false, false, false);
@@ -431,7 +438,7 @@ impl Analyzer {
                 }
                 continue;
             }
-            let short = if text.is_ascii() {
+            let short = if ascii || text.is_ascii() {
                 text.len() < MIN_WORD_CHARS
             } else {
                 text.chars().nth(MIN_WORD_CHARS - 1).is_none()
@@ -444,7 +451,9 @@ impl Analyzer {
             if entry.term != NO_TERM {
                 let spoken_to = ((greeting || thank_you)
                     && only_spaces_or_commas(folded, &runs, i))
-                    || set_off(folded, &runs, i);
+                    // Set off only when a space, `!` or `?` follows (most words: no call).
+                    || (matches!(folded.as_bytes().get(run.end), Some(b' ' | b'!' | b'?'))
+                        && set_off(folded, &runs, i));
                 each(entry.term, if spoken_to { ADDRESSED } else { OCCURRENCE });
                 count += 1;
             }
@@ -926,6 +935,29 @@ mod tests {
             key[..len].copy_from_slice(word.as_bytes());
             key[15] = len as u8;
             assert_eq!(short_key(word), Some(u128::from_le_bytes(key)), "{word:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The shortcuts of the ASCII path: its runs are the character-by-character runs,
+        /// and a word is set off only where a space, `!` or `?` follows it.
+        #[test]
+        fn ascii_runs_and_the_set_off_shortcut_agree_with_the_general_rule(
+            text in "[a-c0-9 ,!?.\n-]{0,40}|[a-cé数据 ,!?]{0,20}",
+        ) {
+            let mut fast = Vec::new();
+            runs_into(&text, &mut fast);
+            if text.is_ascii() {
+                let mut slow = Vec::new();
+                runs_by_chars(&text, &mut slow);
+                proptest::prop_assert_eq!(&fast, &slow);
+            }
+            for (i, run) in fast.iter().enumerate() {
+                if set_off(&text, &fast, i) {
+                    let next = text.as_bytes().get(run.end);
+                    proptest::prop_assert!(matches!(next, Some(b' ' | b'!' | b'?')), "{:?}", text);
+                }
+            }
         }
     }
 
