@@ -418,11 +418,7 @@ pub fn line_value(text: &str, key: &str) -> Option<String> {
 /// Where the line after the one holding byte `at` starts: after the first `\n`, `\r`, U+2028
 /// or U+2029 (UTF-8 `E2 80 A8`, `E2 80 A9`) at or after `at`; `None` when there is none.
 fn next_line_start(bytes: &[u8], mut at: usize) -> Option<usize> {
-    while let Some(found) = bytes
-        .get(at..)?
-        .iter()
-        .position(|&b| b == b'\n' || b == b'\r' || b == 0xE2)
-    {
+    while let Some(found) = memchr::memchr3(b'\n', b'\r', 0xE2, bytes.get(at..)?) {
         let end = at + found;
         if bytes[end] != 0xE2 {
             return Some(end + 1);

@@ -235,31 +235,40 @@ struct Run {
     cjk: bool,
 }
 
+/// Which bytes are ASCII letters and digits (a table lookup is fewer instructions than the
+/// three range checks).
+static ASCII_WORD: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = (b as u8).is_ascii_alphanumeric();
+        b += 1;
+    }
+    table
+};
+
 /// Puts the runs of folded text, in order, into `out`.
 fn runs_into(folded: &str, out: &mut Vec<Run>) {
     out.clear();
     if folded.is_ascii() {
         // Most memories: words are runs of ASCII letters and digits, and there is no CJK.
-        // Two tight loops (skip the gap, then the word) instead of one with a state.
+        // Two searches (the gap, then the word) through a byte table.
         let bytes = folded.as_bytes();
         let mut at = 0;
-        loop {
-            while at < bytes.len() && !bytes[at].is_ascii_alphanumeric() {
-                at += 1;
-            }
-            if at == bytes.len() {
-                return;
-            }
-            let start = at;
-            while at < bytes.len() && bytes[at].is_ascii_alphanumeric() {
-                at += 1;
-            }
+        while let Some(gap) = bytes[at..].iter().position(|&b| ASCII_WORD[usize::from(b)]) {
+            let start = at + gap;
+            let end = bytes[start..]
+                .iter()
+                .position(|&b| !ASCII_WORD[usize::from(b)])
+                .map_or(bytes.len(), |n| start + n);
             out.push(Run {
                 start,
-                end: at,
+                end,
                 cjk: false,
             });
+            at = end;
         }
+        return;
     }
     runs_by_chars(folded, out);
 }
