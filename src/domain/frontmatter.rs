@@ -415,16 +415,22 @@ pub fn line_value(text: &str, key: &str) -> Option<String> {
     None
 }
 
-/// Where the line after the one holding byte `at` starts: after the first `\n`, `\r`, U+2028
-/// or U+2029 (UTF-8 `E2 80 A8`, `E2 80 A9`) at or after `at`; `None` when there is none.
-fn next_line_start(bytes: &[u8], mut at: usize) -> Option<usize> {
+/// Where the line after the one holding byte `at` starts: after the first line end at or
+/// after `at` ([`line_end`]); `None` when there is none.
+fn next_line_start(bytes: &[u8], at: usize) -> Option<usize> {
+    line_end(bytes, at).map(|(end, len)| end + len)
+}
+
+/// The first `\n`, `\r`, U+2028 or U+2029 (UTF-8 `E2 80 A8`, `E2 80 A9`) at or after byte
+/// `at`: its position and length in bytes.
+fn line_end(bytes: &[u8], mut at: usize) -> Option<(usize, usize)> {
     while let Some(found) = memchr::memchr3(b'\n', b'\r', 0xE2, bytes.get(at..)?) {
         let end = at + found;
         if bytes[end] != 0xE2 {
-            return Some(end + 1);
+            return Some((end, 1));
         }
         if bytes.get(end + 1) == Some(&0x80) && matches!(bytes.get(end + 2), Some(0xA8 | 0xA9)) {
-            return Some(end + 3);
+            return Some((end, 3));
         }
         at = end + 1;
     }
@@ -437,10 +443,9 @@ fn value_after(rest: &str) -> Option<&str> {
         .char_indices()
         .find(|&(_, c)| !(is_js_space(c) && c != '\n'))
         .map_or(rest.len(), |(i, _)| i);
+    // The rest of the line from `from` (a character boundary), its end found by bytes.
     let take_line = |from: usize| {
-        let end = rest[from..]
-            .find(is_js_line_end)
-            .map_or(rest.len(), |e| from + e);
+        let end = line_end(rest.as_bytes(), from).map_or(rest.len(), |(end, _)| end);
         &rest[from..end]
     };
     if rest[spaces..]
@@ -746,13 +751,41 @@ mod tests {
         }
     }
 
+    /// `value_after` as first written, character by character: the reference.
+    fn value_after_by_chars(rest: &str) -> Option<&str> {
+        let spaces = rest
+            .char_indices()
+            .find(|&(_, c)| !(is_js_space(c) && c != '\n'))
+            .map_or(rest.len(), |(i, _)| i);
+        let take_line = |from: usize| {
+            let end = rest[from..]
+                .find(is_js_line_end)
+                .map_or(rest.len(), |e| from + e);
+            &rest[from..end]
+        };
+        if rest[spaces..]
+            .chars()
+            .next()
+            .is_some_and(|c| !is_js_line_end(c))
+        {
+            return Some(take_line(spaces));
+        }
+        // Nothing after the spaces on this line: the regex gives spaces back one at a time until
+        // one of them can start `.+`.
+        rest[..spaces]
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !is_js_line_end(c))
+            .map(|(i, _)| take_line(i))
+    }
+
     /// [`line_value`] as first written, character by character: the reference.
     pub(super) fn line_value_by_chars(text: &str, key: &str) -> Option<String> {
         let pattern = format!("{key}:");
         let mut line_start = true;
         for (at, c) in text.char_indices() {
             if line_start && text[at..].starts_with(&pattern) {
-                if let Some(value) = value_after(&text[at + pattern.len()..]) {
+                if let Some(value) = value_after_by_chars(&text[at + pattern.len()..]) {
                     return Some(js_trim(value).to_string());
                 }
             }
