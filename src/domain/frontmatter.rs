@@ -394,16 +394,45 @@ pub fn js_trim(text: &str) -> &str {
 /// U+2029) that starts with `key:` and holds a value, that value trimmed. This is the regex
 /// `^key:[^\S\n]*(.+)$` (multi-line) followed by `trim()`, step for step: the spaces after the
 /// colon may run over a `\r`, and a value of spaces alone is the empty string.
+///
+/// It looks at line starts only, found by bytes (this runs for several keys of every memory
+/// when the recall index is built); the tests hold the character-by-character version as the
+/// reference it must equal.
 pub fn line_value(text: &str, key: &str) -> Option<String> {
-    let pattern = format!("{key}:");
-    let mut line_start = true;
-    for (at, c) in text.char_indices() {
-        if line_start && text[at..].starts_with(&pattern) {
-            if let Some(value) = value_after(&text[at + pattern.len()..]) {
+    let bytes = text.as_bytes();
+    let key = key.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        let rest = &bytes[at..];
+        if rest.len() > key.len() && rest.starts_with(key) && rest[key.len()] == b':' {
+            // `at + key.len() + 1` follows an ASCII colon: a character boundary.
+            if let Some(value) = text.get(at + key.len() + 1..).and_then(value_after) {
                 return Some(js_trim(value).to_string());
             }
         }
-        line_start = is_js_line_end(c);
+        at = next_line_start(bytes, at)?;
+    }
+    None
+}
+
+/// Where the line after the one holding byte `at` starts: after the first line end at or
+/// after `at` ([`line_end`]); `None` when there is none.
+fn next_line_start(bytes: &[u8], at: usize) -> Option<usize> {
+    line_end(bytes, at).map(|(end, len)| end + len)
+}
+
+/// The first `\n`, `\r`, U+2028 or U+2029 (UTF-8 `E2 80 A8`, `E2 80 A9`) at or after byte
+/// `at`: its position and length in bytes.
+fn line_end(bytes: &[u8], mut at: usize) -> Option<(usize, usize)> {
+    while let Some(found) = memchr::memchr3(b'\n', b'\r', 0xE2, bytes.get(at..)?) {
+        let end = at + found;
+        if bytes[end] != 0xE2 {
+            return Some((end, 1));
+        }
+        if bytes.get(end + 1) == Some(&0x80) && matches!(bytes.get(end + 2), Some(0xA8 | 0xA9)) {
+            return Some((end, 3));
+        }
+        at = end + 1;
     }
     None
 }
@@ -414,10 +443,9 @@ fn value_after(rest: &str) -> Option<&str> {
         .char_indices()
         .find(|&(_, c)| !(is_js_space(c) && c != '\n'))
         .map_or(rest.len(), |(i, _)| i);
+    // The rest of the line from `from` (a character boundary), its end found by bytes.
     let take_line = |from: usize| {
-        let end = rest[from..]
-            .find(is_js_line_end)
-            .map_or(rest.len(), |e| from + e);
+        let end = line_end(rest.as_bytes(), from).map_or(rest.len(), |(end, _)| end);
         &rest[from..end]
     };
     if rest[spaces..]
@@ -720,6 +748,85 @@ mod tests {
             if let Some(simple) = parse_simple(&yaml) {
                 prop_assert_eq!(parser(&yaml), Ok(Value::Mapping(simple)), "{:?}", yaml);
             }
+        }
+    }
+
+    /// `value_after` as first written, character by character: the reference.
+    fn value_after_by_chars(rest: &str) -> Option<&str> {
+        let spaces = rest
+            .char_indices()
+            .find(|&(_, c)| !(is_js_space(c) && c != '\n'))
+            .map_or(rest.len(), |(i, _)| i);
+        let take_line = |from: usize| {
+            let end = rest[from..]
+                .find(is_js_line_end)
+                .map_or(rest.len(), |e| from + e);
+            &rest[from..end]
+        };
+        if rest[spaces..]
+            .chars()
+            .next()
+            .is_some_and(|c| !is_js_line_end(c))
+        {
+            return Some(take_line(spaces));
+        }
+        // Nothing after the spaces on this line: the regex gives spaces back one at a time until
+        // one of them can start `.+`.
+        rest[..spaces]
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !is_js_line_end(c))
+            .map(|(i, _)| take_line(i))
+    }
+
+    /// [`line_value`] as first written, character by character: the reference.
+    pub(super) fn line_value_by_chars(text: &str, key: &str) -> Option<String> {
+        let pattern = format!("{key}:");
+        let mut line_start = true;
+        for (at, c) in text.char_indices() {
+            if line_start && text[at..].starts_with(&pattern) {
+                if let Some(value) = value_after_by_chars(&text[at + pattern.len()..]) {
+                    return Some(js_trim(value).to_string());
+                }
+            }
+            line_start = is_js_line_end(c);
+        }
+        None
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Looking at line starts by bytes finds what reading every character finds.
+        #[test]
+        fn line_value_by_bytes_equals_by_chars(
+            text in "((name|type|nam|names|x)?[: \t\r\n\u{2028}\u{2029}\u{2027}\u{2030}\u{A0}\u{85}a-cé测]{0,6}){0,8}",
+            key in "name|type|nam|na",
+        ) {
+            prop_assert_eq!(line_value(&text, &key), line_value_by_chars(&text, &key), "{:?}", text);
+        }
+    }
+
+    #[test]
+    fn line_value_sees_every_line_end() {
+        for (text, value) in [
+            ("name: a", Some("a")),
+            ("x\nname: a", Some("a")),
+            ("x\rname: a", Some("a")),
+            ("x\u{2028}name: a", Some("a")),
+            ("x\u{2029}name: a\nname: b", Some("a")),
+            ("x\u{2027}name: a", None),
+            ("é name: a", None),
+            ("name:\nname: b", Some("b")),
+            ("name:", None),
+            ("name", None),
+        ] {
+            assert_eq!(line_value(text, "name").as_deref(), value, "{text:?}");
+            assert_eq!(
+                line_value_by_chars(text, "name").as_deref(),
+                value,
+                "{text:?}"
+            );
         }
     }
 

@@ -228,42 +228,54 @@ const GREETINGS: &[&str] = &[
 ];
 
 /// One run of a folded text: letters and digits of a spaced script, or a CJK run.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Run {
     start: usize,
     end: usize,
     cjk: bool,
 }
 
+/// Which bytes are ASCII letters and digits (a table lookup is fewer instructions than the
+/// three range checks).
+static ASCII_WORD: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = (b as u8).is_ascii_alphanumeric();
+        b += 1;
+    }
+    table
+};
+
 /// Puts the runs of folded text, in order, into `out`.
 fn runs_into(folded: &str, out: &mut Vec<Run>) {
     out.clear();
     if folded.is_ascii() {
         // Most memories: words are runs of ASCII letters and digits, and there is no CJK.
-        let mut start = None;
-        for (at, b) in folded.bytes().enumerate() {
-            match (b.is_ascii_alphanumeric(), start) {
-                (true, None) => start = Some(at),
-                (false, Some(s)) => {
-                    out.push(Run {
-                        start: s,
-                        end: at,
-                        cjk: false,
-                    });
-                    start = None;
-                }
-                _ => {}
-            }
-        }
-        if let Some(s) = start {
+        // Two searches (the gap, then the word) through a byte table.
+        let bytes = folded.as_bytes();
+        let mut at = 0;
+        while let Some(gap) = bytes[at..].iter().position(|&b| ASCII_WORD[usize::from(b)]) {
+            let start = at + gap;
+            let end = bytes[start..]
+                .iter()
+                .position(|&b| !ASCII_WORD[usize::from(b)])
+                .map_or(bytes.len(), |n| start + n);
             out.push(Run {
-                start: s,
-                end: folded.len(),
+                start,
+                end,
                 cjk: false,
             });
+            at = end;
         }
         return;
     }
+    runs_by_chars(folded, out);
+}
+
+/// [`runs_into`] for any text, character by character (for ASCII text it gives what the
+/// ASCII path gives; the tests check that).
+fn runs_by_chars(folded: &str, out: &mut Vec<Run>) {
     let mut open: Option<Run> = None;
     for (at, c) in folded.char_indices() {
         let kind = if is_cjk(c) {
@@ -402,6 +414,7 @@ impl Analyzer {
         let stops = stop_words();
         let mut runs = std::mem::take(&mut self.runs);
         runs_into(folded, &mut runs);
+        let ascii = folded.is_ascii();
         let mut count = 0;
         // What the two words before this one were, for address position.
         let (mut greeting, mut thank_you, mut thank) = (false, false, false);
@@ -434,7 +447,7 @@ impl Analyzer {
                 }
                 continue;
             }
-            let short = if text.is_ascii() {
+            let short = if ascii || text.is_ascii() {
                 text.len() < MIN_WORD_CHARS
             } else {
                 text.chars().nth(MIN_WORD_CHARS - 1).is_none()
@@ -447,7 +460,9 @@ impl Analyzer {
             if entry.term != NO_TERM {
                 let spoken_to = ((greeting || thank_you)
                     && only_spaces_or_commas(folded, &runs, i))
-                    || set_off(folded, &runs, i);
+                    // Set off only when a space, `!` or `?` follows (most words: no call).
+                    || (matches!(folded.as_bytes().get(run.end), Some(b' ' | b'!' | b'?'))
+                        && set_off(folded, &runs, i));
                 each(entry.term, if spoken_to { ADDRESSED } else { OCCURRENCE });
                 count += 1;
             }
@@ -490,13 +505,36 @@ const SHORT_WORD: usize = 15;
 /// consulted for every word of every memory when the recall index is built.
 fn short_key(word: &str) -> Option<u128> {
     let bytes = word.as_bytes();
-    if bytes.len() > SHORT_WORD {
+    let len = bytes.len();
+    if len > SHORT_WORD {
         return None;
     }
-    let mut key = [0u8; 16];
-    key[..bytes.len()].copy_from_slice(bytes);
-    key[15] = bytes.len() as u8;
-    Some(u128::from_le_bytes(key))
+    // The bytes little-endian, read as two overlapping loads of 8 (or 4) bytes where the
+    // word is long enough (a copy of a variable length is a call to `memcpy`).
+    let low_high = |n: usize| -> (u64, u64) {
+        let load = |at: usize| {
+            let mut w = [0u8; 8];
+            w[..n].copy_from_slice(&bytes[at..at + n]);
+            u64::from_le_bytes(w)
+        };
+        let shift = 8 * (2 * n - len) as u32;
+        (load(0), load(len - n).checked_shr(shift).unwrap_or(0))
+    };
+    let value = match len {
+        8.. => {
+            let (low, high) = low_high(8);
+            u128::from(low) | u128::from(high) << 64
+        }
+        4.. => {
+            let (low, high) = low_high(4);
+            u128::from(low | high << 32)
+        }
+        _ => bytes
+            .iter()
+            .enumerate()
+            .fold(0, |key, (k, &b)| key | u128::from(b) << (8 * k)),
+    };
+    Some(value | (len as u128) << 120)
 }
 
 /// Whether only spaces and commas separate run `i` from the one before (`hey, mel`).
@@ -896,6 +934,40 @@ mod tests {
         assert_eq!(short_key("ab"), short_key("ab"));
         assert_ne!(short_key("ab"), short_key("ab\0"));
         assert_eq!(short_key("abcdefghijklmnop"), None);
+        // The key is the bytes zero-padded, with the length in the last byte.
+        let text = "qwertyuiopasdfgé";
+        for len in 0..=SHORT_WORD {
+            let Some(word) = text.get(..len) else {
+                continue;
+            };
+            let mut key = [0u8; 16];
+            key[..len].copy_from_slice(word.as_bytes());
+            key[15] = len as u8;
+            assert_eq!(short_key(word), Some(u128::from_le_bytes(key)), "{word:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The shortcuts of the ASCII path: its runs are the character-by-character runs,
+        /// and a word is set off only where a space, `!` or `?` follows it.
+        #[test]
+        fn ascii_runs_and_the_set_off_shortcut_agree_with_the_general_rule(
+            text in "[a-c0-9 ,!?.\n-]{0,40}|[a-cé数据 ,!?]{0,20}",
+        ) {
+            let mut fast = Vec::new();
+            runs_into(&text, &mut fast);
+            if text.is_ascii() {
+                let mut slow = Vec::new();
+                runs_by_chars(&text, &mut slow);
+                proptest::prop_assert_eq!(&fast, &slow);
+            }
+            for (i, run) in fast.iter().enumerate() {
+                if set_off(&text, &fast, i) {
+                    let next = text.as_bytes().get(run.end);
+                    proptest::prop_assert!(matches!(next, Some(b' ' | b'!' | b'?')), "{:?}", text);
+                }
+            }
+        }
     }
 
     #[test]

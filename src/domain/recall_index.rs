@@ -171,9 +171,20 @@ pub struct Gathered {
     pub collection: Collection,
     /// Document frequency of each query term.
     pub df: Vec<u64>,
-    /// (position in [`IndexView::files`], occurrences of each query term) of every memory in
-    /// use that holds a query term, in position order.
-    pub matches: Vec<(usize, Vec<FieldUnits>)>,
+    /// The position in [`IndexView::files`] of every memory in use that holds a query term,
+    /// ascending.
+    pub matches: Vec<usize>,
+    /// The occurrences of each query term in each match: one run of `df.len()` per match, in
+    /// the order of `matches` (one allocation for all, not one per match).
+    pub units: Vec<FieldUnits>,
+}
+
+impl Gathered {
+    /// The occurrences of each query term in match number `k`.
+    pub fn units_of(&self, k: usize) -> &[FieldUnits] {
+        let count = self.df.len();
+        self.units.get(k * count..(k + 1) * count).unwrap_or(&[])
+    }
 }
 
 /// Writes an index file's bytes. `tokens` must be sorted bytewise and distinct, and their
@@ -386,8 +397,10 @@ pub fn gather(
     }
     let count = query.tokens().len();
     let mut df = vec![0; count];
+    // Each memory's slot among the matches, in the order first seen, and its units there.
     let mut slot: Vec<u32> = vec![u32::MAX; docs];
-    let mut matches: Vec<(usize, Vec<FieldUnits>)> = Vec::new();
+    let mut seen: Vec<usize> = Vec::new();
+    let mut units: Vec<FieldUnits> = Vec::new();
     for (i, term) in query.tokens().iter().enumerate() {
         for (doc, per) in terms.postings(term).into_iter().flatten() {
             let doc = doc as usize;
@@ -396,19 +409,32 @@ pub fn gather(
             }
             df[i] += 1;
             if slot[doc] == u32::MAX {
-                slot[doc] = matches.len() as u32;
-                matches.push((doc, vec![[0; FIELDS]; count]));
+                slot[doc] = seen.len() as u32;
+                seen.push(doc);
+                units.resize(units.len() + count, [0; FIELDS]);
             }
-            if let Some((_, units)) = matches.get_mut(slot[doc] as usize) {
-                units[i] = per;
+            if let Some(u) = units.get_mut(slot[doc] as usize * count + i) {
+                *u = per;
             }
         }
     }
-    matches.sort_unstable_by_key(|(doc, _)| *doc);
+    // Postings ascend, so the first term's matches are in position order; later terms' new
+    // matches come after them and need a sort.
+    let mut matches = seen.clone();
+    matches.sort_unstable();
+    if matches != seen {
+        let mut sorted = Vec::with_capacity(units.len());
+        for &doc in &matches {
+            let at = slot[doc] as usize * count;
+            sorted.extend_from_slice(units.get(at..at + count).unwrap_or(&[]));
+        }
+        units = sorted;
+    }
     Gathered {
         collection,
         df,
         matches,
+        units,
     }
 }
 
@@ -757,8 +783,9 @@ mod tests {
         assert_eq!(all.collection.docs, 2);
         assert_eq!(all.collection.lengths, [3, 0, 3, 14]);
         assert_eq!(all.df, [1, 2]);
-        assert_eq!(all.matches.len(), 2);
-        assert_eq!(all.matches[0], (0, vec![[4, 0, 0, 9], [4, 0, 0, 0]]));
+        assert_eq!(all.matches, [0, 1]);
+        assert_eq!(all.units_of(0), [[4, 0, 0, 9], [4, 0, 0, 0]]);
+        assert_eq!(all.units_of(1), [[0, 0, 0, 0], [0, 0, 0, 8]]);
         // A memory not in use counts for nothing, not even in the statistics.
         let some = view.gather(&query, &[false, true, true]);
         assert_eq!(some.collection.docs, 1);

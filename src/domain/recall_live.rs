@@ -10,7 +10,9 @@
 //! same as from the files because both come from the same analysis and arithmetic.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::memory::{MemoryFile, MemoryType};
@@ -18,7 +20,9 @@ use super::recall::{Analyzer, Collection, FIELDS, FieldUnits, Query, TokenMap};
 use super::recall_index::{
     self, DocState, FileMeta, FolderMeta, IndexView, Postings, TermTable, merge_tokens,
 };
-use super::recall_refresh::{Candidate, Found, in_parts, now_ns, read_shown, read_stamped};
+use super::recall_refresh::{
+    Candidate, Found, IndexedMatches, in_parts, now_ns, range_in, read_shown, read_stamped,
+};
 use super::scope::ScopeKind;
 use super::store::{self, Stamp, StoreError};
 
@@ -79,9 +83,12 @@ type Folder = (String, Stamp, bool);
 /// The index as decoded: its bytes (terms are looked up there), and its files.
 #[derive(Debug, Default)]
 struct Base {
-    bytes: Vec<u8>,
+    /// Shared with the matches of a query (their paths are read from here).
+    bytes: Arc<Vec<u8>>,
     terms_at: usize,
     rels: Vec<Box<str>>,
+    /// Where each path is in `bytes`.
+    rel_at: Vec<Option<Range<usize>>>,
     known: Vec<Known>,
     /// Whether the overlay replaces the file (changed, or removed).
     masked: Vec<bool>,
@@ -98,6 +105,7 @@ impl Base {
             .collect();
         let symlinks = view.symlinks;
         let rels = view.files.iter().map(|f| Box::from(f.rel)).collect();
+        let rel_at = view.files.iter().map(|f| range_in(&bytes, f.rel)).collect();
         let known = view
             .files
             .iter()
@@ -113,9 +121,10 @@ impl Base {
         let masked = vec![false; known.len()];
         drop(view);
         let base = Base {
-            bytes,
+            bytes: Arc::new(bytes),
             terms_at,
             rels,
+            rel_at,
             known,
             masked,
         };
@@ -551,17 +560,26 @@ impl LiveScope {
                 let known = base.known.get(doc)?;
                 (live(doc) && known.state == DocState::Indexed).then_some(known.lengths)
             });
+            let entry = |j: usize| {
+                let known = base.known.get(j)?;
+                // The path in the bytes; the copy when it is not there (then a candidate).
+                let rel = base
+                    .rel_at
+                    .get(j)
+                    .and_then(|r| base.bytes.get(r.clone()?))
+                    .and_then(|b| std::str::from_utf8(b).ok())
+                    .or_else(|| base.rels.get(j).map(|r| &r[..]))?;
+                Some((rel, known.kind, known.stamp, known.lengths))
+            };
+            found.indexed = Some(IndexedMatches::new(
+                &base.bytes,
+                &gathered,
+                (order, scope),
+                entry,
+                &mut found.candidates,
+            ));
             found.collection = gathered.collection;
             found.df = gathered.df;
-            for (j, units) in gathered.matches {
-                let known = &base.known[j];
-                found.candidates.push(Candidate::from_index(
-                    &base.rels[j],
-                    (known.kind, known.stamp, known.lengths),
-                    units,
-                    (order, scope),
-                ));
-            }
         }
         found.report.from_index = found.scanned;
         let numbers = query.numbered(&mut self.analyzer);

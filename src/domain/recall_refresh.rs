@@ -2,15 +2,17 @@
 //! query term, either by reading every memory file ([`scan_files`], the reference) or through
 //! the scope's recall index ([`scan_indexed`]: memories whose stamp is unchanged are scored
 //! from the index, the others are read, and the index is refreshed when anything changed);
-//! and the ranking of candidates ([`keep_best`]).
+//! and the ranking of candidates ([`Ranking`], [`keep_best`]).
 //!
 //! Pure I/O of memory files and of the index file, with std only: no git, no CLI.
 
+use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::memory::{MAX_FILE_BYTES, MemoryFile, MemoryType};
-use super::recall::{Analyzer, Collection, FIELDS, FieldUnits, Query, TokenMap};
+use super::recall::{Analyzer, Collection, FIELDS, FieldUnits, Query, Stats, TokenMap, points};
 use super::recall_index::{
     self, DocState, FileMeta, FolderMeta, Gathered, IndexView, NumberedPostings, Postings,
     merge_tokens,
@@ -80,21 +82,51 @@ impl Candidate {
         }
     }
 
-    /// The day it was last written (the freshness tie-break: newer first). Whole days, so
-    /// that files a clone or a checkout wrote seconds apart tie and fall through to the path.
-    fn day(&self) -> i64 {
-        self.stamp.mtime_ns.div_euclid(86_400 * 1_000_000_000)
+    /// What it is ranked by.
+    fn key(&self) -> RankKey<'_> {
+        RankKey {
+            points: self.points,
+            affinity: self.affinity,
+            day: day(&self.stamp),
+            order: self.order,
+            rel: self.rel.as_bytes(),
+        }
     }
 }
 
-/// The ranking: score, then type words, freshness, scope position and path.
+/// The day a memory was last written (the freshness tie-break: newer first). Whole days, so
+/// that files a clone or a checkout wrote seconds apart tie and fall through to the path.
+fn day(stamp: &Stamp) -> i64 {
+    stamp.mtime_ns.div_euclid(86_400 * 1_000_000_000)
+}
+
+/// What a memory is ranked by: score, then type words, freshness, scope position and path.
+/// Scope position and path name one memory, so no two memories tie.
+#[derive(Debug, Clone, Copy)]
+struct RankKey<'a> {
+    points: u32,
+    affinity: u32,
+    day: i64,
+    order: usize,
+    rel: &'a [u8],
+}
+
+impl RankKey<'_> {
+    /// The ranking: better first.
+    fn cmp(&self, other: &RankKey<'_>) -> std::cmp::Ordering {
+        other
+            .points
+            .cmp(&self.points)
+            .then(other.affinity.cmp(&self.affinity))
+            .then(other.day.cmp(&self.day))
+            .then(self.order.cmp(&other.order))
+            .then_with(|| self.rel.cmp(other.rel))
+    }
+}
+
+/// The ranking of candidates ([`RankKey::cmp`]).
 fn rank(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
-    b.points
-        .cmp(&a.points)
-        .then(b.affinity.cmp(&a.affinity))
-        .then(b.day().cmp(&a.day()))
-        .then(a.order.cmp(&b.order))
-        .then_with(|| a.rel.as_bytes().cmp(b.rel.as_bytes()))
+    a.key().cmp(&b.key())
 }
 
 /// Keeps the best `max` candidates, best first. Positions are selected, not candidates, so
@@ -122,6 +154,219 @@ pub fn keep_best(candidates: &mut Vec<Candidate>, max: usize) {
     candidates.sort_by(rank);
 }
 
+/// Every scope's statistics and matches for one query, ranked together: IDF and average
+/// lengths are taken over every scope queried.
+pub struct Ranking {
+    collection: Collection,
+    df: Vec<u64>,
+    candidates: Vec<Candidate>,
+    indexed: Vec<IndexedMatches>,
+}
+
+/// Where a ranked memory is: a candidate, or a match of an index's.
+#[derive(Debug, Clone, Copy)]
+enum Place {
+    Candidate(usize),
+    Indexed(usize, usize),
+}
+
+impl Ranking {
+    /// Nothing gathered yet, for `query`'s terms.
+    pub fn new(query: &Query) -> Ranking {
+        Ranking {
+            collection: Collection::default(),
+            df: vec![0; query.tokens().len()],
+            candidates: Vec::new(),
+            indexed: Vec::new(),
+        }
+    }
+
+    /// Adds what one scope gathered.
+    pub fn add(&mut self, found: Found) {
+        self.collection.merge(&found.collection);
+        for (sum, n) in self.df.iter_mut().zip(&found.df) {
+            *sum += n;
+        }
+        if self.candidates.is_empty() {
+            self.candidates = found.candidates;
+        } else {
+            self.candidates.extend(found.candidates);
+        }
+        self.indexed.extend(found.indexed);
+    }
+
+    /// The statistics, and the best `max` memories that score above zero as candidates,
+    /// best first, with their score, points and type affinity. Every memory is scored, but
+    /// a candidate is built only for those kept (a query may match every memory).
+    pub fn best(self, query: &Query, max: usize) -> (Stats, Vec<Candidate>) {
+        let stats = query.stats(&self.collection, &self.df);
+        let mut candidates = self.candidates;
+        for c in &mut candidates {
+            c.score = query.score(&stats, c.lengths, &c.units);
+            c.points = points(c.score);
+            c.affinity = query.type_affinity(c.kind);
+        }
+        let mut ranked: Vec<(RankKey<'_>, Place, f64)> = Vec::new();
+        for (k, c) in candidates.iter().enumerate() {
+            if c.points > 0 {
+                ranked.push((c.key(), Place::Candidate(k), c.score));
+            }
+        }
+        for (s, set) in self.indexed.iter().enumerate() {
+            ranked.reserve(set.matches.len());
+            for (m, x) in set.matches.iter().enumerate() {
+                let score = query.score(&stats, x.lengths, set.units(m));
+                let key = RankKey {
+                    points: points(score),
+                    affinity: query.type_affinity(x.kind),
+                    day: day(&x.stamp),
+                    order: set.order,
+                    rel: set.rel(m),
+                };
+                if key.points > 0 {
+                    ranked.push((key, Place::Indexed(s, m), score));
+                }
+            }
+        }
+        let by_rank = |a: &(RankKey<'_>, Place, f64), b: &(RankKey<'_>, Place, f64)| a.0.cmp(&b.0);
+        if ranked.len() > max {
+            if max == 0 {
+                ranked.clear();
+            } else {
+                ranked.select_nth_unstable_by(max, by_rank);
+                ranked.truncate(max);
+            }
+        }
+        ranked.sort_by(by_rank);
+        let kept: Vec<(Place, f64, u32, u32)> = ranked
+            .iter()
+            .map(|(key, place, score)| (*place, *score, key.points, key.affinity))
+            .collect();
+        drop(ranked);
+        let mut read: Vec<Option<Candidate>> = candidates.into_iter().map(Some).collect();
+        let mut best = Vec::with_capacity(kept.len());
+        for (place, score, points, affinity) in kept {
+            let candidate = match place {
+                Place::Candidate(k) => read.get_mut(k).and_then(Option::take),
+                Place::Indexed(s, m) => self.indexed.get(s).and_then(|set| set.candidate(m)),
+            };
+            if let Some(mut c) = candidate {
+                c.score = score;
+                c.points = points;
+                c.affinity = affinity;
+                best.push(c);
+            }
+        }
+        (stats, best)
+    }
+}
+
+/// Memories of one scope that hold a query term, scored from an index: only their numbers
+/// are kept, and their paths stay in the index's bytes, so that a query matching every memory
+/// builds a [`Candidate`] only for the few ranked best ([`Ranking::best`]).
+pub struct IndexedMatches {
+    /// The index's bytes, where the paths are.
+    bytes: Arc<Vec<u8>>,
+    /// The scope's position in the query's scope list, and the scope.
+    order: usize,
+    scope: ScopeKind,
+    /// How many query terms each match has units for.
+    terms: usize,
+    matches: Vec<IndexedMatch>,
+    /// `terms` runs of units per match, in match order.
+    units: Vec<FieldUnits>,
+}
+
+/// One memory of [`IndexedMatches`].
+struct IndexedMatch {
+    /// Its path: where it is in the index's bytes.
+    rel: Range<usize>,
+    kind: MemoryType,
+    stamp: Stamp,
+    lengths: [u32; FIELDS],
+}
+
+impl IndexedMatches {
+    /// The matches a gather of the index `bytes` found: `entry(j)` is memory `j`'s path
+    /// (a slice of `bytes`), type, stamp and lengths. A path that is not a slice of `bytes`
+    /// makes that memory a full candidate, pushed to `candidates`.
+    pub fn new<'e>(
+        bytes: &Arc<Vec<u8>>,
+        gathered: &Gathered,
+        (order, scope): (usize, ScopeKind),
+        entry: impl Fn(usize) -> Option<(&'e str, MemoryType, Stamp, [u32; FIELDS])>,
+        candidates: &mut Vec<Candidate>,
+    ) -> IndexedMatches {
+        let terms = gathered.df.len();
+        let mut out = IndexedMatches {
+            bytes: Arc::clone(bytes),
+            order,
+            scope,
+            terms,
+            matches: Vec::with_capacity(gathered.matches.len()),
+            units: Vec::with_capacity(gathered.units.len()),
+        };
+        for (k, &j) in gathered.matches.iter().enumerate() {
+            let Some((rel, kind, stamp, lengths)) = entry(j) else {
+                continue;
+            };
+            let units = gathered.units_of(k);
+            match range_in(bytes, rel) {
+                Some(range) => {
+                    out.matches.push(IndexedMatch {
+                        rel: range,
+                        kind,
+                        stamp,
+                        lengths,
+                    });
+                    out.units.extend_from_slice(units);
+                }
+                None => candidates.push(Candidate::from_index(
+                    rel,
+                    (kind, stamp, lengths),
+                    units.to_vec(),
+                    (order, scope),
+                )),
+            }
+        }
+        out
+    }
+
+    /// Match number `m`'s path, as bytes.
+    fn rel(&self, m: usize) -> &[u8] {
+        self.matches
+            .get(m)
+            .and_then(|x| self.bytes.get(x.rel.clone()))
+            .unwrap_or(&[])
+    }
+
+    /// Match number `m`'s units.
+    fn units(&self, m: usize) -> &[FieldUnits] {
+        self.units
+            .get(m * self.terms..(m + 1) * self.terms)
+            .unwrap_or(&[])
+    }
+
+    /// Match number `m` as a candidate.
+    fn candidate(&self, m: usize) -> Option<Candidate> {
+        let x = self.matches.get(m)?;
+        let rel = String::from_utf8_lossy(self.rel(m));
+        Some(Candidate::from_index(
+            &rel,
+            (x.kind, x.stamp, x.lengths),
+            self.units(m).to_vec(),
+            (self.order, self.scope),
+        ))
+    }
+}
+
+/// Where `part`, a slice of `bytes`, lies in them; `None` when it is not a slice of them.
+pub fn range_in(bytes: &[u8], part: &str) -> Option<Range<usize>> {
+    let start = (part.as_ptr() as usize).checked_sub(bytes.as_ptr() as usize)?;
+    let range = start..start.checked_add(part.len())?;
+    (bytes.get(range.clone())? == part.as_bytes()).then_some(range)
+}
+
 /// What gathering one scope found.
 #[derive(Default)]
 pub struct Found {
@@ -129,8 +374,10 @@ pub struct Found {
     pub collection: Collection,
     /// Document frequency of each query term.
     pub df: Vec<u64>,
-    /// The memories that hold a query term.
+    /// The memories that hold a query term and were read (or are not in an index's bytes).
     pub candidates: Vec<Candidate>,
+    /// The memories that hold a query term, scored from an index.
+    pub indexed: Option<IndexedMatches>,
     /// Memory files listed.
     pub scanned: usize,
     /// What the index did.
@@ -138,25 +385,28 @@ pub struct Found {
 }
 
 impl Found {
-    /// What an index gathered for a query: its statistics, and a candidate scored from the
-    /// index for each memory that holds a query term.
+    /// What an index (of these bytes) gathered for a query: its statistics, and each memory
+    /// that holds a query term, scored from the index.
     fn add_gathered(
         &mut self,
+        bytes: &Arc<Vec<u8>>,
         view: &IndexView<'_>,
         gathered: Gathered,
         (order, scope): (usize, ScopeKind),
     ) {
+        let entry = |j: usize| {
+            let file = view.files.get(j)?;
+            Some((file.rel, file.kind, file.stamp, file.lengths))
+        };
+        self.indexed = Some(IndexedMatches::new(
+            bytes,
+            &gathered,
+            (order, scope),
+            entry,
+            &mut self.candidates,
+        ));
         self.collection = gathered.collection;
         self.df = gathered.df;
-        for (j, units) in gathered.matches {
-            let file = &view.files[j];
-            self.candidates.push(Candidate::from_index(
-                file.rel,
-                (file.kind, file.stamp, file.lengths),
-                units,
-                (order, scope),
-            ));
-        }
     }
 
     /// Nothing found yet, of `scanned` memories, for `query`'s terms.
@@ -486,11 +736,16 @@ pub fn now_ns() -> i64 {
 }
 
 /// Gathers one scope wholly from its index (every memory unchanged).
-fn from_index(view: &IndexView<'_>, query: &Query, (order, scope): (usize, ScopeKind)) -> Found {
+fn from_index(
+    bytes: &Arc<Vec<u8>>,
+    view: &IndexView<'_>,
+    query: &Query,
+    (order, scope): (usize, ScopeKind),
+) -> Found {
     let mut found = Found::new(query, view.files.len());
     found.report.from_index = view.files.len();
     let gathered = view.gather(query, &vec![true; view.files.len()]);
-    found.add_gathered(view, gathered, (order, scope));
+    found.add_gathered(bytes, view, gathered, (order, scope));
     found
 }
 
@@ -510,11 +765,11 @@ pub fn scan_indexed(
     }
     let now = now_ns();
     let window = i64::try_from(settle.as_nanos()).unwrap_or(i64::MAX);
-    let old_bytes = std::fs::read(index_path).ok();
+    let old_bytes = std::fs::read(index_path).ok().map(Arc::new);
     let dir_text = dir.to_string_lossy();
     let old = old_bytes
         .as_deref()
-        .and_then(IndexView::decode)
+        .and_then(|b| IndexView::decode(b))
         .filter(|v| v.dir == dir_text);
 
     let unchanged_listing = old.as_ref().filter(|v| {
@@ -536,7 +791,9 @@ pub fn scan_indexed(
             .zip(&v.files)
             .all(|(s, f)| *s == Some(f.stamp))
         {
-            return Ok(from_index(v, query, (order, scope)));
+            if let Some(bytes) = &old_bytes {
+                return Ok(from_index(bytes, v, query, (order, scope)));
+            }
         }
         listed_stamps = Some(stamps);
     }
@@ -600,14 +857,14 @@ pub fn scan_indexed(
     }
 
     let mut found = Found::new(query, paths.len());
-    if let Some(old) = &old {
+    if let (Some(old), Some(bytes)) = (&old, &old_bytes) {
         let mut use_doc = vec![false; old.files.len()];
         for &j in trusted.iter().flatten() {
             use_doc[j] = true;
             found.report.from_index += 1;
         }
         let gathered = old.gather(query, &use_doc);
-        found.add_gathered(old, gathered, (order, scope));
+        found.add_gathered(bytes, old, gathered, (order, scope));
     }
 
     let to_read: Vec<usize> = (0..paths.len()).filter(|&i| trusted[i].is_none()).collect();
@@ -681,11 +938,138 @@ pub fn scan_indexed(
         let tokens = merge_tokens(old.as_ref(), &renumber, std::mem::take(&mut added));
         let bytes = recall_index::encode(&dir_text, symlinks, &folder_metas, &files, tokens);
         // The index is only a cache: a folder that cannot be written costs speed, not results.
-        if old_bytes.as_deref() != Some(&bytes[..])
+        if old_bytes.as_deref().map(|b| &b[..]) != Some(&bytes[..])
             && store::write_cache(index_path, &bytes).is_ok()
         {
             found.report.written = 1;
         }
     }
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const WORDS: [&str; 8] = [
+        "deploy",
+        "cache",
+        "schema",
+        "postgres",
+        "migration",
+        "release",
+        "the",
+        "feedback",
+    ];
+    const TYPES: [&str; 4] = ["user", "feedback", "project", "reference"];
+
+    /// One memory: type, title words, body words, and its age in days.
+    type Memory = (usize, Vec<usize>, Vec<usize>, u64);
+
+    fn memory() -> impl Strategy<Value = Memory> {
+        (
+            0usize..4,
+            prop::collection::vec(0usize..WORDS.len(), 1..4),
+            prop::collection::vec(0usize..WORDS.len(), 0..12),
+            0u64..3,
+        )
+    }
+
+    fn write(dir: &Path, memories: &[Memory]) {
+        for (i, (kind, title, body, days)) in memories.iter().enumerate() {
+            let words = |ws: &[usize]| ws.iter().map(|&w| WORDS[w]).collect::<Vec<_>>().join(" ");
+            let folder = dir.join(TYPES[*kind]);
+            std::fs::create_dir_all(&folder).unwrap();
+            let path = folder.join(format!("m{i:03}.md"));
+            let text = format!(
+                "---\nname: {} {i}\ndescription: d\ntype: {}\n---\n{}\n",
+                words(title),
+                TYPES[*kind],
+                words(body)
+            );
+            std::fs::write(&path, text).unwrap();
+            let when = std::time::SystemTime::now() - Duration::from_secs(86_400 * days + 60);
+            let file = std::fs::File::options().write(true).open(&path).unwrap();
+            file.set_modified(when).unwrap();
+        }
+    }
+
+    /// The ranking before [`Ranking`]: every memory a full candidate, scored, and the best
+    /// kept with [`keep_best`].
+    fn reference(query: &Query, founds: Vec<Found>, max: usize) -> Vec<Candidate> {
+        let mut collection = Collection::default();
+        let mut df = vec![0; query.tokens().len()];
+        let mut candidates = Vec::new();
+        for found in founds {
+            assert!(found.indexed.is_none());
+            collection.merge(&found.collection);
+            for (sum, n) in df.iter_mut().zip(&found.df) {
+                *sum += n;
+            }
+            candidates.extend(found.candidates);
+        }
+        let stats = query.stats(&collection, &df);
+        for c in &mut candidates {
+            c.score = query.score(&stats, c.lengths, &c.units);
+            c.points = points(c.score);
+            c.affinity = query.type_affinity(c.kind);
+        }
+        candidates.retain(|c| c.points > 0);
+        keep_best(&mut candidates, max);
+        candidates
+    }
+
+    fn shown(candidates: &[Candidate]) -> Vec<(usize, String, u32, u32, u64, Vec<FieldUnits>)> {
+        candidates
+            .iter()
+            .map(|c| {
+                let bits = c.score.to_bits();
+                (
+                    c.order,
+                    c.rel.clone(),
+                    c.points,
+                    c.affinity,
+                    bits,
+                    c.units.clone(),
+                )
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        /// Ranking the matches of an index without building their candidates keeps the same
+        /// memories in the same order with the same scores as building every candidate.
+        #[test]
+        fn ranking_from_index_matches_equals_ranking_every_candidate(
+            scopes in prop::collection::vec(prop::collection::vec(memory(), 0..40), 1..3),
+            query in prop::collection::vec(0usize..WORDS.len(), 1..4),
+            max in 0usize..45,
+        ) {
+            let tmp = tempfile::tempdir().unwrap();
+            let query = Query::new(&query.iter().map(|&w| WORDS[w]).collect::<Vec<_>>().join(" "));
+            let mut files = Vec::new();
+            let mut indexed = Vec::new();
+            let settle = (Duration::ZERO, usize::MAX);
+            for (order, memories) in scopes.iter().enumerate() {
+                let dir = tmp.path().join(format!("scope{order}"));
+                write(&dir, memories);
+                let index = tmp.path().join(format!("scope{order}.idx"));
+                let at = (order, ScopeKind::Private);
+                files.push(scan_files(&dir, &query, order, ScopeKind::Private).unwrap());
+                scan_indexed(&dir, &index, &query, at, settle).unwrap();
+                let found = scan_indexed(&dir, &index, &query, at, settle).unwrap();
+                prop_assert_eq!(found.report.from_index, memories.len());
+                indexed.push(found);
+            }
+            let expected = shown(&reference(&query, files, max));
+            let mut ranking = Ranking::new(&query);
+            for found in indexed {
+                ranking.add(found);
+            }
+            let (_, best) = ranking.best(&query, max);
+            prop_assert_eq!(shown(&best), expected);
+        }
+    }
 }

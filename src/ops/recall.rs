@@ -14,10 +14,10 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::domain::memory::MemoryType;
-use crate::domain::recall::{Analyzer, Collection, PROXIMITY_CANDIDATES, Query, points};
+use crate::domain::recall::{Analyzer, PROXIMITY_CANDIDATES, Query, points};
 use crate::domain::recall_index;
 use crate::domain::recall_live::LiveScope;
-use crate::domain::recall_refresh::{Candidate, keep_best, read_shown, scan_files, scan_indexed};
+use crate::domain::recall_refresh::{Ranking, keep_best, read_shown, scan_files, scan_indexed};
 use crate::domain::scope::{Layout, ScopeKind};
 use crate::domain::store::Stamp;
 use crate::domain::usage::{self, UsageBook};
@@ -341,11 +341,9 @@ fn recall_once(
     if parsed.tokens().is_empty() || max == 0 {
         return Ok(Some(recalled));
     }
-    // Every scope first gathers its statistics and candidates; scores need all of them, as
+    // Every scope first gathers its statistics and matches; scores need all of them, as
     // IDF and average lengths are taken over every scope queried.
-    let mut collection = Collection::default();
-    let mut df = vec![0u64; parsed.tokens().len()];
-    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut ranking = Ranking::new(&parsed);
     for (order, &scope) in scopes.iter().enumerate() {
         let dir = project.check_scope_safe(scope)?;
         let found = match source {
@@ -364,26 +362,11 @@ fn recall_once(
         recalled.index.from_index += found.report.from_index;
         recalled.index.files_read += found.report.files_read;
         recalled.index.written += found.report.written;
-        collection.merge(&found.collection);
-        for (sum, n) in df.iter_mut().zip(&found.df) {
-            *sum += n;
-        }
-        if candidates.is_empty() {
-            candidates = found.candidates;
-        } else {
-            candidates.extend(found.candidates);
-        }
+        ranking.add(found);
     }
-    let stats = parsed.stats(&collection, &df);
-    for c in &mut candidates {
-        c.score = parsed.score(&stats, c.lengths, &c.units);
-        c.points = points(c.score);
-        c.affinity = parsed.type_affinity(c.kind);
-    }
-    candidates.retain(|c| c.points > 0);
     // The best few earn the proximity boost; only they are read (those scored from the index).
     let pool = PROXIMITY_CANDIDATES.max(max);
-    keep_best(&mut candidates, pool);
+    let (stats, mut candidates) = ranking.best(&parsed, pool);
     let mut analyzer = Analyzer::new();
     for c in &mut candidates {
         if c.file.is_none() {
