@@ -8,6 +8,7 @@
 //! instructions or send data out, long encoded blobs, and links to unexpected hosts. Ordinary
 //! imperative prose ("always run the tests") is what memories are for and is not flagged.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{LazyLock, OnceLock};
 
 use regex::bytes::{Regex, RegexBuilder};
@@ -807,18 +808,24 @@ const TRIGGER_WORDS: &[&[(bool, &[&str])]] = &[
     ],
 ];
 
-/// [`TRIGGER_WORDS`] as one automaton: which patterns a text can match, in one pass.
+/// [`TRIGGER_WORDS`] by word: which patterns a text can match.
 struct Triggers {
-    /// Every distinct word of the table.
-    words: aho_corasick::AhoCorasick,
-    /// Per word of `words`, whether the table wants it whole.
-    whole: Vec<bool>,
+    /// Every distinct word of the table, lowercase, and whether the table wants it whole.
+    words: Vec<(&'static str, bool)>,
     /// Per pattern, its lists as indexes into `words`.
     needs: Vec<Vec<Vec<usize>>>,
+    /// Texts looked at so far: the first few are searched word by word, the rest with
+    /// `automaton`, which costs more to build than a few hundred searches take.
+    texts: AtomicUsize,
+    /// Every word in one automaton, for a process that gates many texts (`check --all`).
+    automaton: OnceLock<Option<aho_corasick::AhoCorasick>>,
 }
 
+/// Texts searched word by word before the automaton is built.
+const TEXTS_BEFORE_AUTOMATON: usize = 32;
+
 static TRIGGERS: LazyLock<Option<Triggers>> = LazyLock::new(|| {
-    let mut words: Vec<(&str, bool)> = Vec::new();
+    let mut words: Vec<(&'static str, bool)> = Vec::new();
     let mut needs = Vec::with_capacity(TRIGGER_WORDS.len());
     for lists in TRIGGER_WORDS {
         let mut pattern_needs = Vec::with_capacity(lists.len());
@@ -839,45 +846,84 @@ static TRIGGERS: LazyLock<Option<Triggers>> = LazyLock::new(|| {
         }
         needs.push(pattern_needs);
     }
-    let words_only: Vec<&str> = words.iter().map(|(w, _)| *w).collect();
-    let automaton = aho_corasick::AhoCorasick::builder()
-        .ascii_case_insensitive(true)
-        // A small automaton built per process: the contiguous NFA builds fastest.
-        .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
-        .build(&words_only)
-        .ok()?;
     // The set of patterns is a bit mask.
     (needs.len() == OWNERS.len() && needs.len() <= 64).then(|| Triggers {
-        words: automaton,
-        whole: words.iter().map(|(_, whole)| *whole).collect(),
+        words,
         needs,
+        texts: AtomicUsize::new(0),
+        automaton: OnceLock::new(),
     })
 });
 
 impl Triggers {
     /// The patterns `text` can match, as a bit mask over [`PATTERN_SET`]'s order.
     fn candidates(&self, text: &[u8]) -> u64 {
-        let mut present = vec![false; self.whole.len()];
-        for m in self.words.find_overlapping_iter(text) {
+        let seen = self.texts.fetch_add(1, Ordering::Relaxed);
+        let automaton = match seen < TEXTS_BEFORE_AUTOMATON {
+            true => None,
+            false => self.automaton().as_ref(),
+        };
+        match automaton {
+            Some(automaton) => {
+                let present = self.present(automaton, text);
+                self.mask(|id| present.get(id).copied().unwrap_or(true))
+            }
+            None => {
+                // Each word searched for once, and only when a pattern still needs it.
+                let lower = text.to_ascii_lowercase();
+                let mut known: Vec<Option<bool>> = vec![None; self.words.len()];
+                self.mask(|id| {
+                    if let Some(Some(found)) = known.get(id) {
+                        return *found;
+                    }
+                    let found = self.words.get(id).is_none_or(|&(word, whole)| {
+                        memchr::memmem::find_iter(&lower, word.as_bytes())
+                            .any(|at| !whole || whole_word(&lower, at, at + word.len()))
+                    });
+                    if let Some(slot) = known.get_mut(id) {
+                        *slot = Some(found);
+                    }
+                    found
+                })
+            }
+        }
+    }
+
+    /// The patterns all of whose lists hold a word for which `has` says yes.
+    fn mask(&self, mut has: impl FnMut(usize) -> bool) -> u64 {
+        let mut mask = 0u64;
+        for (at, lists) in self.needs.iter().enumerate() {
+            if lists.iter().all(|ids| ids.iter().any(|&id| has(id))) {
+                mask |= 1 << at;
+            }
+        }
+        mask
+    }
+
+    fn automaton(&self) -> &Option<aho_corasick::AhoCorasick> {
+        self.automaton.get_or_init(|| {
+            let words: Vec<&str> = self.words.iter().map(|(w, _)| *w).collect();
+            aho_corasick::AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
+                .build(&words)
+                .ok()
+        })
+    }
+
+    /// For each word, whether `text` holds it (whole where the table wants it whole).
+    fn present(&self, automaton: &aho_corasick::AhoCorasick, text: &[u8]) -> Vec<bool> {
+        let mut present = vec![false; self.words.len()];
+        for m in automaton.find_overlapping_iter(text) {
             let id = m.pattern().as_usize();
-            if !self.whole.get(id).copied().unwrap_or(false) || whole_word(text, m.start(), m.end())
-            {
+            let whole = self.words.get(id).is_some_and(|&(_, whole)| whole);
+            if !whole || whole_word(text, m.start(), m.end()) {
                 if let Some(p) = present.get_mut(id) {
                     *p = true;
                 }
             }
         }
-        let mut mask = 0u64;
-        for (at, lists) in self.needs.iter().enumerate() {
-            let holds = lists.iter().all(|ids| {
-                ids.iter()
-                    .any(|&id| present.get(id).copied().unwrap_or(true))
-            });
-            if holds {
-                mask |= 1 << at;
-            }
-        }
-        mask
+        present
     }
 }
 
@@ -1488,7 +1534,15 @@ mod trigger_table {
                 text.push_str(["", " ", "\n"][sep]);
             }
             let hosts: Vec<String> = Vec::new();
-            let candidates = super::TRIGGERS.as_ref().unwrap().candidates(text.as_bytes());
+            let triggers = super::TRIGGERS.as_ref().unwrap();
+            let candidates = triggers.candidates(text.as_bytes());
+            // Word by word (a process's first texts) and with the automaton: the same.
+            let automaton = triggers.automaton().as_ref().unwrap();
+            let present = triggers.present(automaton, text.as_bytes());
+            proptest::prop_assert_eq!(
+                candidates,
+                triggers.mask(|id| present[id])
+            );
             let cut = super::scan_with(&text, &hosts, candidates, true);
             proptest::prop_assert_eq!(&cut, &super::scan_with(&text, &hosts, u64::MAX, false));
             proptest::prop_assert_eq!(&cut, &super::scan_with(&text, &hosts, u64::MAX, true));
