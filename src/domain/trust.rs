@@ -980,7 +980,23 @@ fn hidden_comments(text: &str, risks: &mut Vec<Risk>) {
 
 static BASE64: LazyLock<Option<Regex>> = LazyLock::new(|| ascii(r"[A-Za-z0-9+/_-]{100,}={0,2}"));
 
+/// Whether `text` holds a run of [`BASE64_MIN_CHARS`] characters of the base64 alphabet, which
+/// every match of [`BASE64`] is: without one, the pattern is not built.
+fn may_hold_base64(text: &str) -> bool {
+    let mut run = 0;
+    text.bytes().any(|b| {
+        run = match b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-') {
+            true => run + 1,
+            false => 0,
+        };
+        run >= BASE64_MIN_CHARS
+    })
+}
+
 fn base64_blobs(text: &str, risks: &mut Vec<Risk>) {
+    if !may_hold_base64(text) {
+        return;
+    }
     let Some(base64) = &*BASE64 else { return };
     for m in base64.find_iter(text.as_bytes()) {
         let s = String::from_utf8_lossy(m.as_bytes());
@@ -1011,7 +1027,9 @@ static SCRIPT_LINK: LazyLock<Option<Regex>> =
     LazyLock::new(|| ascii(r"\]\(\s*<?\s*(?:javascript|data|vbscript):"));
 
 fn links(text: &str, allowed_hosts: &[String], risks: &mut Vec<Risk>) {
-    if let Some(url) = &*URL {
+    // Every match of [`URL`] holds `://`, every match of [`SCRIPT_LINK`] `](`: without them,
+    // neither pattern is built.
+    if let (true, Some(url)) = (text.contains("://"), &*URL) {
         for caps in url.captures_iter(text.as_bytes()) {
             let (Some(whole), Some(authority)) = (caps.get(0), caps.get(1)) else {
                 continue;
@@ -1030,7 +1048,7 @@ fn links(text: &str, allowed_hosts: &[String], risks: &mut Vec<Risk>) {
             });
         }
     }
-    if let Some(script) = &*SCRIPT_LINK {
+    if let (true, Some(script)) = (text.contains("]("), &*SCRIPT_LINK) {
         for m in script.find_iter(text.as_bytes()) {
             risks.push(risk(
                 text,
@@ -1548,6 +1566,47 @@ mod trigger_table {
             proptest::prop_assert_eq!(&cut, &super::scan_with(&text, &hosts, u64::MAX, true));
         }
     }
+
+    proptest::proptest! {
+        /// A text the quick checks rule out has no match of the pattern they stand for.
+        #[test]
+        fn the_quick_checks_never_rule_out_a_match(
+            picks in proptest::collection::vec((0..PIECES.len(), 1usize..40), 0..12),
+        ) {
+            let text: String = picks.iter().map(|&(at, n)| PIECES[at].repeat(n)).collect();
+            let bytes = text.as_bytes();
+            if !super::may_hold_base64(&text) {
+                proptest::prop_assert!(super::BASE64.as_ref().unwrap().find(bytes).is_none());
+            }
+            if !text.contains("://") {
+                proptest::prop_assert!(super::URL.as_ref().unwrap().find(bytes).is_none());
+            }
+            if !text.contains("](") {
+                proptest::prop_assert!(super::SCRIPT_LINK.as_ref().unwrap().find(bytes).is_none());
+            }
+        }
+    }
+
+    const PIECES: &[&str] = &[
+        "aB3",
+        "+/",
+        "_-",
+        "=",
+        " ",
+        "\n",
+        "http",
+        "https:",
+        "//",
+        "ftp:",
+        "://x.example",
+        "](",
+        "]",
+        "(",
+        "javascript:",
+        " data:",
+        "<",
+        "é",
+    ];
 
     #[test]
     fn a_text_without_trigger_words_builds_no_pattern() {
