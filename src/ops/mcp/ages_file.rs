@@ -77,10 +77,13 @@ pub(super) fn load(git_dir: &Path, head: &str, key: &str) -> Option<Changes> {
     let files: usize = lines.next()?.strip_prefix("files ")?.parse().ok()?;
     let mut out = HashMap::with_capacity(files.min(1 << 22));
     for _ in 0..files {
-        let (at, rest) = lines.next()?.split_once(' ')?;
-        let (blob, path) = rest.split_once(' ')?;
-        let change = changes.get(at.parse::<usize>().ok()?)?;
-        out.insert(path.to_string(), (object_id(blob)?, Arc::clone(change)));
+        // `<commit index> <40 hex digits> <path>`, read by position.
+        let line = lines.next()?;
+        let space = memchr::memchr(b' ', line.as_bytes())?;
+        let blob = object_id(line.get(space + 1..space + 41)?)?;
+        let path = line.get(space + 41..)?.strip_prefix(' ')?;
+        let change = changes.get(line.get(..space)?.parse::<usize>().ok()?)?;
+        out.insert(path.to_string(), (blob, Arc::clone(change)));
     }
     lines.next().is_none().then_some(out)
 }
@@ -169,8 +172,8 @@ fn object_id(text: &str) -> Option<[u8; 20]> {
         _ => None,
     };
     let mut out = [0u8; 20];
-    for (byte, pair) in out.iter_mut().zip(digits.chunks_exact(2)) {
-        *byte = value(pair[0])? << 4 | value(pair[1])?;
+    for (at, byte) in out.iter_mut().enumerate() {
+        *byte = value(digits[2 * at])? << 4 | value(digits[2 * at + 1])?;
     }
     Some(out)
 }
