@@ -384,9 +384,11 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::MergeIndex(args) => return merge_index::run(cwd, args),
         other => other,
     };
-    // `scan` reads files only: it finds the repository without starting libgit2.
+    // `scan` reads files only, and `recall` and `mcp` need libgit2 only for some ages and
+    // writes (then they open the repository themselves): they find it without starting
+    // libgit2, whose OpenSSL set-up costs more than a warm recall's own work.
     let opened = match &command {
-        Command::Scan(_) => Project::open_plain(cwd),
+        Command::Scan(_) | Command::Recall(_) | Command::Mcp(_) => Project::open_plain(cwd),
         _ => Project::open(cwd),
     };
     let project = match opened {

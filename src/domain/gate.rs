@@ -276,17 +276,58 @@ pub fn for_agent(text: &str) -> String {
             _ => out.push(c),
         }
     }
-    if let Some(re) = &*ROLE_BRACKET
+    if may_hold_role_bracket(&out)
+        && let Some(re) = &*ROLE_BRACKET
         && re.is_match(&out)
     {
         out = re.replace_all(&out, "($1)").into_owned();
     }
-    if let Some(re) = &*ROLE_LABEL
+    if may_hold_role_label(&out)
+        && let Some(re) = &*ROLE_LABEL
         && re.is_match(&out)
     {
         out = re.replace_all(&out, "$1$2 (quoted)$3").into_owned();
     }
     secrets::redact_text(&out)
+}
+
+/// The words a [`ROLE_LABEL`] match starts with, after its line's `[ \t>#*_]*`.
+const ROLE_LABEL_WORDS: [&str; 15] = [
+    "system",
+    "assistant",
+    "user",
+    "human",
+    "developer",
+    "tool",
+    "model",
+    "ai",
+    "bot",
+    "instruction",
+    "instructions",
+    "response",
+    "input",
+    "output",
+    "context",
+];
+
+/// Whether a line of `text` starts (after `[ \t>#*_]*`) with a word of [`ROLE_LABEL_WORDS`],
+/// as every match of [`ROLE_LABEL`] does: without one, the pattern is not built.
+fn may_hold_role_label(text: &str) -> bool {
+    text.split('\n').any(|line| {
+        let rest = line
+            .trim_start_matches([' ', '\t', '>', '#', '*', '_'])
+            .as_bytes();
+        ROLE_LABEL_WORDS.iter().any(|word| {
+            rest.get(..word.len())
+                .is_some_and(|start| start.eq_ignore_ascii_case(word.as_bytes()))
+        })
+    })
+}
+
+/// Whether `text` holds a `[` before a `]`, as every match of [`ROLE_BRACKET`] does.
+fn may_hold_role_bracket(text: &str) -> bool {
+    text.find('[')
+        .is_some_and(|at| text.get(at..).is_some_and(|rest| rest.contains(']')))
 }
 
 /// The tag that opens and closes a memory body in an agent's context.
@@ -451,6 +492,47 @@ mod tests {
             for_agent("a < b, x <= 3, <- arrow"),
             "a < b, x <= 3, <- arrow"
         );
+    }
+
+    const PIECES: &[&str] = &[
+        "system",
+        "User",
+        "ai",
+        "tool",
+        "Instructions",
+        " ",
+        "\t",
+        ">",
+        "#",
+        "*",
+        "_",
+        ":",
+        "\n",
+        "\r",
+        "[",
+        "]",
+        "/",
+        "inst",
+        "s",
+        "prompt",
+        "x",
+        "é",
+    ];
+
+    proptest::proptest! {
+        /// A text the quick checks rule out has no match of the role patterns.
+        #[test]
+        fn the_quick_role_checks_never_rule_out_a_match(
+            picks in proptest::collection::vec(0..PIECES.len(), 0..16),
+        ) {
+            let text: String = picks.iter().map(|&at| PIECES[at]).collect();
+            if !may_hold_role_label(&text) {
+                proptest::prop_assert!(!ROLE_LABEL.as_ref().unwrap().is_match(&text));
+            }
+            if !may_hold_role_bracket(&text) {
+                proptest::prop_assert!(!ROLE_BRACKET.as_ref().unwrap().is_match(&text));
+            }
+        }
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub(crate) mod memory_branch;
 pub(crate) mod merge_driver;
 pub(crate) mod offline;
 pub(crate) mod oversized;
+pub(crate) mod plain_head;
 pub(crate) mod preflight;
 pub(crate) mod push;
 pub(crate) mod ref_intent;

@@ -25,6 +25,7 @@ mod forget_remember;
 mod gate;
 mod index_rules;
 mod mcp;
+mod mcp_ages;
 mod mcp_door;
 mod mcp_live;
 mod memory_files;

@@ -17,7 +17,10 @@ use crate::domain::scope::ScopeKind;
 use crate::domain::secrets::IGNORE_FILE;
 use crate::domain::store::Stamp;
 use crate::git::file_history::LastChange;
-use crate::git::{repo, snapshot};
+use crate::git::plain_head::{self, PlainHead};
+use crate::git::repo::{self, RepoPaths};
+
+use super::ages_file;
 use crate::ops::Project;
 
 /// When a memory last changed, and who changed it.
@@ -31,41 +34,69 @@ pub struct Freshness {
     pub by: Option<String>,
 }
 
+/// The last commit that changed a memory: what its age line says.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Change {
+    /// The commit's id.
+    pub(super) commit: [u8; 20],
+    /// Author time, seconds since the Unix epoch (what `git log` shows).
+    pub(super) time: i64,
+    /// The author's name.
+    pub(super) author: String,
+}
+
+/// Path (relative to the repository root) → the blob the commit holds there and the last
+/// commit that changed it, for every file the commit holds below the memory folders.
+pub(super) type Changes = HashMap<String, ([u8; 20], Arc<Change>)>;
+
+/// Where `HEAD` was when the book was filled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Tip {
+    /// Read from the git folder's files ([`plain_head`]).
+    Plain(PlainHead),
+    /// Asked of libgit2 (a layout [`plain_head`] does not read); `None`: no commit.
+    Git(Option<Oid>),
+}
+
 /// The last commit of each memory path, for one `HEAD` commit.
 #[derive(Default)]
 struct Book {
-    /// Opened at the first lookup; `None` until then, or when the repository cannot be opened.
+    /// Opened the first time the history must be walked or `HEAD` cannot be read plainly;
+    /// `None` until then, or when the repository cannot be opened.
     repo: Option<Repository>,
-    /// The `HEAD` commit the entries below were found at; `None` before the first lookup.
-    tip: Option<Option<Oid>>,
-    /// Path (relative to the repository root) → the blob `HEAD` holds there and the last
-    /// commit that changed it, for every file `HEAD` holds below the memory folders.
-    changes: HashMap<String, (Oid, Arc<LastChange>)>,
+    /// The `HEAD` the entries below were found at; `None` before the first lookup.
+    tip: Option<Tip>,
+    changes: Changes,
 }
 
 /// Freshness of memories for a server that answers many calls: the rule recall uses (the last
 /// commit that touched the file when git tracks it as it is on disk, else its file time), with
 /// one repository handle and, for each `HEAD` commit, the last commit of every memory from one
 /// walk of the history ([`history_below`]). When `HEAD` moves (a sync, a commit, a checkout),
-/// it is walked again.
+/// it is walked again. What a walk found is kept in a file in the git folder for the commit it
+/// was made at ([`ages_file`]), so the next server at the same `HEAD` reads it instead, without
+/// starting libgit2 at all.
 pub struct FreshnessBook {
-    /// The repository's work-tree root; `None` outside a repository.
-    root: Option<PathBuf>,
+    /// The repository's work-tree root and git folder; `None` outside a repository.
+    repo: Option<RepoPaths>,
     /// The memory folders inside the work tree, relative to its root (`.qwen/team-memory`).
     dirs: Vec<String>,
     book: Mutex<Book>,
 }
 
 impl FreshnessBook {
-    /// A book for the memory folders `dirs` of the repository at `root` (nothing is opened
+    /// A book for the memory folders `dirs` of the repository `repo` (nothing is opened
     /// yet); folders outside the work tree are left out, their memories have file times.
-    pub fn new(root: Option<PathBuf>, dirs: &[PathBuf]) -> FreshnessBook {
-        let dirs = match &root {
-            Some(root) => dirs.iter().filter_map(|d| repo_relative(root, d)).collect(),
+    pub fn new(repo: Option<RepoPaths>, dirs: &[PathBuf]) -> FreshnessBook {
+        let dirs = match &repo {
+            Some(repo) => dirs
+                .iter()
+                .filter_map(|d| repo_relative(&repo.workdir, d))
+                .collect(),
             None => Vec::new(),
         };
         FreshnessBook {
-            root,
+            repo,
             dirs,
             book: Mutex::new(Book::default()),
         }
@@ -82,62 +113,129 @@ impl FreshnessBook {
             .collect()
     }
 
-    /// Walks the history for `HEAD` now, so that the next call finds every memory's last
+    /// Fills the book for `HEAD` now, so that the next call finds every memory's last
     /// commit remembered: what the server does once at start, on a thread of its own.
     pub fn prepare(&self) {
         let mut book = self.book.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(repo) = self.look_up(&mut book) {
-            book.repo = Some(repo);
-        }
+        self.look_up(&mut book);
     }
 
-    /// Opens the repository (once) and, when `HEAD` is not the commit the book was filled
-    /// for, fills it anew. Hands the repository out of the book for the caller to put back;
-    /// `None` when there is none.
-    fn look_up(&self, book: &mut Book) -> Option<Repository> {
-        let root = self.root.as_ref()?;
-        if book.repo.is_none() {
-            book.repo = repo::open(root).ok();
-        }
-        let repo = book.repo.take()?;
-        let tip = repo
-            .head()
-            .ok()
-            .and_then(|h| h.peel_to_commit().ok())
-            .map(|c| c.id());
-        if book.tip != Some(tip) {
-            book.changes.clear();
-            for dir in &self.dirs {
-                book.changes.extend(history_below(&repo, dir));
+    /// When `HEAD` is not where the book was filled, fills it anew: from the ages file kept
+    /// for that commit, else by walking the history (and keeping what was found). `false`
+    /// outside a repository.
+    fn look_up(&self, book: &mut Book) -> bool {
+        let Some(paths) = &self.repo else {
+            return false;
+        };
+        let tip = match plain_head::read(&paths.git_dir) {
+            Some(head) => Tip::Plain(head),
+            None => {
+                let Some(repo) = opened(book, paths) else {
+                    return false;
+                };
+                Tip::Git(
+                    repo.head()
+                        .ok()
+                        .and_then(|h| h.peel_to_commit().ok())
+                        .map(|c| c.id()),
+                )
             }
-            book.tip = Some(tip);
+        };
+        if book.tip.as_ref() == Some(&tip) {
+            return true;
         }
-        Some(repo)
+        book.changes.clear();
+        let key = ages_file::key(&paths.git_dir, &self.dirs);
+        let start = match &tip {
+            Tip::Plain(PlainHead::Unborn) | Tip::Git(None) => None,
+            Tip::Plain(PlainHead::At(id)) => {
+                if let Some(kept) = ages_file::load(&paths.git_dir, id, &key) {
+                    book.changes = kept;
+                    book.tip = Some(tip);
+                    return true;
+                }
+                opened(book, paths).and_then(|_| Oid::from_str(id).ok())
+            }
+            Tip::Git(Some(id)) => Some(*id),
+        };
+        if let (Some(start), Some(repo)) = (start, book.repo.as_ref()) {
+            let mut commits: HashMap<Oid, Arc<Change>> = HashMap::new();
+            for dir in &self.dirs {
+                for (path, (blob, change)) in history_below(repo, start, dir) {
+                    let change = commits
+                        .entry(change.commit)
+                        .or_insert_with(|| {
+                            Arc::new(Change {
+                                commit: oid_bytes(change.commit),
+                                time: change.time,
+                                author: change.author.clone(),
+                            })
+                        })
+                        .clone();
+                    book.changes.insert(path, (oid_bytes(blob), change));
+                }
+            }
+            if let Tip::Plain(PlainHead::At(id)) = &tip {
+                ages_file::store(&paths.git_dir, id, &key, &book.changes);
+            }
+        }
+        book.tip = Some(tip);
+        true
     }
 
     fn committed(&self, files: &[(&Path, &[u8])]) -> Vec<Option<Freshness>> {
-        let Some(root) = &self.root else {
+        let Some(paths) = &self.repo else {
             return vec![None; files.len()];
         };
         let mut book = self.book.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(repo) = self.look_up(&mut book) else {
+        if !self.look_up(&mut book) {
             return vec![None; files.len()];
-        };
-        let out = files
+        }
+        files
             .iter()
             .map(|(path, bytes)| {
-                let (blob, change) = book.changes.get(&repo_relative(root, path)?)?;
+                let (blob, change) = book.changes.get(&repo_relative(&paths.workdir, path)?)?;
                 // Git knows this version only when the work tree holds what `HEAD` does.
-                (snapshot::blob_id(bytes).ok()? == *blob).then(|| Freshness {
+                (blob_id(bytes) == *blob).then(|| Freshness {
                     time: change.time,
                     from: "commit",
                     by: Some(change.author.clone()),
                 })
             })
-            .collect();
-        book.repo = Some(repo);
-        out
+            .collect()
     }
+}
+
+/// The book's repository, opened on first use.
+fn opened<'b>(book: &'b mut Book, paths: &RepoPaths) -> Option<&'b Repository> {
+    if book.repo.is_none() {
+        // libgit2 hashes every object it reads again to check its id (with collision
+        // detection: most of the cost of reading a large tree); git itself checks ids when
+        // objects arrive (fetch, index-pack) and in fsck, not on every read. This server only
+        // reads its own repository's objects, for ages: it reads them as git does.
+        git2::opts::strict_hash_verification(false);
+        book.repo = repo::open(&paths.workdir).ok();
+    }
+    book.repo.as_ref()
+}
+
+fn oid_bytes(id: Oid) -> [u8; 20] {
+    let mut out = [0; 20];
+    let bytes = id.as_bytes();
+    if bytes.len() == out.len() {
+        out.copy_from_slice(bytes);
+    }
+    out
+}
+
+/// The id git gives `bytes` as a blob (SHA-1 of `blob <len>\0` and the bytes), computed without
+/// libgit2.
+pub(super) fn blob_id(bytes: &[u8]) -> [u8; 20] {
+    use sha1::{Digest, Sha1};
+    let mut hash = Sha1::new();
+    hash.update(format!("blob {}\0", bytes.len()).as_bytes());
+    hash.update(bytes);
+    hash.finalize().into()
 }
 
 /// The id of the tree at `dir` (relative to the repository root) in `tree`.
@@ -231,9 +329,19 @@ fn changed_below(
 /// of 10,000 files costs a lookup per file once, not per commit. Like `git log -- PATH`, a
 /// merge counts as changing a file only when the file differs from every parent; in a shallow
 /// clone the walk ends at the shallow boundary.
-fn history_below(repo: &Repository, dir: &str) -> HashMap<String, (Oid, Arc<LastChange>)> {
+fn history_below(
+    repo: &Repository,
+    start: Oid,
+    dir: &str,
+) -> HashMap<String, (Oid, Arc<LastChange>)> {
     let mut heads: HashMap<String, Oid> = HashMap::new();
-    let Ok(head) = repo.head().and_then(|h| h.peel_to_tree()) else {
+    let Ok(start) = repo
+        .find_object(start, None)
+        .and_then(|o| o.peel_to_commit())
+    else {
+        return HashMap::new();
+    };
+    let Ok(head) = start.tree() else {
         return HashMap::new();
     };
     let mut trees = Trees {
@@ -261,7 +369,7 @@ fn history_below(repo: &Repository, dir: &str) -> HashMap<String, (Oid, Arc<Last
     if revwalk
         .set_sorting(git2::Sort::TIME | git2::Sort::TOPOLOGICAL)
         .is_err()
-        || revwalk.push_head().is_err()
+        || revwalk.push(start.id()).is_err()
     {
         return found;
     }
@@ -444,7 +552,11 @@ mod tests {
         let rel = ".qwen/team-memory/project/a.md";
         commit(&repo, rel, "first\n", "Alice", 1_000_000);
         let path = root.join(rel);
-        let book = FreshnessBook::new(Some(root.clone()), &[root.join(".qwen/team-memory")]);
+        let paths = RepoPaths {
+            workdir: root.clone(),
+            git_dir: root.join(".git"),
+        };
+        let book = FreshnessBook::new(Some(paths), &[root.join(".qwen/team-memory")]);
         let first = book.of(&[(path.as_path(), b"first\n".as_slice())]);
         assert_eq!(
             first[0],
@@ -500,6 +612,159 @@ mod tests {
             "git {args:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+
+    /// A fresh book, as a newly started server has.
+    fn fresh_book(root: &Path) -> FreshnessBook {
+        let paths = RepoPaths {
+            workdir: root.to_path_buf(),
+            git_dir: root.join(".git"),
+        };
+        FreshnessBook::new(Some(paths), &[root.join(".qwen/team-memory")])
+    }
+
+    fn age_of(book: &FreshnessBook, path: &Path) -> (i64, &'static str, Option<String>) {
+        let bytes = std::fs::read(path).unwrap();
+        let found = book.of(&[(path, bytes.as_slice())]).remove(0);
+        (found.time, found.from, found.by)
+    }
+
+    /// The next server at the same `HEAD` reads the ages the first one kept: a kept file whose
+    /// author is not in the history shows through, which a walk would never give.
+    #[test]
+    fn a_server_at_the_same_head_reads_the_kept_ages() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let team = root.join(".qwen/team-memory");
+        std::fs::create_dir_all(team.join("project")).unwrap();
+        std::fs::write(team.join("project/a.md"), "a\n").unwrap();
+        git(&root, &["init", "-q", "-b", "main"], 0);
+        git(&root, &["add", "-A"], 1_000);
+        git(&root, &["commit", "-qm", "a"], 1_000);
+        let a = team.join("project/a.md");
+        let git_dir = root.join(".git");
+        assert!(!git_dir.join(ages_file::FILE_NAME).exists());
+        assert_eq!(
+            age_of(&fresh_book(&root), &a),
+            (1_000, "commit", Some("Teammate".into()))
+        );
+        assert!(git_dir.join(ages_file::FILE_NAME).exists());
+        assert_eq!(
+            age_of(&fresh_book(&root), &a),
+            (1_000, "commit", Some("Teammate".into()))
+        );
+
+        let Some(PlainHead::At(head)) = plain_head::read(&git_dir) else {
+            panic!("a plain repository");
+        };
+        let key = ages_file::key(&git_dir, &[".qwen/team-memory".to_string()]);
+        let kept = Arc::new(Change {
+            commit: [7; 20],
+            time: 42,
+            author: "Kept Author".into(),
+        });
+        let changes: Changes = HashMap::from([(
+            ".qwen/team-memory/project/a.md".to_string(),
+            (blob_id(b"a\n"), kept),
+        )]);
+        ages_file::store(&git_dir, &head, &key, &changes);
+        assert_eq!(
+            age_of(&fresh_book(&root), &a),
+            (42, "commit", Some("Kept Author".into()))
+        );
+    }
+
+    /// What a kept file says is never taken for another `HEAD`: after a teammate's commit is
+    /// pulled, after a checkout of an older commit, and for an edit git does not know (its
+    /// modification time put back), every fresh server says what `git log` says.
+    #[test]
+    fn kept_ages_are_never_stale() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let remote = root.join("remote.git");
+        let mine = root.join("mine");
+        let theirs = root.join("theirs");
+        git(
+            &root,
+            &[
+                "init",
+                "-q",
+                "--bare",
+                "-b",
+                "main",
+                remote.to_str().unwrap(),
+            ],
+            0,
+        );
+        git(
+            &root,
+            &[
+                "clone",
+                "-q",
+                remote.to_str().unwrap(),
+                mine.to_str().unwrap(),
+            ],
+            0,
+        );
+        let a_in = |clone: &Path| clone.join(".qwen/team-memory/project/a.md");
+        std::fs::create_dir_all(a_in(&mine).parent().unwrap()).unwrap();
+        std::fs::write(a_in(&mine), "first\n").unwrap();
+        git(&mine, &["add", "-A"], 1_000);
+        git(&mine, &["commit", "-qm", "first"], 1_000);
+        git(&mine, &["push", "-q", "origin", "main"], 1_000);
+        let first = git_out(&mine, &["rev-parse", "HEAD"]);
+        assert_eq!(age_of(&fresh_book(&mine), &a_in(&mine)).0, 1_000);
+
+        git(
+            &root,
+            &[
+                "clone",
+                "-q",
+                remote.to_str().unwrap(),
+                theirs.to_str().unwrap(),
+            ],
+            0,
+        );
+        std::fs::write(a_in(&theirs), "second\n").unwrap();
+        git(
+            &theirs,
+            &["-c", "user.name=Other", "commit", "-qam", "second"],
+            2_000,
+        );
+        git(&theirs, &["push", "-q", "origin", "main"], 2_000);
+        git(&mine, &["pull", "-q", "--ff-only"], 2_500);
+        assert_eq!(age_of(&fresh_book(&mine), &a_in(&mine)).0, 2_000);
+
+        git(&mine, &["checkout", "-q", "--detach", &first], 3_000);
+        assert_eq!(age_of(&fresh_book(&mine), &a_in(&mine)).0, 1_000);
+
+        // An edit with the file's times put back: its bytes are not the commit's.
+        let times = std::fs::metadata(a_in(&mine)).unwrap().modified().unwrap();
+        std::fs::write(a_in(&mine), "edited\n").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(a_in(&mine))
+            .unwrap()
+            .set_modified(times)
+            .unwrap();
+        assert_eq!(age_of(&fresh_book(&mine), &a_in(&mine)).1, "file-time");
+        git(&mine, &["checkout", "-q", "--", "."], 3_000);
+        git(&mine, &["checkout", "-q", "main"], 3_000);
+        assert_eq!(age_of(&fresh_book(&mine), &a_in(&mine)).0, 2_000);
+        // A long-lived book follows HEAD too.
+        let book = fresh_book(&mine);
+        assert_eq!(age_of(&book, &a_in(&mine)).0, 2_000);
+        git(&mine, &["checkout", "-q", "--detach", &first], 3_000);
+        assert_eq!(age_of(&book, &a_in(&mine)).0, 1_000);
+    }
+
+    fn git_out(dir: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
     }
 
     #[test]
@@ -572,7 +837,8 @@ mod tests {
         );
 
         let repo = Repository::open(&root).unwrap();
-        let walked = history_below(&repo, ".qwen/team-memory");
+        let head = repo.head().unwrap().peel_to_commit().unwrap().id();
+        let walked = history_below(&repo, head, ".qwen/team-memory");
         let paths: Vec<String> = [
             "project/a.md",
             "project/b.md",

@@ -2,12 +2,14 @@
 //! that speaks MCP (Claude Code, Qwen Code, Codex, Cursor) can search, read, save and forget
 //! memories mid-session through the same gate as the command line.
 //!
-//! [`tools`] holds what each tool does, [`cache`] what the server keeps between calls, [`gate`] the one check everything returned or saved
+//! [`tools`] holds what each tool does, [`cache`] what the server keeps between calls (and
+//! [`ages_file`] what it keeps for the next server), [`gate`] the one check everything returned or saved
 //! passes, [`input`] the argument checks, [`schema`] what the agent is told, and [`server`] the
 //! protocol side (the official `rmcp` SDK on a current-thread tokio runtime); [`watch`] tells a
 //! long-lived server which memory files changed since it last asked, and [`live`] feeds that to
 //! recall's indexes held in memory.
 
+pub(crate) mod ages_file;
 pub(crate) mod cache;
 pub(crate) mod gate;
 pub(crate) mod input;

@@ -128,11 +128,6 @@ fn warm(door: &Arc<MemoryDoor>, name: &str, work: fn(&MemoryDoor)) {
 /// indexes in memory, the gate's scanners, every memory's last commit), so that neither waits
 /// for the other.
 pub fn serve(door: MemoryDoor) -> Result<(), OpError> {
-    // libgit2 hashes every object it reads again to check its id (with collision detection:
-    // most of the cost of reading a large tree); git itself checks ids when objects arrive
-    // (fetch, index-pack) and in fsck, not on every read. This server only reads its own
-    // repository's objects, for ages: it reads them as git does.
-    git2::opts::strict_hash_verification(false);
     let door = Arc::new(door);
     warm(&door, "teammem-warm-recall", MemoryDoor::warm_recall);
     warm(&door, "teammem-warm-gate", MemoryDoor::warm_gate);

@@ -135,7 +135,7 @@ impl MemoryDoor {
         MemoryDoor {
             policies: PolicyBook::new(&project),
             freshness: FreshnessBook::new(
-                project.repo.as_ref().map(|r| r.workdir.clone()),
+                project.repo.clone(),
                 &[ScopeKind::Team, ScopeKind::Private, ScopeKind::User]
                     .iter()
                     .filter_map(|s| project.layout.memory_dir(*s))

@@ -1,0 +1,242 @@
+//! The ages a history walk found, kept in the git folder (`teammem-mcp-ages`) for the commit it
+//! was made at, so that the next server started at the same `HEAD` reads them instead of
+//! walking again (most of a start's work in a team folder with a long history).
+//!
+//! The last change of every file below a folder is a function of the commit alone (commits
+//! never change) and of what bounds the history: the memory folders asked for, and a shallow
+//! clone's boundary or grafts. The file names all of them ([`key`]); a file for another commit
+//! or key, of another format, torn or edited, is not used (the history is walked again and
+//! the file rewritten). It is written whole to a temporary name and renamed over.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::domain::store;
+
+use super::cache::{Change, Changes};
+
+/// The file's name in the git folder.
+pub(super) const FILE_NAME: &str = "teammem-mcp-ages";
+
+const HEADER: &str = "teammem-ages 1";
+
+/// What besides the commit decides the ages: the memory folders (relative to the work tree),
+/// and the files that bound the history (`shallow`, `info/grafts`), as one hex digest.
+pub(super) fn key(git_dir: &Path, dirs: &[String]) -> String {
+    use sha1::{Digest, Sha1};
+    let mut hash = Sha1::new();
+    for dir in dirs {
+        hash.update(b"dir\0");
+        hash.update(dir.as_bytes());
+        hash.update(b"\0");
+    }
+    for bound in ["shallow", "info/grafts"] {
+        hash.update(bound.as_bytes());
+        match std::fs::read(git_dir.join(bound)) {
+            Ok(bytes) => {
+                hash.update(b"\0present\0");
+                hash.update(&bytes);
+            }
+            Err(_) => hash.update(b"\0absent\0"),
+        }
+    }
+    hex(&hash.finalize())
+}
+
+/// The ages kept for `head` under `key`; `None` when the file is missing, for another commit
+/// or key, or not whole.
+pub(super) fn load(git_dir: &Path, head: &str, key: &str) -> Option<Changes> {
+    let bytes = std::fs::read(git_dir.join(FILE_NAME)).ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?;
+    // The last line checks every byte before it.
+    let body_len = text.trim_end_matches('\n').rfind('\n')? + 1;
+    let (body, check) = text.split_at(body_len);
+    if check != format!("check {:016x} {}\n", checksum(body.as_bytes()), body.len()) {
+        return None;
+    }
+    let mut lines = body.strip_suffix('\n')?.split('\n');
+    if lines.next()? != HEADER
+        || lines.next()? != format!("head {head}")
+        || lines.next()? != format!("key {key}")
+    {
+        return None;
+    }
+    let commits: usize = lines.next()?.strip_prefix("commits ")?.parse().ok()?;
+    let mut changes = Vec::with_capacity(commits.min(1 << 20));
+    for _ in 0..commits {
+        let (commit, rest) = lines.next()?.split_once(' ')?;
+        let (time, author) = rest.split_once(' ')?;
+        changes.push(Arc::new(Change {
+            commit: object_id(commit)?,
+            time: time.parse().ok()?,
+            author: author.to_string(),
+        }));
+    }
+    let files: usize = lines.next()?.strip_prefix("files ")?.parse().ok()?;
+    let mut out = HashMap::with_capacity(files.min(1 << 22));
+    for _ in 0..files {
+        // `<commit index> <40 hex digits> <path>`, read by position.
+        let line = lines.next()?;
+        let space = memchr::memchr(b' ', line.as_bytes())?;
+        let blob = object_id(line.get(space + 1..space + 41)?)?;
+        let path = line.get(space + 41..)?.strip_prefix(' ')?;
+        let change = changes.get(line.get(..space)?.parse::<usize>().ok()?)?;
+        out.insert(path.to_string(), (blob, Arc::clone(change)));
+    }
+    lines.next().is_none().then_some(out)
+}
+
+/// Keeps `changes`, found at `head` under `key`, for the next server. Best effort: a folder
+/// that cannot be written, or a path or name that cannot sit on one line, keeps nothing.
+pub(super) fn store(git_dir: &Path, head: &str, key: &str, changes: &Changes) {
+    let mut commits: Vec<&Arc<Change>> = Vec::new();
+    let mut index: HashMap<*const Change, usize> = HashMap::new();
+    let mut files: Vec<(&String, &[u8; 20], usize)> = Vec::with_capacity(changes.len());
+    for (path, (blob, change)) in changes {
+        if path.contains('\n') || change.author.contains('\n') {
+            return;
+        }
+        let at = *index.entry(Arc::as_ptr(change)).or_insert_with(|| {
+            commits.push(change);
+            commits.len() - 1
+        });
+        files.push((path, blob, at));
+    }
+    // The same ages give the same bytes.
+    files.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let mut text = String::with_capacity(64 * (files.len() + commits.len()) + 128);
+    let _ = writeln!(
+        text,
+        "{HEADER}\nhead {head}\nkey {key}\ncommits {}",
+        commits.len()
+    );
+    for change in &commits {
+        let _ = writeln!(
+            text,
+            "{} {} {}",
+            hex(&change.commit),
+            change.time,
+            change.author
+        );
+    }
+    let _ = writeln!(text, "files {}", files.len());
+    for (path, blob, at) in files {
+        let _ = writeln!(text, "{at} {} {path}", hex(blob));
+    }
+    let _ = writeln!(
+        text,
+        "check {:016x} {}",
+        checksum(text.as_bytes()),
+        text.len()
+    );
+    let _ = store::write_cache(&git_dir.join(FILE_NAME), text.as_bytes());
+}
+
+/// A fast 64-bit checksum, against a torn or edited file (not against an attacker: the file
+/// is the user's own, in their git folder).
+fn checksum(bytes: &[u8]) -> u64 {
+    const PRIME: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut hash = bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        hash = (hash ^ u64::from_le_bytes(word))
+            .wrapping_mul(PRIME)
+            .rotate_left(29);
+    }
+    for &b in chunks.remainder() {
+        hash = (hash ^ u64::from(b)).wrapping_mul(PRIME).rotate_left(29);
+    }
+    hash
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    out
+}
+
+fn object_id(text: &str) -> Option<[u8; 20]> {
+    let digits = text.as_bytes();
+    if digits.len() != 40 {
+        return None;
+    }
+    let value = |d: u8| match d {
+        b'0'..=b'9' => Some(d - b'0'),
+        b'a'..=b'f' => Some(d - b'a' + 10),
+        _ => None,
+    };
+    let mut out = [0u8; 20];
+    for (at, byte) in out.iter_mut().enumerate() {
+        *byte = value(digits[2 * at])? << 4 | value(digits[2 * at + 1])?;
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Changes {
+        let alice = Arc::new(Change {
+            commit: [1; 20],
+            time: 1_000,
+            author: "Alice Ñ".into(),
+        });
+        let bob = Arc::new(Change {
+            commit: [2; 20],
+            time: 2_000,
+            author: "Bob".into(),
+        });
+        HashMap::from([
+            (
+                ".qwen/team-memory/a b.md".to_string(),
+                ([3; 20], Arc::clone(&alice)),
+            ),
+            (".qwen/team-memory/c.md".to_string(), ([4; 20], alice)),
+            (".qwen/team-memory/d.md".to_string(), ([5; 20], bob)),
+        ])
+    }
+
+    #[test]
+    fn what_is_stored_is_loaded_only_for_its_commit_and_key() {
+        let tmp = tempfile::tempdir().unwrap();
+        let git_dir = tmp.path();
+        let head = "ab".repeat(20);
+        let key = key(git_dir, &[".qwen/team-memory".into()]);
+        assert_eq!(load(git_dir, &head, &key), None);
+        store(git_dir, &head, &key, &sample());
+        assert_eq!(load(git_dir, &head, &key), Some(sample()));
+        assert_eq!(load(git_dir, &"cd".repeat(20), &key), None);
+        // Another folder, or a shallow boundary that moved, is another key.
+        assert_ne!(key, super::key(git_dir, &["other".into()]));
+        std::fs::write(git_dir.join("shallow"), "ef".repeat(20) + "\n").unwrap();
+        let shallow = super::key(git_dir, &[".qwen/team-memory".into()]);
+        assert_ne!(key, shallow);
+        assert_eq!(load(git_dir, &head, &shallow), None);
+    }
+
+    #[test]
+    fn a_torn_or_edited_file_is_not_used() {
+        let tmp = tempfile::tempdir().unwrap();
+        let git_dir = tmp.path();
+        let head = "ab".repeat(20);
+        let key = key(git_dir, &[]);
+        store(git_dir, &head, &key, &sample());
+        let path = git_dir.join(FILE_NAME);
+        let whole = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, &whole[..whole.len() / 2]).unwrap();
+        assert_eq!(load(git_dir, &head, &key), None);
+        std::fs::write(&path, whole.replace("2000 Bob", "2001 Bob")).unwrap();
+        assert_eq!(load(git_dir, &head, &key), None);
+        std::fs::write(&path, &whole).unwrap();
+        assert_eq!(load(git_dir, &head, &key), Some(sample()));
+    }
+}
