@@ -384,9 +384,10 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::MergeIndex(args) => return merge_index::run(cwd, args),
         other => other,
     };
-    // `scan` reads files only: it finds the repository without starting libgit2.
+    // `scan` reads files only, and a no-op sync may (`ops/sync/fast_noop.rs`): they find the
+    // repository without starting libgit2.
     let opened = match &command {
-        Command::Scan(_) => Project::open_plain(cwd),
+        Command::Scan(_) | Command::Sync(_) => Project::open_plain(cwd),
         _ => Project::open(cwd),
     };
     let project = match opened {
@@ -491,6 +492,15 @@ fn print_json<T: serde::Serialize>(value: &T) -> Result<(), OpError> {
         redact_json(&mut value);
         serde_json::to_string_pretty(&value).map_err(json_error)?
     };
+    outln!("{text}");
+    Ok(())
+}
+
+/// Prints a value as pretty JSON on stdout as it is: only for a value whose strings are fixed
+/// words, ids and numbers, which no secret rule can match (the fast no-op's report).
+fn print_json_unredacted<T: serde::Serialize>(value: &T) -> Result<(), OpError> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| OpError::Usage(format!("cannot write JSON: {e}")))?;
     outln!("{text}");
     Ok(())
 }
