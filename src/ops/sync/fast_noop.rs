@@ -106,7 +106,8 @@ pub fn try_noop(project: &Project, options: &SyncOptions) -> Option<SyncOutcome>
 /// nothing left to do: the refs all on one tip, the folder holding exactly that tip (checked
 /// against its tree between two stats of the folder, so an edit made meanwhile is never
 /// recorded as clean). Otherwise, or when the record cannot be made, an earlier record is
-/// removed. Never fails the sync: the record only saves the next one time.
+/// removed, as it is when the remote is not a local one (the fast no-op never runs then). Never
+/// fails the sync: the record only saves the next one time.
 pub(crate) fn record(
     project: &Project,
     repo: &Repository,
@@ -137,6 +138,8 @@ fn build_record(
     let paths = project.repo.as_ref()?;
     let plain_repo = PlainRepo::at(&paths.workdir)?;
     let view = view(&plain_repo, &plain::user_configs()?)?;
+    // Over any other remote the fast no-op never runs: no record to keep up.
+    plain::local_remote(&view.url)?;
     if view.branch != memory.name
         || memory.remote.as_deref() != Some(view.remote.as_str())
         || view.materialised_ref != memory_branch::materialised_ref(repo)
