@@ -40,7 +40,8 @@ fi
 # Isolated git configuration: nothing from the caller's own config (hooks, fsmonitor, signing).
 export HOME="$work/home" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$work/home/.gitconfig"
 mkdir -p "$HOME"
-printf '[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n' >"$GIT_CONFIG_GLOBAL"
+# No auto gc: a detached one still writing into the seed made its `rm -rf` fail at load 15.
+printf '[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n[gc]\n\tauto = 0\n' >"$GIT_CONFIG_GLOBAL"
 
 rm -rf "$work/srv"
 mkdir -p "$work/srv"

@@ -384,11 +384,14 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::MergeIndex(args) => return merge_index::run(cwd, args),
         other => other,
     };
-    // `scan` reads files only, and `recall` and `mcp` need libgit2 only for some ages and
-    // writes (then they open the repository themselves): they find it without starting
-    // libgit2, whose OpenSSL set-up costs more than a warm recall's own work.
+    // `scan` reads files only, a no-op sync may (`ops/sync/fast_noop.rs`), and `recall` and
+    // `mcp` need libgit2 only for some ages and writes (then they open the repository
+    // themselves): they find the repository without starting libgit2, whose OpenSSL set-up
+    // costs more than a warm recall's own work.
     let opened = match &command {
-        Command::Scan(_) | Command::Recall(_) | Command::Mcp(_) => Project::open_plain(cwd),
+        Command::Scan(_) | Command::Sync(_) | Command::Recall(_) | Command::Mcp(_) => {
+            Project::open_plain(cwd)
+        }
         _ => Project::open(cwd),
     };
     let project = match opened {
@@ -493,6 +496,15 @@ fn print_json<T: serde::Serialize>(value: &T) -> Result<(), OpError> {
         redact_json(&mut value);
         serde_json::to_string_pretty(&value).map_err(json_error)?
     };
+    outln!("{text}");
+    Ok(())
+}
+
+/// Prints a value as pretty JSON on stdout as it is: only for a value whose strings are fixed
+/// words, ids and numbers, which no secret rule can match (the fast no-op's report).
+fn print_json_unredacted<T: serde::Serialize>(value: &T) -> Result<(), OpError> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| OpError::Usage(format!("cannot write JSON: {e}")))?;
     outln!("{text}");
     Ok(())
 }

@@ -139,23 +139,47 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
         }
         return Ok(EXIT_OK);
     }
-    let progress =
-        (options.pull || options.push).then(|| super::ui::progress("Syncing team memory"));
-    let (outcome, failed) = sync::sync_reporting(project, &options);
-    drop(progress);
-    if let Some(err) = failed {
-        // The report is printed on every exit path; the error then goes to stderr (status 2).
-        if json {
-            super::print_json(&outcome)?;
+    let fast = sync::fast_noop(project, &options);
+    // The fast no-op's report with the default branch name holds fixed words, a commit id and
+    // numbers only: nothing there can be a secret, so no redaction scanner is built for it.
+    let fixed_text = fast.as_ref().is_some_and(|o| {
+        o.memory_branch.as_deref() == Some(crate::git::memory_branch::DEFAULT_BRANCH)
+    });
+    let outcome = match fast {
+        Some(outcome) => {
+            super::ui::debug(format_args!(
+                "sync: nothing to do, decided from the repository's files without opening it \
+                 (fast no-op; {}=0 turns it off)",
+                sync::fast_noop::SWITCH
+            ));
+            outcome
         }
-        return Err(err);
-    }
+        None => {
+            let progress =
+                (options.pull || options.push).then(|| super::ui::progress("Syncing team memory"));
+            let (outcome, failed) = sync::sync_reporting(project, &options);
+            drop(progress);
+            if let Some(err) = failed {
+                // The report is printed on every exit path; the error then goes to stderr
+                // (status 2).
+                if json {
+                    super::print_json(&outcome)?;
+                }
+                return Err(err);
+            }
+            outcome
+        }
+    };
     super::ui::debug(format_args!(
         "sync took {} ms (budget {} s, transport {:?})",
         outcome.duration_ms, args.timeout, args.transport
     ));
-    if json {
+    if json && fixed_text {
+        super::print_json_unredacted(&outcome)?;
+    } else if json {
         super::print_json(&outcome)?;
+    } else if fixed_text {
+        outln!("{}", outcome.summary());
     } else {
         outln!("{}", super::shown(&outcome.summary()));
         for file in &outcome.quarantined {

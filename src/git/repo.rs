@@ -33,11 +33,12 @@ pub fn discover(start: &Path) -> Result<Option<RepoPaths>, GitError> {
 }
 
 /// [`discover`] without libgit2, for commands that only need to know where the work tree is
-/// (`scan`): starting libgit2 initialises OpenSSL, which costs more than scanning a team
-/// folder. Handles the plain layout only — a `.git` folder with `HEAD`, owned by this user, in
-/// `start` or a parent on the same file system, with a config naming no work tree, bareness or
-/// extension. Anything else (a worktree's `.git` file, a bare repository, another owner, a
-/// reftable repository) answers `None`, and [`discover`] decides as before.
+/// (`scan`, and `sync` for its fast no-op): starting libgit2 initialises OpenSSL, which costs
+/// more than scanning a team folder. Handles the plain layout only — a `.git` folder with
+/// `HEAD`, owned by this user, in `start` or a parent on the same file system, with a config
+/// naming no work tree, bareness or extension, or a linked worktree's `.git` file as
+/// `git/plain.rs` reads it. Anything else (a submodule's `.git` file, a bare repository,
+/// another owner, a reftable repository) answers `None`, and [`discover`] decides as before.
 pub fn discover_plain(start: &Path) -> Option<Option<RepoPaths>> {
     use std::os::unix::fs::MetadataExt;
     let start = std::fs::canonicalize(start).ok()?;
@@ -75,6 +76,14 @@ pub fn discover_plain(start: &Path) -> Option<Option<RepoPaths>> {
                         git_dir: dot_git,
                     })
                 });
+            }
+            // A linked worktree's gitfile, when its layout is the plain one.
+            Ok(m) if m.is_file() => {
+                let linked = super::plain::PlainRepo::at(dir).filter(|r| r.is_linked_worktree())?;
+                return Some(Some(RepoPaths {
+                    workdir: strip_trailing_slash(dir),
+                    git_dir: linked.git_dir,
+                }));
             }
             Ok(_) => return None,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -153,7 +162,8 @@ mod tests {
             assert_eq!(discover(&root).unwrap(), None);
         }
 
-        // A linked worktree (a `.git` file) and a bare repository are libgit2's to decide.
+        // A linked worktree (a `.git` file) is found as libgit2 finds it; a bare repository is
+        // libgit2's to decide.
         git(
             &repo,
             &[
@@ -177,7 +187,8 @@ mod tests {
                 root.join("linked").to_str().unwrap(),
             ],
         );
-        assert_eq!(discover_plain(&root.join("linked")), None);
+        let linked = root.join("linked");
+        assert_eq!(discover_plain(&linked), Some(discover(&linked).unwrap()));
         git(&root, &["init", "-q", "--bare", "bare.git"]);
         assert_eq!(discover_plain(&root.join("bare.git")), None);
         assert_eq!(discover(&root.join("bare.git")).unwrap(), None);

@@ -9,6 +9,7 @@ mod branch_advertise;
 mod branch_concurrent;
 mod branch_kill;
 mod branch_mode;
+mod branch_noop_fast;
 mod check_all_parallel;
 mod check_cli;
 mod check_hooks;

@@ -17,7 +17,7 @@ use crate::domain::scope::ScopeKind;
 use crate::domain::secrets::IGNORE_FILE;
 use crate::domain::store::Stamp;
 use crate::git::file_history::LastChange;
-use crate::git::plain_head::{self, PlainHead};
+use crate::git::plain::{self, PlainHead};
 use crate::git::repo::{self, RepoPaths};
 
 use super::ages_file;
@@ -52,9 +52,9 @@ pub(super) type Changes = HashMap<String, ([u8; 20], Arc<Change>)>;
 /// Where `HEAD` was when the book was filled.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Tip {
-    /// Read from the git folder's files ([`plain_head`]).
+    /// Read from the git folder's files ([`plain::head_commit`]).
     Plain(PlainHead),
-    /// Asked of libgit2 (a layout [`plain_head`] does not read); `None`: no commit.
+    /// Asked of libgit2 (a layout [`plain::head_commit`] does not read); `None`: no commit.
     Git(Option<Oid>),
 }
 
@@ -127,7 +127,7 @@ impl FreshnessBook {
         let Some(paths) = &self.repo else {
             return false;
         };
-        let tip = match plain_head::read(&paths.git_dir) {
+        let tip = match plain::head_commit(&paths.git_dir) {
             Some(head) => Tip::Plain(head),
             None => {
                 let Some(repo) = opened(book, paths) else {
@@ -654,7 +654,7 @@ mod tests {
             (1_000, "commit", Some("Teammate".into()))
         );
 
-        let Some(PlainHead::At(head)) = plain_head::read(&git_dir) else {
+        let Some(PlainHead::At(head)) = plain::head_commit(&git_dir) else {
             panic!("a plain repository");
         };
         let key = ages_file::key(&git_dir, &[".qwen/team-memory".to_string()]);

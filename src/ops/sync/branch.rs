@@ -70,6 +70,7 @@ pub fn run(
         sync::commit_settings(repo, options, deadline, outcome)?;
         offline::forget_failure(repo.path());
         outcome.memory_tip = Some(tip.to_string());
+        super::fast_noop::record(project, repo, memory, outcome);
         return Ok(());
     }
     let _lock = match SyncLock::acquire(repo)? {
@@ -133,6 +134,7 @@ pub fn run(
         materialise(project, repo, base, recorded, local, held_back, outcome)?;
     }
     outcome.memory_tip = local.map(|o| o.to_string());
+    super::fast_noop::record(project, repo, memory, outcome);
     Ok(())
 }
 

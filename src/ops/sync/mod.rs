@@ -47,6 +47,7 @@ use super::quarantine::{self, Quarantined};
 use super::{OpError, Project};
 
 pub(crate) mod branch;
+pub(crate) mod fast_noop;
 
 /// The whole sync's default time budget.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
@@ -290,6 +291,12 @@ pub fn sync(project: &Project, options: &SyncOptions) -> Result<SyncOutcome, OpE
         (outcome, None) => Ok(outcome),
         (_, Some(err)) => Err(err),
     }
+}
+
+/// The report of a branch-mode sync with nothing to do, decided from the repository's files
+/// without opening it (`fast_noop.rs`); `None` when a full sync must decide.
+pub fn fast_noop(project: &Project, options: &SyncOptions) -> Option<SyncOutcome> {
+    fast_noop::try_noop(project, options)
 }
 
 /// Runs a sync and always gives its report: when an I/O or git error stopped it, the report

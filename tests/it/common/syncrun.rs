@@ -89,7 +89,8 @@ pub fn leftovers(repo: &Path) -> Vec<String> {
             } else if name.ends_with(".lock")
                 || name.starts_with("pack_git2_")
                 || name.starts_with("tmp_pack_")
-                || name.starts_with("teammem-")
+                // The no-op record is state the next sync reads, not something left behind.
+                || (name.starts_with("teammem-") && name != "teammem-noop")
             {
                 found.push(path.strip_prefix(&git).unwrap().display().to_string());
             }

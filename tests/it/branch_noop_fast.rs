@@ -1,0 +1,349 @@
+//! The branch-mode no-op decided from the repository's files, without libgit2 (issue 11): it
+//! runs when nothing happened (`-v` says so), reports what the full sync reports, and never
+//! calls a change a no-op — a teammate's push (loose ref, packed ref, a remote gc), a local
+//! edit that kept its size and mtime, a file added or removed, a deleted `MEMORY.md` — nor
+//! decides what it does not fully understand (`insteadOf`); linked worktrees and a detached
+//! HEAD get it too.
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::Sandbox;
+use crate::common::branch_team::{BranchTeam, TEAM, has_memory, write_memory};
+use crate::common::write;
+
+/// What `teammem -v sync --json` printed, and whether the fast no-op decided it.
+fn sync_v(team: &BranchTeam, dir: &Path, env: &[(&str, &str)]) -> (Value, bool) {
+    let (report, fast, _) = sync_v_stderr(team, dir, env);
+    (report, fast)
+}
+
+/// [`sync_v`], with its standard error.
+fn sync_v_stderr(team: &BranchTeam, dir: &Path, env: &[(&str, &str)]) -> (Value, bool, String) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_teammem"));
+    team.sb
+        .isolate(&mut cmd)
+        .current_dir(dir)
+        .args(["-v", "sync", "--json"])
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null());
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{stdout}\n{stderr}"
+    );
+    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let fast = stderr.contains("(fast no-op;");
+    (report, fast, stderr)
+}
+
+/// The report without its duration, which differs from run to run.
+fn timeless(mut report: Value) -> Value {
+    report.as_object_mut().unwrap().remove("duration_ms");
+    report
+}
+
+/// A sync that must be decided by the fast no-op: its report is the full sync's, field for
+/// field (the full one run right after, with the fast path off).
+fn fast_noop(team: &BranchTeam, dir: &Path) -> Value {
+    let (fast, was_fast, stderr) = sync_v_stderr(team, dir, &[]);
+    assert!(was_fast, "the fast no-op did not run: {fast:#}\n{stderr}");
+    let (full, was_fast) = sync_v(team, dir, &[("TEAMMEM_SYNC_FAST", "0")]);
+    assert!(!was_fast);
+    assert_eq!(
+        timeless(fast.clone()),
+        timeless(full),
+        "fast and full reports differ"
+    );
+    assert!(fast["skipped_reason"].is_null(), "{fast:#}");
+    assert_eq!(fast["pulled"], false);
+    assert_eq!(fast["committed"], false);
+    fast
+}
+
+/// A sync the fast no-op must leave to the full one.
+fn full_sync(team: &BranchTeam, dir: &Path) -> Value {
+    let (report, was_fast) = sync_v(team, dir, &[]);
+    assert!(
+        !was_fast,
+        "the fast no-op decided a sync with work to do: {report:#}"
+    );
+    report
+}
+
+/// A clone that synced and has nothing left to do.
+fn settled(team: &BranchTeam, name: &str) -> std::path::PathBuf {
+    let dir = team.clone_as(name);
+    let report = team.sync(&dir);
+    assert!(report["skipped_reason"].is_null(), "{report:#}");
+    assert!(has_memory(&dir, "project", "seeded"));
+    dir
+}
+
+/// A teammate working on the memory branch with the git CLI: writes a memory, regenerates
+/// `MEMORY.md` (`teammem index`, as every teammem command that writes does), commits, pushes.
+fn teammate_pushes(sb: &Sandbox, url: &str, slug: &str) {
+    teammate_pushes_with(sb, url, slug, true);
+}
+
+/// [`teammate_pushes`], `MEMORY.md` regenerated or not.
+fn teammate_pushes_with(sb: &Sandbox, url: &str, slug: &str, index: bool) {
+    let dir = sb.path().join(format!("mate-{slug}"));
+    sb.git(
+        sb.path(),
+        [
+            "clone",
+            "-q",
+            "-b",
+            "team-memory",
+            url,
+            dir.to_str().unwrap(),
+        ],
+    );
+    write_memory(&dir, "project", slug, "A teammate's memory.\n");
+    if index {
+        sb.teammem(&dir, ["index", "--scope", "team"])
+            .expect_code(0);
+    }
+    sb.git(&dir, ["add", "-A"]);
+    sb.git(&dir, ["commit", "-q", "-m", &format!("memory {slug}")]);
+    sb.git(&dir, ["push", "-q", "origin", "team-memory"]);
+}
+
+#[test]
+fn a_settled_clone_decides_its_no_op_from_files_and_prints_what_the_full_sync_prints() {
+    let team = BranchTeam::new();
+    let alice = settled(&team, "alice");
+    let report = fast_noop(&team, &alice);
+    assert_eq!(report["memory_branch"], "team-memory");
+    let tip = team.sb.git(&alice, ["rev-parse", "refs/heads/team-memory"]);
+    assert_eq!(report["memory_tip"].as_str().unwrap(), tip.trim());
+    // The human line too, byte for byte.
+    let fast = team.sb.teammem(&alice, ["sync"]);
+    fast.expect_code(0);
+    let run = |env: &[(&str, &str)]| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_teammem"));
+        team.sb
+            .isolate(&mut cmd)
+            .current_dir(&alice)
+            .arg("sync")
+            .envs(env.iter().copied());
+        String::from_utf8(cmd.output().unwrap().stdout).unwrap()
+    };
+    assert_eq!(run(&[]), run(&[("TEAMMEM_SYNC_FAST", "0")]));
+    assert_eq!(
+        fast.stdout,
+        format!(
+            "No team memory changes to commit; memory branch team-memory at {}\n",
+            &tip.trim()[..7]
+        )
+    );
+    // It wrote nothing: the record is as it was.
+    let record = fs::read(alice.join(".git/teammem-noop")).unwrap();
+    let (_, was_fast) = sync_v(&team, &alice, &[]);
+    assert!(was_fast);
+    assert_eq!(fs::read(alice.join(".git/teammem-noop")).unwrap(), record);
+}
+
+#[test]
+fn a_teammates_push_is_never_missed_loose_packed_or_after_a_remote_gc() {
+    let team = BranchTeam::new();
+    let alice = settled(&team, "alice");
+    fast_noop(&team, &alice);
+
+    // A loose ref on the remote.
+    teammate_pushes(&team.sb, &team.url, "loose");
+    let report = full_sync(&team, &alice);
+    assert_eq!(report["pulled"], true, "{report:#}");
+    assert!(has_memory(&alice, "project", "loose"));
+    fast_noop(&team, &alice);
+
+    // The remote's refs packed: the tip is read from packed-refs.
+    team.sb.git(&team.remote, ["pack-refs", "--all"]);
+    assert!(!team.remote.join("refs/heads/team-memory").exists());
+    fast_noop(&team, &alice);
+    teammate_pushes(&team.sb, &team.url, "before-pack");
+    team.sb.git(&team.remote, ["pack-refs", "--all"]);
+    assert!(!team.remote.join("refs/heads/team-memory").exists());
+    let report = full_sync(&team, &alice);
+    assert_eq!(report["pulled"], true, "{report:#}");
+    assert!(has_memory(&alice, "project", "before-pack"));
+    fast_noop(&team, &alice);
+
+    // A push, then the remote's gc.
+    teammate_pushes(&team.sb, &team.url, "before-gc");
+    team.sb.git(&team.remote, ["gc", "-q", "--prune=now"]);
+    let report = full_sync(&team, &alice);
+    assert_eq!(report["pulled"], true, "{report:#}");
+    assert!(has_memory(&alice, "project", "before-gc"));
+    fast_noop(&team, &alice);
+
+    // A push whose MEMORY.md lacks the new memory: the folder's, regenerated, differs from the
+    // branch's, so the folder never holds exactly the tip, and every sync is a full one (as
+    // the full sync's own no-op check says too), until a teammem sync records MEMORY.md.
+    teammate_pushes_with(&team.sb, &team.url, "no-index", false);
+    let report = full_sync(&team, &alice);
+    assert_eq!(report["pulled"], true, "{report:#}");
+    assert!(has_memory(&alice, "project", "no-index"));
+    let report = full_sync(&team, &alice);
+    assert!(report["skipped_reason"].is_null(), "{report:#}");
+}
+
+#[test]
+fn a_local_edit_that_keeps_size_and_mtime_is_still_recorded() {
+    let team = BranchTeam::new();
+    let alice = settled(&team, "alice");
+    fast_noop(&team, &alice);
+    let file = alice.join(format!("{TEAM}/project/seeded.md"));
+    let before = fs::read_to_string(&file).unwrap();
+    let stamp = team.sb.path().join("stamp");
+    fs::copy(&file, &stamp).unwrap();
+    let after = before.replace("The first memory.", "The first mem0ry.");
+    assert_eq!(after.len(), before.len());
+    fs::write(&file, &after).unwrap();
+    // Size and mtime as they were: only the ctime (and the content) tell.
+    let status = std::process::Command::new("touch")
+        .arg("-r")
+        .arg(&stamp)
+        .arg(&file)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let report = full_sync(&team, &alice);
+    assert_eq!(report["committed"], true, "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    let shown = team.sb.git(
+        &team.remote,
+        ["show", &format!("team-memory:{TEAM}/project/seeded.md")],
+    );
+    assert!(shown.contains("The first mem0ry."), "{shown}");
+    fast_noop(&team, &alice);
+}
+
+#[test]
+fn a_file_added_or_removed_and_a_deleted_index_are_seen() {
+    let team = BranchTeam::new();
+    let alice = settled(&team, "alice");
+    fast_noop(&team, &alice);
+
+    write_memory(&alice, "feedback", "added", "A new memory.\n");
+    let report = full_sync(&team, &alice);
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert!(
+        team.remote_files("team-memory")
+            .contains(&format!("{TEAM}/feedback/added.md"))
+    );
+    fast_noop(&team, &alice);
+
+    fs::remove_file(alice.join(format!("{TEAM}/feedback/added.md"))).unwrap();
+    let report = full_sync(&team, &alice);
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert!(
+        !team
+            .remote_files("team-memory")
+            .contains(&format!("{TEAM}/feedback/added.md"))
+    );
+    fast_noop(&team, &alice);
+
+    // A file no memory: still a change in the folder, left to the full sync.
+    write(&alice.join(format!("{TEAM}/.notes")), "scratch\n");
+    full_sync(&team, &alice);
+    fs::remove_file(alice.join(format!("{TEAM}/.notes"))).unwrap();
+
+    let index = alice.join(format!("{TEAM}/MEMORY.md"));
+    let text = fs::read_to_string(&index).unwrap();
+    fs::remove_file(&index).unwrap();
+    full_sync(&team, &alice);
+    assert_eq!(fs::read_to_string(&index).unwrap(), text);
+    fast_noop(&team, &alice);
+}
+
+#[test]
+fn a_url_rewrite_anywhere_is_left_to_the_full_sync_which_still_works() {
+    let team = BranchTeam::new();
+    let alice = settled(&team, "alice");
+    fast_noop(&team, &alice);
+    // In the repository's config.
+    team.sb.git(
+        &alice,
+        [
+            "config",
+            "url.file:///nowhere/.insteadOf",
+            "nothing-uses-this:",
+        ],
+    );
+    let report = full_sync(&team, &alice);
+    assert!(report["skipped_reason"].is_null(), "{report:#}");
+    team.sb.git(
+        &alice,
+        ["config", "--remove-section", "url.file:///nowhere/"],
+    );
+    // The sync that could not read the config left no record: the next one makes it.
+    full_sync(&team, &alice);
+    fast_noop(&team, &alice);
+    // In the user's global config, and an include there.
+    let global = team.sb.home().join(".gitconfig");
+    let original = fs::read_to_string(&global).unwrap();
+    for extra in [
+        "[url \"file:///nowhere/\"]\n\tpushInsteadOf = nothing-uses-this:\n",
+        "[include]\n\tpath = missing.inc\n",
+    ] {
+        fs::write(&global, format!("{original}{extra}")).unwrap();
+        let report = full_sync(&team, &alice);
+        assert!(report["skipped_reason"].is_null(), "{report:#}");
+    }
+    fs::write(&global, original).unwrap();
+    full_sync(&team, &alice);
+    fast_noop(&team, &alice);
+    // A remote that is not a local path.
+    team.sb.git(
+        &alice,
+        ["config", "remote.origin.url", "git://127.0.0.1:1/none.git"],
+    );
+    let report = full_sync(&team, &alice);
+    assert!(!report["skipped_reason"].is_null(), "{report:#}");
+}
+
+#[test]
+fn a_linked_worktree_and_a_detached_head_get_the_fast_no_op_and_miss_no_push() {
+    let team = BranchTeam::new();
+    let alice = settled(&team, "alice");
+    let linked = team.sb.path().join("alice-linked");
+    team.sb.git(
+        &alice,
+        [
+            "worktree",
+            "add",
+            "-q",
+            "--detach",
+            linked.to_str().unwrap(),
+        ],
+    );
+    let report = team.sync(&linked);
+    assert!(report["skipped_reason"].is_null(), "{report:#}");
+    assert!(has_memory(&linked, "project", "seeded"));
+    fast_noop(&team, &linked);
+    assert!(
+        team.sb
+            .git(&alice, ["for-each-ref", "refs/teammem/materialised/"])
+            .contains("materialised/alice-linked")
+    );
+
+    team.sb.git(&alice, ["checkout", "-q", "--detach"]);
+    fast_noop(&team, &alice);
+
+    teammate_pushes(&team.sb, &team.url, "for-both");
+    // The first to sync fetches; the other finds the shared branch moved and writes its own
+    // folder.
+    let report = full_sync(&team, &linked);
+    assert_eq!(report["pulled"], true, "{report:#}");
+    full_sync(&team, &alice);
+    for dir in [&linked, &alice] {
+        assert!(has_memory(dir, "project", "for-both"));
+        fast_noop(&team, dir);
+    }
+}
