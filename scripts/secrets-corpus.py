@@ -578,6 +578,9 @@ def corpus(out, seed, per_rule=30):
              "apiKey: '{v}'", "db.password = {v}", "SECRET_KEY := {v}", "auth_token => \"{v}\""]
     for i in range(len(forms) * 10):
         secret, _ = expand("{pw:18}", rng)
+        # A bare value's trailing `*` reads as Markdown emphasis (`**Password:** v*`), not as
+        # part of the value.
+        secret = secret[:-1] + "Q" if secret.endswith("*") else secret
         line = forms[i % len(forms)].format(v=secret)
         lines = memory(rng, f"Memory {n}", [paragraph(rng), "", line, "", paragraph(rng)])
         rel = f"pos/{n:05d}.md"

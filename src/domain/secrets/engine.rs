@@ -176,10 +176,13 @@ impl Scanner {
                 .and_then(|k| text.get(start + k.start()..start + k.end()))
                 .unwrap_or("");
             // `KEY=value` (env files, connection strings), as opposed to prose's `key: value`.
-            let assigned = caps.name("k").is_some_and(|k| {
-                let between = &window[k.end()..secret.start().max(k.end())];
-                between.contains(&b'=') && !between.windows(2).any(|w| w == b"==" || w == b"=>")
-            });
+            let between = caps
+                .name("k")
+                .map_or(&[][..], |k| &window[k.end()..secret.start().max(k.end())]);
+            let assigned =
+                between.contains(&b'=') && !between.windows(2).any(|w| w == b"==" || w == b"=>");
+            // `password == "team10"`: code checks the value, so it is the password.
+            let compared = between.windows(2).any(|w| w == b"==" || w == b"!=");
             let before = line_before(text, start + whole.start());
             // A byte-level match may end inside a UTF-8 char (a length bound cut it): not a token.
             let accepted = s < e
@@ -193,6 +196,7 @@ impl Scanner {
                         quoted: matches!(quote, Some(b'"' | b'\'' | b'`'))
                             && bytes.get(e).copied() == quote,
                         assigned,
+                        compared,
                     };
                     judge::judge(rule, value, &context)
                         .map(|confidence| {
@@ -229,7 +233,7 @@ fn next_char(window: &[u8], at: usize) -> usize {
 }
 
 /// The capture groups that may hold the secret, in the order they are tried.
-const SECRET_GROUPS: [&str; 4] = ["s", "s2", "s3", "s4"];
+const SECRET_GROUPS: [&str; 6] = ["s", "s2", "s3", "s4", "s5", "s6"];
 
 /// How much of the line before a match the judge may look at (a vendor's name, an ARN).
 const CONTEXT_BACK: usize = 160;
