@@ -267,8 +267,35 @@ fn could_match(rule: &Rule, bytes: &[u8], after: usize, separators: &mut Separat
                 || separators.within(bytes, after, ASSIGNMENT_REACH)
         }
         Check::UrlPassword => ahead(URL_REACH).contains(&b'@'),
+        Check::Prose => prose_nearby(bytes, after),
         _ => true,
     }
+}
+
+/// How far around a prose keyword its value, verb or quotes may be.
+const PROSE_REACH: usize = 96;
+
+/// Whether a prose password may stand around `after` (the end of a "password" keyword): a
+/// mark (`=`, `:`, `(`, a quote), a non-ASCII byte (`é`, `は`, …) or a verb of the prose rule
+/// (`is`, `was`, `as`, `es`, `est`, `ist`, `lautet`, `era`, `war`) within [`PROSE_REACH`]
+/// bytes on either side. Prose that only names passwords opens no window.
+fn prose_nearby(bytes: &[u8], after: usize) -> bool {
+    let span = &bytes[after.saturating_sub(PROSE_REACH)..(after + PROSE_REACH).min(bytes.len())];
+    if memchr::memchr3(b'=', b':', b'(', span).is_some()
+        || memchr::memchr3(b'"', b'\'', b'`', span).is_some()
+        || span.iter().any(|b| !b.is_ascii())
+    {
+        return true;
+    }
+    const VERBS: [&[u8]; 9] = [
+        b"is ", b"was ", b"as ", b"es ", b"est ", b"ist ", b"lautet", b"era ", b"war ",
+    ];
+    memchr::memchr_iter(b' ', span).any(|i| {
+        let rest = &span[i + 1..];
+        VERBS
+            .iter()
+            .any(|v| rest.len() >= v.len() && rest[..v.len()].eq_ignore_ascii_case(v))
+    })
 }
 
 /// Where the next separator of a key from its value is (`=`, `:`, `|`, or the word `is` or

@@ -248,7 +248,11 @@ pub(crate) fn is_uuid(s: &str) -> bool {
 /// Whether `s` reads like a name rather than a random value: words joined by `-`, `_` or `.`
 /// (`prod-db-credentials-v2`, `token.json`), camelCase words, or a file path.
 fn is_identifier_like(s: &str) -> bool {
-    if s.starts_with('/') || s.starts_with("./") || s.starts_with("~/") || s.starts_with("../") {
+    // Base64 may start with `/` too: a path holds no `+` and ends in no `=`.
+    let base64ish = s.contains('+') || s.ends_with('=');
+    if (s.starts_with('/') || s.starts_with("./") || s.starts_with("~/") || s.starts_with("../"))
+        && !base64ish
+    {
         return true;
     }
     let parts: Vec<&str> = s
@@ -1041,7 +1045,8 @@ pub(crate) fn is_generic_secret(value: &str, context: &Context, min_entropy: f64
         || is_selector(value)
         || is_placeholder(value)
         || is_reference(value)
-        || is_call(value)
+        // Inside quotes a parenthesis is part of the literal (`"vbb(#g4nk!…"`).
+        || (!context.quoted && is_call(value))
         || value.contains("://")
         || is_integrity(value)
         || PUBLIC_PREFIXES.iter().any(|p| lower_value.starts_with(p))
@@ -1049,9 +1054,6 @@ pub(crate) fn is_generic_secret(value: &str, context: &Context, min_entropy: f64
         || (value.bytes().all(|b| b.is_ascii_hexdigit()) && names_a_digest(&key))
     {
         return false;
-    }
-    if value.contains(' ') {
-        return context.quoted && names_password(&words) && is_passphrase(value);
     }
     if compared {
         return (names_password(&words) || last_part == "secret")
@@ -1223,11 +1225,19 @@ const NOT_PROSE_NOUNS: &[&str] = &[
 /// Judges a password given in prose or a build script ([`Check::Prose`]): a quoted literal
 /// of 6 chars or more that is no stand-in, name or path, or a bare value that looks random.
 pub(crate) fn is_prose_password(value: &str, context: &Context, min_entropy: f64) -> bool {
+    // The rule's regex bounds no length (bounded repeats cost lazy-DFA states): a key runs
+    // at most a few words to its verb, a value at most 200 chars.
+    if context.key.len() > 64 || value.len() > 200 {
+        return false;
+    }
     let second = context.key.split_whitespace().nth(1).unwrap_or("");
     if NOT_PROSE_NOUNS.contains(&second.to_ascii_lowercase().as_str())
         || NOT_SECRET_KEYS.contains(&second.to_ascii_lowercase().as_str())
     {
         return false;
+    }
+    if value.contains(' ') {
+        return context.quoted && is_passphrase(value);
     }
     let value = value.trim_end_matches(['.', ':', '*', '!', '?']);
     let lower = value.to_ascii_lowercase();

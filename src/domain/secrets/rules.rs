@@ -404,24 +404,22 @@ pub(crate) static RULES: &[Rule] = &[
     Rule::token("npmrc-auth-token", "npm registry auth token in .npmrc", &[":_authtoken="], r#"/:_(?i:authToken)=["']?(?P<s>[A-Za-z0-9_.+/=-]{20,200})"#, 3.3, "//npm.internal/:_authToken=[[{hex:8}-{hex:4}-{hex:4}-{hex:4}-{hex:12}]]").url_tail(),
     Rule::token(
         "vault-legacy-token",
-        "HashiCorp Vault token (legacy s./b./r. form) beside the word vault",
-        &["vault"],
-        r"(?i:vault)[\s\S]{0,120}?(?-i:\b(?P<s>[sbr]\.[A-Za-z0-9]{24}(?:[A-Za-z0-9_-]{60,300})?))",
+        "HashiCorp Vault token (legacy s./b./r. form) given as a Vault token",
+        &["vault_token", "vaulttoken", "vault-token", "vault token", "vault_client_token", "vault login"],
+        r#"(?i:vault[ _-]?(?:client[ _-]?)?token|vault login)["']?[ \t]*(?:[:=]|[ \t])[ \t]*["']?(?-i:(?P<s>[sbr]\.[A-Za-z0-9]{24}(?:[A-Za-z0-9_-]{60,300})?))"#,
         3.8,
         "export VAULT_TOKEN=[[s.{an:24}]]",
     )
-    .url_tail()
-    .multiline(),
+    .url_tail(),
     Rule::token(
         "discord-bot-token",
         "Discord bot token",
         &["discord"],
-        r"(?i:discord)[\s\S]{0,160}?(?-i:\b(?P<s>[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}))",
+        r"(?i:discord)[^\n]{0,120}?(?-i:\b(?P<s>[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}))",
         4.0,
         "DISCORD_BOT_TOKEN=[[M{an:25}.{url:6}.{url:38}]]",
     )
-    .url_tail()
-    .multiline(),
+    .url_tail(),
     Rule::token("clickup-api-token", "ClickUp personal API token", &["pk_"], r"(?P<s>pk_[0-9]{6,10}_[A-Za-z0-9]{32})", 3.5, "pk_{d:8}_{upd:32}"),
     Rule::token("x-bearer-token", "X (Twitter) app bearer token", &["AAAAAAAAAAAA"], r"(?P<s>A{21,24}[A-Za-z0-9%]{40,160})", 4.0, "AAAAAAAAAAAAAAAAAAAAA{an:20}%3D{an:50}").exact().checked(Check::PaddedToken(21)),
     Rule::token(
@@ -477,8 +475,8 @@ pub(crate) static RULES: &[Rule] = &[
     .checked(Check::Phrase),
     Rule::token(
         "cjk-assignment",
-        "Secret after a CJK full-width colon (`token：…`)",
-        &["："],
+        "Secret after a CJK colon or copula (`token：…`, `key为 …`, `keyは …`)",
+        &["：", "为", "是", "は"],
         r"(?i)(?P<k>(?:[a-z0-9_.-]{1,24}[ ]){0,3}[a-z0-9_.-]{0,40}?(?:pass|pwd|secret|token|key|pat|cred)[a-z0-9_.-]{0,40})[ \t]{0,4}(?:\xEF\xBC\x9A|\xE3\x81\xAF|\xE6\x98\xAF(?:\xEF\xBC\x9A)?|\xE4\xB8\xBA)[ \t]{0,4}(?P<s>[A-Za-z0-9+/=_~.!@#$%^&*-]{6,199}[A-Za-z0-9+/=_~!@#$%^&*-])",
         3.0,
         "预发环境的 smtp password 是：[[{pw:20}]]",
@@ -563,7 +561,7 @@ pub(crate) static RULES: &[Rule] = &[
         "generic-secret",
         "Generic secret assignment",
         &["password", "passwd", "passphrase", "passcode", "_pass", "-pass", ".pass", "pass=", "pass:", "pass\"", "pass'", "pass ", "pwd", "secret", "token", "key", "cred", "_pat", "-pat", " pat", "pat=", "pat:", "pat =", "pat :", "pat\"", "pat'"],
-        r#"(?i)(?P<k>(?:[a-z0-9_.-]{1,24}[ ]){0,3}[a-z0-9_.-]{0,40}?(?:pass|pwd|secret|token|key|pat|cred)[a-z0-9_.-]{0,40})[*_"'\]`]{0,3}[ \t]{0,16}(?::=|=>|[=!]==?|=|:|\||[ \t](?:is|was|lautet|ist)(?:[ \t]|:))[ \t]{0,16}(?:\*\*)?[ \t]{0,5}(?-i:\\?"(?P<s>[^"\s\\](?:[^"\\\n]{4,198})[^"\s\\])\\?"|'(?P<s2>[^'\s](?:[^'\n]{4,198})[^'\s])'|`(?P<s3>[^`\s]{6,200})`|(?P<s4>[^\s"'`,;<>]{5,199}[^\s"'`,;<>.)\]}*|:]))"#,
+        r#"(?i)(?P<k>(?:[a-z0-9_.-]{1,24}[ ]){0,3}[a-z0-9_.-]{0,40}?(?:pass|pwd|secret|token|key|pat|cred)[a-z0-9_.-]{0,40})[*_"'\]`]{0,3}[ \t]{0,16}(?::=|=>|[=!]==?|=|:|\||[ \t](?:is|was|lautet|ist)(?:[ \t]|:))[ \t]{0,16}(?:\*\*)?[ \t]{0,5}(?-i:\\?"(?P<s>[^"\s\\]{6,200})\\?"|'(?P<s2>[^'\s]{6,200})'|`(?P<s3>[^`\s]{6,200})`|(?P<s4>[^\s"'`,;<>]{5,199}[^\s"'`,;<>.)\]}*|:]))"#,
         3.0,
         "db_password = \"[[{pw:20}]]\"",
     )
@@ -573,7 +571,7 @@ pub(crate) static RULES: &[Rule] = &[
         "prose-password",
         "Password given in prose or a build script",
         &["password", "passwort", "passphrase", "passwd", "contraseña", "contrasena", "mot de passe", "senha", "パスワード"],
-        r#"(?i)(?P<k>(?:password|passwort|passphrase|passwd|contrase(?:\xC3\xB1|n)a|mot de passe|senha|\xE3\x83\x91\xE3\x82\xB9\xE3\x83\xAF\xE3\x83\xBC\xE3\x83\x89)(?:[ \t]+[^\s]{1,40}){0,5}?)(?:[ \t](?:is|was|es|est|\xC3\xA9|ist|lautet|era|war)[ \t]*:?|[ \t]*:|\xE3\x81\xAF)[ \t]*["'`]?(?P<s>[A-Za-z0-9!#$%&*+./:=?@^_~-]{3,127}[A-Za-z0-9!#$%&*+/=?@^_~-])|(?:^|[ \t(*>])(?:use|try)[ \t]+["'`]?(?P<s2>[A-Za-z0-9!#$%&*+./:=?@^_~-]{3,127}[A-Za-z0-9!#$%&*+/=?@^_~-])["'`]?[ \t]+as[ \t]+(?:(?:the|a|our)[ \t]+)?(?:[A-Za-z0-9_-]{1,24}[ \t]+){0,3}(?:password|passwort|passphrase|passwd|contrase(?:\xC3\xB1|n)a|mot de passe|senha|\xE3\x83\x91\xE3\x82\xB9\xE3\x83\xAF\xE3\x83\xBC\xE3\x83\x89)|(?:^|[ \t(*>])["'`]?(?P<s3>[A-Za-z0-9!#$%&*+./:=?@^_~-]{3,127}[A-Za-z0-9!#$%&*+/=?@^_~-])["'`]?[ \t]+(?:is|was)[ \t]+(?:(?:the|a|our)[ \t]+)?(?:[A-Za-z0-9_-]{1,24}[ \t]+){0,3}(?:password|passwort|passphrase|passwd|contrase(?:\xC3\xB1|n)a|mot de passe|senha|\xE3\x83\x91\xE3\x82\xB9\xE3\x83\xAF\xE3\x83\xBC\xE3\x83\x89)|(?:password|passwort|passphrase|passwd|contrase(?:\xC3\xB1|n)a|mot de passe|senha|\xE3\x83\x91\xE3\x82\xB9\xE3\x83\xAF\xE3\x83\xBC\xE3\x83\x89)[ \t]*\([ \t]*["'`]?(?P<s4>[A-Za-z0-9!#$%&*+./:=?@^_~-]{3,127}[A-Za-z0-9!#$%&*+/=?@^_~-])["'`]?[ \t]*\)|(?m:^)[ \t]*(?:password|passwd)(?:\.set)?(?:[ \t]*\([ \t]*|[ \t]+)[\"'](?P<s5>[^\"'\s]{4,200})[\"'][ \t]*\)?[ \t]*;?[ \t]*\r?(?m:$)"#,
+        r#"(?i)(?:password|passphrase|passwd)[A-Za-z0-9_.-]*[\"']?[ \t]*[:=][ \t]*[\"'](?P<s6>[a-z]+(?: [a-z]+)+)[\"']|(?P<k>(?:password|passwort|passphrase|passwd|contrase(?:\xC3\xB1|n)a|mot de passe|senha|\xE3\x83\x91\xE3\x82\xB9\xE3\x83\xAF\xE3\x83\xBC\xE3\x83\x89)(?:[ \t][^\n]*?)?)(?:[ \t](?:is|was|es|est|\xC3\xA9|ist|lautet|era|war)[ \t]*:?|[ \t]*:|\xE3\x81\xAF)[ \t]*["'`]?(?P<s>[A-Za-z0-9!#$%&*+./:=?@^_~-]{3,}[A-Za-z0-9!#$%&*+/=?@^_~-])|(?:^|[^A-Za-z0-9_])(?:use|try)[ \t]+["'`]?(?P<s2>[A-Za-z0-9!#$%&*+./:=?@^_~-]{3,}[A-Za-z0-9!#$%&*+/=?@^_~-])["'`]?[ \t]+as[ \t][A-Za-z0-9_ \t-]*(?:password|passwort|passphrase|passwd|contrase(?:\xC3\xB1|n)a|mot de passe|senha|\xE3\x83\x91\xE3\x82\xB9\xE3\x83\xAF\xE3\x83\xBC\xE3\x83\x89)|["'`](?P<s3>[A-Za-z0-9!#$%&*+./:=?@^_~-]{3,}[A-Za-z0-9!#$%&*+/=?@^_~-])["'`][ \t]+(?:is|was)[ \t][A-Za-z0-9_ \t-]*(?:password|passwort|passphrase|passwd|contrase(?:\xC3\xB1|n)a|mot de passe|senha|\xE3\x83\x91\xE3\x82\xB9\xE3\x83\xAF\xE3\x83\xBC\xE3\x83\x89)|(?:password|passwort|passphrase|passwd|contrase(?:\xC3\xB1|n)a|mot de passe|senha|\xE3\x83\x91\xE3\x82\xB9\xE3\x83\xAF\xE3\x83\xBC\xE3\x83\x89)[ \t]*\([ \t]*["'`]?(?P<s4>[A-Za-z0-9!#$%&*+./:=?@^_~-]{3,}[A-Za-z0-9!#$%&*+/=?@^_~-])["'`]?[ \t]*\)|(?:(?m:^)|[ \t])(?:password|passwd)(?:\.set)?(?:[ \t]*\([ \t]*|[ \t]+)[\"'](?P<s5>[^\"'\s]{4,})[\"'][ \t]*\)?[ \t]*;?[ \t]*\r?(?m:$)"#,
         3.0,
         "The password for the staging db is [[{an:12}7q]] until Friday.",
     )
