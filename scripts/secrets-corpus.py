@@ -457,6 +457,55 @@ def fam_odd_tokens(rng):
     return rng.choice([f"X_BEARER={tok}", f"token: {tok}", f"We pasted {tok} by mistake."]), tok
 
 
+def prose_value(rng):
+    """A password as people paste one into prose: letters and digits, at least one of each."""
+    while True:
+        v = rand(rng, AN, rng.randint(10, 20))
+        if any(c.isdigit() for c in v) and any(c.isalpha() for c in v):
+            return v
+
+
+def fam_prose_password(rng):
+    """Passwords given in prose (several languages, words between the key and its verb, a
+    value before its key or in parentheses) and in gradle/groovy/kotlin build scripts."""
+    v = prose_value(rng)
+    what = rng.choice(["the staging db", "the replica", "user 'deploy'", "the bastion", "prod"])
+    line = rng.choice([
+        f"The password for {what} is {v} until the rotation.",
+        f"password for {what} is `{v}`",
+        f"The default password for {what} is \"{v}\".",
+        f"Use {v} as the password for {what}.",
+        f"`{v}` is the {rng.choice(['admin', 'root', 'replica'])} password.",
+        f"The {rng.choice(['db', 'smtp', 'vpn'])} password ({v}) rotates monthly.",
+        f"La contraseña de la base de datos es {v}",
+        f"la contraseña es \"{v}\"",
+        f"Le mot de passe de prod est : {v}",
+        f"A senha do banco é {v}",
+        f"Das Passwort für die Datenbank ist {v}",
+        f"本番のパスワードは{v}です",
+        f"    password '{v}'",
+        f'    password("{v}")',
+        f'    password.set("{v}")',
+    ])
+    return line, v
+
+
+def fam_compared_password(rng):
+    """A password compared in code, and quoted passphrases of words."""
+    words = ["orbit", "maple", "cobalt", "harbor", "violet", "summit", "ember", "quartz", "lantern"]
+    p = rand(rng, "abcdefghijklmnopqrstuvwxyz0123456789", rng.randint(6, 10))
+    phrase = " ".join(rng.sample(words, rng.randint(2, 4)))
+    line = rng.choice([
+        f'if username == "ops" and password == "{p}":',
+        f"if user.password != '{p}' {{",
+        f'if creds.Secret != "{p}-{rng.choice(words)}" {{',
+        f"password = '{phrase}'",
+        f'db_password: "{phrase}"',
+    ])
+    secret = line.split('"')[-2] if '"' in line else line.split("'")[-2]
+    return line, secret
+
+
 FAMILIES = {
     "prose-layout": fam_prose_layout,
     "client-lines": fam_client_lines,
@@ -471,6 +520,8 @@ FAMILIES = {
     "vendor-uuid": fam_vendor_uuid,
     "wireguard": fam_wireguard,
     "prefixed-token": fam_prefixed,
+    "prose-password": fam_prose_password,
+    "compared-password": fam_compared_password,
 }
 
 
@@ -508,6 +559,30 @@ def decoys(rng):
         out.append(("selector", 'this.addPassword = "#add-password";'))
         out.append(("image-default", rng.choice(["POSTGRES_PASSWORD=postgres", "DB_PASSWORD=mysql"])))
         out.append(("padding", "A" * 64))
+        out.append(("prose-password", rng.choice([
+            "The password is stored in Vault.", "The password for the staging db is in 1Password.",
+            "password for the db is rotated weekly", "Use the password manager for the bastion.",
+            "La contraseña es obligatoria.", "Le mot de passe est incorrect.", "A senha é obrigatória.",
+            "Das Passwort ist falsch.", "パスワードは必須です", "The password policy is 14 chars minimum.",
+            "the password (see 1Password) is kept there", "The password for user 'postgres' is 'changeme'."])))
+        out.append(("build-script", rng.choice([
+            "    password 'changeme'", '    password project.findProperty("repoPassword")',
+            '    password System.getenv("REPO_PASSWORD")', '    password = providers.gradleProperty("pw")'])))
+        out.append(("compared-password", rng.choice([
+            'if password == "":', "if password != confirm_password:", 'if (type == "password") {',
+            'if token == "Bearer":', "if token != 'expired_token':", "password = 'Enter your password'",
+            'password: "not set yet"', 'db_password: "See the vault"'])))
+        out.append(("typed-sequence", rng.choice([
+            "license_key: a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8NRAL", "api_secret = 'abcdefg12346+FJQCK'",
+            "--set pixie.deployKey=px-dep-d4c3b2a1-f6e5-h8g7-j1i8-p5o0n5m3l2k1"])))
+        out.append(("route-or-label", rng.choice([
+            "put '/forgot-password' => \"cms/sites/passwords#update\", as: 'update_password'",
+            'passwordLabel:"Password:",rememberMeLabel:"Remember me:"',
+            "REACT_APP_FORGOT_PASSWORD=$REACT_APP_BASE_URL/classroom/#/forgot_password"])))
+        out.append(("vendor-look-alike", rng.choice([
+            "See the Discord server for the bot token.", "export VAULT_ADDR=https://vault.internal:8200",
+            "npm config set //registry.npmjs.org/:_authToken=${NPM_TOKEN}",
+            "Cookie: _gitlab_session=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"])))
     return out
 
 
@@ -578,6 +653,9 @@ def corpus(out, seed, per_rule=30):
              "apiKey: '{v}'", "db.password = {v}", "SECRET_KEY := {v}", "auth_token => \"{v}\""]
     for i in range(len(forms) * 10):
         secret, _ = expand("{pw:18}", rng)
+        # A bare value's trailing `*` reads as Markdown emphasis (`**Password:** v*`), not as
+        # part of the value.
+        secret = secret[:-1] + "Q" if secret.endswith("*") else secret
         line = forms[i % len(forms)].format(v=secret)
         lines = memory(rng, f"Memory {n}", [paragraph(rng), "", line, "", paragraph(rng)])
         rel = f"pos/{n:05d}.md"

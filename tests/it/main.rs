@@ -45,6 +45,7 @@ mod review;
 mod scopes;
 mod secrets_guard;
 mod secrets_layouts;
+mod secrets_prose;
 mod secrets_scan;
 mod session_start;
 mod sync_budget;

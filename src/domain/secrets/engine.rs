@@ -176,10 +176,13 @@ impl Scanner {
                 .and_then(|k| text.get(start + k.start()..start + k.end()))
                 .unwrap_or("");
             // `KEY=value` (env files, connection strings), as opposed to prose's `key: value`.
-            let assigned = caps.name("k").is_some_and(|k| {
-                let between = &window[k.end()..secret.start().max(k.end())];
-                between.contains(&b'=') && !between.windows(2).any(|w| w == b"==" || w == b"=>")
-            });
+            let between = caps
+                .name("k")
+                .map_or(&[][..], |k| &window[k.end()..secret.start().max(k.end())]);
+            let assigned =
+                between.contains(&b'=') && !between.windows(2).any(|w| w == b"==" || w == b"=>");
+            // `password == "team10"`: code checks the value, so it is the password.
+            let compared = between.windows(2).any(|w| w == b"==" || w == b"!=");
             let before = line_before(text, start + whole.start());
             // A byte-level match may end inside a UTF-8 char (a length bound cut it): not a token.
             let accepted = s < e
@@ -193,6 +196,7 @@ impl Scanner {
                         quoted: matches!(quote, Some(b'"' | b'\'' | b'`'))
                             && bytes.get(e).copied() == quote,
                         assigned,
+                        compared,
                     };
                     judge::judge(rule, value, &context)
                         .map(|confidence| {
@@ -229,7 +233,7 @@ fn next_char(window: &[u8], at: usize) -> usize {
 }
 
 /// The capture groups that may hold the secret, in the order they are tried.
-const SECRET_GROUPS: [&str; 4] = ["s", "s2", "s3", "s4"];
+const SECRET_GROUPS: [&str; 6] = ["s", "s2", "s3", "s4", "s5", "s6"];
 
 /// How much of the line before a match the judge may look at (a vendor's name, an ARN).
 const CONTEXT_BACK: usize = 160;
@@ -263,8 +267,40 @@ fn could_match(rule: &Rule, bytes: &[u8], after: usize, separators: &mut Separat
                 || separators.within(bytes, after, ASSIGNMENT_REACH)
         }
         Check::UrlPassword => ahead(URL_REACH).contains(&b'@'),
+        Check::Prose => prose_nearby(bytes, after),
         _ => true,
     }
+}
+
+/// How far around a prose keyword its value, verb or quotes may be.
+const PROSE_REACH: usize = 80;
+
+/// Whether a prose password may stand around `after` (the end of a "password" keyword): a
+/// mark (`=`, `:`, `(`, a quote), a non-ASCII byte (`é`, `は`, …) or a verb of the prose rule
+/// (`is`, `was`, `as`, `es`, `est`, `ist`, `lautet`, `era`, `war`) within [`PROSE_REACH`]
+/// bytes on either side. Prose that only names passwords opens no window. It runs on every
+/// "password" of a text, so it uses SIMD searches and looks at the byte after each space.
+fn prose_nearby(bytes: &[u8], after: usize) -> bool {
+    let span = &bytes[after.saturating_sub(PROSE_REACH)..(after + PROSE_REACH).min(bytes.len())];
+    if memchr::memchr3(b'=', b':', b'(', span).is_some()
+        || memchr::memchr3(b'"', b'\'', b'`', span).is_some()
+        || !span.is_ascii()
+    {
+        return true;
+    }
+    let word =
+        |rest: &[u8], w: &[u8]| rest.len() >= w.len() && rest[..w.len()].eq_ignore_ascii_case(w);
+    memchr::memchr_iter(b' ', span).any(|i| {
+        let rest = &span[i + 1..];
+        match rest.first().map(u8::to_ascii_lowercase) {
+            Some(b'i') => word(rest, b"is ") || word(rest, b"ist "),
+            Some(b'w') => word(rest, b"was ") || word(rest, b"war "),
+            Some(b'a') => word(rest, b"as "),
+            Some(b'e') => word(rest, b"es ") || word(rest, b"est ") || word(rest, b"era "),
+            Some(b'l') => word(rest, b"lautet"),
+            _ => false,
+        }
+    })
 }
 
 /// Where the next separator of a key from its value is (`=`, `:`, `|`, or the word `is` or

@@ -85,7 +85,35 @@ pub(crate) fn is_placeholder(s: &str) -> bool {
     if s.len() > 2 && s.starts_with('%') && s.ends_with('%') {
         return true;
     }
-    longest_run(s) >= 6
+    longest_run(s) >= 6 || is_keyboard_sequence(s)
+}
+
+/// Whether `s` holds a stand-in run typed in order: 7 chars that each step by one the same
+/// way (`abcdefg`, `1234567`, `gfedcba`), or 8 whose every other char does (`a1b2c3d4`,
+/// `d4c3b2a1`). Random tokens hold neither (about one in 10^5 for a 40-char hex token, far
+/// fewer for base62).
+fn is_keyboard_sequence(s: &str) -> bool {
+    let b = s.to_ascii_lowercase().into_bytes();
+    let steps = |gap: usize, need: usize, up: bool| {
+        let mut run = 0;
+        for i in gap..b.len() {
+            let (x, y) = if up {
+                (b[i - gap], b[i])
+            } else {
+                (b[i], b[i - gap])
+            };
+            let step =
+                x.is_ascii_alphanumeric() && y.is_ascii_alphanumeric() && y.wrapping_sub(x) == 1;
+            run = if step { run + 1 } else { 0 };
+            if run + gap >= need {
+                return true;
+            }
+        }
+        false
+    };
+    [true, false]
+        .into_iter()
+        .any(|up| steps(1, 7, up) || steps(2, 8, up))
 }
 
 /// Whether `s` holds a `<name>` stand-in (`<your-token>`, `<PASSWORD>`) or starts or ends
@@ -192,7 +220,7 @@ fn is_shell_variable(rest: &str) -> bool {
         || (after.starts_with(['/', '.', ':', '}', '"', '\''])
             && after
                 .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"/._-:}\"'$".contains(&b)));
+                .all(|b| b.is_ascii_alphanumeric() || b"/._-:}\"'$#?&=".contains(&b)));
     let has_digit = name.bytes().any(|b| b.is_ascii_digit());
     first_ok && (one_case || !has_digit || name.len() < 8) && path_after
 }
@@ -220,7 +248,11 @@ pub(crate) fn is_uuid(s: &str) -> bool {
 /// Whether `s` reads like a name rather than a random value: words joined by `-`, `_` or `.`
 /// (`prod-db-credentials-v2`, `token.json`), camelCase words, or a file path.
 fn is_identifier_like(s: &str) -> bool {
-    if s.starts_with('/') || s.starts_with("./") || s.starts_with("~/") || s.starts_with("../") {
+    // Base64 may start with `/` too: a path holds no `+` and ends in no `=`.
+    let base64ish = s.contains('+') || s.ends_with('=');
+    if (s.starts_with('/') || s.starts_with("./") || s.starts_with("~/") || s.starts_with("../"))
+        && !base64ish
+    {
         return true;
     }
     let parts: Vec<&str> = s
@@ -937,6 +969,29 @@ fn is_call(value: &str) -> bool {
     })
 }
 
+/// Whether a quoted "value" is the stretch between two string literals, which a key inside
+/// the first one seems to open (`passwordLabel:"Password:",rememberMeLabel:"Remember`):
+/// `,` or `;` then a name.
+fn is_between_literals(value: &str) -> bool {
+    value.strip_prefix([',', ';']).is_some_and(|rest| {
+        rest.trim_start()
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    })
+}
+
+/// Whether `value` names a web route's controller and action (`cms/sites/passwords#update`).
+fn is_route_target(value: &str) -> bool {
+    value.split_once('#').is_some_and(|(controller, action)| {
+        controller.contains('/')
+            && !action.is_empty()
+            && controller
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b == b'/' || b == b'_')
+            && action.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+    })
+}
+
 /// Whether `value` is a CSS selector or page anchor (`#add-password`, `.password-field`).
 fn is_selector(value: &str) -> bool {
     value.strip_prefix(['#', '.']).is_some_and(|rest| {
@@ -964,10 +1019,19 @@ pub(crate) fn is_generic_secret(value: &str, context: &Context, min_entropy: f64
     {
         return false;
     }
-    if matches!(context.next, Some(b'(' | b'[' | b'<')) {
+    // A key right after `/` is a route's path (`put '/forgot-password' => "…#update"`).
+    let route = !context.key.contains(' ')
+        && (context.before == "/"
+            || ["'/", "\"/", " /", "`/"]
+                .iter()
+                .any(|p| context.before.ends_with(p)));
+    if matches!(context.next, Some(b'(' | b'[' | b'<')) || route {
         return false;
     }
     let value = value.trim_end_matches(['.', ':', '*', '!', '?']);
+    if is_between_literals(value) || is_route_target(value) {
+        return false;
+    }
     let lower_value = value.to_ascii_lowercase();
     if is_uuid(value) {
         let before = context.before.to_ascii_lowercase();
@@ -975,11 +1039,14 @@ pub(crate) fn is_generic_secret(value: &str, context: &Context, min_entropy: f64
             .iter()
             .any(|v| key.contains(v) || before.contains(v));
     }
-    if value.len() < 8
+    // Code that compares a password with a literal holds the password, however short.
+    let compared = context.compared && context.quoted;
+    if value.len() < if compared { 6 } else { 8 }
         || is_selector(value)
         || is_placeholder(value)
         || is_reference(value)
-        || is_call(value)
+        // Inside quotes a parenthesis is part of the literal (`"vbb(#g4nk!…"`).
+        || (!context.quoted && is_call(value))
         || value.contains("://")
         || is_integrity(value)
         || PUBLIC_PREFIXES.iter().any(|p| lower_value.starts_with(p))
@@ -987,6 +1054,15 @@ pub(crate) fn is_generic_secret(value: &str, context: &Context, min_entropy: f64
         || (value.bytes().all(|b| b.is_ascii_hexdigit()) && names_a_digest(&key))
     {
         return false;
+    }
+    if compared {
+        return (names_password(&words) || last_part == "secret")
+            && !STANDIN_VALUES.contains(&lower_value.as_str())
+            && !value.contains(['_', '.', '/'])
+            && value
+                .bytes()
+                .any(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+            && entropy(value) >= 2.0;
     }
     // A quoted single word may be a chosen password; a quoted name (`SOME_PASSWORD`,
     // `prod-db-creds`, `token.json`) is not.
@@ -1032,6 +1108,168 @@ pub(crate) fn is_generic_secret(value: &str, context: &Context, min_entropy: f64
             value.len() >= 16 && has_digit && has_letter && entropy(value) >= min_entropy + 0.5
         }
     }
+}
+
+/// Words that make a quoted phrase under a password name a note or a label, not a
+/// passphrase (`"not set"`, `"see the vault"`, `"Enter your password"`).
+const NOT_PASSPHRASE_WORDS: &[&str] = &[
+    "password",
+    "passwords",
+    "passphrase",
+    "secret",
+    "token",
+    "key",
+    "your",
+    "my",
+    "our",
+    "the",
+    "enter",
+    "type",
+    "here",
+    "not",
+    "set",
+    "none",
+    "see",
+    "ask",
+    "use",
+    "same",
+    "as",
+    "from",
+    "in",
+    "is",
+    "are",
+    "be",
+    "must",
+    "should",
+    "required",
+    "optional",
+    "hidden",
+    "empty",
+    "blank",
+    "default",
+    "change",
+    "please",
+    "provided",
+    "stored",
+    "vault",
+    "env",
+    "environment",
+    "with",
+    "for",
+    "of",
+    "to",
+    "at",
+    "least",
+    "characters",
+    "chars",
+    "invalid",
+    "wrong",
+    "incorrect",
+    "confirm",
+    "new",
+    "old",
+    "current",
+    "forgot",
+    "reset",
+    "show",
+    "hide",
+    "this",
+    "that",
+];
+
+/// Whether `value` is a passphrase of plain words (`open sesame`, `correct horse battery
+/// staple`): two to six lowercase words of letters, one of four letters or more, none of
+/// them a word of labels and notes.
+fn is_passphrase(value: &str) -> bool {
+    let words: Vec<&str> = value.split(' ').collect();
+    (2..=6).contains(&words.len())
+        && value.len() >= 10
+        && words
+            .iter()
+            .all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase()))
+        && words.iter().any(|w| w.len() >= 4)
+        && !words.iter().any(|w| NOT_PASSPHRASE_WORDS.contains(w))
+}
+
+/// Words that, right after "password", make a phrase about passwords rather than one
+/// (`the password manager is …`, `password policy: …`).
+const NOT_PROSE_NOUNS: &[&str] = &[
+    "manager",
+    "managers",
+    "policy",
+    "reset",
+    "hash",
+    "hashes",
+    "rotation",
+    "field",
+    "prompt",
+    "change",
+    "length",
+    "strength",
+    "rules",
+    "requirements",
+    "complexity",
+    "vault",
+    "store",
+    "file",
+    "hint",
+    "expiry",
+    "history",
+    "recovery",
+    "protected",
+    "login",
+    "less",
+    "auth",
+];
+
+/// Judges a password given in prose or a build script ([`Check::Prose`]): a quoted literal
+/// of 6 chars or more that is no stand-in, name or path, or a bare value that looks random.
+pub(crate) fn is_prose_password(value: &str, context: &Context, min_entropy: f64) -> bool {
+    // The rule's regex bounds no length (bounded repeats cost lazy-DFA states): a key runs
+    // at most a few words to its verb, a value at most 200 chars.
+    if context.key.len() > 64 || value.len() > 200 {
+        return false;
+    }
+    let second = context.key.split_whitespace().nth(1).unwrap_or("");
+    if NOT_PROSE_NOUNS.contains(&second.to_ascii_lowercase().as_str())
+        || NOT_SECRET_KEYS.contains(&second.to_ascii_lowercase().as_str())
+    {
+        return false;
+    }
+    if value.contains(' ') {
+        return context.quoted && is_passphrase(value);
+    }
+    let value = value.trim_end_matches(['.', ':', '*', '!', '?']);
+    let lower = value.to_ascii_lowercase();
+    if value.len() < 6
+        || is_placeholder(value)
+        || is_reference(value)
+        || is_call(value)
+        || is_uuid(value)
+        || value.contains("://")
+        || is_integrity(value)
+        || HASH_PREFIXES.iter().any(|p| lower.starts_with(p))
+        || STANDIN_VALUES.contains(&lower.as_str())
+        || NOT_PASSPHRASE_WORDS.contains(&lower.as_str())
+        || DEFAULT_PASSWORDS.contains(&lower.as_str())
+    {
+        return false;
+    }
+    if context.quoted {
+        return !value.contains(['_', '/'])
+            && !value.ends_with(".com")
+            && value
+                .bytes()
+                .any(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+            && entropy(value) >= 2.0;
+    }
+    let has_digit = value.bytes().any(|b| b.is_ascii_digit());
+    let has_letter = value.bytes().any(|b| b.is_ascii_alphabetic());
+    let has_symbol = value.bytes().any(|b| b.is_ascii_punctuation());
+    !is_identifier_like(value)
+        && value.len() >= 8
+        && ((has_digit && has_letter) || (value.len() >= 10 && has_letter && has_symbol))
+        && entropy(value) >= min_entropy
 }
 
 /// Whether a key names a digest of something (`password_sha256`, `token_digest`, `commit`).
@@ -1227,6 +1465,8 @@ pub(crate) struct Context<'a> {
     pub quoted: bool,
     /// Whether `=` assigns the value (`KEY=value`), not `:` or words.
     pub assigned: bool,
+    /// Whether `==` or `!=` compares the key with the value (`password == "team10"`).
+    pub compared: bool,
 }
 
 /// Judges one match of `rule`: `secret` is the captured value.
@@ -1247,6 +1487,9 @@ pub(crate) fn judge(rule: &Rule, secret: &str, context: &Context) -> Option<Conf
         Check::Header => shape(is_header_credential(context.key, secret, rule.min_entropy)),
         Check::Assignment | Check::Phrase => {
             is_generic_secret(secret, context, rule.min_entropy).then_some(Confidence::Generic)
+        }
+        Check::Prose => {
+            is_prose_password(secret, context, rule.min_entropy).then_some(Confidence::Generic)
         }
         Check::PaddedToken(run) => shape(
             secret

@@ -33,6 +33,10 @@ pub(crate) enum Check {
     /// for (``Set `KEY` to `value` ``, a CJK `：`, `buildConfigField`): judged like an
     /// assignment, with the rule's own literal keywords instead of a separator check.
     Phrase,
+    /// A password written in prose or build scripts (`the password for the db is …`, `use …
+    /// as the password`, `password (…)`, gradle's `password '…'`, other languages' words):
+    /// a quoted literal counts from 6 chars, a bare value must look random.
+    Prose,
     /// A token that opens with a fixed run of one char (X/Twitter app bearer tokens start with
     /// 21 `A`s, and hold more runs of `A` later): only its entropy past that many chars is
     /// judged, not the run check of placeholders.
@@ -391,6 +395,31 @@ pub(crate) static RULES: &[Rule] = &[
     .free_tail()
     .checked(Check::UserPassword)
     .multiline(),
+    Rule::token("thingsboard-access-token", "ThingsBoard device access token", &["thingsboard"], r"(?i:thingsboard)[A-Za-z0-9.:-]{0,40}/api/v1/(?P<s>[A-Za-z0-9]{20})/", 3.3, "https://thingsboard.cloud/api/v1/[[{lod:20}]]/telemetry").free_tail(),
+    Rule::token("codeclimate-reporter-id", "Code Climate test reporter ID", &["cc_test_reporter_id"], r#"(?i:cc_test_reporter_id)["']?[ \t]*[:=][ \t]*["']?(?P<s>[a-f0-9]{64})"#, 3.0, "CC_TEST_REPORTER_ID: [[{hex:64}]]"),
+    Rule::token("zapier-webhook-url", "Zapier webhook URL", &["hooks.zapier.com/"], r"(?P<s>https://hooks\.zapier\.com/hooks/catch/[0-9]{4,12}/[a-z0-9]{5,12}/?)", 2.5, "https://hooks.zapier.com/hooks/catch/{d:7}/{lod:7}/").free_tail(),
+    Rule::token("mattermost-webhook-url", "Mattermost incoming webhook URL", &["/hooks/"], r"(?P<s>https?://[A-Za-z0-9.-]{3,100}(?::[0-9]{2,5})?/hooks/[a-z0-9]{26})", 3.5, "https://chat.acme.io/hooks/{lod:26}"),
+    Rule::token("gitlab-session-cookie", "GitLab session cookie", &["_gitlab_session="], r"_gitlab_session=(?P<s>[0-9a-z]{32})", 3.0, "Cookie: _gitlab_session=[[{hex:32}]]"),
+    Rule::token("sidekiq-secret", "Sidekiq Enterprise or Pro credentials", &["contribsys__com"], r#"(?i:bundle_(?:enterprise|gems)__contribsys__com)["']?[ \t]*(?::=|=|:)[ \t]*["']?(?P<s>[a-f0-9]{8}:[a-f0-9]{8})"#, 2.5, "BUNDLE_ENTERPRISE__CONTRIBSYS__COM=[[{hex:8}:{hex:8}]]").free_tail(),
+    Rule::token("npmrc-auth-token", "npm registry auth token in .npmrc", &[":_authtoken="], r#"/:_(?i:authToken)=["']?(?P<s>[A-Za-z0-9_.+/=-]{20,200})"#, 3.3, "//npm.internal/:_authToken=[[{hex:8}-{hex:4}-{hex:4}-{hex:4}-{hex:12}]]").url_tail(),
+    Rule::token(
+        "vault-legacy-token",
+        "HashiCorp Vault token (legacy s./b./r. form) given as a Vault token",
+        &["vault_token", "vaulttoken", "vault-token", "vault token", "vault_client_token", "vault login"],
+        r#"(?i:vault[ _-]?(?:client[ _-]?)?token|vault login)["']?[ \t]*(?:[:=]|[ \t])[ \t]*["']?(?-i:(?P<s>[sbr]\.[A-Za-z0-9]{24}(?:[A-Za-z0-9_-]{60,300})?))"#,
+        3.8,
+        "export VAULT_TOKEN=[[s.{an:24}]]",
+    )
+    .url_tail(),
+    Rule::token(
+        "discord-bot-token",
+        "Discord bot token",
+        &["discord"],
+        r"(?i:discord)[^\n]{0,120}?(?-i:\b(?P<s>[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}))",
+        4.0,
+        "DISCORD_BOT_TOKEN=[[M{an:25}.{url:6}.{url:38}]]",
+    )
+    .url_tail(),
     Rule::token("clickup-api-token", "ClickUp personal API token", &["pk_"], r"(?P<s>pk_[0-9]{6,10}_[A-Za-z0-9]{32})", 3.5, "pk_{d:8}_{upd:32}"),
     Rule::token("x-bearer-token", "X (Twitter) app bearer token", &["AAAAAAAAAAAA"], r"(?P<s>A{21,24}[A-Za-z0-9%]{40,160})", 4.0, "AAAAAAAAAAAAAAAAAAAAA{an:20}%3D{an:50}").exact().checked(Check::PaddedToken(21)),
     Rule::token(
@@ -446,8 +475,8 @@ pub(crate) static RULES: &[Rule] = &[
     .checked(Check::Phrase),
     Rule::token(
         "cjk-assignment",
-        "Secret after a CJK full-width colon (`token：…`)",
-        &["："],
+        "Secret after a CJK colon or copula (`token：…`, `key为 …`, `keyは …`)",
+        &["：", "为", "是", "は"],
         r"(?i)(?P<k>(?:[a-z0-9_.-]{1,24}[ ]){0,3}[a-z0-9_.-]{0,40}?(?:pass|pwd|secret|token|key|pat|cred)[a-z0-9_.-]{0,40})[ \t]{0,4}(?:\xEF\xBC\x9A|\xE3\x81\xAF|\xE6\x98\xAF(?:\xEF\xBC\x9A)?|\xE4\xB8\xBA)[ \t]{0,4}(?P<s>[A-Za-z0-9+/=_~.!@#$%^&*-]{6,199}[A-Za-z0-9+/=_~!@#$%^&*-])",
         3.0,
         "预发环境的 smtp password 是：[[{pw:20}]]",
@@ -538,4 +567,14 @@ pub(crate) static RULES: &[Rule] = &[
     )
     .free_tail()
     .checked(Check::Assignment),
+    Rule::token(
+        "prose-password",
+        "Password given in prose or a build script",
+        &["password", "passwort", "passphrase", "passwd", "contraseña", "contrasena", "mot de passe", "senha", "パスワード"],
+        r#"(?i)(?:password|passphrase|passwd)[A-Za-z0-9_.-]*[\"']?[ \t]*[:=][ \t]*[\"'](?P<s6>[a-z]+(?: [a-z]+)+)[\"']|(?P<k>(?:password|passwort|passphrase|passwd|contrase(?:\xC3\xB1|n)a|mot de passe|senha|\xE3\x83\x91\xE3\x82\xB9\xE3\x83\xAF\xE3\x83\xBC\xE3\x83\x89)(?:[ \t][^\n]*?)?)(?:[ \t](?:is|was|es|est|\xC3\xA9|ist|lautet|era|war)[ \t]*:?|[ \t]*:|\xE3\x81\xAF)[ \t]*["'`]?(?P<s>[A-Za-z0-9!#$%&*+./:=?@^_~-]{3,}[A-Za-z0-9!#$%&*+/=?@^_~-])|(?:^|[^A-Za-z0-9_])(?:use|try)[ \t]+["'`]?(?P<s2>[A-Za-z0-9!#$%&*+./:=?@^_~-]{3,}[A-Za-z0-9!#$%&*+/=?@^_~-])["'`]?[ \t]+as[ \t][A-Za-z0-9_ \t-]*(?:password|passwort|passphrase|passwd|contrase(?:\xC3\xB1|n)a|mot de passe|senha|\xE3\x83\x91\xE3\x82\xB9\xE3\x83\xAF\xE3\x83\xBC\xE3\x83\x89)|["'`](?P<s3>[A-Za-z0-9!#$%&*+./:=?@^_~-]{3,}[A-Za-z0-9!#$%&*+/=?@^_~-])["'`][ \t]+(?:is|was)[ \t][A-Za-z0-9_ \t-]*(?:password|passwort|passphrase|passwd|contrase(?:\xC3\xB1|n)a|mot de passe|senha|\xE3\x83\x91\xE3\x82\xB9\xE3\x83\xAF\xE3\x83\xBC\xE3\x83\x89)|(?:password|passwort|passphrase|passwd|contrase(?:\xC3\xB1|n)a|mot de passe|senha|\xE3\x83\x91\xE3\x82\xB9\xE3\x83\xAF\xE3\x83\xBC\xE3\x83\x89)[ \t]*\([ \t]*["'`]?(?P<s4>[A-Za-z0-9!#$%&*+./:=?@^_~-]{3,}[A-Za-z0-9!#$%&*+/=?@^_~-])["'`]?[ \t]*\)|(?:(?m:^)|[ \t])(?:password|passwd)(?:\.set)?(?:[ \t]*\([ \t]*|[ \t]+)[\"'](?P<s5>[^\"'\s]{4,})[\"'][ \t]*\)?[ \t]*;?[ \t]*\r?(?m:$)"#,
+        3.0,
+        "The password for the staging db is [[{an:12}7q]] until Friday.",
+    )
+    .free_tail()
+    .checked(Check::Prose),
 ];

@@ -878,3 +878,121 @@ fn prefixed_tokens_with_runs_or_shared_prefixes_are_found() {
         );
     }
 }
+
+#[test]
+fn passwords_in_prose_other_languages_and_build_scripts_are_found() {
+    let pw = "Kq7vR2mXp9Lw";
+    for text in [
+        format!("The password for the staging db is {pw} until Friday."),
+        format!("password for the db is {pw}"),
+        format!("The default password for the user \"ops-user\" is \"{pw}\"."),
+        format!("Use {pw} as the password for the staging box."),
+        format!("`{pw}` is the admin password."),
+        format!("the db password ({pw}) must rotate monthly"),
+        format!("la contraseña de la base de datos es \"{pw}\""),
+        format!("le mot de passe de prod est : {pw}"),
+        format!("a senha do banco é {pw}"),
+        format!("Das Passwort für die Datenbank ist {pw}"),
+        format!("本番のパスワードは{pw}です"),
+        format!("    password '{pw}'"),
+        format!("    password(\"{pw}\")"),
+        format!("    password.set(\"{pw}\")"),
+    ] {
+        let found = scan_text(&text);
+        assert_eq!(ids(&found), ["prose-password"], "{text}");
+        assert_eq!(found[0].secret.expose_secret(), pw, "{text}");
+    }
+    // A quoted literal in prose may be short and a word; a bare one must look random.
+    let found = scan_text("The password for the user 'pyne-user' is 'pyne7x'.");
+    assert_eq!(found[0].secret.expose_secret(), "pyne7x");
+    for text in [
+        "The password is stored in Vault.",
+        "The password for the staging db is in 1Password.",
+        "password for the db is rotated weekly",
+        "The password manager we use is Bitwarden2024.",
+        "Use the password manager for the staging box.",
+        "the password (see 1Password) is kept there",
+        "La contraseña es obligatoria",
+        "Le mot de passe est incorrect",
+        "A senha é obrigatória",
+        "Das Passwort ist falsch",
+        "パスワードは必須です",
+        "The password for user 'postgres' is 'changeme'.",
+        "    password 'changeme'",
+        "    password project.findProperty(\"repoPassword\")",
+        "    password System.getenv(\"REPO_PASSWORD\")",
+        "check_password(user_input)",
+    ] {
+        assert!(scan_text(text).is_empty(), "{text}");
+    }
+}
+
+#[test]
+fn compared_literals_and_passphrases_are_passwords() {
+    for (text, secret) in [
+        (
+            "if username == \"jojoba\" and password == \"team10\":",
+            "team10",
+        ),
+        ("if creds.Secret != \"open-sesame\" {", "open-sesame"),
+        ("if user == 'a@b.io' and password =='logmein':", "logmein"),
+        (
+            "nextauth_secret=/sUPzFNG5nOzI+oLK+SdtV8HBm7vhSnWzqaNU0YcZW0=",
+            "/sUPzFNG5nOzI+oLK+SdtV8HBm7vhSnWzqaNU0YcZW0=",
+        ),
+        (
+            "djangoSecretKey := \"vbb(#g4nk!&wj%$any!-=kf#*=$1q6pm\"",
+            "vbb(#g4nk!&wj%$any!-=kf#*=$1q6pm",
+        ),
+    ] {
+        let found = scan_text(text);
+        assert_eq!(ids(&found), ["generic-secret"], "{text}");
+        assert_eq!(found[0].secret.expose_secret(), secret, "{text}");
+    }
+    for (text, secret) in [
+        ("password = 'open sesame'", "open sesame"),
+        (
+            "db_password: \"correct horse battery staple\"",
+            "correct horse battery staple",
+        ),
+    ] {
+        let found = scan_text(text);
+        assert_eq!(ids(&found), ["prose-password"], "{text}");
+        assert_eq!(found[0].secret.expose_secret(), secret, "{text}");
+    }
+    for text in [
+        "if password == \"\":",
+        "if password != confirm_password:",
+        "if (type == \"password\") {",
+        "if token == \"Bearer\":",
+        "if token != \"expired_token\":",
+        "password = 'Enter your password'",
+        "password: \"not set yet\"",
+        "db_password: \"See the vault\"",
+    ] {
+        assert!(scan_text(text).is_empty(), "{text}");
+    }
+}
+
+#[test]
+fn typed_sequences_routes_and_the_gap_between_literals_are_not_secrets() {
+    for text in [
+        "license_key: a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8NRAL",
+        "--set newrelic-pixie.apiKey=px-api-a1b2c3d4-e5f6-g7h8-i8j0-k0l3m3n4o0p5",
+        "--set pixie-chart.deployKey=px-dep-d4c3b2a1-f6e5-h8g7-j1i8-p5o0n5m3l2k1",
+        "secret_access_key = 'abcdefg12346+FJQCK'",
+        "put '/forgot-password' => \"cms/sites/passwords#update\", as: 'update_password'",
+        "passwordLabel:\"Password:\",rememberMeLabel:\"Remember me:\"",
+        "REACT_APP_FORGOT_PASSWORD=$REACT_APP_BASE_URL/classroom/#/forgot_password",
+    ] {
+        assert!(scan_text(text).is_empty(), "{text}");
+    }
+    // A comment before a key is no route, and a hash after a word is no controller#action.
+    for text in [
+        "//mapboxgl.accessToken = 'tk.eyJ1IjoiYWNtZSIsImEiOiJjbDl4In0.Zq8vN3kL1pX7mW4tR6yB'",
+        "JWT:\n  secret: \"development#product\"",
+        "curl https://api.particle.io/v1/devices -d access_token=38bb7b318cc6898c80317decb34525844bc9db55",
+    ] {
+        assert_eq!(scan_text(text).len(), 1, "{text}");
+    }
+}
