@@ -5,9 +5,10 @@
 //! it without libgit2 (`ops/sync/fast_noop.rs`): when every ref still stands there and every
 //! file still has its stat, nothing happened, and the sync is over.
 //!
-//! A file changed within the second before the record was written may have kept its stat
-//! through a second change (the clock's granularity); such a racy entry is compared by its
-//! content (its blob id), as git treats racy-clean index entries.
+//! A file changed within the two seconds before the record was written may have kept its stat
+//! through a second change (the clock's granularity; FAT keeps mtime and ctime to two
+//! seconds); such a racy entry is compared by its content (its blob id), as git treats
+//! racy-clean index entries.
 //!
 //! The record is one file per worktree in its git folder, written through a temp file and a
 //! rename; the last line counts the entries, so a torn file after a crash reads as none.
@@ -114,25 +115,18 @@ pub fn now() -> (i64, i64) {
 }
 
 impl Stamp {
-    /// Whether the file changed within the second before `written` (or after): a later change
-    /// in the same clock tick could have left this stat as it was.
+    /// Whether the file changed within the two seconds before `written` (or after): a later
+    /// change in the same clock tick could have left this stat as it was (FAT keeps mtime and
+    /// ctime to two seconds).
     pub fn is_racy(&self, written: (i64, i64)) -> bool {
-        let limit = (written.0 - 1, written.1);
+        let limit = (written.0 - 2, written.1);
         self.mtime >= limit || self.ctime >= limit
     }
 }
 
 /// The blob id git gives `bytes`, in hex.
 pub fn blob_id(bytes: &[u8]) -> String {
-    use sha1::{Digest, Sha1};
-    let mut hasher = Sha1::new();
-    hasher.update(format!("blob {}\0", bytes.len()).as_bytes());
-    hasher.update(bytes);
-    hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    super::plain::hex(&super::plain::blob_sha1(bytes))
 }
 
 impl NoopRecord {

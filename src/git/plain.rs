@@ -81,6 +81,15 @@ impl Config {
     }
 
     /// Whether any entry is in `section` (lowercased).
+    /// Whether the repository format is the one these readers know: version 0, no extension
+    /// (reftable, another object format, a work tree config).
+    pub fn format_understood(&self) -> bool {
+        !self.has_section("extensions")
+            && self
+                .last("core", None, "repositoryformatversion")
+                .is_none_or(|v| v == "0")
+    }
+
     pub fn has_section(&self, section: &str) -> bool {
         self.entries.iter().any(|e| e.section == section)
     }
@@ -179,12 +188,9 @@ impl PlainRepo {
         }
         let config = parse_config(&std::fs::read(common_dir.join("config")).ok()?)?;
         let bare = config.values("core", None, "bare").pop();
-        let unusual = config.has_section("extensions")
+        let unusual = !config.format_understood()
             || bare.is_some_and(|v| !v.is_some_and(|v| v.eq_ignore_ascii_case("false")))
-            || !config.values("core", None, "worktree").is_empty()
-            || config
-                .last("core", None, "repositoryformatversion")
-                .is_some_and(|v| v != "0");
+            || !config.values("core", None, "worktree").is_empty();
         if unusual {
             return None;
         }
@@ -273,11 +279,7 @@ pub fn head_commit(git_dir: &Path) -> Option<PlainHead> {
     match std::fs::read(git_dir.join("config")) {
         Ok(bytes) => {
             let config = parse_config(&bytes)?;
-            if config.has_section("extensions")
-                || config
-                    .last("core", None, "repositoryformatversion")
-                    .is_some_and(|v| v != "0")
-            {
+            if !config.format_understood() {
                 return None;
             }
         }
@@ -304,6 +306,44 @@ pub fn is_hex_id(text: &str) -> bool {
     text.len() == 40 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
+/// The id git gives `bytes` as a blob (SHA-1 of `blob <len>\0` and the bytes).
+pub fn blob_sha1(bytes: &[u8]) -> [u8; 20] {
+    use sha1::{Digest, Sha1};
+    let mut hash = Sha1::new();
+    hash.update(format!("blob {}\0", bytes.len()).as_bytes());
+    hash.update(bytes);
+    hash.finalize().into()
+}
+
+/// `bytes` in lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    out
+}
+
+/// The 20 bytes of a SHA-1 object id written in lowercase hex; `None` for anything else.
+pub fn object_id(text: &str) -> Option<[u8; 20]> {
+    let digits = text.as_bytes();
+    if digits.len() != 40 {
+        return None;
+    }
+    let value = |d: u8| match d {
+        b'0'..=b'9' => Some(d - b'0'),
+        b'a'..=b'f' => Some(d - b'a' + 10),
+        _ => None,
+    };
+    let mut out = [0u8; 20];
+    for (at, byte) in out.iter_mut().enumerate() {
+        *byte = value(digits[2 * at])? << 4 | value(digits[2 * at + 1])?;
+    }
+    Some(out)
+}
+
 /// The git folder of a local remote (a bare repository, or a work tree's `.git` folder), when
 /// `url` is an absolute path or a `file://` URL of one and its layout is the plain one (no
 /// reftable, no extension, owned by this user). `None` for any other remote.
@@ -328,11 +368,7 @@ pub fn local_remote(url: &str) -> Option<PathBuf> {
         return None;
     }
     let config = parse_config(&std::fs::read(git_dir.join("config")).ok()?)?;
-    if config.has_section("extensions")
-        || config
-            .last("core", None, "repositoryformatversion")
-            .is_some_and(|v| v != "0")
-    {
+    if !config.format_understood() {
         return None;
     }
     Some(git_dir)

@@ -14,6 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::domain::store;
+use crate::git::plain::{hex, object_id};
 
 use super::cache::{Change, Changes};
 
@@ -151,33 +152,6 @@ fn checksum(bytes: &[u8]) -> u64 {
         hash = (hash ^ u64::from(b)).wrapping_mul(PRIME).rotate_left(29);
     }
     hash
-}
-
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for &b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 15)]));
-    }
-    out
-}
-
-fn object_id(text: &str) -> Option<[u8; 20]> {
-    let digits = text.as_bytes();
-    if digits.len() != 40 {
-        return None;
-    }
-    let value = |d: u8| match d {
-        b'0'..=b'9' => Some(d - b'0'),
-        b'a'..=b'f' => Some(d - b'a' + 10),
-        _ => None,
-    };
-    let mut out = [0u8; 20];
-    for (at, byte) in out.iter_mut().enumerate() {
-        *byte = value(digits[2 * at])? << 4 | value(digits[2 * at + 1])?;
-    }
-    Some(out)
 }
 
 #[cfg(test)]

@@ -196,7 +196,7 @@ impl FreshnessBook {
             .map(|(path, bytes)| {
                 let (blob, change) = book.changes.get(&repo_relative(&paths.workdir, path)?)?;
                 // Git knows this version only when the work tree holds what `HEAD` does.
-                (blob_id(bytes) == *blob).then(|| Freshness {
+                (plain::blob_sha1(bytes) == *blob).then(|| Freshness {
                     time: change.time,
                     from: "commit",
                     by: Some(change.author.clone()),
@@ -226,16 +226,6 @@ fn oid_bytes(id: Oid) -> [u8; 20] {
         out.copy_from_slice(bytes);
     }
     out
-}
-
-/// The id git gives `bytes` as a blob (SHA-1 of `blob <len>\0` and the bytes), computed without
-/// libgit2.
-pub(super) fn blob_id(bytes: &[u8]) -> [u8; 20] {
-    use sha1::{Digest, Sha1};
-    let mut hash = Sha1::new();
-    hash.update(format!("blob {}\0", bytes.len()).as_bytes());
-    hash.update(bytes);
-    hash.finalize().into()
 }
 
 /// The id of the tree at `dir` (relative to the repository root) in `tree`.
@@ -665,7 +655,7 @@ mod tests {
         });
         let changes: Changes = HashMap::from([(
             ".qwen/team-memory/project/a.md".to_string(),
-            (blob_id(b"a\n"), kept),
+            (plain::blob_sha1(b"a\n"), kept),
         )]);
         ages_file::store(&git_dir, &head, &key, &changes);
         assert_eq!(
