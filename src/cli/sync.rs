@@ -139,7 +139,7 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
         }
         return Ok(EXIT_OK);
     }
-    let fast = sync::fast_noop(project, &options);
+    let fast = sync::fast_noop::try_noop(project, &options);
     // The fast no-op's report with the default branch name holds fixed words, a commit id and
     // numbers only: nothing there can be a secret, so no redaction scanner is built for it.
     let fixed_text = fast.as_ref().is_some_and(|o| {

@@ -144,6 +144,13 @@ pub fn run(
 /// written (so nothing to record, quarantine or write); the folder is excluded; and no earlier
 /// sync left a ref move or a transfer to clean up. Reads only (no lock is held): a sync running
 /// meanwhile makes one of these differ, and the full sync then takes its turn at the lock.
+/// Notes an interrupted sync leaves in the git folder for the next one to finish from: while
+/// one is there, a sync has work to do.
+pub(super) const LEFTOVER_NOTES: [&str; 2] = [
+    crate::git::ref_intent::INTENT_FILE,
+    crate::git::transfer_note::NOTE_FILE,
+];
+
 fn nothing_to_do(
     project: &Project,
     repo: &Repository,
@@ -168,11 +175,7 @@ fn nothing_to_do(
         return Ok(None);
     }
     let common = repo.commondir();
-    let leftovers = [
-        crate::git::ref_intent::INTENT_FILE,
-        crate::git::transfer_note::NOTE_FILE,
-    ];
-    if leftovers.iter().any(|f| common.join(f).exists()) {
+    if LEFTOVER_NOTES.iter().any(|f| common.join(f).exists()) {
         return Ok(None);
     }
     if !exclude_text(repo).lines().any(is_exclude_line) {
@@ -244,7 +247,7 @@ fn exclude_text(repo: &Repository) -> String {
 }
 
 /// Whether a line of `info/exclude` is [`EXCLUDE_LINE`].
-fn is_exclude_line(line: &str) -> bool {
+pub(super) fn is_exclude_line(line: &str) -> bool {
     line.trim() == EXCLUDE_LINE
 }
 

@@ -73,19 +73,16 @@ pub fn try_noop(project: &Project, options: &SyncOptions) -> Option<SyncOutcome>
         return None;
     }
     let common = &repo.common_dir;
-    let leftovers = [
-        crate::git::ref_intent::INTENT_FILE,
-        crate::git::transfer_note::NOTE_FILE,
-        crate::git::offline::NOTE_FILE,
-    ];
-    if leftovers.iter().any(|f| common.join(f).exists()) {
+    // The offline note too: a full sync clears it once the remote answers.
+    if super::branch::LEFTOVER_NOTES
+        .iter()
+        .chain([&crate::git::offline::NOTE_FILE])
+        .any(|f| common.join(f).exists())
+    {
         return None;
     }
     let exclude = std::fs::read_to_string(common.join("info/exclude")).unwrap_or_default();
-    if !exclude
-        .lines()
-        .any(|l| l.trim() == super::branch::EXCLUDE_LINE)
-    {
+    if !exclude.lines().any(super::branch::is_exclude_line) {
         return None;
     }
     let dir = project.check_scope_safe(ScopeKind::Team).ok()?;
@@ -238,10 +235,13 @@ impl PlainView {
 /// memory branch's settings in a user-level config, a name not plainly valid, several URLs).
 fn view(repo: &PlainRepo, user: &[(Config, bool)]) -> Option<PlainView> {
     let config = &repo.config;
+    // A user-level `[branch "x"]` or `[remote "x"]` can change the mode or the remote; a
+    // `[branch]` setting with no name (`autoSetupRebase`) cannot.
     if user.iter().any(|(c, _)| {
-        ["teammem", "branch", "remote"]
-            .iter()
-            .any(|s| c.has_section(s))
+        c.entries.iter().any(|e| {
+            e.section == "teammem"
+                || (matches!(e.section.as_str(), "branch" | "remote") && e.subsection.is_some())
+        })
     }) {
         return None;
     }

@@ -293,12 +293,6 @@ pub fn sync(project: &Project, options: &SyncOptions) -> Result<SyncOutcome, OpE
     }
 }
 
-/// The report of a branch-mode sync with nothing to do, decided from the repository's files
-/// without opening it (`fast_noop.rs`); `None` when a full sync must decide.
-pub fn fast_noop(project: &Project, options: &SyncOptions) -> Option<SyncOutcome> {
-    fast_noop::try_noop(project, options)
-}
-
 /// Runs a sync and always gives its report: when an I/O or git error stopped it, the report
 /// says `error` with the message (and what was done before), and the error comes with it.
 pub fn sync_reporting(project: &Project, options: &SyncOptions) -> (SyncOutcome, Option<OpError>) {
