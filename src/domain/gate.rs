@@ -234,9 +234,10 @@ pub fn withheld_line(count: usize, rules: &Broken) -> Option<String> {
 
 /// Line-start role labels (`SYSTEM:`, `### Instruction:`, `> assistant:`), any case.
 static ROLE_LABEL: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    RegexBuilder::new(
-        r"(?m)^([ \t>#*_]*)(system|assistant|user|human|developer|tool|model|ai|bot|instruction|instructions|response|input|output|context)((?:[ \t]+(?:prompt|message|instructions?|note|turn))?[ \t*_]*:)",
-    )
+    RegexBuilder::new(&format!(
+        r"(?m)^([ \t>#*_]*)({})((?:[ \t]+(?:prompt|message|instructions?|note|turn))?[ \t*_]*:)",
+        ROLE_LABEL_WORDS.join("|")
+    ))
     .case_insensitive(true)
     .unicode(false)
     .build()

@@ -81,7 +81,7 @@ pub fn scan(text: &str, allowed_hosts: &[String]) -> Vec<Risk> {
 }
 
 /// [`scan`], running the patterns whose bit is set in `wanted` one by one, or (when not
-/// `one_by_one`) those of them the set finds.
+/// `one_by_one`) every pattern the set finds, `wanted` or not (a superset: the same risks).
 fn scan_with(text: &str, allowed_hosts: &[String], wanted: u64, one_by_one: bool) -> Vec<Risk> {
     let mut risks = Vec::new();
     hidden_characters(text, &mut risks);
