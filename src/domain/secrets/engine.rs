@@ -171,14 +171,14 @@ impl Scanner {
                 .find_map(|g| caps.name(g))
                 .unwrap_or(whole);
             let (s, e) = (start + secret.start(), start + secret.end());
-            let key = caps
-                .name("k")
+            // The key; the prose rule's passphrase branch names it `k6` (a name is one group).
+            let key_match = caps.name("k").or_else(|| caps.name("k6"));
+            let key = key_match
                 .and_then(|k| text.get(start + k.start()..start + k.end()))
                 .unwrap_or("");
             // `KEY=value` (env files, connection strings), as opposed to prose's `key: value`.
-            let between = caps
-                .name("k")
-                .map_or(&[][..], |k| &window[k.end()..secret.start().max(k.end())]);
+            let between =
+                key_match.map_or(&[][..], |k| &window[k.end()..secret.start().max(k.end())]);
             let assigned =
                 between.contains(&b'=') && !between.windows(2).any(|w| w == b"==" || w == b"=>");
             // `password == "team10"`: code checks the value, so it is the password.

@@ -85,15 +85,14 @@ pub(crate) fn is_placeholder(s: &str) -> bool {
     if s.len() > 2 && s.starts_with('%') && s.ends_with('%') {
         return true;
     }
-    longest_run(s) >= 6 || is_keyboard_sequence(s)
+    longest_run(s) >= 6 || is_keyboard_sequence(lower.as_bytes())
 }
 
-/// Whether `s` holds a stand-in run typed in order: 7 chars that each step by one the same
+/// Whether `b` (lowercased) holds a stand-in run typed in order: 7 chars that each step by one the same
 /// way (`abcdefg`, `1234567`, `gfedcba`), or 8 whose every other char does (`a1b2c3d4`,
 /// `d4c3b2a1`). Random tokens hold neither (about one in 10^5 for a 40-char hex token, far
 /// fewer for base62).
-fn is_keyboard_sequence(s: &str) -> bool {
-    let b = s.to_ascii_lowercase().into_bytes();
+fn is_keyboard_sequence(b: &[u8]) -> bool {
     let steps = |gap: usize, need: usize, up: bool| {
         let mut run = 0;
         for i in gap..b.len() {
@@ -1233,6 +1232,14 @@ pub(crate) fn is_prose_password(value: &str, context: &Context, min_entropy: f64
     let second = context.key.split_whitespace().nth(1).unwrap_or("");
     if NOT_PROSE_NOUNS.contains(&second.to_ascii_lowercase().as_str())
         || NOT_SECRET_KEYS.contains(&second.to_ascii_lowercase().as_str())
+    {
+        return false;
+    }
+    // `passwordHint: "first pet name"`: a one-word key ends in what it names.
+    if !context.key.contains(' ')
+        && key_words(context.key).last().is_some_and(|w| {
+            NOT_SECRET_KEYS.contains(&w.as_str()) || NOT_PROSE_NOUNS.contains(&w.as_str())
+        })
     {
         return false;
     }

@@ -969,6 +969,8 @@ fn compared_literals_and_passphrases_are_passwords() {
         "password = 'Enter your password'",
         "password: \"not set yet\"",
         "db_password: \"See the vault\"",
+        "passwordHint: \"favourite color\"",
+        "password_label: \"login code\"",
     ] {
         assert!(scan_text(text).is_empty(), "{text}");
     }
