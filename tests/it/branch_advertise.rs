@@ -121,7 +121,7 @@ fn a_sync_with_nothing_new_still_repairs_the_folder_and_reports_what_is_withheld
             .contains(&format!("{TEAM}/project/seeded.md"))
     );
     // A teammate's file the gate refuses is reported by every sync, not only the first.
-    let key = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    let key = format!("ghp_{}", "I9wOi9OvJcNDmFJJONko0LifpTe9NdaYVQyF");
     let mate = team.clone_as("mate");
     team.sb.git(&mate, ["checkout", "-q", "team-memory"]);
     write_memory(&mate, "reference", "leak", &format!("Use {key}\n"));

@@ -441,7 +441,7 @@ fn a_sync_killed_after_writing_part_of_the_folder_is_finished_by_the_next() {
 fn a_secret_stays_out_of_the_branch_and_a_teammates_secret_out_of_the_folder() {
     let team = BranchTeam::new();
     let me = team.clone_as("me");
-    let key = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    let key = format!("ghp_{}", "I9wOi9OvJcNDmFJJONko0LifpTe9NdaYVQyF");
     write_memory(&me, "reference", "token", &format!("The token is {key}\n"));
     let report = team.sync(&me);
     assert_eq!(

@@ -794,7 +794,7 @@ fn with_qwens_own_sync_on_the_context_warns_and_the_pre_commit_hook_stops_a_secr
     let sb = Sandbox::new();
     let repo = project_with_remote(&sb, true);
     sb.teammem(&repo, ["install-hooks"]).expect_code(0);
-    let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    let token = format!("ghp_{}", "I9wOi9OvJcNDmFJJONko0LifpTe9NdaYVQyF");
     common::write(
         &team_dir(&repo).join("reference/ci-token.md"),
         &format!(

@@ -521,7 +521,7 @@ fn share_refuses_a_secret_and_a_trust_rule_break_and_writes_nothing() {
         .join("projects")
         .join(sanitize_git_root(&repo))
         .join("memory");
-    let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    let token = format!("ghp_{}", "I9wOi9OvJcNDmFJJONko0LifpTe9NdaYVQyF");
     write(
         &private.join("reference/token.md"),
         &memory_text(
