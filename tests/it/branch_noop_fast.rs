@@ -309,6 +309,30 @@ fn a_url_rewrite_anywhere_is_left_to_the_full_sync_which_still_works() {
 }
 
 #[test]
+fn a_nameless_user_branch_setting_keeps_the_fast_no_op_and_a_named_one_does_not() {
+    let team = BranchTeam::new();
+    let alice = settled(&team, "alice");
+    let global = team.sb.home().join(".gitconfig");
+    let original = fs::read_to_string(&global).unwrap();
+    // `[branch] autoSetupRebase` changes neither the memory branch nor its remote.
+    fs::write(
+        &global,
+        format!("{original}[branch]\n\tautoSetupRebase = always\n"),
+    )
+    .unwrap();
+    fast_noop(&team, &alice);
+    // A user-level `[branch "x"]` could name another upstream: the full sync decides.
+    fs::write(
+        &global,
+        format!("{original}[branch \"team-memory\"]\n\trebase = true\n"),
+    )
+    .unwrap();
+    let report = full_sync(&team, &alice);
+    assert!(report["skipped_reason"].is_null(), "{report:#}");
+    fs::write(&global, original).unwrap();
+}
+
+#[test]
 fn a_linked_worktree_and_a_detached_head_get_the_fast_no_op_and_miss_no_push() {
     let team = BranchTeam::new();
     let alice = settled(&team, "alice");
