@@ -268,7 +268,7 @@ fn json_and_format_json_are_the_same_everywhere() {
             .unwrap()
             .starts_with("Team memory sync")
     );
-    let token = format!("ghp_{}", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8");
+    let token = format!("ghp_{}", "02onXJM82LK5Y57Wo3gwZt7SkbeB1FeZzEXf");
     let redacted = sb.teammem_with_input(
         &repo,
         ["redact", "--format", "json"],
@@ -369,7 +369,7 @@ fn every_row_of_the_readme_exit_status_table_is_what_the_binary_does() {
             body,
         )
     };
-    let token = format!("ghp_{}", "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2");
+    let token = format!("ghp_{}", "riYhXHD9DE9a17gKVXGyEv1hLXVBL5GaBLOA");
     // Each claim of the table, with a run that shows it.
     let cases: Vec<(i32, &str, Run)> = vec![
         (0, "success", sb.teammem(&repo, ["list"])),
@@ -530,7 +530,7 @@ fn a_body_refused_for_a_secret_is_kept_readable_by_its_owner_only() {
     use std::os::unix::fs::PermissionsExt;
     let sb = Sandbox::new();
     let repo = project(&sb);
-    let token = format!("ghp_{}", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8");
+    let token = format!("ghp_{}", "02onXJM82LK5Y57Wo3gwZt7SkbeB1FeZzEXf");
     let body = format!("Deploy with the token {token}\nand then wait for CI.\n");
     let run = sb.teammem_with_input(
         &repo,
