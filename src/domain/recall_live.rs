@@ -21,7 +21,7 @@ use super::recall_index::{
     self, DocState, FileMeta, FolderMeta, IndexView, Postings, TermTable, merge_tokens,
 };
 use super::recall_refresh::{
-    Candidate, Found, IndexedMatches, in_parts, now_ns, range_in, read_shown, read_stamped,
+    Candidate, Found, in_parts, now_ns, range_in, read_shown, read_stamped,
 };
 use super::scope::ScopeKind;
 use super::store::{self, Stamp, StoreError};
@@ -571,15 +571,7 @@ impl LiveScope {
                     .or_else(|| base.rels.get(j).map(|r| &r[..]))?;
                 Some((rel, known.kind, known.stamp, known.lengths))
             };
-            found.indexed = Some(IndexedMatches::new(
-                &base.bytes,
-                &gathered,
-                (order, scope),
-                entry,
-                &mut found.candidates,
-            ));
-            found.collection = gathered.collection;
-            found.df = gathered.df;
+            found.take_gathered(&base.bytes, gathered, (order, scope), entry);
         }
         found.report.from_index = found.scanned;
         let numbers = query.numbered(&mut self.analyzer);

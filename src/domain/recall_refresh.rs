@@ -398,10 +398,22 @@ impl Found {
             let file = view.files.get(j)?;
             Some((file.rel, file.kind, file.stamp, file.lengths))
         };
+        self.take_gathered(bytes, gathered, (order, scope), entry);
+    }
+
+    /// Keeps what a gather of the index `bytes` found: its statistics, and its matches as
+    /// [`IndexedMatches`] (`entry` as there).
+    pub fn take_gathered<'e>(
+        &mut self,
+        bytes: &Arc<Vec<u8>>,
+        gathered: Gathered,
+        order_scope: (usize, ScopeKind),
+        entry: impl Fn(usize) -> Option<(&'e str, MemoryType, Stamp, [u32; FIELDS])>,
+    ) {
         self.indexed = Some(IndexedMatches::new(
             bytes,
             &gathered,
-            (order, scope),
+            order_scope,
             entry,
             &mut self.candidates,
         ));
