@@ -8,6 +8,7 @@
 use std::fs;
 use std::io::Write;
 use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -521,4 +522,32 @@ fn a_proxy_variable_leaves_a_network_remote_to_the_full_sync() {
     // A failed sync leaves no record: the next one goes the full way, then the fast one.
     full_sync(&team, &alice);
     fast_noop(&team, &alice);
+}
+
+#[test]
+fn session_start_takes_the_fast_no_op_and_init_branch_and_a_fresh_clone_leave_a_record() {
+    let team = BranchTeam::new();
+    // `init --branch` and its first sync left a record: the next sync is the fast one.
+    fast_noop(&team, &team.sb.path().join("seed"));
+    let daemon = GitDaemon::start(&team.sb, team.sb.path());
+    let alice = settled_over(&team, "alice", &daemon.url("remote.git"));
+    let record = alice.join(".git/teammem-noop");
+    let before = fs::metadata(&record).unwrap();
+    let out = team.sb.teammem(&alice, ["session-start", "--json"]);
+    out.expect_code(0);
+    let started: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(started["sync"]["skipped_reason"].is_null(), "{started:#}");
+    assert_eq!(started["sync"]["pulled"], false);
+    // The full sync rewrites the record; the fast no-op only reads it.
+    let after = fs::metadata(&record).unwrap();
+    assert_eq!(
+        (before.ino(), before.mtime(), before.mtime_nsec()),
+        (after.ino(), after.mtime(), after.mtime_nsec()),
+        "session start ran the full sync"
+    );
+    teammate_pushes(&team.sb, &daemon.url("remote.git"), "from-mate");
+    let out = team.sb.teammem(&alice, ["session-start", "--json"]);
+    let started: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(started["sync"]["pulled"], true, "{started:#}");
+    assert!(has_memory(&alice, "project", "from-mate"));
 }
