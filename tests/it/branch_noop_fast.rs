@@ -2,8 +2,10 @@
 //! runs when nothing happened (`-v` says so), reports what the full sync reports, and never
 //! calls a change a no-op — a teammate's push (loose ref, packed ref, a remote gc), a local
 //! edit that kept its size and mtime, a file added or removed, a deleted `MEMORY.md` — nor
-//! decides what it does not fully understand (`insteadOf`); linked worktrees and a detached
-//! HEAD get it too.
+//! decides what it does not fully understand (`insteadOf`, a proxy variable); linked worktrees
+//! and a detached HEAD get it too, and so do a `git://` daemon and a smart-HTTP server (one
+//! connection; a remote down, answering garbage or hanging leaves it to the full sync within
+//! the budget), and `session-start`.
 
 use std::fs;
 use std::io::Write;
@@ -18,6 +20,7 @@ use serde_json::Value;
 
 use crate::common::Sandbox;
 use crate::common::branch_team::{BranchTeam, TEAM, has_memory, write_memory};
+use crate::common::count_proxy::CountProxy;
 use crate::common::servers::{GitDaemon, HttpGit};
 use crate::common::write;
 
@@ -550,4 +553,20 @@ fn session_start_takes_the_fast_no_op_and_init_branch_and_a_fresh_clone_leave_a_
     let started: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(started["sync"]["pulled"], true, "{started:#}");
     assert!(has_memory(&alice, "project", "from-mate"));
+}
+
+#[test]
+fn the_fast_no_op_over_git_daemon_is_one_connection() {
+    let team = BranchTeam::new();
+    let daemon = GitDaemon::start(&team.sb, team.sb.path());
+    let proxy = CountProxy::start(daemon.port);
+    let alice = settled_over(&team, "alice", &proxy.url("remote.git"));
+    proxy.take();
+    let (report, fast) = sync_v(&team, &alice, &[]);
+    assert!(fast, "{report:#}");
+    assert_eq!(
+        proxy.take(),
+        1,
+        "the fast no-op reads one ref advertisement"
+    );
 }
