@@ -2,12 +2,13 @@
 # Benchmark a no-op `teammem sync` in branch mode (the team memory on the `team-memory` branch)
 # against current-branch mode and against the git CLI doing the same job — fetch the one branch,
 # compare its tip with the local one (`git rev-parse`), `git diff --quiet` of the team folder —
-# on a small repository (100 files) and a big one (100,000 files), over file:// and over git://
-# (a local git daemon). Prints hyperfine's tables, then the ratios (mean wall time, and mean
+# on a small repository (100 files) and a big one (100,000 files), over file://, over git://
+# (a local git daemon) and over smart http:// (git http-backend behind Python's stdlib). Prints hyperfine's tables, then the ratios (mean wall time, and mean
 # user+system CPU time, which the machine's load disturbs less).
 #
 # Usage: scripts/bench-sync-branch.sh [WORKDIR]
 #   RUNS=20 (hyperfine runs), BIG=100000 (files of the big repository), SIZES="small big",
+#   TRANSPORTS="file git http",
 #   BIN=path (the teammem measured; default: build the release binary, in $CARGO_TARGET_DIR
 #   when set), OLD_BIN=path (an older teammem measured side by side on the same clones, e.g.
 #   the session's start binary; its rows are left out when unset).
@@ -51,6 +52,53 @@ git daemon --reuseaddr --export-all --enable=receive-pack --listen=127.0.0.1 --p
 daemon=$!
 trap 'kill $daemon 2>/dev/null || true' EXIT
 for _ in $(seq 1 50); do (echo >/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
+# Smart HTTP: `git http-backend` as CGI behind a tiny HTTP/1.1 host from Python's stdlib.
+hport=$((port + 1))
+cat >"$work/http-host.py" <<'PY'
+import http.server, os, subprocess, sys
+
+class Git(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def run(self):
+        path, _, query = self.path.partition("?")
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        env = dict(os.environ, GIT_PROJECT_ROOT=sys.argv[2], GIT_HTTP_EXPORT_ALL="1",
+                   REQUEST_METHOD=self.command, PATH_INFO=path, QUERY_STRING=query,
+                   CONTENT_LENGTH=str(len(body)), REMOTE_ADDR="127.0.0.1",
+                   CONTENT_TYPE=self.headers.get("Content-Type") or "")
+        if self.headers.get("Content-Encoding"):
+            env["HTTP_CONTENT_ENCODING"] = self.headers["Content-Encoding"]
+        out = subprocess.run(["git", "http-backend"], input=body, env=env,
+                             capture_output=True).stdout
+        head, _, payload = out.partition(b"\r\n\r\n")
+        status = "200 OK"
+        headers = []
+        for line in head.decode().split("\r\n"):
+            name, _, value = line.partition(":")
+            if name.lower() == "status":
+                status = value.strip()
+            elif name:
+                headers.append((name, value.strip()))
+        code, _, reason = status.partition(" ")
+        self.send_response(int(code), reason)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    do_GET = do_POST = run
+
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Git).serve_forever()
+PY
+python3 "$work/http-host.py" "$hport" "$work/srv" >/dev/null 2>&1 &
+http_host=$!
+trap 'kill $daemon $http_host 2>/dev/null || true' EXIT
+for _ in $(seq 1 50); do (echo >/dev/tcp/127.0.0.1/$hport) 2>/dev/null && break; sleep 0.1; done
 
 write_memories() { # DIR: ten team memories
   mkdir -p "$1/$team/project"
@@ -116,10 +164,11 @@ for size in $sizes; do
   [ "$size" = big ] && files=$big
   echo "== $size repository: $files files, 10 team memories" >&2
   setup "$size" "$files"
-  for transport in file git; do
+  for transport in ${TRANSPORTS:-file git http}; do
     for mode in cb br; do
       url="file://$work/srv/$size-$mode.git"
       [ "$transport" = git ] && url="git://127.0.0.1:$port/$size-$mode.git"
+      [ "$transport" = http ] && url="http://127.0.0.1:$hport/$size-$mode.git"
       git -C "$work/$size-$mode" remote set-url origin "$url"
       # Warm: nothing left to commit, pull or push.
       "$teammem" -C "$work/$size-$mode" sync >/dev/null
@@ -162,7 +211,7 @@ for row in "${results[@]}"; do
   ' "$out"
   echo
 done
-for transport in file git; do
+for transport in file git http; do
   small="$work/small-$transport.json" bigj="$work/big-$transport.json"
   [ -f "$small" ] && [ -f "$bigj" ] || continue
   jq -r -n --slurpfile s "$small" --slurpfile b "$bigj" --arg t "$transport" '

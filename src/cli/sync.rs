@@ -139,6 +139,7 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
         }
         return Ok(EXIT_OK);
     }
+    let started = std::time::Instant::now();
     let fast = sync::fast_noop::try_noop(project, &options);
     // The fast no-op's report with the default branch name holds fixed words, a commit id and
     // numbers only: nothing there can be a secret, so no redaction scanner is built for it.
@@ -157,6 +158,11 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
         None => {
             let progress =
                 (options.pull || options.push).then(|| super::ui::progress("Syncing team memory"));
+            // The fast no-op's wait on a remote that did not answer comes out of the budget.
+            let options = SyncOptions {
+                timeout: options.timeout.saturating_sub(started.elapsed()),
+                ..options
+            };
             let (outcome, failed) = sync::sync_reporting(project, &options);
             drop(progress);
             if let Some(err) = failed {

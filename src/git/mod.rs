@@ -22,6 +22,7 @@ pub(crate) mod noop_record;
 pub(crate) mod offline;
 pub(crate) mod oversized;
 pub(crate) mod plain;
+pub(crate) mod plain_remote;
 pub(crate) mod preflight;
 pub(crate) mod push;
 pub(crate) mod ref_intent;

@@ -2,16 +2,26 @@
 //! runs when nothing happened (`-v` says so), reports what the full sync reports, and never
 //! calls a change a no-op — a teammate's push (loose ref, packed ref, a remote gc), a local
 //! edit that kept its size and mtime, a file added or removed, a deleted `MEMORY.md` — nor
-//! decides what it does not fully understand (`insteadOf`); linked worktrees and a detached
-//! HEAD get it too.
+//! decides what it does not fully understand (`insteadOf`, a proxy variable); linked worktrees
+//! and a detached HEAD get it too, and so do a `git://` daemon and a smart-HTTP server (one
+//! connection; a remote down, answering garbage or hanging leaves it to the full sync within
+//! the budget), and `session-start`.
 
 use std::fs;
+use std::io::Write;
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::common::Sandbox;
 use crate::common::branch_team::{BranchTeam, TEAM, has_memory, write_memory};
+use crate::common::count_proxy::CountProxy;
+use crate::common::servers::{GitDaemon, HttpGit};
 use crate::common::write;
 
 /// What `teammem -v sync --json` printed, and whether the fast no-op decided it.
@@ -370,4 +380,193 @@ fn a_linked_worktree_and_a_detached_head_get_the_fast_no_op_and_miss_no_push() {
         assert!(has_memory(dir, "project", "for-both"));
         fast_noop(&team, dir);
     }
+}
+
+/// A clone of the team whose `origin` is `url`, synced once with nothing left to do.
+fn settled_over(team: &BranchTeam, name: &str, url: &str) -> std::path::PathBuf {
+    let dir = settled(team, name);
+    team.sb.git(&dir, ["remote", "set-url", "origin", url]);
+    let report = full_sync(team, &dir);
+    assert!(report["skipped_reason"].is_null(), "{report:#}");
+    dir
+}
+
+#[test]
+fn over_git_daemon_and_smart_http_a_no_op_is_fast_and_a_teammates_push_is_received() {
+    let team = BranchTeam::new();
+    let daemon = GitDaemon::start(&team.sb, team.sb.path());
+    let http = HttpGit::open(&team.sb, team.sb.path());
+    for (name, url) in [
+        ("alice", daemon.url("remote.git")),
+        ("bob", http.url("remote.git")),
+    ] {
+        let dir = settled_over(&team, name, &url);
+        fast_noop(&team, &dir);
+        teammate_pushes(&team.sb, &url, &format!("from-{name}-mate"));
+        let report = full_sync(&team, &dir);
+        assert_eq!(report["pulled"], true, "{url}: {report:#}");
+        assert!(has_memory(&dir, "project", &format!("from-{name}-mate")));
+        fast_noop(&team, &dir);
+    }
+}
+
+/// How the front answers a connection.
+const CARRY: u8 = 0;
+const GARBAGE: u8 = 1;
+const HANG: u8 = 2;
+const REFUSE: u8 = 3;
+
+/// A loopback front to a git daemon that carries, answers garbage, hangs or drops each
+/// connection, as the test says.
+struct Front {
+    port: u16,
+    mode: Arc<AtomicU8>,
+}
+
+impl Front {
+    fn start(backend: u16) -> Front {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let mode = Arc::new(AtomicU8::new(CARRY));
+        let seen = mode.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(mut client) = client else { continue };
+                match seen.load(Ordering::SeqCst) {
+                    CARRY => {
+                        std::thread::spawn(move || {
+                            let server = TcpStream::connect(("127.0.0.1", backend)).unwrap();
+                            let (mut up_r, mut up_w) =
+                                (client.try_clone().unwrap(), server.try_clone().unwrap());
+                            let up = std::thread::spawn(move || {
+                                let _ = std::io::copy(&mut up_r, &mut up_w);
+                                let _ = up_w.shutdown(Shutdown::Write);
+                            });
+                            let mut server = server;
+                            let _ = std::io::copy(&mut server, &mut client);
+                            let _ = client.shutdown(Shutdown::Write);
+                            let _ = up.join();
+                        });
+                    }
+                    GARBAGE => {
+                        let _ = client.write_all(b"HTTP/1.0 200 OK\r\n\r\nzzzz not a pkt-line");
+                    }
+                    HANG => {
+                        std::thread::spawn(move || {
+                            std::thread::sleep(Duration::from_secs(60));
+                            drop(client);
+                        });
+                    }
+                    _ => drop(client),
+                }
+            }
+        });
+        Front { port, mode }
+    }
+
+    fn url(&self) -> String {
+        format!("git://127.0.0.1:{}/remote.git", self.port)
+    }
+}
+
+#[test]
+fn a_remote_that_is_down_answers_garbage_or_hangs_gets_the_full_syncs_answer_in_the_budget() {
+    let team = BranchTeam::new();
+    let daemon = GitDaemon::start(&team.sb, team.sb.path());
+    let front = Front::start(daemon.port);
+    let alice = settled_over(&team, "alice", &front.url());
+    fast_noop(&team, &alice);
+    let budget = 6;
+    for mode in [REFUSE, GARBAGE, HANG] {
+        front.mode.store(mode, Ordering::SeqCst);
+        let started = Instant::now();
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_teammem"));
+        team.sb
+            .isolate(&mut cmd)
+            .current_dir(&alice)
+            .args(["-v", "sync", "--json", "--timeout", &budget.to_string()])
+            .stdin(std::process::Stdio::null());
+        let out = cmd.output().unwrap();
+        let took = started.elapsed();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("(fast no-op;"), "mode {mode}: {stderr}");
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(
+            !report["skipped_reason"].is_null(),
+            "mode {mode}: the full sync reaches no remote: {report:#}"
+        );
+        assert!(
+            took < Duration::from_secs(budget + 2),
+            "mode {mode}: took {took:?}, budget {budget} s"
+        );
+    }
+    front.mode.store(CARRY, Ordering::SeqCst);
+    let report = full_sync(&team, &alice);
+    assert!(report["skipped_reason"].is_null(), "{report:#}");
+    fast_noop(&team, &alice);
+}
+
+#[test]
+fn a_proxy_variable_leaves_a_network_remote_to_the_full_sync() {
+    let team = BranchTeam::new();
+    let http = HttpGit::open(&team.sb, team.sb.path());
+    let alice = settled_over(&team, "alice", &http.url("remote.git"));
+    fast_noop(&team, &alice);
+    for var in ["NO_PROXY", "http_proxy", "ALL_PROXY"] {
+        // No proxy listens there: only the full sync, through libgit2, can honour it (or not).
+        let value = if var == "NO_PROXY" {
+            "127.0.0.1"
+        } else {
+            "http://127.0.0.1:9"
+        };
+        let (report, fast) = sync_v(&team, &alice, &[(var, value)]);
+        assert!(!fast, "{var}: {report:#}");
+    }
+    // A failed sync leaves no record: the next one goes the full way, then the fast one.
+    full_sync(&team, &alice);
+    fast_noop(&team, &alice);
+}
+
+#[test]
+fn session_start_takes_the_fast_no_op_and_init_branch_and_a_fresh_clone_leave_a_record() {
+    let team = BranchTeam::new();
+    // `init --branch` and its first sync left a record: the next sync is the fast one.
+    fast_noop(&team, &team.sb.path().join("seed"));
+    let daemon = GitDaemon::start(&team.sb, team.sb.path());
+    let alice = settled_over(&team, "alice", &daemon.url("remote.git"));
+    let record = alice.join(".git/teammem-noop");
+    let before = fs::metadata(&record).unwrap();
+    let out = team.sb.teammem(&alice, ["session-start", "--json"]);
+    out.expect_code(0);
+    let started: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(started["sync"]["skipped_reason"].is_null(), "{started:#}");
+    assert_eq!(started["sync"]["pulled"], false);
+    // The full sync rewrites the record; the fast no-op only reads it.
+    let after = fs::metadata(&record).unwrap();
+    assert_eq!(
+        (before.ino(), before.mtime(), before.mtime_nsec()),
+        (after.ino(), after.mtime(), after.mtime_nsec()),
+        "session start ran the full sync"
+    );
+    teammate_pushes(&team.sb, &daemon.url("remote.git"), "from-mate");
+    let out = team.sb.teammem(&alice, ["session-start", "--json"]);
+    let started: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(started["sync"]["pulled"], true, "{started:#}");
+    assert!(has_memory(&alice, "project", "from-mate"));
+}
+
+#[test]
+fn the_fast_no_op_over_git_daemon_is_one_connection() {
+    let team = BranchTeam::new();
+    let daemon = GitDaemon::start(&team.sb, team.sb.path());
+    let proxy = CountProxy::start(daemon.port);
+    let alice = settled_over(&team, "alice", &proxy.url("remote.git"));
+    proxy.take();
+    let (report, fast) = sync_v(&team, &alice, &[]);
+    assert!(fast, "{report:#}");
+    assert_eq!(
+        proxy.take(),
+        1,
+        "the fast no-op reads one ref advertisement"
+    );
 }

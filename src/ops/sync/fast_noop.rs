@@ -4,7 +4,8 @@
 //!
 //! Nothing to do means what [`super::branch`]'s own check means, read by hand
 //! (`git/plain.rs`) against the record the last sync left (`git/noop_record.rs`): the remote
-//! (a local path or `file://`, read from its files) holds the memory branch at the tip this
+//! (a local path or `file://`, read from its files; a `git://` or `http://` one, from its ref
+//! advertisement, `git/plain_remote.rs`) holds the memory branch at the tip this
 //! clone's branch, its remote-tracking ref and the folder's materialised base stand on; every
 //! file of the folder has the stat recorded when the folder held exactly that tip (a racy
 //! entry, by its content); the folder is excluded; no ref move, transfer or offline note is
@@ -16,8 +17,8 @@
 //! Reads only: the fast path writes nothing and takes no lock. A sync running meanwhile makes
 //! a ref or a stat differ; the full sync then takes its turn at the lock.
 
-use std::path::Path;
-use std::time::Instant;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use git2::Repository;
 
@@ -26,6 +27,7 @@ use crate::domain::store;
 use crate::git::memory_branch::{self, DEFAULT_BRANCH, MemoryBranch, PROPOSALS_PREFIX};
 use crate::git::noop_record::{self, NoopRecord, Stamp};
 use crate::git::plain::{self, Config, PlainRepo};
+use crate::git::plain_remote::{self, NetRemote};
 use crate::git::remote::Transport;
 use crate::git::status;
 use crate::ops::Project;
@@ -67,11 +69,6 @@ pub fn try_noop(project: &Project, options: &SyncOptions) -> Option<SyncOutcome>
     {
         return None;
     }
-    let remote = plain::local_remote(&view.url)?;
-    let remote_tip = plain::read_ref_in(&remote, &format!("refs/heads/{}", view.branch))?;
-    if remote_tip.as_deref() != Some(record.tip.as_str()) {
-        return None;
-    }
     let common = &repo.common_dir;
     // The offline note too: a full sync clears it once the remote answers.
     if super::branch::LEFTOVER_NOTES
@@ -90,6 +87,12 @@ pub fn try_noop(project: &Project, options: &SyncOptions) -> Option<SyncOutcome>
     if !folder_unchanged(&paths.workdir, &record)? {
         return None;
     }
+    // Last, as it may be the one network round trip.
+    let remote = Remote::of(&view.url, &repo.config, &user)?;
+    let remote_tip = remote.read_ref(&format!("refs/heads/{}", view.branch), options.timeout)?;
+    if remote_tip.as_deref() != Some(record.tip.as_str()) {
+        return None;
+    }
     Some(SyncOutcome {
         mode: SyncMode::Branch,
         memory_branch: Some(view.branch),
@@ -103,7 +106,7 @@ pub fn try_noop(project: &Project, options: &SyncOptions) -> Option<SyncOutcome>
 /// nothing left to do: the refs all on one tip, the folder holding exactly that tip (checked
 /// against its tree between two stats of the folder, so an edit made meanwhile is never
 /// recorded as clean). Otherwise, or when the record cannot be made, an earlier record is
-/// removed, as it is when the remote is not a local one (the fast no-op never runs then). Never
+/// removed, as it is when the remote is not one read by hand (the fast no-op never runs then). Never
 /// fails the sync: the record only saves the next one time.
 pub(crate) fn record(
     project: &Project,
@@ -136,7 +139,7 @@ fn build_record(
     let plain_repo = PlainRepo::at(&paths.workdir)?;
     let view = view(&plain_repo, &plain::user_configs()?)?;
     // Over any other remote the fast no-op never runs: no record to keep up.
-    plain::local_remote(&view.url)?;
+    Remote::of(&view.url, &plain_repo.config, &plain::user_configs()?)?;
     if view.branch != memory.name
         || memory.remote.as_deref() != Some(view.remote.as_str())
         || view.materialised_ref != memory_branch::materialised_ref(repo)
@@ -184,6 +187,32 @@ fn build_record(
         written,
         files,
     })
+}
+
+/// A remote whose memory-branch tip is read by hand: a local one from its files, a `git://`
+/// or `http://` one from its ref advertisement (`git/plain_remote.rs`).
+enum Remote {
+    Local(PathBuf),
+    Net(NetRemote),
+}
+
+impl Remote {
+    /// `None` for a remote read only through libgit2 (or one behind a proxy).
+    fn of(url: &str, repo: &Config, user: &[(Config, bool)]) -> Option<Remote> {
+        if let Some(dir) = plain::local_remote(url) {
+            return Some(Remote::Local(dir));
+        }
+        let configs: Vec<&Config> = user.iter().map(|(c, _)| c).chain([repo]).collect();
+        plain_remote::net_remote(url, &configs).map(Remote::Net)
+    }
+
+    /// The commit `refname` points at there (`Some(None)`: no such ref); `None` when unknown.
+    fn read_ref(&self, refname: &str, budget: Duration) -> Option<Option<String>> {
+        match self {
+            Remote::Local(dir) => plain::read_ref_in(dir, refname),
+            Remote::Net(remote) => remote.read_ref(refname, budget),
+        }
+    }
 }
 
 /// Whether every file of the folder has its recorded stat (a racy one, its recorded content),

@@ -196,11 +196,20 @@ impl HttpGit {
     /// Serves the repositories below `base` to `user` / `password` only.
     pub fn start(sb: &Sandbox, base: &Path, user: &str, password: &str) -> HttpGit {
         let expected = format!("Basic {}", base64(format!("{user}:{password}").as_bytes()));
+        HttpGit::serve(sb, base, Some(expected), user)
+    }
+
+    /// Serves the repositories below `base` to anyone, no credentials asked.
+    pub fn open(sb: &Sandbox, base: &Path) -> HttpGit {
+        HttpGit::serve(sb, base, None, "anonymous")
+    }
+
+    fn serve(sb: &Sandbox, base: &Path, expected: Option<String>, user: &str) -> HttpGit {
         let base = base.to_path_buf();
         let user = user.to_string();
         let env = CgiEnv::of(sb);
         let server = Listening::start(move |stream| {
-            let _ = serve(stream, &base, &expected, &user, &env);
+            let _ = serve(stream, &base, expected.as_deref(), &user, &env);
         });
         HttpGit { server }
     }
@@ -242,7 +251,7 @@ impl CgiEnv {
 fn serve(
     stream: TcpStream,
     base: &PathBuf,
-    expected_auth: &str,
+    expected_auth: Option<&str>,
     user: &str,
     env: &CgiEnv,
 ) -> std::io::Result<()> {
@@ -267,7 +276,8 @@ fn serve(
             headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
         }
     }
-    if headers.get("authorization").map(String::as_str) != Some(expected_auth) {
+    if expected_auth.is_some() && headers.get("authorization").map(String::as_str) != expected_auth
+    {
         writer.write_all(
             b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"git\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
         )?;

@@ -1,0 +1,395 @@
+//! One ref of a network remote read by hand, for the fast no-op (issue 11): the v0 ref
+//! advertisement of a `git://` daemon or a plain `http://` smart-HTTP server, over a std
+//! `TcpStream` with a short deadline, so a no-op sync needs neither libgit2 nor its OpenSSL
+//! start. Only the memory branch's tip is wanted.
+//!
+//! Anything not fully understood is no answer, and the full sync decides as before: https,
+//! ssh, a URL with credentials or a query, any proxy (the `*_proxy` variables, `http.*` or
+//! `remote.*.proxy` config, `core.gitProxy`, `GIT_PROXY_COMMAND`), `GIT_PROTOCOL`, a redirect
+//! or an auth challenge, a dumb HTTP server, a v2-only server, an `ERR` line, a timeout.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use crate::git::plain::{self, Config};
+
+/// The longest the fast no-op waits on the network: past it, the full sync takes its turn.
+const LONGEST: Duration = Duration::from_secs(2);
+
+/// The largest advertisement read (a remote with that many refs is left to libgit2).
+const MAX_ADVERTISEMENT: usize = 16 << 20;
+
+/// A remote this module reads: its transport, host (for the `Host` header or `host=`),
+/// socket address text and repository path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NetRemote {
+    http: bool,
+    host: String,
+    port: u16,
+    path: String,
+}
+
+/// The remote behind `url` when this module can read it in the environment and config git
+/// would use: a `git://` or `http://` URL with a plain host and path, no proxy anywhere.
+pub(crate) fn net_remote(url: &str, configs: &[&Config]) -> Option<NetRemote> {
+    const NETWORK_VARIABLES: [&str; 9] = [
+        "http_proxy",
+        "HTTP_PROXY",
+        "all_proxy",
+        "ALL_PROXY",
+        "no_proxy",
+        "NO_PROXY",
+        "GIT_PROXY_COMMAND",
+        "GIT_PROTOCOL",
+        "GIT_SSL_NO_VERIFY",
+    ];
+    if NETWORK_VARIABLES
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()))
+    {
+        return None;
+    }
+    let proxied = configs.iter().any(|c| {
+        c.entries.iter().any(|e| {
+            e.section == "http"
+                // `protocol.version`, `protocol.allow`, `protocol.git.allow`: not `file`'s.
+                || (e.section == "protocol" && e.subsection.as_deref() != Some("file"))
+                || (e.section == "core" && e.key == "gitproxy")
+                || (e.section == "remote" && e.key == "proxy")
+        })
+    });
+    if proxied {
+        return None;
+    }
+    let (http, rest) = match (url.strip_prefix("git://"), url.strip_prefix("http://")) {
+        (Some(rest), _) => (false, rest),
+        (_, Some(rest)) => (true, rest),
+        _ => return None,
+    };
+    let (authority, path) = rest.split_at(rest.find('/')?);
+    let plain_path = |p: &str| {
+        p.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'_' | b'.' | b'~'))
+    };
+    if !plain_path(path) || path.contains("/../") || path.ends_with("/..") {
+        return None;
+    }
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) => (host, port.parse().ok()?),
+        None => (authority, if http { 80 } else { 9418 }),
+    };
+    let plain_host = !host.is_empty()
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-'));
+    if !plain_host || port == 0 {
+        return None;
+    }
+    Some(NetRemote {
+        http,
+        host: host.to_string(),
+        port,
+        path: path.trim_end_matches('/').to_string(),
+    })
+}
+
+impl NetRemote {
+    /// The commit `refname` points at on the remote (`Some(None)` when it advertises no such
+    /// ref), read within a fifth of `budget` and never more than two seconds.
+    pub(crate) fn read_ref(&self, refname: &str, budget: Duration) -> Option<Option<String>> {
+        let deadline = Instant::now() + (budget / 5).min(LONGEST);
+        let addr = (self.host.as_str(), self.port)
+            .to_socket_addrs()
+            .ok()?
+            .next()?;
+        let mut stream = connect(addr, deadline)?;
+        if self.http {
+            self.read_ref_http(&mut stream, refname, deadline)
+        } else {
+            self.read_ref_daemon(&mut stream, refname, deadline)
+        }
+    }
+
+    fn read_ref_daemon(
+        &self,
+        stream: &mut TcpStream,
+        refname: &str,
+        deadline: Instant,
+    ) -> Option<Option<String>> {
+        let authority = match self.port {
+            9418 => self.host.clone(),
+            port => format!("{}:{port}", self.host),
+        };
+        let request = format!("git-upload-pack {}\0host={authority}\0", self.path);
+        stream.write_all(&pkt_line(request.as_bytes())?).ok()?;
+        let mut reader = Deadlined { stream, deadline };
+        let found = read_advertisement(&mut reader, refname);
+        // A flush ends the exchange cleanly: the daemon sends no pack.
+        let _ = reader.stream.write_all(b"0000");
+        found
+    }
+
+    fn read_ref_http(
+        &self,
+        stream: &mut TcpStream,
+        refname: &str,
+        deadline: Instant,
+    ) -> Option<Option<String>> {
+        let host = match self.port {
+            80 => self.host.clone(),
+            port => format!("{}:{port}", self.host),
+        };
+        let request = format!(
+            "GET {}/info/refs?service=git-upload-pack HTTP/1.1\r\nHost: {host}\r\n\
+             User-Agent: git/2.0 (teammem)\r\nAccept: */*\r\nPragma: no-cache\r\n\
+             Connection: close\r\n\r\n",
+            self.path
+        );
+        stream.write_all(request.as_bytes()).ok()?;
+        let mut response = Vec::new();
+        Deadlined { stream, deadline }
+            .take(MAX_ADVERTISEMENT as u64 + 1)
+            .read_to_end(&mut response)
+            .ok()?;
+        if response.len() > MAX_ADVERTISEMENT {
+            return None;
+        }
+        let body = http_body(&response)?;
+        let mut body = body.as_slice();
+        let first = read_pkt(&mut body)?;
+        if first.as_deref() != Some(b"# service=git-upload-pack\n".as_slice()) {
+            return None;
+        }
+        read_pkt(&mut body)?.is_none().then_some(())?;
+        read_advertisement(&mut body, refname)
+    }
+}
+
+fn connect(addr: SocketAddr, deadline: Instant) -> Option<TcpStream> {
+    let left = deadline.checked_duration_since(Instant::now())?;
+    let stream = TcpStream::connect_timeout(&addr, left).ok()?;
+    stream.set_nodelay(true).ok()?;
+    Some(stream)
+}
+
+/// A stream whose every read waits no later than the deadline.
+struct Deadlined<'a> {
+    stream: &'a mut TcpStream,
+    deadline: Instant,
+}
+
+impl Read for Deadlined<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self
+            .deadline
+            .checked_duration_since(Instant::now())
+            .filter(|d| !d.is_zero())
+            .ok_or(std::io::ErrorKind::TimedOut)?;
+        self.stream.set_read_timeout(Some(left))?;
+        self.stream.read(buf)
+    }
+}
+
+/// The body of a `200` answer carrying a smart upload-pack advertisement, its chunks joined.
+/// `None` for any other status (a redirect, an auth challenge), a dumb server, or a body not
+/// fully received.
+fn http_body(response: &[u8]) -> Option<Vec<u8>> {
+    let end = response.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = std::str::from_utf8(&response[..end]).ok()?;
+    let rest = &response[end + 4..];
+    let mut lines = head.split("\r\n");
+    let status = lines.next()?;
+    let mut words = status.split(' ');
+    if !words.next()?.starts_with("HTTP/1.") || words.next()? != "200" {
+        return None;
+    }
+    let (mut length, mut chunked, mut smart) = (None, false, false);
+    for line in lines {
+        let (name, value) = line.split_once(':')?;
+        let value = value.trim();
+        match name.trim().to_ascii_lowercase().as_str() {
+            "content-type" => smart = value == "application/x-git-upload-pack-advertisement",
+            "content-length" => length = Some(value.parse::<usize>().ok()?),
+            "transfer-encoding" => {
+                if !value.eq_ignore_ascii_case("chunked") {
+                    return None;
+                }
+                chunked = true;
+            }
+            "content-encoding" => return None,
+            _ => {}
+        }
+    }
+    if !smart {
+        return None;
+    }
+    if chunked {
+        return dechunk(rest);
+    }
+    match length {
+        Some(n) if rest.len() >= n => Some(rest[..n].to_vec()),
+        Some(_) => None,
+        None => Some(rest.to_vec()),
+    }
+}
+
+/// A chunked body joined; `None` unless it ends with the last (empty) chunk.
+fn dechunk(mut rest: &[u8]) -> Option<Vec<u8>> {
+    let mut body = Vec::new();
+    loop {
+        let eol = rest.windows(2).position(|w| w == b"\r\n")?;
+        let size = std::str::from_utf8(&rest[..eol]).ok()?;
+        let size = usize::from_str_radix(size.split(';').next()?.trim(), 16).ok()?;
+        rest = &rest[eol + 2..];
+        if size == 0 {
+            return Some(body);
+        }
+        if rest.len() < size + 2 || &rest[size..size + 2] != b"\r\n" {
+            return None;
+        }
+        body.extend_from_slice(&rest[..size]);
+        rest = &rest[size + 2..];
+    }
+}
+
+/// A pkt-line holding `payload`.
+fn pkt_line(payload: &[u8]) -> Option<Vec<u8>> {
+    let len = payload.len() + 4;
+    if len > 65520 {
+        return None;
+    }
+    let mut out = format!("{len:04x}").into_bytes();
+    out.extend_from_slice(payload);
+    Some(out)
+}
+
+/// The next pkt-line's payload; `Some(None)` for a flush.
+fn read_pkt(reader: &mut impl Read) -> Option<Option<Vec<u8>>> {
+    let mut len = [0u8; 4];
+    reader.read_exact(&mut len).ok()?;
+    let len = usize::from_str_radix(std::str::from_utf8(&len).ok()?, 16).ok()?;
+    match len {
+        0 => Some(None),
+        1..=4 => None,
+        _ => {
+            let mut payload = vec![0; len - 4];
+            reader.read_exact(&mut payload).ok()?;
+            Some(Some(payload))
+        }
+    }
+}
+
+/// `refname`'s commit in a v0 advertisement read through to its flush. `None` for an `ERR`
+/// line, a v2 answer or any line not in the v0 shape.
+fn read_advertisement(reader: &mut impl Read, refname: &str) -> Option<Option<String>> {
+    let mut found = None;
+    let mut first = true;
+    while let Some(line) = read_pkt(reader)? {
+        let line = std::str::from_utf8(&line).ok()?;
+        let line = line.strip_suffix('\n').unwrap_or(line);
+        if first && line == "version 1" {
+            continue;
+        }
+        let line = match first {
+            true => line.split('\0').next()?,
+            false if line.contains('\0') => return None,
+            false => line,
+        };
+        first = false;
+        let (id, name) = line.split_once(' ')?;
+        if !plain::is_hex_id(id) || id.len() != 40 {
+            return None;
+        }
+        if name == refname {
+            found = Some(id.to_string());
+        }
+    }
+    Some(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pkts(lines: &[&str]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for line in lines {
+            match *line {
+                "" => out.extend_from_slice(b"0000"),
+                l => out.extend(pkt_line(l.as_bytes()).unwrap()),
+            }
+        }
+        out
+    }
+
+    const A: &str = "1111111111111111111111111111111111111111";
+    const B: &str = "2222222222222222222222222222222222222222";
+
+    #[test]
+    fn the_advertisement_gives_the_ref_asked_for_and_nothing_else_is_understood() {
+        let ad = pkts(&[
+            &format!("{A} HEAD\0multi_ack side-band-64k\n"),
+            &format!("{B} refs/heads/team-memory\n"),
+            "",
+        ]);
+        let tip = read_advertisement(&mut ad.as_slice(), "refs/heads/team-memory");
+        assert_eq!(tip, Some(Some(B.to_string())));
+        assert_eq!(
+            read_advertisement(&mut ad.as_slice(), "refs/heads/other"),
+            Some(None)
+        );
+        let err = pkts(&["ERR access denied", ""]);
+        assert_eq!(
+            read_advertisement(&mut err.as_slice(), "refs/heads/x"),
+            None
+        );
+        let v2 = pkts(&["version 2\n", "ls-refs\n", ""]);
+        assert_eq!(read_advertisement(&mut v2.as_slice(), "refs/heads/x"), None);
+        let torn = &ad[..ad.len() - 4];
+        assert_eq!(read_advertisement(&mut &torn[..], "refs/heads/x"), None);
+    }
+
+    #[test]
+    fn only_a_smart_200_body_is_read_chunked_or_not() {
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: application/x-git-upload-pack-advertisement";
+        let plain = format!("{head}\r\nContent-Length: 5\r\n\r\nhello");
+        assert_eq!(http_body(plain.as_bytes()), Some(b"hello".to_vec()));
+        let chunked =
+            format!("{head}\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n");
+        assert_eq!(http_body(chunked.as_bytes()), Some(b"hello".to_vec()));
+        let torn = format!("{head}\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n");
+        assert_eq!(http_body(torn.as_bytes()), None);
+        let dumb = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nx";
+        assert_eq!(http_body(dumb.as_bytes()), None);
+        let redirect = "HTTP/1.1 301 Moved\r\nLocation: http://x/\r\n\r\n";
+        assert_eq!(http_body(redirect.as_bytes()), None);
+        let challenge = "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic\r\n\r\n";
+        assert_eq!(http_body(challenge.as_bytes()), None);
+    }
+
+    #[test]
+    fn only_plain_git_and_http_urls_are_read_by_hand() {
+        let none = Config::default();
+        let r = net_remote("git://127.0.0.1:9999/team.git", &[&none]).unwrap();
+        assert_eq!(
+            (r.http, r.port, r.path.as_str()),
+            (false, 9999, "/team.git")
+        );
+        let r = net_remote("http://localhost/srv/team", &[&none]).unwrap();
+        assert_eq!((r.http, r.port), (true, 80));
+        for not in [
+            "https://example.com/team.git",
+            "ssh://host/team.git",
+            "http://user:pw@host/team.git",
+            "http://host/team.git?x=1",
+            "http://[::1]/team.git",
+            "git://host/a/../b",
+            "/srv/team.git",
+        ] {
+            assert_eq!(net_remote(not, &[&none]), None, "{not}");
+        }
+        let proxied = plain::parse_config(b"[http]\n\tproxy = http://p:3128\n").unwrap();
+        assert_eq!(net_remote("http://host/team.git", &[&proxied]), None);
+    }
+}
