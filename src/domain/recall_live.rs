@@ -283,34 +283,36 @@ impl LiveScope {
         }
     }
 
-    /// Every memory file as last seen, sorted bytewise.
-    fn names(&self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::with_capacity(self.base.rels.len() + self.overlay.len());
+    /// Every memory file as last seen, sorted bytewise, with what is known of it (so that a
+    /// check of every memory does not look each one up again).
+    fn names(&self) -> Vec<(String, Known)> {
+        let mut out: Vec<(String, Known)> =
+            Vec::with_capacity(self.base.rels.len() + self.overlay.len());
         let mut over = self.overlay.iter().peekable();
         for (j, rel) in self.base.rels.iter().enumerate() {
             while let Some((o, entry)) = over.peek() {
                 if o.as_bytes() >= rel.as_bytes() {
                     break;
                 }
-                if matches!(entry, Over::Here(..)) {
-                    out.push((*o).clone());
+                if let Over::Here(known, _) = entry {
+                    out.push(((*o).clone(), *known));
                 }
                 over.next();
             }
             if over.peek().is_some_and(|(o, _)| o.as_str() == &**rel) {
-                if let Some((o, Over::Here(..))) = over.next() {
-                    out.push(o.clone());
+                if let Some((o, Over::Here(known, _))) = over.next() {
+                    out.push((o.clone(), *known));
                 }
                 continue;
             }
             if !self.base.masked[j] {
-                out.push(rel.to_string());
+                out.push((rel.to_string(), self.base.known[j]));
             }
         }
-        out.extend(
-            over.filter(|(_, e)| matches!(e, Over::Here(..)))
-                .map(|(o, _)| o.clone()),
-        );
+        out.extend(over.filter_map(|(o, e)| match e {
+            Over::Here(known, _) => Some((o.clone(), *known)),
+            Over::Gone => None,
+        }));
         out
     }
 
@@ -339,7 +341,8 @@ impl LiveScope {
         let now = now_ns();
         let window = self.settle_ns;
         let relist = !dirty.below.is_empty() || (dirty.all && !self.listing_holds());
-        let mut to_check: Vec<String> = Vec::new();
+        // Each with what was known of it before this look (`None`: not known).
+        let mut to_check: Vec<(String, Option<Known>)> = Vec::new();
         let mut to_read: Vec<String> = Vec::new();
         let mut gone: Vec<String> = Vec::new();
         if relist {
@@ -368,23 +371,22 @@ impl LiveScope {
             let before = self.names();
             let mut old = before.iter().peekable();
             for rel in &listing.paths {
-                while let Some(o) = old.peek() {
+                while let Some((o, _)) = old.peek() {
                     if o.as_bytes() >= rel.as_bytes() {
                         break;
                     }
-                    gone.push((*o).clone());
+                    gone.push(o.clone());
                     old.next();
                 }
-                if old.peek().is_some_and(|o| *o == rel) {
-                    old.next();
+                if let Some((_, known)) = old.next_if(|(o, _)| o == rel) {
                     if under(rel) {
-                        to_check.push(rel.clone());
+                        to_check.push((rel.clone(), Some(*known)));
                     }
                 } else {
                     to_read.push(rel.clone());
                 }
             }
-            gone.extend(old.cloned());
+            gone.extend(old.map(|(o, _)| o.clone()));
             self.folders = listing
                 .folders
                 .into_iter()
@@ -395,18 +397,28 @@ impl LiveScope {
                 .collect();
             self.symlinks = listing.symlinks;
         } else if dirty.all {
-            to_check = self.names();
+            to_check = self
+                .names()
+                .into_iter()
+                .map(|(rel, known)| (rel, Some(known)))
+                .collect();
         } else {
-            to_check = dirty.files.into_iter().collect();
+            to_check = dirty
+                .files
+                .into_iter()
+                .map(|rel| {
+                    let known = self.known(&rel);
+                    (rel, known)
+                })
+                .collect();
         }
 
-        let names: Vec<&str> = to_check.iter().map(String::as_str).collect();
+        let names: Vec<&str> = to_check.iter().map(|(rel, _)| rel.as_str()).collect();
         self.report.stats += names.len();
         let stamps = store::stamps(&self.dir, &names);
         let mut vanished = false;
-        for (rel, stamp) in to_check.iter().zip(stamps) {
-            let known = self.known(rel);
-            match (stamp, known) {
+        for ((rel, known), stamp) in to_check.iter().zip(stamps) {
+            match (stamp, *known) {
                 (Some(now), Some(k)) if k.settled && k.stamp == now => {}
                 (None, _) if !relist => vanished = true,
                 _ => to_read.push(rel.clone()),
@@ -491,7 +503,7 @@ impl LiveScope {
         let mut files: Vec<FileMeta<'_>> = Vec::with_capacity(names.len());
         let mut renumber: Vec<Option<u32>> = vec![None; self.base.rels.len()];
         let mut fresh: TokenMap<Postings> = TokenMap::default();
-        for (i, rel) in names.iter().enumerate() {
+        for (i, (rel, _)) in names.iter().enumerate() {
             let known = match self.overlay.get(rel) {
                 Some(Over::Here(known, terms)) => {
                     for (t, units) in terms {

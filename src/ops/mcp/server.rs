@@ -125,7 +125,7 @@ fn warm(door: &Arc<MemoryDoor>, name: &str, work: fn(&MemoryDoor)) {
 
 /// Serves `door` over stdin and stdout until the client closes the connection. What the first
 /// search needs is prepared at once, beside the handshake, on threads of their own (recall's
-/// indexes in memory, the gate's scanners, every memory's last commit), so that neither waits
+/// indexes in memory, the gate's policy, every memory's last commit), so that neither waits
 /// for the other.
 pub fn serve(door: MemoryDoor) -> Result<(), OpError> {
     let door = Arc::new(door);

@@ -31,15 +31,6 @@ use super::live::LiveIndex;
 /// The most memories one `memory_list` page shows.
 pub const MAX_LISTED: usize = 200;
 
-/// What the gate judges at server start to build its scanners: a memory like those agents save,
-/// with a link, a command and a configuration line, so that the keyword automata and the rules
-/// most texts trigger are compiled before the first search.
-const WARM_UP_MEMORY: &str = "---\nname: Staging deploy\ndescription: How the staging \
-    deploy runs\ntype: project\nkeywords: [deploy, staging]\n---\nRun `make deploy` with \
-    the token from the vault; the config sets password_file and api_key_path.\nSee \
-    https://example.com/docs <!-- note -->\n\nWhy: the release checklist.\nHow to apply: \
-    before every release.\n";
-
 /// The memories a `memory_list` page shows when the call names no `limit`.
 pub const DEFAULT_LISTED: usize = 100;
 
@@ -148,18 +139,13 @@ impl MemoryDoor {
         }
     }
 
-    /// Builds the gate's policy and the scanners it compiles on first use (by judging a
-    /// sample memory), so that the first call does not pay for them. The server runs it on a
-    /// thread of its own at start; a call that comes meanwhile waits for the policy's lock.
+    /// Builds the gate's policy (the configuration files and the team's fingerprints), so that
+    /// the first call does not read them; on a thread of its own at start (a call that comes
+    /// meanwhile waits for the policy's lock). The scanners are left to the first hits, which
+    /// build only the patterns their texts can match: compiling them for a sample memory took
+    /// 25 M instructions beside the live index open, on cores the first answer waits for.
     pub fn warm_gate(&self) {
-        let policy = self.policy();
-        let _ = guard::agent_view(
-            &policy,
-            "team:project/warm-up.md",
-            "warm-up.md",
-            "project/warm-up.md",
-            WARM_UP_MEMORY.as_bytes(),
-        );
+        let _ = self.policy();
     }
 
     /// Watches the memory folders and opens recall's indexes in memory, so that the first
