@@ -182,7 +182,12 @@ fn stamps_of(dir: &Path, rels: &[&str]) -> Vec<Option<Stamp>> {
     // One buffer for every name's C string, instead of an allocation per file.
     let mut buffer: Vec<u8> = Vec::new();
     for rel in rels {
-        let (parent, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+        // memchr's search, not core's: the split and the NUL check were a quarter of a warm
+        // recall's user instructions in this loop (10,000 short names).
+        let (parent, name) = match memchr::memrchr(b'/', rel.as_bytes()) {
+            Some(at) => (&rel[..at], &rel[at + 1..]),
+            None => ("", *rel),
+        };
         if open.as_ref().is_none_or(|(p, _)| *p != parent) {
             open = Some((parent, fs::File::open(dir.join(parent)).ok()));
         }
@@ -190,8 +195,12 @@ fn stamps_of(dir: &Path, rels: &[&str]) -> Vec<Option<Stamp>> {
         buffer.clear();
         buffer.extend_from_slice(name.as_bytes());
         buffer.push(0);
-        let stamp = match (folder, CStr::from_bytes_with_nul(&buffer)) {
-            (Some(folder), Ok(name)) => {
+        // A name with a NUL inside (only a damaged index holds one) is never a file's name.
+        let valid = memchr::memchr(0, name.as_bytes()).is_none();
+        // SAFETY: `buffer` ends with its only NUL, checked just above.
+        let c_name = valid.then(|| unsafe { CStr::from_bytes_with_nul_unchecked(&buffer) });
+        let stamp = match (folder, c_name) {
+            (Some(folder), Some(name)) => {
                 let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
                 // SAFETY: `name` is a valid C string, `st` a buffer of the right type that
                 // fstatat fills when it returns 0, and `folder` keeps the fd open for the call.
