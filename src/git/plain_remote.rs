@@ -245,11 +245,12 @@ fn dechunk(mut rest: &[u8]) -> Option<Vec<u8>> {
         if size == 0 {
             return Some(body);
         }
-        if rest.len() < size + 2 || &rest[size..size + 2] != b"\r\n" {
+        let end = size.checked_add(2)?;
+        if rest.len() < end || &rest[size..end] != b"\r\n" {
             return None;
         }
         body.extend_from_slice(&rest[..size]);
-        rest = &rest[size + 2..];
+        rest = &rest[end..];
     }
 }
 
@@ -358,6 +359,8 @@ mod tests {
         let chunked =
             format!("{head}\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n");
         assert_eq!(http_body(chunked.as_bytes()), Some(b"hello".to_vec()));
+        // The largest chunk size there is: no overflow, just a body not fully received.
+        assert_eq!(dechunk(b"ffffffffffffffff\r\nhello\r\n"), None);
         let torn = format!("{head}\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n");
         assert_eq!(http_body(torn.as_bytes()), None);
         let dumb = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nx";
@@ -391,5 +394,27 @@ mod tests {
         }
         let proxied = plain::parse_config(b"[http]\n\tproxy = http://p:3128\n").unwrap();
         assert_eq!(net_remote("http://host/team.git", &[&proxied]), None);
+    }
+
+    proptest::proptest! {
+        /// Whatever a server sends, the readers answer or give up: no panic, no overflow (a
+        /// chunk size of `ffffffffffffffff` once overflowed).
+        #[test]
+        fn no_answer_from_a_server_panics(
+            bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..400),
+            size in "[0-9a-fA-F]{1,20}",
+        ) {
+            let _ = read_advertisement(&mut bytes.as_slice(), "refs/heads/team-memory");
+            let _ = http_body(&bytes);
+            let _ = dechunk(&bytes);
+            let mut chunked = format!("{size}\r\n").into_bytes();
+            chunked.extend_from_slice(&bytes);
+            let _ = dechunk(&chunked);
+            let mut head = b"HTTP/1.1 200 OK\r\nContent-Type: \
+                application/x-git-upload-pack-advertisement\r\nTransfer-Encoding: chunked\r\n\r\n"
+                .to_vec();
+            head.extend_from_slice(&chunked);
+            let _ = http_body(&head);
+        }
     }
 }
