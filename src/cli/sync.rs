@@ -139,15 +139,14 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
         }
         return Ok(EXIT_OK);
     }
-    let started = std::time::Instant::now();
     let fast = sync::fast_noop::try_noop(project, &options);
     // The fast no-op's report with the default branch name holds fixed words, a commit id and
     // numbers only: nothing there can be a secret, so no redaction scanner is built for it.
-    let fixed_text = fast.as_ref().is_some_and(|o| {
+    let fixed_text = fast.as_ref().is_ok_and(|o| {
         o.memory_branch.as_deref() == Some(crate::git::memory_branch::DEFAULT_BRANCH)
     });
     let outcome = match fast {
-        Some(outcome) => {
+        Ok(outcome) => {
             super::ui::debug(format_args!(
                 "sync: nothing to do, decided from the repository's files without opening it \
                  (fast no-op; {}=0 turns it off)",
@@ -155,14 +154,10 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
             ));
             outcome
         }
-        None => {
+        // The fast check's time is already out of these options' budget.
+        Err(options) => {
             let progress =
                 (options.pull || options.push).then(|| super::ui::progress("Syncing team memory"));
-            // The fast no-op's wait on a remote that did not answer comes out of the budget.
-            let options = SyncOptions {
-                timeout: options.timeout.saturating_sub(started.elapsed()),
-                ..options
-            };
             let (outcome, failed) = sync::sync_reporting(project, &options);
             drop(progress);
             if let Some(err) = failed {

@@ -111,17 +111,22 @@ impl NetRemote {
         }
     }
 
+    /// The host as the request names it (`host=` or `Host:`): with its port, unless that is
+    /// the transport's default.
+    fn authority(&self) -> String {
+        match (self.http, self.port) {
+            (true, 80) | (false, 9418) => self.host.clone(),
+            (_, port) => format!("{}:{port}", self.host),
+        }
+    }
+
     fn read_ref_daemon(
         &self,
         stream: &mut TcpStream,
         refname: &str,
         deadline: Instant,
     ) -> Option<Option<String>> {
-        let authority = match self.port {
-            9418 => self.host.clone(),
-            port => format!("{}:{port}", self.host),
-        };
-        let request = format!("git-upload-pack {}\0host={authority}\0", self.path);
+        let request = format!("git-upload-pack {}\0host={}\0", self.path, self.authority());
         stream.write_all(&pkt_line(request.as_bytes())?).ok()?;
         let mut reader = Deadlined { stream, deadline };
         let found = read_advertisement(&mut reader, refname);
@@ -136,10 +141,7 @@ impl NetRemote {
         refname: &str,
         deadline: Instant,
     ) -> Option<Option<String>> {
-        let host = match self.port {
-            80 => self.host.clone(),
-            port => format!("{}:{port}", self.host),
-        };
+        let host = self.authority();
         let request = format!(
             "GET {}/info/refs?service=git-upload-pack HTTP/1.1\r\nHost: {host}\r\n\
              User-Agent: git/2.0 (teammem)\r\nAccept: */*\r\nPragma: no-cache\r\n\

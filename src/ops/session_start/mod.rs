@@ -153,16 +153,9 @@ fn sync_if_on(project: &Project, options: &SessionStartOptions) -> (String, Opti
         )
     });
     // A no-op decided from the files needs no libgit2 start, as `teammem sync`'s does not.
-    let started = std::time::Instant::now();
     let run = || match sync::fast_noop::try_noop(project, &sync_options) {
-        Some(outcome) => Ok(outcome),
-        None => {
-            let sync_options = SyncOptions {
-                timeout: sync_options.timeout.saturating_sub(started.elapsed()),
-                ..sync_options.clone()
-            };
-            sync::sync(project, &sync_options)
-        }
+        Ok(outcome) => Ok(outcome),
+        Err(left) => sync::sync(project, &left),
     };
     match catch_unwind(AssertUnwindSafe(run)) {
         Ok(Ok(outcome)) => (

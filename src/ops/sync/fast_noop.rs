@@ -37,10 +37,18 @@ use crate::ops::sync::{SyncMode, SyncOptions, SyncOutcome};
 /// repository, as before. For comparing the two paths and for ruling the fast one out.
 pub const SWITCH: &str = "TEAMMEM_SYNC_FAST";
 
-/// The report of a branch-mode sync with nothing to do, when the files say so; `None` when
-/// they do not, or when anything is not fully understood (the full sync decides).
-pub fn try_noop(project: &Project, options: &SyncOptions) -> Option<SyncOutcome> {
+/// The report of a branch-mode sync with nothing to do, when the files say so. Otherwise, or
+/// when anything is not fully understood, the options the full sync then runs with: the time
+/// this check took (a remote that did not answer, at worst) comes out of their budget.
+pub fn try_noop(project: &Project, options: &SyncOptions) -> Result<SyncOutcome, SyncOptions> {
     let started = Instant::now();
+    noop(project, options, started).ok_or_else(|| SyncOptions {
+        timeout: options.timeout.saturating_sub(started.elapsed()),
+        ..options.clone()
+    })
+}
+
+fn noop(project: &Project, options: &SyncOptions, started: Instant) -> Option<SyncOutcome> {
     if !options.pull || options.transport != Transport::Builtin || options.author.is_some() {
         return None;
     }
@@ -137,9 +145,10 @@ fn build_record(
     }
     let paths = project.repo.as_ref()?;
     let plain_repo = PlainRepo::at(&paths.workdir)?;
-    let view = view(&plain_repo, &plain::user_configs()?)?;
+    let user = plain::user_configs()?;
+    let view = view(&plain_repo, &user)?;
     // Over any other remote the fast no-op never runs: no record to keep up.
-    Remote::of(&view.url, &plain_repo.config, &plain::user_configs()?)?;
+    Remote::of(&view.url, &plain_repo.config, &user)?;
     if view.branch != memory.name
         || memory.remote.as_deref() != Some(view.remote.as_str())
         || view.materialised_ref != memory_branch::materialised_ref(repo)
