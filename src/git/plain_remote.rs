@@ -9,7 +9,8 @@
 //! or an auth challenge, a dumb HTTP server, a v2-only server, an `ERR` line, a timeout.
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::git::plain::{self, Config};
@@ -99,11 +100,8 @@ impl NetRemote {
     /// ref), read within a fifth of `budget` and never more than two seconds.
     pub(crate) fn read_ref(&self, refname: &str, budget: Duration) -> Option<Option<String>> {
         let deadline = Instant::now() + (budget / 5).min(LONGEST);
-        let addr = (self.host.as_str(), self.port)
-            .to_socket_addrs()
-            .ok()?
-            .next()?;
-        let mut stream = connect(addr, deadline)?;
+        let addrs = resolve(&self.host, self.port, deadline)?;
+        let mut stream = connect_any(&addrs, deadline)?;
         if self.http {
             self.read_ref_http(&mut stream, refname, deadline)
         } else {
@@ -168,11 +166,48 @@ impl NetRemote {
     }
 }
 
-fn connect(addr: SocketAddr, deadline: Instant) -> Option<TcpStream> {
+/// The addresses of `host`, in the order the system's resolver gives them (the order libgit2
+/// tries them in), found before the deadline. An IP literal is no lookup; any other name is
+/// looked up on a thread of its own, since `getaddrinfo` takes no deadline: when it has not
+/// answered in time it is left behind (it ends with the process), and the full sync, whose
+/// transfer runs under the budget, takes its turn.
+fn resolve(host: &str, port: u16, deadline: Instant) -> Option<Vec<SocketAddr>> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Some(vec![SocketAddr::new(ip, port)]);
+    }
     let left = deadline.checked_duration_since(Instant::now())?;
-    let stream = TcpStream::connect_timeout(&addr, left).ok()?;
-    stream.set_nodelay(true).ok()?;
-    Some(stream)
+    let (found, answer) = mpsc::channel();
+    let name = host.to_string();
+    std::thread::Builder::new()
+        .name("teammem-resolve".into())
+        .spawn(move || {
+            let addrs = (name.as_str(), port)
+                .to_socket_addrs()
+                .map(|a| a.collect::<Vec<_>>());
+            let _ = found.send(addrs);
+        })
+        .ok()?;
+    let addrs = answer.recv_timeout(left).ok()?.ok()?;
+    (!addrs.is_empty()).then_some(addrs)
+}
+
+/// A connection to the first of `addrs` that takes one before the deadline, each tried in
+/// turn. Each gets an equal share of the time left, so an address that swallows the
+/// handshake leaves the others their turn; one that refuses it passes on at once.
+fn connect_any(addrs: &[SocketAddr], deadline: Instant) -> Option<TcpStream> {
+    for (i, addr) in addrs.iter().enumerate() {
+        let left = deadline.checked_duration_since(Instant::now())?;
+        let tries_left = u32::try_from(addrs.len() - i).unwrap_or(u32::MAX);
+        let share = left / tries_left;
+        if share.is_zero() {
+            return None;
+        }
+        if let Ok(stream) = TcpStream::connect_timeout(addr, share) {
+            stream.set_nodelay(true).ok()?;
+            return Some(stream);
+        }
+    }
+    None
 }
 
 /// A stream whose every read waits no later than the deadline.
@@ -396,6 +431,41 @@ mod tests {
         }
         let proxied = plain::parse_config(b"[http]\n\tproxy = http://p:3128\n").unwrap();
         assert_eq!(net_remote("http://host/team.git", &[&proxied]), None);
+    }
+
+    #[test]
+    fn every_address_is_tried_in_turn_until_one_takes_the_connection() {
+        let listening = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let open = listening.local_addr().unwrap();
+        // A port just freed: nobody listens there, so it refuses at once.
+        let refused = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let soon = Instant::now() + Duration::from_secs(2);
+        let stream = connect_any(&[refused, open], soon).expect("the second address answers");
+        assert_eq!(stream.peer_addr().unwrap(), open);
+        assert!(connect_any(&[refused], soon).is_none());
+        assert!(connect_any(&[], soon).is_none());
+        // Past the deadline nothing is tried.
+        assert!(connect_any(&[open], Instant::now()).is_none());
+    }
+
+    #[test]
+    fn an_ip_literal_is_no_lookup_and_a_name_is_looked_up_within_the_deadline() {
+        let soon = Instant::now() + Duration::from_secs(2);
+        let literal = resolve("127.0.0.1", 9418, soon).unwrap();
+        assert_eq!(literal, ["127.0.0.1:9418".parse::<SocketAddr>().unwrap()]);
+        // A literal needs no time at all; a name gets none once the deadline is past.
+        assert_eq!(resolve("127.0.0.1", 80, Instant::now()).unwrap().len(), 1);
+        assert_eq!(resolve("localhost", 80, Instant::now()), None);
+        let local = resolve("localhost", 8080, soon).expect("localhost resolves");
+        assert!(
+            local
+                .iter()
+                .all(|a| a.ip().is_loopback() && a.port() == 8080),
+            "{local:?}"
+        );
     }
 
     proptest::proptest! {

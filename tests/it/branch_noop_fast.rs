@@ -570,3 +570,31 @@ fn the_fast_no_op_over_git_daemon_is_one_connection() {
         "the fast no-op reads one ref advertisement"
     );
 }
+
+#[test]
+fn a_remote_named_localhost_gets_the_fast_no_op_on_whichever_of_its_addresses_listens() {
+    let team = BranchTeam::new();
+    let daemon = GitDaemon::start(&team.sb, team.sb.path());
+    let http = HttpGit::open(&team.sb, team.sb.path());
+    // Both servers listen on 127.0.0.1 only. Where `localhost` also resolves to ::1, the
+    // resolver gives ::1 first: that address refuses, and the next one must be tried.
+    for (name, port, url) in [
+        ("alice", daemon.port, daemon.url("remote.git")),
+        ("bob", http.port(), http.url("remote.git")),
+    ] {
+        let url = url.replace("127.0.0.1", "localhost");
+        let addrs: Vec<_> = std::net::ToSocketAddrs::to_socket_addrs(&("localhost", port))
+            .unwrap()
+            .collect();
+        assert!(
+            addrs.iter().any(|a| a.ip().is_ipv4()),
+            "localhost resolves to no IPv4 address here: {addrs:?}"
+        );
+        let dir = settled_over(&team, name, &url);
+        fast_noop(&team, &dir);
+        teammate_pushes(&team.sb, &url, &format!("via-localhost-{name}"));
+        let report = full_sync(&team, &dir);
+        assert_eq!(report["pulled"], true, "{url}: {report:#}");
+        fast_noop(&team, &dir);
+    }
+}
