@@ -19,7 +19,9 @@
 # Every one of them starts `git http-backend` (and it `git upload-pack`) per request.
 #
 # Usage: scripts/bench-sync-branch.sh [WORKDIR]
-#   RUNS=20 (hyperfine runs), BIG=100000 (files of the big repository), SIZES="small big",
+#   RUNS=20 (hyperfine runs), ROUNDS=1 (RUNS split into that many hyperfine runs in turn, their
+#   times pooled: on a loaded machine, ROUNDS=5 spreads a burst of load over every command),
+#   BIG=100000 (files of the big repository), SIZES="small big",
 #   TRANSPORTS="file git http lighttpd" (any of file git http lighttpd apache nginx),
 #   BIN=path (the teammem measured; default: build the release binary, in $CARGO_TARGET_DIR
 #   when set), OLD_BIN=path (an older teammem measured side by side on the same clones, e.g.
@@ -32,6 +34,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$(mktemp -d)}
 runs=${RUNS:-20}
+rounds=${ROUNDS:-1}
 big=${BIG:-100000}
 sizes=${SIZES:-small big}
 target=${CARGO_TARGET_DIR:-$root/target}
@@ -180,14 +183,16 @@ ScriptAlias /git/ "$backend/"
   Require all granted
 </Directory>
 CONF
-  apache2 -DFOREGROUND -f "$work/apache/httpd.conf" >/dev/null 2>&1 &
+  # Each server in a session of its own, as a daemon would be: Apache's prefork signals its
+  # whole process group when it stops, which was this script's.
+  setsid apache2 -DFOREGROUND -f "$work/apache/httpd.conf" >/dev/null 2>&1 &
   servers+=($!)
   wait_port "$aport" apache2
 fi
 if has nginx; then
   mkdir -p "$work/nginx"
   rm -f "$work/nginx/fcgiwrap.sock"
-  fcgiwrap -s "unix:$work/nginx/fcgiwrap.sock" >/dev/null 2>&1 &
+  setsid fcgiwrap -s "unix:$work/nginx/fcgiwrap.sock" >/dev/null 2>&1 &
   servers+=($!)
   for _ in $(seq 1 50); do [ -S "$work/nginx/fcgiwrap.sock" ] && break; sleep 0.1; done
   cat >"$work/nginx/nginx.conf" <<CONF
@@ -306,15 +311,30 @@ for size in $sizes; do
     if [ -n "$old_bin" ]; then
       old_rows=(-n "branch mode, old binary" "$old_bin -C $work/$size-br sync")
     fi
-    hyperfine -N --warmup 3 --runs "$runs" --export-json "$out" \
-      --export-markdown "$work/$size-$transport.md" \
-      -n "branch mode" "$teammem -C $work/$size-br sync" \
-      "${old_rows[@]}" \
-      -n "current-branch mode" "$teammem -C $work/$size-cb sync" \
-      -n "git CLI, memory branch" \
-      "$work/git-job.sh $work/$size-br team-memory refs/heads/team-memory $work/$size-br.index" \
-      -n "git fetch alone, memory branch" "git -C $work/$size-br fetch -q origin team-memory" \
-      -n "git CLI, current branch" "$work/git-job.sh $work/$size-cb main refs/remotes/origin/main" >&2
+    # ROUNDS hyperfine runs of RUNS/ROUNDS each, their times pooled: a burst of load from
+    # other processes then falls on every command alike, not on whichever ran during it.
+    for round in $(seq 1 "$rounds"); do
+      hyperfine -N --warmup 3 --runs "$((runs / rounds))" --export-json "$out.$round" \
+        -n "branch mode" "$teammem -C $work/$size-br sync" \
+        "${old_rows[@]}" \
+        -n "current-branch mode" "$teammem -C $work/$size-cb sync" \
+        -n "git CLI, memory branch" \
+        "$work/git-job.sh $work/$size-br team-memory refs/heads/team-memory $work/$size-br.index" \
+        -n "git fetch alone, memory branch" "git -C $work/$size-br fetch -q origin team-memory" \
+        -n "git CLI, current branch" "$work/git-job.sh $work/$size-cb main refs/remotes/origin/main" >&2
+    done
+    jq -s '{results: [range(0; .[0].results | length) as $i | [.[].results[$i]] | {
+        command: .[0].command,
+        times: [.[].times[]],
+        user: (map(.user) | add / length),
+        system: (map(.system) | add / length)}
+      | .mean = (.times | add / length)
+      | .median = (.times | sort | if length % 2 == 1 then .[length / 2 | floor]
+          else (.[length / 2 - 1] + .[length / 2]) / 2 end)]}' \
+      $(seq -f "$out.%g" 1 "$rounds") >"$out"
+    jq -r '"| Command | Mean [ms] | Median [ms] | User + Sys [ms] |", "|:---|---:|---:|---:|",
+      (.results[] | "| `\(.command)` | \(.mean * 1e4 | round / 10) | \(.median * 1e4 | round / 10) | \((.user + .system) * 1e4 | round / 10) |")' \
+      "$out" >"$work/$size-$transport.md"
     results+=("$size $transport $out")
   done
 done
@@ -327,12 +347,12 @@ for row in "${results[@]}"; do
   jq -r '
     def m(n): (.results[] | select(.command == n));
     def cpu(n): (m(n).user + m(n).system);
-    "branch mode / git CLI (memory branch):     wall \(m("branch mode").mean / m("git CLI, memory branch").mean * 1000 | round / 1000)x, cpu \(cpu("branch mode") / cpu("git CLI, memory branch") * 1000 | round / 1000)x",
+    "branch mode / git CLI (memory branch):     wall \(m("branch mode").mean / m("git CLI, memory branch").mean * 1000 | round / 1000)x (medians \(m("branch mode").median / m("git CLI, memory branch").median * 1000 | round / 1000)x), cpu \(cpu("branch mode") / cpu("git CLI, memory branch") * 1000 | round / 1000)x",
     "current-branch / git CLI (current branch): wall \(m("current-branch mode").mean / m("git CLI, current branch").mean * 1000 | round / 1000)x, cpu \(cpu("current-branch mode") / cpu("git CLI, current branch") * 1000 | round / 1000)x",
     "branch mode / git fetch alone:             wall \(m("branch mode").mean / m("git fetch alone, memory branch").mean * 1000 | round / 1000)x, cpu \(cpu("branch mode") / cpu("git fetch alone, memory branch") * 1000 | round / 1000)x",
     "branch mode / current-branch mode:         wall \(m("branch mode").mean / m("current-branch mode").mean * 1000 | round / 1000)x",
     (if any(.results[]; .command == "branch mode, old binary") then
-      "branch mode / old binary:                  wall \(m("branch mode").mean / m("branch mode, old binary").mean * 1000 | round / 1000)x, cpu \(cpu("branch mode") / cpu("branch mode, old binary") * 1000 | round / 1000)x",
+      "branch mode / old binary:                  wall \(m("branch mode").mean / m("branch mode, old binary").mean * 1000 | round / 1000)x (medians \(m("branch mode").median / m("branch mode, old binary").median * 1000 | round / 1000)x), cpu \(cpu("branch mode") / cpu("branch mode, old binary") * 1000 | round / 1000)x",
       "old binary / git CLI (memory branch):      wall \(m("branch mode, old binary").mean / m("git CLI, memory branch").mean * 1000 | round / 1000)x"
     else empty end)
   ' "$out"
