@@ -3,16 +3,30 @@
 # against current-branch mode and against the git CLI doing the same job — fetch the one branch,
 # compare its tip with the local one (`git rev-parse`), `git diff --quiet` of the team folder —
 # on a small repository (100 files) and a big one (100,000 files), over file://, over git://
-# (a local git daemon) and over smart http:// (git http-backend behind Python's stdlib). Prints hyperfine's tables, then the ratios (mean wall time, and mean
-# user+system CPU time, which the machine's load disturbs less).
+# (a local git daemon) and over smart http:// (`git http-backend` as CGI). Prints hyperfine's
+# tables, then the ratios (mean wall time, and mean user+system CPU time, which the machine's
+# load disturbs less).
+#
+# The http transports, each serving `git http-backend` as its man page documents:
+#   lighttpd  lighttpd's mod_cgi;
+#   apache    Apache's mod_cgi (prefork MPM);
+#   nginx     nginx with fcgiwrap (FastCGI; fcgiwrap starts the CGI per request);
+#   http      a stdlib Python HTTP/1.1 host (the script's first http server). It passes no
+#             `Git-Protocol` header to the backend, so the git CLI falls back to protocol v0
+#             and its no-op fetch is one GET; behind the three web servers (as behind any
+#             real host) the git CLI speaks its default v2: a GET, then a POST (ls-refs).
+#             teammem's fast no-op is one v0 GET behind all four.
+# Every one of them starts `git http-backend` (and it `git upload-pack`) per request.
 #
 # Usage: scripts/bench-sync-branch.sh [WORKDIR]
-#   RUNS=20 (hyperfine runs), BIG=100000 (files of the big repository), SIZES="small big",
-#   TRANSPORTS="file git http",
+#   RUNS=20 (hyperfine runs), ROUNDS=1 (RUNS split into that many hyperfine runs in turn, their
+#   times pooled: on a loaded machine, ROUNDS=5 spreads a burst of load over every command),
+#   BIG=100000 (files of the big repository), SIZES="small big",
+#   TRANSPORTS="file git http lighttpd" (any of file git http lighttpd apache nginx),
 #   BIN=path (the teammem measured; default: build the release binary, in $CARGO_TARGET_DIR
 #   when set), OLD_BIN=path (an older teammem measured side by side on the same clones, e.g.
 #   the session's start binary; its rows are left out when unset).
-# Needs hyperfine, git, jq.
+# Needs hyperfine, git, jq; python3, lighttpd, apache2, nginx and fcgiwrap for their transports.
 # Goals (issue 11): branch mode <= 0.3x the git CLI; the big repository costs branch mode no
 # more than the small one (it never walks the work tree outside the folder).
 set -euo pipefail
@@ -20,6 +34,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$(mktemp -d)}
 runs=${RUNS:-20}
+rounds=${ROUNDS:-1}
 big=${BIG:-100000}
 sizes=${SIZES:-small big}
 target=${CARGO_TARGET_DIR:-$root/target}
@@ -95,10 +110,124 @@ class Git(http.server.BaseHTTPRequestHandler):
 
 http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Git).serve_forever()
 PY
-python3 "$work/http-host.py" "$hport" "$work/srv" >/dev/null 2>&1 &
-http_host=$!
-trap 'kill $daemon $http_host 2>/dev/null || true' EXIT
-for _ in $(seq 1 50); do (echo >/dev/tcp/127.0.0.1/$hport) 2>/dev/null && break; sleep 0.1; done
+transports=${TRANSPORTS:-file git http lighttpd}
+servers=("$daemon")
+trap 'kill "${servers[@]}" 2>/dev/null || true' EXIT
+wait_port() { # PORT NAME
+  for _ in $(seq 1 50); do (echo >/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return; sleep 0.1; done
+  echo "$2 did not start on 127.0.0.1:$1" >&2
+  exit 2
+}
+has() { case " $transports " in *" $1 "*) return 0 ;; esac; return 1; }
+if has http; then
+  python3 "$work/http-host.py" "$hport" "$work/srv" >/dev/null 2>&1 &
+  servers+=($!)
+  wait_port "$hport" "the Python http host"
+fi
+
+# The web servers run `git http-backend` under /git/ as git's documentation shows, with the
+# bench's isolated git configuration (plus `safe.directory` for Apache, whose CGI runs as
+# www-data on repositories this user owns).
+backend="$(git --exec-path)/git-http-backend"
+printf '[safe]\n\tdirectory = *\n' >"$work/server.gitconfig"
+chmod 755 "$work" "$work/srv"
+lport=$((port + 2)) aport=$((port + 3)) nport=$((port + 4))
+if has lighttpd; then
+  mkdir -p "$work/lighttpd"
+  cat >"$work/lighttpd/lighttpd.conf" <<CONF
+server.modules = ( "mod_alias", "mod_setenv", "mod_cgi" )
+server.document-root = "$work/srv"
+server.bind = "127.0.0.1"
+server.port = $lport
+server.errorlog = "$work/lighttpd/error.log"
+alias.url += ( "/git" => "$backend" )
+\$HTTP["url"] =~ "^/git" {
+  cgi.assign = ( "" => "" )
+  setenv.add-environment = (
+    "GIT_PROJECT_ROOT" => "$work/srv",
+    "GIT_HTTP_EXPORT_ALL" => "",
+    "GIT_CONFIG_NOSYSTEM" => "1",
+    "GIT_CONFIG_GLOBAL" => "$work/server.gitconfig",
+    "HOME" => "$HOME"
+  )
+}
+CONF
+  lighttpd -D -f "$work/lighttpd/lighttpd.conf" >/dev/null 2>&1 &
+  servers+=($!)
+  wait_port "$lport" lighttpd
+fi
+if has apache; then
+  mkdir -p "$work/apache"
+  mods=/usr/lib/apache2/modules
+  cat >"$work/apache/httpd.conf" <<CONF
+ServerRoot "$work/apache"
+ServerName 127.0.0.1
+Listen 127.0.0.1:$aport
+PidFile "$work/apache/httpd.pid"
+ErrorLog "$work/apache/error.log"
+LoadModule mpm_prefork_module $mods/mod_mpm_prefork.so
+LoadModule authz_core_module $mods/mod_authz_core.so
+LoadModule alias_module $mods/mod_alias.so
+LoadModule env_module $mods/mod_env.so
+LoadModule cgi_module $mods/mod_cgi.so
+User www-data
+Group www-data
+DocumentRoot "$work/srv"
+SetEnv GIT_PROJECT_ROOT "$work/srv"
+SetEnv GIT_HTTP_EXPORT_ALL
+SetEnv GIT_CONFIG_NOSYSTEM 1
+SetEnv GIT_CONFIG_GLOBAL "$work/server.gitconfig"
+SetEnv HOME "$HOME"
+ScriptAlias /git/ "$backend/"
+<Directory "$(dirname "$backend")">
+  Require all granted
+</Directory>
+CONF
+  # Each server in a session of its own, as a daemon would be: Apache's prefork signals its
+  # whole process group when it stops, which was this script's.
+  setsid apache2 -DFOREGROUND -f "$work/apache/httpd.conf" >/dev/null 2>&1 &
+  servers+=($!)
+  wait_port "$aport" apache2
+fi
+if has nginx; then
+  mkdir -p "$work/nginx"
+  rm -f "$work/nginx/fcgiwrap.sock"
+  setsid fcgiwrap -s "unix:$work/nginx/fcgiwrap.sock" >/dev/null 2>&1 &
+  servers+=($!)
+  for _ in $(seq 1 50); do [ -S "$work/nginx/fcgiwrap.sock" ] && break; sleep 0.1; done
+  cat >"$work/nginx/nginx.conf" <<CONF
+daemon off;
+user root;
+worker_processes 1;
+pid $work/nginx/nginx.pid;
+events {}
+http {
+  access_log off;
+  client_body_temp_path $work/nginx/body;
+  fastcgi_temp_path $work/nginx/fastcgi;
+  proxy_temp_path $work/nginx/proxy;
+  uwsgi_temp_path $work/nginx/uwsgi;
+  scgi_temp_path $work/nginx/scgi;
+  server {
+    listen 127.0.0.1:$nport;
+    location ~ ^/git(/.*) {
+      include /etc/nginx/fastcgi_params;
+      fastcgi_param SCRIPT_FILENAME $backend;
+      fastcgi_param PATH_INFO \$1;
+      fastcgi_param GIT_PROJECT_ROOT $work/srv;
+      fastcgi_param GIT_HTTP_EXPORT_ALL "";
+      fastcgi_param GIT_CONFIG_NOSYSTEM 1;
+      fastcgi_param GIT_CONFIG_GLOBAL $work/server.gitconfig;
+      fastcgi_param HOME $HOME;
+      fastcgi_pass unix:$work/nginx/fcgiwrap.sock;
+    }
+  }
+}
+CONF
+  nginx -e "$work/nginx/error.log" -c "$work/nginx/nginx.conf" >/dev/null 2>&1 &
+  servers+=($!)
+  wait_port "$nport" nginx
+fi
 
 write_memories() { # DIR: ten team memories
   mkdir -p "$1/$team/project"
@@ -164,11 +293,14 @@ for size in $sizes; do
   [ "$size" = big ] && files=$big
   echo "== $size repository: $files files, 10 team memories" >&2
   setup "$size" "$files"
-  for transport in ${TRANSPORTS:-file git http}; do
+  for transport in $transports; do
     for mode in cb br; do
       url="file://$work/srv/$size-$mode.git"
       [ "$transport" = git ] && url="git://127.0.0.1:$port/$size-$mode.git"
       [ "$transport" = http ] && url="http://127.0.0.1:$hport/$size-$mode.git"
+      [ "$transport" = lighttpd ] && url="http://127.0.0.1:$lport/git/$size-$mode.git"
+      [ "$transport" = apache ] && url="http://127.0.0.1:$aport/git/$size-$mode.git"
+      [ "$transport" = nginx ] && url="http://127.0.0.1:$nport/git/$size-$mode.git"
       git -C "$work/$size-$mode" remote set-url origin "$url"
       # Warm: nothing left to commit, pull or push.
       "$teammem" -C "$work/$size-$mode" sync >/dev/null
@@ -179,15 +311,30 @@ for size in $sizes; do
     if [ -n "$old_bin" ]; then
       old_rows=(-n "branch mode, old binary" "$old_bin -C $work/$size-br sync")
     fi
-    hyperfine -N --warmup 3 --runs "$runs" --export-json "$out" \
-      --export-markdown "$work/$size-$transport.md" \
-      -n "branch mode" "$teammem -C $work/$size-br sync" \
-      "${old_rows[@]}" \
-      -n "current-branch mode" "$teammem -C $work/$size-cb sync" \
-      -n "git CLI, memory branch" \
-      "$work/git-job.sh $work/$size-br team-memory refs/heads/team-memory $work/$size-br.index" \
-      -n "git fetch alone, memory branch" "git -C $work/$size-br fetch -q origin team-memory" \
-      -n "git CLI, current branch" "$work/git-job.sh $work/$size-cb main refs/remotes/origin/main" >&2
+    # ROUNDS hyperfine runs of RUNS/ROUNDS each, their times pooled: a burst of load from
+    # other processes then falls on every command alike, not on whichever ran during it.
+    for round in $(seq 1 "$rounds"); do
+      hyperfine -N --warmup 3 --runs "$((runs / rounds))" --export-json "$out.$round" \
+        -n "branch mode" "$teammem -C $work/$size-br sync" \
+        "${old_rows[@]}" \
+        -n "current-branch mode" "$teammem -C $work/$size-cb sync" \
+        -n "git CLI, memory branch" \
+        "$work/git-job.sh $work/$size-br team-memory refs/heads/team-memory $work/$size-br.index" \
+        -n "git fetch alone, memory branch" "git -C $work/$size-br fetch -q origin team-memory" \
+        -n "git CLI, current branch" "$work/git-job.sh $work/$size-cb main refs/remotes/origin/main" >&2
+    done
+    jq -s '{results: [range(0; .[0].results | length) as $i | [.[].results[$i]] | {
+        command: .[0].command,
+        times: [.[].times[]],
+        user: (map(.user) | add / length),
+        system: (map(.system) | add / length)}
+      | .mean = (.times | add / length)
+      | .median = (.times | sort | if length % 2 == 1 then .[length / 2 | floor]
+          else (.[length / 2 - 1] + .[length / 2]) / 2 end)]}' \
+      $(seq -f "$out.%g" 1 "$rounds") >"$out"
+    jq -r '"| Command | Mean [ms] | Median [ms] | User + Sys [ms] |", "|:---|---:|---:|---:|",
+      (.results[] | "| `\(.command)` | \(.mean * 1e4 | round / 10) | \(.median * 1e4 | round / 10) | \((.user + .system) * 1e4 | round / 10) |")' \
+      "$out" >"$work/$size-$transport.md"
     results+=("$size $transport $out")
   done
 done
@@ -195,26 +342,26 @@ done
 echo
 for row in "${results[@]}"; do
   read -r size transport out <<<"$row"
-  echo "### $size repository, $transport://"
+  echo "### $size repository, $transport"
   cat "$work/$size-$transport.md"
   jq -r '
     def m(n): (.results[] | select(.command == n));
     def cpu(n): (m(n).user + m(n).system);
-    "branch mode / git CLI (memory branch):     wall \(m("branch mode").mean / m("git CLI, memory branch").mean * 1000 | round / 1000)x, cpu \(cpu("branch mode") / cpu("git CLI, memory branch") * 1000 | round / 1000)x",
+    "branch mode / git CLI (memory branch):     wall \(m("branch mode").mean / m("git CLI, memory branch").mean * 1000 | round / 1000)x (medians \(m("branch mode").median / m("git CLI, memory branch").median * 1000 | round / 1000)x), cpu \(cpu("branch mode") / cpu("git CLI, memory branch") * 1000 | round / 1000)x",
     "current-branch / git CLI (current branch): wall \(m("current-branch mode").mean / m("git CLI, current branch").mean * 1000 | round / 1000)x, cpu \(cpu("current-branch mode") / cpu("git CLI, current branch") * 1000 | round / 1000)x",
     "branch mode / git fetch alone:             wall \(m("branch mode").mean / m("git fetch alone, memory branch").mean * 1000 | round / 1000)x, cpu \(cpu("branch mode") / cpu("git fetch alone, memory branch") * 1000 | round / 1000)x",
     "branch mode / current-branch mode:         wall \(m("branch mode").mean / m("current-branch mode").mean * 1000 | round / 1000)x",
     (if any(.results[]; .command == "branch mode, old binary") then
-      "branch mode / old binary:                  wall \(m("branch mode").mean / m("branch mode, old binary").mean * 1000 | round / 1000)x, cpu \(cpu("branch mode") / cpu("branch mode, old binary") * 1000 | round / 1000)x",
+      "branch mode / old binary:                  wall \(m("branch mode").mean / m("branch mode, old binary").mean * 1000 | round / 1000)x (medians \(m("branch mode").median / m("branch mode, old binary").median * 1000 | round / 1000)x), cpu \(cpu("branch mode") / cpu("branch mode, old binary") * 1000 | round / 1000)x",
       "old binary / git CLI (memory branch):      wall \(m("branch mode, old binary").mean / m("git CLI, memory branch").mean * 1000 | round / 1000)x"
     else empty end)
   ' "$out"
   echo
 done
-for transport in file git http; do
+for transport in $transports; do
   small="$work/small-$transport.json" bigj="$work/big-$transport.json"
   [ -f "$small" ] && [ -f "$bigj" ] || continue
   jq -r -n --slurpfile s "$small" --slurpfile b "$bigj" --arg t "$transport" '
     def m(r; n): (r[0].results[] | select(.command == n) | .mean);
-    "big / small repository, \($t)://: branch mode \(m($b; "branch mode") / m($s; "branch mode") * 1000 | round / 1000)x, current-branch mode \(m($b; "current-branch mode") / m($s; "current-branch mode") * 1000 | round / 1000)x"'
+    "big / small repository, \($t): branch mode \(m($b; "branch mode") / m($s; "branch mode") * 1000 | round / 1000)x, current-branch mode \(m($b; "current-branch mode") / m($s; "current-branch mode") * 1000 | round / 1000)x"'
 done

@@ -9,7 +9,8 @@
 //! or an auth challenge, a dumb HTTP server, a v2-only server, an `ERR` line, a timeout.
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::git::plain::{self, Config};
@@ -99,11 +100,8 @@ impl NetRemote {
     /// ref), read within a fifth of `budget` and never more than two seconds.
     pub(crate) fn read_ref(&self, refname: &str, budget: Duration) -> Option<Option<String>> {
         let deadline = Instant::now() + (budget / 5).min(LONGEST);
-        let addr = (self.host.as_str(), self.port)
-            .to_socket_addrs()
-            .ok()?
-            .next()?;
-        let mut stream = connect(addr, deadline)?;
+        let addrs = resolve(&self.host, self.port, deadline)?;
+        let mut stream = connect_any(&addrs, deadline)?;
         if self.http {
             self.read_ref_http(&mut stream, refname, deadline)
         } else {
@@ -149,15 +147,7 @@ impl NetRemote {
             self.path
         );
         stream.write_all(request.as_bytes()).ok()?;
-        let mut response = Vec::new();
-        Deadlined { stream, deadline }
-            .take(MAX_ADVERTISEMENT as u64 + 1)
-            .read_to_end(&mut response)
-            .ok()?;
-        if response.len() > MAX_ADVERTISEMENT {
-            return None;
-        }
-        let body = http_body(&response)?;
+        let body = read_http_answer(&mut Deadlined { stream, deadline })?;
         let mut body = body.as_slice();
         let first = read_pkt(&mut body)?;
         if first.as_deref() != Some(b"# service=git-upload-pack\n".as_slice()) {
@@ -168,11 +158,48 @@ impl NetRemote {
     }
 }
 
-fn connect(addr: SocketAddr, deadline: Instant) -> Option<TcpStream> {
+/// The addresses of `host`, in the order the system's resolver gives them (the order libgit2
+/// tries them in), found before the deadline. An IP literal is no lookup; any other name is
+/// looked up on a thread of its own, since `getaddrinfo` takes no deadline: when it has not
+/// answered in time it is left behind (it ends with the process), and the full sync, whose
+/// transfer runs under the budget, takes its turn.
+fn resolve(host: &str, port: u16, deadline: Instant) -> Option<Vec<SocketAddr>> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Some(vec![SocketAddr::new(ip, port)]);
+    }
     let left = deadline.checked_duration_since(Instant::now())?;
-    let stream = TcpStream::connect_timeout(&addr, left).ok()?;
-    stream.set_nodelay(true).ok()?;
-    Some(stream)
+    let (found, answer) = mpsc::channel();
+    let name = host.to_string();
+    std::thread::Builder::new()
+        .name("teammem-resolve".into())
+        .spawn(move || {
+            let addrs = (name.as_str(), port)
+                .to_socket_addrs()
+                .map(|a| a.collect::<Vec<_>>());
+            let _ = found.send(addrs);
+        })
+        .ok()?;
+    let addrs = answer.recv_timeout(left).ok()?.ok()?;
+    (!addrs.is_empty()).then_some(addrs)
+}
+
+/// A connection to the first of `addrs` that takes one before the deadline, each tried in
+/// turn. Each gets an equal share of the time left, so an address that swallows the
+/// handshake leaves the others their turn; one that refuses it passes on at once.
+fn connect_any(addrs: &[SocketAddr], deadline: Instant) -> Option<TcpStream> {
+    for (i, addr) in addrs.iter().enumerate() {
+        let left = deadline.checked_duration_since(Instant::now())?;
+        let tries_left = u32::try_from(addrs.len() - i).unwrap_or(u32::MAX);
+        let share = left / tries_left;
+        if share.is_zero() {
+            return None;
+        }
+        if let Ok(stream) = TcpStream::connect_timeout(addr, share) {
+            stream.set_nodelay(true).ok()?;
+            return Some(stream);
+        }
+    }
+    None
 }
 
 /// A stream whose every read waits no later than the deadline.
@@ -193,13 +220,138 @@ impl Read for Deadlined<'_> {
     }
 }
 
-/// The body of a `200` answer carrying a smart upload-pack advertisement, its chunks joined.
-/// `None` for any other status (a redirect, an auth challenge), a dumb server, or a body not
-/// fully received.
-fn http_body(response: &[u8]) -> Option<Vec<u8>> {
-    let end = response.windows(4).position(|w| w == b"\r\n\r\n")?;
-    let head = std::str::from_utf8(&response[..end]).ok()?;
-    let rest = &response[end + 4..];
+/// The body of the server's answer, read up to the end its framing gives (its length, or its
+/// last chunk), not to the connection's close: a server may keep the connection open long
+/// after the answer is complete (Apache's mod_cgi does, tens of milliseconds). `None` unless
+/// it is a complete `200` answer carrying a smart upload-pack advertisement.
+fn read_http_answer(reader: &mut impl Read) -> Option<Vec<u8>> {
+    let mut answer = HttpAnswer::default();
+    let mut buf = vec![0; 16 << 10];
+    loop {
+        let n = reader.read(&mut buf).ok()?;
+        answer.bytes.extend_from_slice(&buf[..n]);
+        if answer.bytes.len() > MAX_ADVERTISEMENT {
+            return None;
+        }
+        match answer.framed(n == 0) {
+            Framed::More => {}
+            Framed::Body(body) => return Some(body),
+            Framed::Refused => return None,
+        }
+    }
+}
+
+/// How an answer's body ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    Length(usize),
+    Chunked,
+    Close,
+}
+
+/// What an answer read so far amounts to.
+#[derive(Debug, PartialEq, Eq)]
+enum Framed {
+    /// Not complete yet: read on.
+    More,
+    /// Complete: its body, chunks joined.
+    Body(Vec<u8>),
+    /// Not an answer read here, or a broken one.
+    Refused,
+}
+
+/// An HTTP answer as its bytes arrive, its chunks taken apart as each one is complete.
+#[derive(Default)]
+struct HttpAnswer {
+    bytes: Vec<u8>,
+    /// Where the body starts and how it ends, once the head is in.
+    head: Option<(usize, Framing)>,
+    /// Where the next chunk starts, from the body's start.
+    next_chunk: usize,
+    chunks: Vec<u8>,
+}
+
+/// The longest head read, and the longest chunk-size line: past them, no answer of ours.
+const MAX_HEAD: usize = 64 << 10;
+const MAX_CHUNK_LINE: usize = 1024;
+
+impl HttpAnswer {
+    /// The answer so far; `closed` once the server closed the connection.
+    fn framed(&mut self, closed: bool) -> Framed {
+        let more = if closed {
+            Framed::Refused
+        } else {
+            Framed::More
+        };
+        let (start, framing) = match self.head {
+            Some(head) => head,
+            None => match memchr::memmem::find(&self.bytes, b"\r\n\r\n") {
+                Some(end) => match framing(&self.bytes[..end]) {
+                    Some(framing) => *self.head.insert((end + 4, framing)),
+                    None => return Framed::Refused,
+                },
+                None if self.bytes.len() > MAX_HEAD => return Framed::Refused,
+                None => return more,
+            },
+        };
+        let rest = &self.bytes[start..];
+        match framing {
+            Framing::Length(n) if rest.len() >= n => Framed::Body(rest[..n].to_vec()),
+            Framing::Length(_) => more,
+            Framing::Close if closed => Framed::Body(rest.to_vec()),
+            Framing::Close => Framed::More,
+            Framing::Chunked => self.next_chunks(start, closed),
+        }
+    }
+
+    /// Takes every complete chunk after the last one taken; the body once the last (empty)
+    /// chunk is in.
+    fn next_chunks(&mut self, start: usize, closed: bool) -> Framed {
+        let more = if closed {
+            Framed::Refused
+        } else {
+            Framed::More
+        };
+        loop {
+            let rest = &self.bytes[start + self.next_chunk..];
+            let line = &rest[..rest.len().min(MAX_CHUNK_LINE)];
+            let Some(eol) = memchr::memmem::find(line, b"\r\n") else {
+                return if rest.len() >= MAX_CHUNK_LINE {
+                    Framed::Refused
+                } else {
+                    more
+                };
+            };
+            let Some(size) = std::str::from_utf8(&rest[..eol])
+                .ok()
+                .and_then(|l| l.split(';').next())
+                .and_then(|l| usize::from_str_radix(l.trim(), 16).ok())
+            else {
+                return Framed::Refused;
+            };
+            if size == 0 {
+                return Framed::Body(std::mem::take(&mut self.chunks));
+            }
+            let data = eol + 2;
+            let Some(end) = size.checked_add(data + 2) else {
+                return Framed::Refused;
+            };
+            if rest.len() < end {
+                return more;
+            }
+            if &rest[end - 2..end] != b"\r\n" {
+                return Framed::Refused;
+            }
+            self.chunks.extend_from_slice(&rest[data..end - 2]);
+            self.next_chunk += end;
+        }
+    }
+}
+
+/// How the body of an answer with this head ends; `None` for any status but `200` (a
+/// redirect, an auth challenge), a dumb server, or an encoding not read here.
+fn framing(head: &[u8]) -> Option<Framing> {
+    let head = std::str::from_utf8(head).ok()?;
     let mut lines = head.split("\r\n");
     let status = lines.next()?;
     let mut words = status.split(' ');
@@ -226,34 +378,11 @@ fn http_body(response: &[u8]) -> Option<Vec<u8>> {
     if !smart {
         return None;
     }
-    if chunked {
-        return dechunk(rest);
-    }
-    match length {
-        Some(n) if rest.len() >= n => Some(rest[..n].to_vec()),
-        Some(_) => None,
-        None => Some(rest.to_vec()),
-    }
-}
-
-/// A chunked body joined; `None` unless it ends with the last (empty) chunk.
-fn dechunk(mut rest: &[u8]) -> Option<Vec<u8>> {
-    let mut body = Vec::new();
-    loop {
-        let eol = rest.windows(2).position(|w| w == b"\r\n")?;
-        let size = std::str::from_utf8(&rest[..eol]).ok()?;
-        let size = usize::from_str_radix(size.split(';').next()?.trim(), 16).ok()?;
-        rest = &rest[eol + 2..];
-        if size == 0 {
-            return Some(body);
-        }
-        let end = size.checked_add(2)?;
-        if rest.len() < end || &rest[size..end] != b"\r\n" {
-            return None;
-        }
-        body.extend_from_slice(&rest[..size]);
-        rest = &rest[end..];
-    }
+    Some(match (chunked, length) {
+        (true, _) => Framing::Chunked,
+        (false, Some(n)) => Framing::Length(n),
+        (false, None) => Framing::Close,
+    })
 }
 
 /// A pkt-line holding `payload`.
@@ -326,6 +455,11 @@ mod tests {
         out
     }
 
+    /// The body of a whole answer, the connection closed after it.
+    fn http_body(response: &[u8]) -> Option<Vec<u8>> {
+        read_http_answer(&mut &response[..])
+    }
+
     const A: &str = "1111111111111111111111111111111111111111";
     const B: &str = "2222222222222222222222222222222222222222";
 
@@ -362,7 +496,9 @@ mod tests {
             format!("{head}\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n");
         assert_eq!(http_body(chunked.as_bytes()), Some(b"hello".to_vec()));
         // The largest chunk size there is: no overflow, just a body not fully received.
-        assert_eq!(dechunk(b"ffffffffffffffff\r\nhello\r\n"), None);
+        let huge =
+            format!("{head}\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\nhi\r\n");
+        assert_eq!(http_body(huge.as_bytes()), None);
         let torn = format!("{head}\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n");
         assert_eq!(http_body(torn.as_bytes()), None);
         let dumb = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nx";
@@ -371,6 +507,50 @@ mod tests {
         assert_eq!(http_body(redirect.as_bytes()), None);
         let challenge = "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic\r\n\r\n";
         assert_eq!(http_body(challenge.as_bytes()), None);
+    }
+
+    /// A server that sends `bytes` a few at a time, then holds the connection open past the
+    /// deadline (its reads then fail, as `Deadlined`'s do).
+    struct Lingering<'a> {
+        bytes: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Lingering<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.bytes.is_empty() {
+                return Err(std::io::ErrorKind::TimedOut.into());
+            }
+            let n = self.step.min(self.bytes.len()).min(buf.len());
+            buf[..n].copy_from_slice(&self.bytes[..n]);
+            self.bytes = &self.bytes[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn an_answer_ends_where_its_framing_says_not_where_the_server_closes() {
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: application/x-git-upload-pack-advertisement";
+        let chunked = format!(
+            "{head}\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2;x=y\r\nlo\r\n0\r\n\r\n"
+        );
+        let sized = format!("{head}\r\nContent-Length: 5\r\n\r\nhello");
+        let to_close = format!("{head}\r\n\r\nhello");
+        let torn = format!("{head}\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nl");
+        for step in [1, 2, 3, 5, 7, 64, 4096] {
+            let read = |text: &str| {
+                read_http_answer(&mut Lingering {
+                    bytes: text.as_bytes(),
+                    step,
+                })
+            };
+            assert_eq!(read(&chunked), Some(b"hello".to_vec()), "step {step}");
+            assert_eq!(read(&sized), Some(b"hello".to_vec()), "step {step}");
+            // Only the close ends a body with neither: a server that holds on is no answer.
+            assert_eq!(read(&to_close), None, "step {step}");
+            assert_eq!(read(&torn), None, "step {step}");
+        }
+        assert_eq!(http_body(to_close.as_bytes()), Some(b"hello".to_vec()));
     }
 
     #[test]
@@ -398,6 +578,41 @@ mod tests {
         assert_eq!(net_remote("http://host/team.git", &[&proxied]), None);
     }
 
+    #[test]
+    fn every_address_is_tried_in_turn_until_one_takes_the_connection() {
+        let listening = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let open = listening.local_addr().unwrap();
+        // A port just freed: nobody listens there, so it refuses at once.
+        let refused = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let soon = Instant::now() + Duration::from_secs(2);
+        let stream = connect_any(&[refused, open], soon).expect("the second address answers");
+        assert_eq!(stream.peer_addr().unwrap(), open);
+        assert!(connect_any(&[refused], soon).is_none());
+        assert!(connect_any(&[], soon).is_none());
+        // Past the deadline nothing is tried.
+        assert!(connect_any(&[open], Instant::now()).is_none());
+    }
+
+    #[test]
+    fn an_ip_literal_is_no_lookup_and_a_name_is_looked_up_within_the_deadline() {
+        let soon = Instant::now() + Duration::from_secs(2);
+        let literal = resolve("127.0.0.1", 9418, soon).unwrap();
+        assert_eq!(literal, ["127.0.0.1:9418".parse::<SocketAddr>().unwrap()]);
+        // A literal needs no time at all; a name gets none once the deadline is past.
+        assert_eq!(resolve("127.0.0.1", 80, Instant::now()).unwrap().len(), 1);
+        assert_eq!(resolve("localhost", 80, Instant::now()), None);
+        let local = resolve("localhost", 8080, soon).expect("localhost resolves");
+        assert!(
+            local
+                .iter()
+                .all(|a| a.ip().is_loopback() && a.port() == 8080),
+            "{local:?}"
+        );
+    }
+
     proptest::proptest! {
         /// Whatever a server sends, the readers answer or give up: no panic, no overflow (a
         /// chunk size of `ffffffffffffffff` once overflowed).
@@ -408,15 +623,14 @@ mod tests {
         ) {
             let _ = read_advertisement(&mut bytes.as_slice(), "refs/heads/team-memory");
             let _ = http_body(&bytes);
-            let _ = dechunk(&bytes);
             let mut chunked = format!("{size}\r\n").into_bytes();
             chunked.extend_from_slice(&bytes);
-            let _ = dechunk(&chunked);
             let mut head = b"HTTP/1.1 200 OK\r\nContent-Type: \
                 application/x-git-upload-pack-advertisement\r\nTransfer-Encoding: chunked\r\n\r\n"
                 .to_vec();
             head.extend_from_slice(&chunked);
             let _ = http_body(&head);
+            let _ = read_http_answer(&mut Lingering { bytes: &head, step: 3 });
         }
     }
 }

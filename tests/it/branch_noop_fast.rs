@@ -5,7 +5,8 @@
 //! decides what it does not fully understand (`insteadOf`, a proxy variable); linked worktrees
 //! and a detached HEAD get it too, and so do a `git://` daemon and a smart-HTTP server (one
 //! connection; a remote down, answering garbage or hanging leaves it to the full sync within
-//! the budget), and `session-start`.
+//! the budget; an HTTP answer is read to its end, not to the close; a `localhost` remote is
+//! reached on whichever of its addresses listens), and `session-start`.
 
 use std::fs;
 use std::io::Write;
@@ -415,6 +416,9 @@ const CARRY: u8 = 0;
 const GARBAGE: u8 = 1;
 const HANG: u8 = 2;
 const REFUSE: u8 = 3;
+/// Carries, but holds the connection open for 5 s after the server closed it (as Apache's
+/// mod_cgi holds it after a complete answer, for less).
+const LINGER: u8 = 4;
 
 /// A loopback front to a git daemon that carries, answers garbage, hangs or drops each
 /// connection, as the test says.
@@ -433,7 +437,7 @@ impl Front {
             for client in listener.incoming() {
                 let Ok(mut client) = client else { continue };
                 match seen.load(Ordering::SeqCst) {
-                    CARRY => {
+                    mode @ (CARRY | LINGER) => {
                         std::thread::spawn(move || {
                             let server = TcpStream::connect(("127.0.0.1", backend)).unwrap();
                             let (mut up_r, mut up_w) =
@@ -444,6 +448,9 @@ impl Front {
                             });
                             let mut server = server;
                             let _ = std::io::copy(&mut server, &mut client);
+                            if mode == LINGER {
+                                std::thread::sleep(Duration::from_secs(5));
+                            }
                             let _ = client.shutdown(Shutdown::Write);
                             let _ = up.join();
                         });
@@ -467,6 +474,27 @@ impl Front {
     fn url(&self) -> String {
         format!("git://127.0.0.1:{}/remote.git", self.port)
     }
+
+    fn http_url(&self) -> String {
+        format!("http://127.0.0.1:{}/remote.git", self.port)
+    }
+}
+
+#[test]
+fn an_http_answer_is_read_to_its_end_while_the_server_holds_the_connection_open() {
+    let team = BranchTeam::new();
+    let http = HttpGit::open(&team.sb, team.sb.path());
+    let front = Front::start(http.port());
+    front.mode.store(LINGER, Ordering::SeqCst);
+    // Waiting for the close would pass the fast no-op's two seconds: the full sync would run.
+    let alice = settled_over(&team, "alice", &front.http_url());
+    let started = Instant::now();
+    fast_noop(&team, &alice);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    teammate_pushes(&team.sb, &http.url("remote.git"), "while-lingering");
+    let report = full_sync(&team, &alice);
+    assert_eq!(report["pulled"], true, "{report:#}");
+    fast_noop(&team, &alice);
 }
 
 #[test]
@@ -569,4 +597,32 @@ fn the_fast_no_op_over_git_daemon_is_one_connection() {
         1,
         "the fast no-op reads one ref advertisement"
     );
+}
+
+#[test]
+fn a_remote_named_localhost_gets_the_fast_no_op_on_whichever_of_its_addresses_listens() {
+    let team = BranchTeam::new();
+    let daemon = GitDaemon::start(&team.sb, team.sb.path());
+    let http = HttpGit::open(&team.sb, team.sb.path());
+    // Both servers listen on 127.0.0.1 only. Where `localhost` also resolves to ::1, the
+    // resolver gives ::1 first: that address refuses, and the next one must be tried.
+    for (name, port, url) in [
+        ("alice", daemon.port, daemon.url("remote.git")),
+        ("bob", http.port(), http.url("remote.git")),
+    ] {
+        let url = url.replace("127.0.0.1", "localhost");
+        let addrs: Vec<_> = std::net::ToSocketAddrs::to_socket_addrs(&("localhost", port))
+            .unwrap()
+            .collect();
+        assert!(
+            addrs.iter().any(|a| a.ip().is_ipv4()),
+            "localhost resolves to no IPv4 address here: {addrs:?}"
+        );
+        let dir = settled_over(&team, name, &url);
+        fast_noop(&team, &dir);
+        teammate_pushes(&team.sb, &url, &format!("via-localhost-{name}"));
+        let report = full_sync(&team, &dir);
+        assert_eq!(report["pulled"], true, "{url}: {report:#}");
+        fast_noop(&team, &dir);
+    }
 }
