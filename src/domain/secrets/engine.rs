@@ -295,24 +295,35 @@ fn could_match(rule: &Rule, bytes: &[u8], after: usize, separators: &mut Separat
         }
         Check::UrlPassword => ahead(URL_REACH).contains(&b'@'),
         Check::Prose => prose_nearby(bytes, after),
+        Check::ProseSecret => prose_secret_nearby(bytes, after),
         _ => true,
     }
 }
+
+/// How far after a prose secret's keyword its value's opening parenthesis may be (the rest of
+/// the key word, a space).
+const PROSE_PAREN_REACH: usize = 24;
 
 /// How far around a prose keyword its value, verb or quotes may be.
 const PROSE_REACH: usize = 80;
 
 /// Whether a prose password may stand around `after` (the end of a "password" keyword): a
-/// mark (`=`, `:`, `(`, a quote), a non-ASCII byte (`é`, `は`, …) or a verb of the prose rule
-/// (`is`, `was`, `as`, `es`, `est`, `ist`, `lautet`, `era`, `war`) within [`PROSE_REACH`]
-/// bytes on either side. Prose that only names passwords opens no window. It runs on every
+/// mark (`=`, `:`, `(`, a quote) or what [`prose_verb_nearby`] looks for, within
+/// [`PROSE_REACH`] bytes on either side. Prose that only names passwords opens no window. It runs on every
 /// "password" of a text, so it uses SIMD searches and looks at the byte after each space.
 fn prose_nearby(bytes: &[u8], after: usize) -> bool {
     let span = &bytes[after.saturating_sub(PROSE_REACH)..(after + PROSE_REACH).min(bytes.len())];
-    if memchr::memchr3(b'=', b':', b'(', span).is_some()
+    memchr::memchr3(b'=', b':', b'(', span).is_some()
         || memchr::memchr3(b'"', b'\'', b'`', span).is_some()
-        || !span.is_ascii()
-    {
+        || prose_verb_nearby(bytes, after)
+}
+
+/// Whether a verb or joining word of the prose rules (`is`, `was`, `as`, `als`, `es`, `est`,
+/// `ist`, `lautet`, `era`, `war`, `como`, `comme`) or a non-ASCII byte (`é`, `für`) stands
+/// within [`PROSE_REACH`] bytes on either side of `after`.
+fn prose_verb_nearby(bytes: &[u8], after: usize) -> bool {
+    let span = &bytes[after.saturating_sub(PROSE_REACH)..(after + PROSE_REACH).min(bytes.len())];
+    if !span.is_ascii() {
         return true;
     }
     let word =
@@ -322,9 +333,54 @@ fn prose_nearby(bytes: &[u8], after: usize) -> bool {
         match rest.first().map(u8::to_ascii_lowercase) {
             Some(b'i') => word(rest, b"is ") || word(rest, b"ist "),
             Some(b'w') => word(rest, b"was ") || word(rest, b"war "),
-            Some(b'a') => word(rest, b"as "),
+            Some(b'a') => word(rest, b"as ") || word(rest, b"als "),
+            Some(b'c') => word(rest, b"como ") || word(rest, b"comme "),
             Some(b'e') => word(rest, b"es ") || word(rest, b"est ") || word(rest, b"era "),
             Some(b'l') => word(rest, b"lautet"),
+            _ => false,
+        }
+    })
+}
+
+/// How far after a prose secret's keyword its verb may be (a few words between), and how far
+/// before it the joining word of a value given first (`use … as the api key`).
+const PROSE_SECRET_AHEAD: usize = 64;
+const PROSE_SECRET_BEHIND: usize = 40;
+
+/// Whether a prose secret may stand around `after` (the end of a `secret`, `token`, `key`, …
+/// keyword): `(` right after it, a verb or a non-ASCII byte (`für`, `é`) ahead, or `as`,
+/// `als`, `como`, `comme` just before. Cheaper than [`prose_verb_nearby`] and one-sided, since
+/// it runs on every such keyword of a text (a memory's `keywords:` line included).
+fn prose_secret_nearby(bytes: &[u8], after: usize) -> bool {
+    // A prose sentence is one line: the reach stops at its ends. It starts a byte early, at
+    // the space a keyword such as `pass ` ends with.
+    let from = after.saturating_sub(1);
+    let ahead = &bytes[from..(from + PROSE_SECRET_AHEAD).min(bytes.len())];
+    let ahead = &ahead[..memchr::memchr(b'\n', ahead).unwrap_or(ahead.len())];
+    let behind = &bytes[after.saturating_sub(PROSE_SECRET_BEHIND)..after];
+    let behind = &behind[memchr::memrchr(b'\n', behind).map_or(0, |i| i + 1)..];
+    let paren = &ahead[..ahead.len().min(PROSE_PAREN_REACH)];
+    if memchr::memchr(b'(', paren).is_some() || !ahead.is_ascii() {
+        return true;
+    }
+    let word = |rest: &[u8], w: &[u8]| {
+        rest.len() > w.len() && rest[..w.len()].eq_ignore_ascii_case(w) && rest[w.len()] == b' '
+    };
+    let verb = memchr::memchr_iter(b' ', ahead).any(|i| {
+        let rest = &ahead[i + 1..];
+        match rest.first().map(u8::to_ascii_lowercase) {
+            Some(b'i') => word(rest, b"is") || word(rest, b"ist"),
+            Some(b'w') => word(rest, b"was") || word(rest, b"war"),
+            Some(b'e') => word(rest, b"es") || word(rest, b"est") || word(rest, b"era"),
+            Some(b'l') => word(rest, b"lautet") || rest[1..].starts_with(b"autet:"),
+            _ => false,
+        }
+    });
+    verb || memchr::memchr_iter(b' ', behind).any(|i| {
+        let rest = &behind[i + 1..];
+        match rest.first().map(u8::to_ascii_lowercase) {
+            Some(b'a') => word(rest, b"as") || word(rest, b"als"),
+            Some(b'c') => word(rest, b"como") || word(rest, b"comme"),
             _ => false,
         }
     })
