@@ -506,7 +506,33 @@ def fam_compared_password(rng):
     return line, secret
 
 
+def fam_prose_secret(rng):
+    """Secrets other than passwords given in prose: words between the key and its verb in
+    several languages, the value before its key, or in parentheses after it."""
+    v = rand(rng, AN + "+/_-", rng.randint(20, 48))
+    while not (any(c.isdigit() for c in v) and any(c.isalpha() for c in v)) or v[0] in "/+_-":
+        v = rand(rng, AN, 32)
+    key = rng.choice(["api key", "jwt secret", "deploy token", "signing secret", "access token",
+                      "client secret", "encryption key", "app key", "pat", "webhook secret"])
+    vendor = rng.choice(["datadog", "stripe", "sentry", "azure devops", "okta", "internal", "ci"])
+    env = rng.choice(["staging", "prod", "the nightly job", "QA"])
+    line = rng.choice([
+        f"The {vendor} {key} for {env} is {v} until the rotation.",
+        f"El {vendor} {key} de {env} es {v}",
+        f"La clé {vendor} {key} de {env} est : {v}",
+        f"Der {vendor} {key} für {env} lautet: {v}",
+        f"Use {v} as the {vendor} {key} until Friday.",
+        f"Usa {v} como {vendor} {key} hasta el viernes.",
+        f"Utiliser {v} comme {vendor} {key}.",
+        f"Bitte {v} als {vendor} {key} verwenden.",
+        f"FYI the {vendor} {key} ({v}) expires next month.",
+        f"{vendor} {key} base为 {v}，下周轮换。",
+    ])
+    return line, v
+
+
 FAMILIES = {
+    "prose-secret": fam_prose_secret,
     "prose-layout": fam_prose_layout,
     "client-lines": fam_client_lines,
     "odd-tokens": fam_odd_tokens,
@@ -565,6 +591,20 @@ def decoys(rng):
             "La contraseña es obligatoria.", "Le mot de passe est incorrect.", "A senha é obrigatória.",
             "Das Passwort ist falsch.", "パスワードは必須です", "The password policy is 14 chars minimum.",
             "the password (see 1Password) is kept there", "The password for user 'postgres' is 'changeme'."])))
+        out.append(("prose-secret", rng.choice([
+            "The token rotation policy for staging is 90d-2024Q1x.",
+            "The api key name for prod is deploy-key-v2-2024.",
+            "The secret for staging is stored in Vault under ops/db.",
+            "El token de pruebas es obligatorio desde 2024.",
+            "the cache key for users is user:1234:profile:v2",
+            f"the key fingerprint for the host is SHA256:{rand(rng, B64, 43)}",
+            f"the commit for the token fix is {rand(rng, HEX, 40)}",
+            f"the public key for staging is {rand(rng, AN, 32)}",
+            "Use EXAMPLEKEY1234567890ab as the api key in the docs.",
+            "the api key (see the vault entry) expires next month",
+            "Use the deploy key as the fallback.",
+            "password = 'super$ecret'", '"password": "$super$ecret",', 'db_password: "P@ssw0rd!"',
+            'IAMUserChangePassword = "arn:aws:iam::aws:policy/IAMUserChangePassword"'])))
         out.append(("build-script", rng.choice([
             "    password 'changeme'", '    password project.findProperty("repoPassword")',
             '    password System.getenv("REPO_PASSWORD")', '    password = providers.gradleProperty("pw")'])))

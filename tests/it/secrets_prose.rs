@@ -163,3 +163,61 @@ fn check_and_the_team_guard_refuse_a_passphrase_and_a_vendor_webhook() {
         .collect();
     assert_eq!(written, ["alerts-staged.md"], "nothing was written");
 }
+
+#[test]
+fn scan_finds_other_secrets_in_prose_of_several_languages_and_not_their_look_alikes() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    sb.teammem(&repo, ["init"]).expect_code(0);
+    let secrets: Vec<String> = ["en", "es", "fr", "de", "us", "uf", "bi", "pa", "zh"]
+        .iter()
+        .map(|s| value(s))
+        .collect();
+    let [en, es, fr, de, us, uf, bi, pa, zh] = &secrets[..] else {
+        unreachable!()
+    };
+    // Line 0 is a marker the report's line numbers are counted from.
+    let body = format!(
+        "MARKER_TOKEN=mk{marker}\n\
+         The jwt secret for the staging cluster is {en} until Friday.\n\
+         El api key de pruebas es {es}\n\
+         La clé smtp pass de préproduction est {fr}\n\
+         Der dd app key für Staging lautet: {de}\n\
+         Use {us} as the codecov token until the rotation.\n\
+         Utiliser {uf} comme redis password.\n\
+         Bitte {bi} als dd app key verwenden.\n\
+         FYI the cloudflare api token ({pa}) expires next month.\n\
+         secret key base为 {zh}，下周轮换。\n\
+         The token rotation policy for staging is 90d-2024Q1x.\n\
+         The api key name for prod is deploy-key-v2-2024.\n\
+         The secret for staging is stored in Vault under ops/db.\n\
+         El token de pruebas es obligatorio desde 2024.\n\
+         the commit for the token fix is 3f9a2c1d8e7b6a5f4c3d2e1f0a9b8c7d6e5f4a3b\n\
+         the public key for staging is {marker}\n\
+         Use the deploy key as the fallback.\n\
+         password = 'super$ecret'\n\
+         IAMUserChangePassword = \"arn:aws:iam::aws:policy/IAMUserChangePassword\"\n",
+        marker = "Zq8vN3kL1pX7mW4tR6yB"
+    );
+    write(
+        &repo.join(".qwen/team-memory/project/keys.md"),
+        &memory_text("Keys", "Where the keys are", "project", &body),
+    );
+
+    let run = sb.teammem(&repo, ["scan", "--format", "json"]);
+    run.expect_code(1);
+    for secret in &secrets {
+        assert!(
+            !run.stdout.contains(secret.as_str()) && !run.stderr.contains(secret.as_str()),
+            "a secret was printed"
+        );
+    }
+    let report = stdout_json(&run);
+    let first = report["findings"][0]["line"].as_u64().unwrap();
+    let lines: Vec<u64> = found(&report, first).iter().map(|(_, l)| *l).collect();
+    assert_eq!(
+        lines,
+        (0..=9).collect::<Vec<u64>>(),
+        "each secret line is one finding; the look-alike lines (10 on) are none"
+    );
+}

@@ -295,9 +295,14 @@ fn could_match(rule: &Rule, bytes: &[u8], after: usize, separators: &mut Separat
         }
         Check::UrlPassword => ahead(URL_REACH).contains(&b'@'),
         Check::Prose => prose_nearby(bytes, after),
+        Check::ProseSecret => prose_secret_nearby(bytes, after),
         _ => true,
     }
 }
+
+/// How far after a prose secret's keyword its value's opening parenthesis may be (the rest of
+/// the key word, a space).
+const PROSE_PAREN_REACH: usize = 24;
 
 /// How far around a prose keyword its value, verb or quotes may be.
 const PROSE_REACH: usize = 80;
@@ -312,9 +317,9 @@ fn prose_nearby(bytes: &[u8], after: usize) -> bool {
     marks.iter().any(|&w| w != 0) || prose_verb_nearby(bytes, after)
 }
 
-/// Whether a verb of the prose rule (`is`, `was`, `as`, `es`, `est`, `ist`, `lautet`, `era`,
-/// `war`) or a non-ASCII byte (`é`, `は`, …) stands within [`PROSE_REACH`] bytes on either
-/// side of `after`. Only the spaces followed by a verb's first letter are looked at further.
+/// Whether a verb or joining word of the prose rules (`is`, `was`, `as`, `als`, `es`, `est`,
+/// `ist`, `lautet`, `era`, `war`, `como`, `comme`) or a non-ASCII byte (`é`, `は`, …) stands
+/// within [`PROSE_REACH`] bytes on either side of `after`. Only the spaces followed by a verb's first letter are looked at further.
 fn prose_verb_nearby(bytes: &[u8], after: usize) -> bool {
     let span = &bytes[after.saturating_sub(PROSE_REACH)..(after + PROSE_REACH).min(bytes.len())];
     let [high, spaces, firsts] = span_masks(
@@ -322,7 +327,7 @@ fn prose_verb_nearby(bytes: &[u8], after: usize) -> bool {
         [
             Probe::NON_ASCII,
             Probe::of(b" "),
-            Probe::of(b"iwael").folded(),
+            Probe::of(b"iwacel").folded(),
         ],
     );
     high.iter().any(|&w| w != 0)
@@ -336,7 +341,8 @@ fn prose_verb(rest: &[u8]) -> bool {
     match rest.first().map(u8::to_ascii_lowercase) {
         Some(b'i') => word(b"is ") || word(b"ist "),
         Some(b'w') => word(b"was ") || word(b"war "),
-        Some(b'a') => word(b"as "),
+        Some(b'a') => word(b"as ") || word(b"als "),
+        Some(b'c') => word(b"como ") || word(b"comme "),
         Some(b'e') => word(b"es ") || word(b"est ") || word(b"era "),
         Some(b'l') => word(b"lautet"),
         _ => false,
@@ -486,6 +492,50 @@ fn block_mask(block: &[u8; 16], probe: Probe) -> u32 {
         let compared = if probe.folded { b | 0x20 } else { b };
         let hit = (probe.high && !b.is_ascii()) || probe.set.contains(&compared);
         mask | (u32::from(hit) << i)
+    })
+}
+
+/// How far after a prose secret's keyword its verb may be (a few words between), and how far
+/// before it the joining word of a value given first (`use … as the api key`).
+const PROSE_SECRET_AHEAD: usize = 64;
+const PROSE_SECRET_BEHIND: usize = 40;
+
+/// Whether a prose secret may stand around `after` (the end of a `secret`, `token`, `key`, …
+/// keyword): `(` right after it, a verb or a non-ASCII byte (`für`, `é`) ahead, or `as`,
+/// `als`, `como`, `comme` just before. Cheaper than [`prose_verb_nearby`] and one-sided, since
+/// it runs on every such keyword of a text (a memory's `keywords:` line included).
+fn prose_secret_nearby(bytes: &[u8], after: usize) -> bool {
+    // A prose sentence is one line: the reach stops at its ends. It starts a byte early, at
+    // the space a keyword such as `pass ` ends with.
+    let from = after.saturating_sub(1);
+    let ahead = &bytes[from..(from + PROSE_SECRET_AHEAD).min(bytes.len())];
+    let ahead = &ahead[..memchr::memchr(b'\n', ahead).unwrap_or(ahead.len())];
+    let behind = &bytes[after.saturating_sub(PROSE_SECRET_BEHIND)..after];
+    let behind = &behind[memchr::memrchr(b'\n', behind).map_or(0, |i| i + 1)..];
+    let paren = &ahead[..ahead.len().min(PROSE_PAREN_REACH)];
+    if memchr::memchr(b'(', paren).is_some() || !ahead.is_ascii() {
+        return true;
+    }
+    let word = |rest: &[u8], w: &[u8]| {
+        rest.len() > w.len() && rest[..w.len()].eq_ignore_ascii_case(w) && rest[w.len()] == b' '
+    };
+    let verb = memchr::memchr_iter(b' ', ahead).any(|i| {
+        let rest = &ahead[i + 1..];
+        match rest.first().map(u8::to_ascii_lowercase) {
+            Some(b'i') => word(rest, b"is") || word(rest, b"ist"),
+            Some(b'w') => word(rest, b"was") || word(rest, b"war"),
+            Some(b'e') => word(rest, b"es") || word(rest, b"est") || word(rest, b"era"),
+            Some(b'l') => word(rest, b"lautet") || rest[1..].starts_with(b"autet:"),
+            _ => false,
+        }
+    });
+    verb || memchr::memchr_iter(b' ', behind).any(|i| {
+        let rest = &behind[i + 1..];
+        match rest.first().map(u8::to_ascii_lowercase) {
+            Some(b'a') => word(rest, b"as") || word(rest, b"als"),
+            Some(b'c') => word(rest, b"como") || word(rest, b"comme"),
+            _ => false,
+        }
     })
 }
 
@@ -640,6 +690,9 @@ mod tests {
                     b"was ",
                     b"war ",
                     b"as ",
+                    b"als ",
+                    b"como ",
+                    b"comme ",
                     b"es ",
                     b"est ",
                     b"era ",
@@ -670,6 +723,10 @@ mod tests {
             b" was ",
             b"war",
             b" As ",
+            b"als",
+            b" Como ",
+            b"comm",
+            b"e ",
             b"es",
             b"t ",
             b"era",

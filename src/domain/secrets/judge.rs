@@ -249,8 +249,17 @@ pub(crate) fn is_uuid(s: &str) -> bool {
 fn is_identifier_like(s: &str) -> bool {
     // Base64 may start with `/` too: a path holds no `+` and ends in no `=`.
     let base64ish = s.contains('+') || s.ends_with('=');
+    // A leading `/` before one long random run is base64 (`/fklKAtMMo6cYUMl46pclEDr…`).
+    let random_run = s.len() >= 30
+        && !s.as_bytes()[1..]
+            .iter()
+            .any(|b| matches!(b, b'/' | b'.' | b'_'))
+        && s.bytes().any(|b| b.is_ascii_digit())
+        && s.bytes().any(|b| b.is_ascii_uppercase())
+        && s.bytes().any(|b| b.is_ascii_lowercase());
     if (s.starts_with('/') || s.starts_with("./") || s.starts_with("~/") || s.starts_with("../"))
         && !base64ish
+        && !random_run
     {
         return true;
     }
@@ -267,7 +276,13 @@ fn is_identifier_like(s: &str) -> bool {
                 || letters.bytes().all(|b| b.is_ascii_uppercase())
                 || is_camel_words(letters))
     };
-    parts.iter().all(wordish)
+    // A short part beside a word is an abbreviation or a version (`ConnectionString_B2B`,
+    // `deploy-key-v2`, `S3_Bucket`), not a run of random chars.
+    let short = |p: &&str| p.len() <= 3 && p.bytes().all(|b| b.is_ascii_alphanumeric());
+    let long_word = parts
+        .iter()
+        .any(|p| p.len() >= 4 && wordish(p) && p.bytes().all(|b| b.is_ascii_alphabetic()));
+    parts.iter().all(|p| wordish(p) || (long_word && short(p)))
 }
 
 /// `getAccessToken`, `MyServiceName`: letters only, each capital starts a lowercase run of 2+.
@@ -924,6 +939,35 @@ const STANDIN_VALUES: &[&str] = &[
     "redis",
 ];
 
+/// Whether `lower` (a lowercased value) is a stand-in, also when written in leetspeak
+/// (`super$ecret`, `P@ssw0rd!`, `$uper-$ecret`): marks around it are dropped, the usual
+/// substitutions undone and separators removed before the [`STANDIN_VALUES`] and
+/// [`DEFAULT_PASSWORDS`] lists are asked. A chosen password that is a word with a mark
+/// (`Prestigitariu$`, `busybox@`) is no stand-in: only the lists' words are.
+fn is_standin(lower: &str) -> bool {
+    if STANDIN_VALUES.contains(&lower) || DEFAULT_PASSWORDS.contains(&lower) {
+        return true;
+    }
+    let trimmed = lower.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '$' && c != '@');
+    let plain: String = trimmed
+        .trim_start_matches('$')
+        .chars()
+        .filter_map(|c| match c {
+            '$' | '5' => Some('s'),
+            '@' | '4' => Some('a'),
+            '0' => Some('o'),
+            '3' => Some('e'),
+            '1' | '!' => Some('i'),
+            '7' => Some('t'),
+            '-' | '_' | '.' | ' ' => None,
+            c if c.is_ascii_alphabetic() => Some(c),
+            _ => Some('#'),
+        })
+        .collect();
+    let plain = plain.trim_end_matches('i');
+    plain != lower && (STANDIN_VALUES.contains(&plain) || DEFAULT_PASSWORDS.contains(&plain))
+}
+
 /// Prefixes of password hashes (bcrypt, crypt(3), argon2, LDAP, Django).
 const HASH_PREFIXES: &[&str] = &[
     "$2a$",
@@ -1056,7 +1100,7 @@ pub(crate) fn is_generic_secret(value: &str, context: &Context, min_entropy: f64
     }
     if compared {
         return (names_password(&words) || last_part == "secret")
-            && !STANDIN_VALUES.contains(&lower_value.as_str())
+            && !is_standin(&lower_value)
             && !value.contains(['_', '.', '/'])
             && value
                 .bytes()
@@ -1071,7 +1115,7 @@ pub(crate) fn is_generic_secret(value: &str, context: &Context, min_entropy: f64
     let password_word = names_password(&words)
         && context.assigned
         && word
-        && !STANDIN_VALUES.contains(&lower_value.as_str())
+        && !is_standin(&lower_value)
         && value.len() >= 6;
     let quoted_word = context.quoted && kind == KeyKind::Strong && word;
     if password_word {
@@ -1090,9 +1134,10 @@ pub(crate) fn is_generic_secret(value: &str, context: &Context, min_entropy: f64
     let has_symbol = value.bytes().any(|b| b.is_ascii_punctuation());
     match kind {
         // A quoted literal under a password or secret name is one, even when a person chose
-        // it (`"super$ecret"`, `"Prestigitariu$"`): only stand-ins are left out.
+        // it (`"Prestigitariu$"`): only stand-ins are left out, leetspeak ones (`"super$ecret"`)
+        // included.
         KeyKind::Strong if context.quoted => {
-            !STANDIN_VALUES.contains(&lower_value.as_str())
+            !is_standin(&lower_value)
                 && (has_digit || has_symbol || value.len() >= 8)
                 && entropy(value) >= 2.5
         }
@@ -1229,6 +1274,11 @@ pub(crate) fn is_prose_password(value: &str, context: &Context, min_entropy: f64
     if context.key.len() > 64 || value.len() > 200 {
         return false;
     }
+    // Prose joins its key to the verb with words; a key holding `=` ran into an assigned
+    // value (`ChangePassword = "arn:aws:iam::…"` is no `password …: value`).
+    if context.key.contains('=') {
+        return false;
+    }
     let second = context.key.split_whitespace().nth(1).unwrap_or("");
     if NOT_PROSE_NOUNS.contains(&second.to_ascii_lowercase().as_str())
         || NOT_SECRET_KEYS.contains(&second.to_ascii_lowercase().as_str())
@@ -1256,7 +1306,7 @@ pub(crate) fn is_prose_password(value: &str, context: &Context, min_entropy: f64
         || value.contains("://")
         || is_integrity(value)
         || HASH_PREFIXES.iter().any(|p| lower.starts_with(p))
-        || STANDIN_VALUES.contains(&lower.as_str())
+        || is_standin(&lower)
         || NOT_PASSPHRASE_WORDS.contains(&lower.as_str())
         || DEFAULT_PASSWORDS.contains(&lower.as_str())
     {
@@ -1277,6 +1327,119 @@ pub(crate) fn is_prose_password(value: &str, context: &Context, min_entropy: f64
         && value.len() >= 8
         && ((has_digit && has_letter) || (value.len() >= 10 && has_letter && has_symbol))
         && entropy(value) >= min_entropy
+}
+
+/// Words that, after a prose key phrase, make it name something about the secret rather than
+/// the secret (`the token rotation policy is …`, `the api key name for prod is …`).
+const PROSE_TAIL_NOUNS: &[&str] = &[
+    "name",
+    "names",
+    "id",
+    "ids",
+    "url",
+    "uri",
+    "path",
+    "file",
+    "prefix",
+    "suffix",
+    "endpoint",
+    "length",
+    "format",
+    "type",
+    "expiry",
+    "expires",
+    "expiration",
+    "hint",
+    "fingerprint",
+    "hash",
+    "checksum",
+    "digest",
+    "header",
+    "field",
+    "version",
+    "label",
+    "size",
+    "limit",
+    "ttl",
+    "lifetime",
+    "count",
+    "scope",
+    "scopes",
+    "parameter",
+    "param",
+    "variable",
+    "var",
+    "policy",
+    "rotation",
+    "manager",
+    "store",
+    "vault",
+    "format",
+    "owner",
+    "issuer",
+    "audience",
+    "algorithm",
+    "public",
+    "pub",
+    "placeholder",
+    "example",
+    "sample",
+    "dummy",
+    "fake",
+    "test",
+    "mock",
+];
+
+/// Judges a secret given in prose ([`Check::ProseSecret`]): the key phrase up to its last
+/// secret word is judged like an assignment's key, the words after it must not name a
+/// property of the secret, and the value must look random (it is judged as a bare value even
+/// when quoted: prose quotes names and labels as often as secrets).
+pub(crate) fn is_prose_secret(value: &str, context: &Context, min_entropy: f64) -> bool {
+    // The rule's regex bounds no length (bounded repeats cost NFA and lazy-DFA states).
+    if context.key.len() > 120
+        || value.len() > 200
+        || value.len() < 10
+        || context
+            .key
+            .contains(['=', ':', '"', '\'', '`', '(', ')', '<', '>', '|'])
+    {
+        return false;
+    }
+    let phrase: Vec<&str> = context.key.split(' ').filter(|w| !w.is_empty()).collect();
+    let secret_word = |w: &&str| {
+        let w = w.to_ascii_lowercase();
+        w == "pat"
+            || ["pass", "pwd", "secret", "token", "key", "cred"]
+                .iter()
+                .any(|k| w.contains(k))
+    };
+    let Some(last) = phrase.iter().rposition(secret_word) else {
+        return false;
+    };
+    if phrase.len() > last + 6 {
+        return false;
+    }
+    let tail = phrase[last + 1..].join(" ");
+    if key_words(&tail)
+        .iter()
+        .any(|w| PROSE_TAIL_NOUNS.contains(&w.as_str()) || NOT_PROSE_NOUNS.contains(&w.as_str()))
+    {
+        return false;
+    }
+    let head_end = phrase[..=last].iter().map(|w| w.len() + 1).sum::<usize>() - 1;
+    let head = context.key.trim_start_matches(' ');
+    let head = head.get(..head_end.min(head.len())).unwrap_or(head);
+    if is_standin(&value.trim_end_matches(['.', '!', '?']).to_ascii_lowercase()) {
+        return false;
+    }
+    let bare = Context {
+        key: head,
+        quoted: false,
+        assigned: false,
+        compared: false,
+        ..*context
+    };
+    is_generic_secret(value, &bare, min_entropy)
 }
 
 /// Whether a key names a digest of something (`password_sha256`, `token_digest`, `commit`).
@@ -1494,6 +1657,9 @@ pub(crate) fn judge(rule: &Rule, secret: &str, context: &Context) -> Option<Conf
         Check::Header => shape(is_header_credential(context.key, secret, rule.min_entropy)),
         Check::Assignment | Check::Phrase => {
             is_generic_secret(secret, context, rule.min_entropy).then_some(Confidence::Generic)
+        }
+        Check::ProseSecret => {
+            is_prose_secret(secret, context, rule.min_entropy).then_some(Confidence::Generic)
         }
         Check::Prose => {
             is_prose_password(secret, context, rule.min_entropy).then_some(Confidence::Generic)

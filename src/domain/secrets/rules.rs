@@ -37,6 +37,13 @@ pub(crate) enum Check {
     /// as the password`, `password (…)`, gradle's `password '…'`, other languages' words):
     /// a quoted literal counts from 6 chars, a bare value must look random.
     Prose,
+    /// A secret other than a password given in prose, in one of several languages: a key
+    /// phrase, a few words, then a verb (`the jwt secret for staging is …`, `el api key de
+    /// pruebas es …`, `der dd api key für Staging lautet: …`), or the value before its key
+    /// (`use … as the jwt secret`, `utiliser … comme …`, `bitte … als dd app key verwenden`).
+    /// The key phrase is judged like an assignment's key, the words after it must not make it
+    /// name something else (`the token rotation policy is …`), and the value must look random.
+    ProseSecret,
     /// A token that opens with a fixed run of one char (X/Twitter app bearer tokens start with
     /// 21 `A`s, and hold more runs of `A` later): only its entropy past that many chars is
     /// judged, not the run check of placeholders.
@@ -477,7 +484,7 @@ pub(crate) static RULES: &[Rule] = &[
         "cjk-assignment",
         "Secret after a CJK colon or copula (`token：…`, `key为 …`, `keyは …`)",
         &["：", "为", "是", "は"],
-        r"(?i)(?P<k>(?:[a-z0-9_.-]{1,24}[ ]){0,3}[a-z0-9_.-]{0,40}?(?:pass|pwd|secret|token|key|pat|cred)[a-z0-9_.-]{0,40})[ \t]{0,4}(?:\xEF\xBC\x9A|\xE3\x81\xAF|\xE6\x98\xAF(?:\xEF\xBC\x9A)?|\xE4\xB8\xBA)[ \t]{0,4}(?P<s>[A-Za-z0-9+/=_~.!@#$%^&*-]{6,199}[A-Za-z0-9+/=_~!@#$%^&*-])",
+        r"(?i)(?P<k>(?:[a-z0-9_.-]{1,24}[ ]){0,3}[a-z0-9_.-]{0,40}?(?:pass|pwd|secret|token|key|pat|cred)[a-z0-9_.-]{0,40}(?:[ ][a-z0-9_.-]{1,24}){0,2})[ \t]{0,4}(?:\xEF\xBC\x9A|\xE3\x81\xAF|\xE6\x98\xAF(?:\xEF\xBC\x9A)?|\xE4\xB8\xBA)[ \t]{0,4}(?P<s>[A-Za-z0-9+/=_~.!@#$%^&*-]{6,199}[A-Za-z0-9+/=_~!@#$%^&*-])",
         3.0,
         "预发环境的 smtp password 是：[[{pw:20}]]",
     )
@@ -571,10 +578,20 @@ pub(crate) static RULES: &[Rule] = &[
         "prose-password",
         "Password given in prose or a build script",
         &["password", "passwort", "passphrase", "passwd", "contraseña", "contrasena", "mot de passe", "senha", "パスワード"],
-        r#"(?i)(?P<k6>(?:password|passphrase|passwd)[A-Za-z0-9_.-]*)[\"']?[ \t]*[:=][ \t]*[\"'](?P<s6>[a-z]+(?: [a-z]+)+)[\"']|(?P<k>(?:password|passwort|passphrase|passwd|contrase(?:\xC3\xB1|n)a|mot de passe|senha|\xE3\x83\x91\xE3\x82\xB9\xE3\x83\xAF\xE3\x83\xBC\xE3\x83\x89)(?:[ \t][^\n]*?)?)(?:[ \t](?:is|was|es|est|\xC3\xA9|ist|lautet|era|war)[ \t]*:?|[ \t]*:|\xE3\x81\xAF)[ \t]*["'`]?(?P<s>[A-Za-z0-9!#$%&*+./:=?@^_~-]{3,}[A-Za-z0-9!#$%&*+/=?@^_~-])|(?:^|[^A-Za-z0-9_])(?:use|try)[ \t]+["'`]?(?P<s2>[A-Za-z0-9!#$%&*+./:=?@^_~-]{3,}[A-Za-z0-9!#$%&*+/=?@^_~-])["'`]?[ \t]+as[ \t][A-Za-z0-9_ \t-]*(?:password|passwort|passphrase|passwd|contrase(?:\xC3\xB1|n)a|mot de passe|senha|\xE3\x83\x91\xE3\x82\xB9\xE3\x83\xAF\xE3\x83\xBC\xE3\x83\x89)|["'`](?P<s3>[A-Za-z0-9!#$%&*+./:=?@^_~-]{3,}[A-Za-z0-9!#$%&*+/=?@^_~-])["'`][ \t]+(?:is|was)[ \t][A-Za-z0-9_ \t-]*(?:password|passwort|passphrase|passwd|contrase(?:\xC3\xB1|n)a|mot de passe|senha|\xE3\x83\x91\xE3\x82\xB9\xE3\x83\xAF\xE3\x83\xBC\xE3\x83\x89)|(?:password|passwort|passphrase|passwd|contrase(?:\xC3\xB1|n)a|mot de passe|senha|\xE3\x83\x91\xE3\x82\xB9\xE3\x83\xAF\xE3\x83\xBC\xE3\x83\x89)[ \t]*\([ \t]*["'`]?(?P<s4>[A-Za-z0-9!#$%&*+./:=?@^_~-]{3,}[A-Za-z0-9!#$%&*+/=?@^_~-])["'`]?[ \t]*\)|(?:(?m:^)|[ \t])(?:password|passwd)(?:\.set)?(?:[ \t]*\([ \t]*|[ \t]+)[\"'](?P<s5>[^\"'\s]{4,})[\"'][ \t]*\)?[ \t]*;?[ \t]*\r?(?m:$)"#,
+        r#"(?i)(?P<k6>(?:password|passphrase|passwd)[A-Za-z0-9_.-]*)[\"']?[ \t]*[:=][ \t]*[\"'](?P<s6>[a-z]+(?: [a-z]+)+)[\"']|(?P<k>(?:password|passwort|passphrase|passwd|contrase(?:\xC3\xB1|n)a|mot de passe|senha|\xE3\x83\x91\xE3\x82\xB9\xE3\x83\xAF\xE3\x83\xBC\xE3\x83\x89)(?:[ \t][^\n]*?)?)(?:[ \t](?:is|was|es|est|\xC3\xA9|ist|lautet|era|war)[ \t]*:?|[ \t]*:|\xE3\x81\xAF)[ \t]*["'`]?(?P<s>[A-Za-z0-9!#$%&*+./:=?@^_~-]{3,}[A-Za-z0-9!#$%&*+/=?@^_~-])|(?:^|[^A-Za-z0-9_])(?:use|try|usa|utilise[rz]?|bitte|verwende)[ \t]+["'`]?(?P<s2>[A-Za-z0-9!#$%&*+./:=?@^_~-]{3,}[A-Za-z0-9!#$%&*+/=?@^_~-])["'`]?[ \t]+(?:as|como|comme|als)[ \t][A-Za-z0-9_ \t-]*(?:password|passwort|passphrase|passwd|contrase(?:\xC3\xB1|n)a|mot de passe|senha|\xE3\x83\x91\xE3\x82\xB9\xE3\x83\xAF\xE3\x83\xBC\xE3\x83\x89)|["'`](?P<s3>[A-Za-z0-9!#$%&*+./:=?@^_~-]{3,}[A-Za-z0-9!#$%&*+/=?@^_~-])["'`][ \t]+(?:is|was)[ \t][A-Za-z0-9_ \t-]*(?:password|passwort|passphrase|passwd|contrase(?:\xC3\xB1|n)a|mot de passe|senha|\xE3\x83\x91\xE3\x82\xB9\xE3\x83\xAF\xE3\x83\xBC\xE3\x83\x89)|(?:password|passwort|passphrase|passwd|contrase(?:\xC3\xB1|n)a|mot de passe|senha|\xE3\x83\x91\xE3\x82\xB9\xE3\x83\xAF\xE3\x83\xBC\xE3\x83\x89)[ \t]*\([ \t]*["'`]?(?P<s4>[A-Za-z0-9!#$%&*+./:=?@^_~-]{3,}[A-Za-z0-9!#$%&*+/=?@^_~-])["'`]?[ \t]*\)|(?:(?m:^)|[ \t])(?:password|passwd)(?:\.set)?(?:[ \t]*\([ \t]*|[ \t]+)[\"'](?P<s5>[^\"'\s]{4,})[\"'][ \t]*\)?[ \t]*;?[ \t]*\r?(?m:$)"#,
         3.0,
         "The password for the staging db is [[{an:12}7q]] until Friday.",
     )
     .free_tail()
     .checked(Check::Prose),
+    Rule::token(
+        "prose-secret",
+        "Secret given in prose (`the api key for staging is …`, `use … as the jwt secret`)",
+        &["secret", "token", "key", "pass ", "pass.", "pass,", "pwd", "credential", "creds", " pat "],
+        r#"(?P<k>(?:[A-Za-z0-9_.-]+[ ]){0,3}[A-Za-z0-9_.-]*?(?i:pass|pwd|secret|token|key|cred|pat)[A-Za-z0-9_.-]*(?:[ ][^\n]*?)?)(?:[ \t]+(?i:is|was|es|est|ist|lautet|era|war|\xC3\xA9|\xC3\xA8)(?:[ \t]*:)?[ \t]+["'`]?(?P<s>[A-Za-z0-9+/=_~.!@#$%^&*()-]*[A-Za-z0-9+/=_~!@#$%^&*-])|[ \t]*\([ \t]*["'`]?(?P<s3>[A-Za-z0-9+/=_~.!@#$%^&*()-]*[A-Za-z0-9+/=_~!@#$%^&*-])["'`]?[ \t]*\))|(?:^|[^A-Za-z0-9_])(?i:use|usa|usar|utilise[rz]?|bitte|verwende|nimm|set)[ \t]+["'`]?(?P<s2>[A-Za-z0-9+/=_~.!@#$%^&*()-]*[A-Za-z0-9+/=_~!@#$%^&*-])["'`]?[ \t]+(?i:as|als|como|comme)[ \t]+(?P<k6>(?:[A-Za-z0-9_.-]+[ ]){0,3}[A-Za-z0-9_.-]*?(?i:pass|pwd|secret|token|key|cred|pat)[A-Za-z0-9_.-]*)"#,
+        3.0,
+        "The jwt secret for the staging cluster is [[{an:32}]] until Friday.",
+    )
+    .free_tail()
+    .checked(Check::ProseSecret),
 ];

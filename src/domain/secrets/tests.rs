@@ -998,3 +998,74 @@ fn typed_sequences_routes_and_the_gap_between_literals_are_not_secrets() {
         assert_eq!(scan_text(text).len(), 1, "{text}");
     }
 }
+
+#[test]
+fn secrets_in_prose_with_words_before_the_verb_or_the_value_first_are_found() {
+    let tok = "Zq8vN3kL1pX7mW4tR6yBc2Hd9Jf5";
+    for text in [
+        format!("The jwt secret for the staging cluster is {tok} until Friday."),
+        format!("El api key de pruebas es {tok}"),
+        format!("La clé smtp pass de préproduction est {tok}"),
+        format!("Der dd app key für Staging lautet: {tok}"),
+        format!("La chiave api token di prova è {tok}"),
+        format!("Use {tok} as the deploy token until the rotation."),
+        format!("Usa {tok} como jwt secret hasta el viernes."),
+        format!("Utiliser {tok} comme redis password."),
+        format!("Bitte {tok} als dd app key verwenden."),
+        format!("FYI the cloudflare api token ({tok}) expires next month"),
+        format!("El azure devops pat de pruebas es {tok}"),
+        format!("the smtp pass is {tok}"),
+        format!("La clé smtp pass est {tok}"),
+    ] {
+        let found = scan_text(&text);
+        assert_eq!(found.len(), 1, "{text}");
+        assert_eq!(found[0].secret.expose_secret(), tok, "{text}");
+    }
+    // A base64 secret may start with `/`; a CJK copula may follow a key of several words.
+    let aws = "/fklKAtMMo6cYUMl46pclEDrBR5Db4QYVIy8ak6J";
+    let found = scan_text(&format!("El aws secret access key de pruebas es {aws}"));
+    assert_eq!(found[0].secret.expose_secret(), aws);
+    let found = scan_text(&format!("secret key base为 {tok}，下周轮换。"));
+    assert_eq!(ids(&found), ["cjk-assignment"]);
+    for text in [
+        "The token rotation policy for staging is 90d-2024Q1x".to_string(),
+        "The api key name for prod is deploy-key-v2-2024".to_string(),
+        "The secret for staging is stored in Vault under ops/db".to_string(),
+        "El token de pruebas es obligatorio desde 2024".to_string(),
+        "the cache key for users is user:1234:profile:v2".to_string(),
+        "the key fingerprint for the host is SHA256:Zq8vN3kL1pX7mW4tR6yBc2Hd9Jf5".to_string(),
+        "the commit for the token fix is 3f9a2c1d8e7b6a5f4c3d2e1f0a9b8c7d6e5f4a3b".to_string(),
+        "the public key for staging is Zq8vN3kL1pX7mW4tR6yBc2Hd9Jf5".to_string(),
+        "Use EXAMPLEKEY1234567890ab as the api key in the docs.".to_string(),
+        "the api key (see the vault entry) expires next month".to_string(),
+        "Use the deploy key as the fallback.".to_string(),
+        "Set Kubernetes1234 as the key namespace.".to_string(),
+    ] {
+        assert!(scan_text(&text).is_empty(), "{text}");
+    }
+}
+
+#[test]
+fn leetspeak_stand_ins_arns_and_config_key_names_are_not_secrets() {
+    for text in [
+        "password = 'super$ecret'",
+        "\"password\": \"$super$ecret\",",
+        "db_password: \"P@ssw0rd!\"",
+        "IAMUserChangePassword = \"arn:aws:iam::aws:policy/IAMUserChangePassword\"",
+    ] {
+        assert!(scan_text(text).is_empty(), "{text}");
+    }
+    // A chosen password with a mark is still one; the `key="…"` of a config entry is a name.
+    for (text, secret) in [
+        ("password = 'busybox@'", "busybox@"),
+        ("password = 'Pr0d$ecret-2024'", "Pr0d$ecret-2024"),
+        (
+            "<add key=\"ConnectionString_B2B\" value=\"Server=db,1433;User ID=b2b;Password=#gets0m3;Trusted_Connection=False\" />",
+            "#gets0m3",
+        ),
+    ] {
+        let found = scan_text(text);
+        assert_eq!(found.len(), 1, "{text}");
+        assert_eq!(found[0].secret.expose_secret(), secret, "{text}");
+    }
+}
