@@ -771,11 +771,12 @@ pub struct StampProof {
     indexed: Vec<Stamp>,
 }
 
-/// The stamps a [`StampProof`] took, with the index bytes they were compared with.
+/// The stamps a [`StampProof`] took (in its parts), with the index bytes they were compared
+/// with.
 #[derive(Debug)]
 pub struct KnownStamps {
     bytes: Arc<Vec<u8>>,
-    stamps: Vec<Option<Stamp>>,
+    parts: Vec<Vec<Option<Stamp>>>,
 }
 
 impl StampProof {
@@ -783,15 +784,17 @@ impl StampProof {
     /// (the gather holds), `Err` when one changed or could not be statted (the gather must be
     /// done again: [`scan_indexed_unproven`] with these stamps reads only what changed).
     pub fn check(self) -> Result<KnownStamps, KnownStamps> {
-        let stamps = self.run.finish();
-        let holds = stamps.len() == self.indexed.len()
-            && stamps
+        let parts = self.run.finish_parts();
+        let count: usize = parts.iter().map(Vec::len).sum();
+        let holds = count == self.indexed.len()
+            && parts
                 .iter()
+                .flatten()
                 .zip(&self.indexed)
                 .all(|(s, i)| *s == Some(*i));
         let known = KnownStamps {
             bytes: self.known_from,
-            stamps,
+            parts,
         };
         if holds { Ok(known) } else { Err(known) }
     }
@@ -821,7 +824,7 @@ pub fn scan_indexed_unproven(
     let now = now_ns();
     let window = i64::try_from(settle.as_nanos()).unwrap_or(i64::MAX);
     let (old_bytes, known_stamps) = match known {
-        Some(known) => (Some(known.bytes), Some(known.stamps)),
+        Some(known) => (Some(known.bytes), Some(known.parts.concat())),
         None => (std::fs::read(index_path).ok().map(Arc::new), None),
     };
     let dir_text = dir.to_string_lossy();

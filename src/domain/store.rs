@@ -257,20 +257,36 @@ impl StampRun {
 
     /// The stamps, in the order of the names given to [`StampRun::start`]: the calling thread
     /// stats what the workers have not taken, then waits for them.
-    pub fn finish(mut self) -> Vec<Option<Stamp>> {
+    pub fn finish(self) -> Vec<Option<Stamp>> {
+        self.finish_parts().concat()
+    }
+
+    /// [`StampRun::finish`] part by part, as they were taken (joining them into one list
+    /// costs a copy that a caller which only compares does not need).
+    pub fn finish_parts(mut self) -> Vec<Vec<Option<Stamp>>> {
         self.shared.work();
         for worker in std::mem::take(&mut self.workers) {
             // A worker that died left its part unset: those files count as not statted.
             let _ = worker.join();
         }
-        let mut out = Vec::with_capacity(self.shared.ends.len());
-        for (p, slot) in self.shared.parts.iter().enumerate() {
-            match slot.get() {
-                Some(part) => out.extend_from_slice(part),
-                None => out.extend(self.shared.part(p).iter().map(|_| None)),
-            }
-        }
-        out
+        let lengths: Vec<usize> = (0..self.shared.parts.len())
+            .map(|p| self.shared.part(p).len())
+            .collect();
+        // Every worker is joined, so this is the only handle left and the parts move out.
+        let taken = std::sync::Arc::get_mut(&mut self.shared).map(|shared| {
+            let parts = std::mem::take(&mut shared.parts);
+            parts
+                .into_iter()
+                .map(std::sync::OnceLock::into_inner)
+                .collect()
+        });
+        let parts: Vec<Option<Vec<Option<Stamp>>>> =
+            taken.unwrap_or_else(|| self.shared.parts.iter().map(|p| p.get().cloned()).collect());
+        parts
+            .into_iter()
+            .zip(lengths)
+            .map(|(part, len)| part.unwrap_or_else(|| vec![None; len]))
+            .collect()
     }
 }
 
