@@ -59,17 +59,20 @@ pub fn run(project: &Project, args: RecallArgs) -> Result<u8, OpError> {
     } else {
         IndexUse::STANDARD
     };
-    let mut found = ops::recall::recall_with(
+    // What recall prints reaches agents too: the same gate as the session context. It runs
+    // while the recall index's stats are still being checked (again should they fail).
+    let mut policy = None;
+    let (found, out) = ops::recall::recall_then(
         project,
         &scopes,
         &args.query,
-        args.limit,
-        args.max_chars,
+        (args.limit, args.max_chars),
         index,
+        |found| {
+            let policy = policy.get_or_insert_with(|| ops::guard::policy(project).0);
+            ops::guard::gate_recalled(policy, found)
+        },
     )?;
-    // What recall prints reaches agents too: the same gate as the session context.
-    let (policy, _) = ops::guard::policy(project);
-    let out = ops::guard::gate_recalled(&policy, &mut found);
     let rules: gate::Broken = out.values().flatten().copied().collect();
     let withheld = out.len();
     let withheld_line = gate::withheld_line(withheld, &rules);

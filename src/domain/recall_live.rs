@@ -555,7 +555,7 @@ impl LiveScope {
         }
     }
 
-    /// Gathers this scope for `query` as [`super::recall_refresh::scan_indexed`] does, after
+    /// Gathers this scope for `query` as [`super::recall_refresh::scan_indexed_unproven`] does, after
     /// looking at what was noted; the candidates' files are not read ([`LiveScope::shown`]).
     pub fn gather(
         &mut self,

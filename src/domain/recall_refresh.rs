@@ -1,8 +1,8 @@
 //! Gathering one scope for a query: the memories' statistics and the candidates that hold a
 //! query term, either by reading every memory file ([`scan_files`], the reference) or through
-//! the scope's recall index ([`scan_indexed`]: memories whose stamp is unchanged are scored
-//! from the index, the others are read, and the index is refreshed when anything changed);
-//! and the ranking of candidates ([`Ranking`], [`keep_best`]).
+//! the scope's recall index ([`scan_indexed_unproven`]: memories whose stamp is unchanged are
+//! scored from the index, the others are read, and the index is refreshed when anything
+//! changed); and the ranking of candidates ([`Ranking`], [`keep_best`]).
 //!
 //! Pure I/O of memory files and of the index file, with std only: no git, no CLI.
 
@@ -761,23 +761,72 @@ fn from_index(
     found
 }
 
+/// The stats that prove a gather wholly from the index ([`scan_indexed_unproven`]) still
+/// holds, taken on other threads while the caller goes on with the answer.
+#[derive(Debug)]
+pub struct StampProof {
+    run: store::StampRun,
+    known_from: Arc<Vec<u8>>,
+    /// Each memory's stamp as indexed, in the index's order.
+    indexed: Vec<Stamp>,
+}
+
+/// The stamps a [`StampProof`] took (in its parts), with the index bytes they were compared
+/// with.
+#[derive(Debug)]
+pub struct KnownStamps {
+    bytes: Arc<Vec<u8>>,
+    parts: Vec<Vec<Option<Stamp>>>,
+}
+
+impl StampProof {
+    /// Waits for the stats: `Ok` when every memory still has the stamp it was indexed with
+    /// (the gather holds), `Err` when one changed or could not be statted (the gather must be
+    /// done again: [`scan_indexed_unproven`] with these stamps reads only what changed).
+    pub fn check(self) -> Result<KnownStamps, KnownStamps> {
+        let parts = self.run.finish_parts();
+        let count: usize = parts.iter().map(Vec::len).sum();
+        let holds = count == self.indexed.len()
+            && parts
+                .iter()
+                .flatten()
+                .zip(&self.indexed)
+                .all(|(s, i)| *s == Some(*i));
+        let known = KnownStamps {
+            bytes: self.known_from,
+            parts,
+        };
+        if holds { Ok(known) } else { Err(known) }
+    }
+}
+
 /// Gathers one scope through its index: the memories whose stamp is unchanged and settled
 /// come from the index, the others are read as [`scan_files`] reads them; then the index is
 /// rewritten if anything changed. The listing itself comes from the index while no folder's
 /// stamp changed (a name added, removed or renamed changes its folder's times).
-pub fn scan_indexed(
+///
+/// When every memory could come from the index, the gather is made from it at once, without
+/// waiting for the stats that must confirm it: they are left running in the [`StampProof`]
+/// returned, for the caller to check once it has done what it can with the gather (a failed
+/// check means: gather again). `known`, the stamps a check took, is used instead of statting
+/// again, with the index bytes they were compared with.
+pub fn scan_indexed_unproven(
     dir: &Path,
     index_path: &Path,
     query: &Query,
     (order, scope): (usize, ScopeKind),
     (settle, budget): (Duration, usize),
-) -> Result<Found, StoreError> {
+    known: Option<KnownStamps>,
+) -> Result<(Found, Option<StampProof>), StoreError> {
     if !dir.is_dir() {
-        return scan_files(dir, query, order, scope);
+        return Ok((scan_files(dir, query, order, scope)?, None));
     }
     let now = now_ns();
     let window = i64::try_from(settle.as_nanos()).unwrap_or(i64::MAX);
-    let old_bytes = std::fs::read(index_path).ok().map(Arc::new);
+    let (old_bytes, known_stamps) = match known {
+        Some(known) => (Some(known.bytes), Some(known.parts.concat())),
+        None => (std::fs::read(index_path).ok().map(Arc::new), None),
+    };
     let dir_text = dir.to_string_lossy();
     let old = old_bytes
         .as_deref()
@@ -795,17 +844,25 @@ pub fn scan_indexed(
     // The common case: the same names, every one settled, every stamp unchanged. Everything
     // then comes from the index: nothing is copied, read or written.
     let mut listed_stamps: Option<Vec<Option<Stamp>>> = None;
-    if let Some(v) = unchanged_listing.filter(|v| v.files.iter().all(|f| f.settled)) {
-        let names: Vec<&str> = v.files.iter().map(|f| f.rel).collect();
-        let stamps = store::stamps(dir, &names);
+    if let (Some(v), Some(bytes)) = (
+        unchanged_listing.filter(|v| v.files.iter().all(|f| f.settled)),
+        &old_bytes,
+    ) {
+        let Some(stamps) = known_stamps.filter(|k| k.len() == v.files.len()) else {
+            // The stats run while the caller uses the gather; it checks them afterwards.
+            let proof = StampProof {
+                run: store::StampRun::start(dir, v.files.iter().map(|f| f.rel)),
+                known_from: Arc::clone(bytes),
+                indexed: v.files.iter().map(|f| f.stamp).collect(),
+            };
+            return Ok((from_index(bytes, v, query, (order, scope)), Some(proof)));
+        };
         if stamps
             .iter()
             .zip(&v.files)
             .all(|(s, f)| *s == Some(f.stamp))
         {
-            if let Some(bytes) = &old_bytes {
-                return Ok(from_index(bytes, v, query, (order, scope)));
-            }
+            return Ok((from_index(bytes, v, query, (order, scope)), None));
         }
         listed_stamps = Some(stamps);
     }
@@ -956,7 +1013,7 @@ pub fn scan_indexed(
             found.report.written = 1;
         }
     }
-    Ok(found)
+    Ok((found, None))
 }
 
 #[cfg(test)]
@@ -986,6 +1043,23 @@ mod tests {
             prop::collection::vec(0usize..WORDS.len(), 0..12),
             0u64..3,
         )
+    }
+
+    /// A gather through the index, its proof checked (and the gather done again when it fails).
+    fn scan_indexed(
+        dir: &Path,
+        index_path: &Path,
+        query: &Query,
+        at: (usize, ScopeKind),
+        settle: (Duration, usize),
+    ) -> Result<Found, StoreError> {
+        let (found, proof) = scan_indexed_unproven(dir, index_path, query, at, settle, None)?;
+        match proof.map(StampProof::check) {
+            None | Some(Ok(_)) => Ok(found),
+            Some(Err(known)) => {
+                scan_indexed_unproven(dir, index_path, query, at, settle, Some(known)).map(|f| f.0)
+            }
+        }
     }
 
     fn write(dir: &Path, memories: &[Memory]) {

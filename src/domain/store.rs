@@ -153,24 +153,157 @@ impl Stamp {
 /// it, and the work is shared over a few threads: stat calls are most of a check that nothing
 /// changed.
 pub fn stamps(dir: &Path, rels: &[&str]) -> Vec<Option<Stamp>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4));
-    let chunk = rels.len().div_ceil(threads).max(1024);
-    if rels.len() <= chunk {
-        return stamps_of(dir, rels);
+    // The calling thread works from the start here: one worker fewer.
+    StampRun::with_workers(dir, rels.iter().copied(), cores().saturating_sub(1)).finish()
+}
+
+/// How many names one turn of a [`StampRun`] stats: small enough that the threads finish
+/// close together, large enough that each turn's folder lookup is paid for.
+const STAMP_PART: usize = 256;
+
+/// The stats of [`stamps`], taken on worker threads while the caller goes on with other work
+/// (the query it answers from an index whose freshness they prove), until it calls
+/// [`StampRun::finish`] and takes the parts no worker has taken yet. Dropped unfinished, the
+/// workers stop after the part they are on.
+#[derive(Debug)]
+pub struct StampRun {
+    shared: std::sync::Arc<StampShared>,
+    workers: Vec<std::thread::JoinHandle<()>>,
+}
+
+#[derive(Debug)]
+struct StampShared {
+    dir: PathBuf,
+    /// Every name, one after the other; name `i` ends at `ends[i]`.
+    names: String,
+    ends: Vec<usize>,
+    /// The next part to take; parts at or past `parts.len()` mean there is nothing left.
+    next: std::sync::atomic::AtomicUsize,
+    parts: Vec<std::sync::OnceLock<Vec<Option<Stamp>>>>,
+}
+
+impl StampShared {
+    /// The names of part `p`.
+    fn part(&self, p: usize) -> Vec<&str> {
+        let first = p * STAMP_PART;
+        let last = (first + STAMP_PART).min(self.ends.len());
+        let mut start = if first == 0 { 0 } else { self.ends[first - 1] };
+        self.ends[first..last]
+            .iter()
+            .map(|&end| {
+                let name = self.names.get(start..end).unwrap_or_default();
+                start = end;
+                name
+            })
+            .collect()
     }
-    std::thread::scope(|scope| {
-        // The calling thread takes the first part itself: one thread fewer to start and wait for.
-        let mut parts = rels.chunks(chunk);
-        let first = parts.next().unwrap_or_default();
-        let workers: Vec<_> = parts
-            .map(|part| (part.len(), scope.spawn(move || stamps_of(dir, part))))
-            .collect();
-        let mut out = stamps_of(dir, first);
-        for (len, w) in workers {
-            out.extend(w.join().unwrap_or_else(|_| vec![None; len]));
+
+    /// Takes and stats parts until none is left.
+    fn work(&self) {
+        use std::sync::atomic::Ordering;
+        loop {
+            let p = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(slot) = self.parts.get(p) else {
+                return;
+            };
+            let _ = slot.set(stamps_of(&self.dir, &self.part(p)));
         }
-        out
-    })
+    }
+}
+
+impl StampRun {
+    /// Starts statting `rels` (relative to `dir`): one worker per core (at most four) when
+    /// there is more than one part of [`STAMP_PART`] names, none otherwise.
+    pub fn start<'a>(dir: &Path, rels: impl IntoIterator<Item = &'a str>) -> StampRun {
+        StampRun::with_workers(dir, rels, cores())
+    }
+
+    /// [`StampRun::start`] with at most `workers` threads.
+    fn with_workers<'a>(
+        dir: &Path,
+        rels: impl IntoIterator<Item = &'a str>,
+        workers: usize,
+    ) -> StampRun {
+        let mut names = String::new();
+        let mut ends = Vec::new();
+        for rel in rels {
+            names.push_str(rel);
+            ends.push(names.len());
+        }
+        let count = ends.len().div_ceil(STAMP_PART);
+        let shared = std::sync::Arc::new(StampShared {
+            dir: dir.to_path_buf(),
+            names,
+            ends,
+            next: std::sync::atomic::AtomicUsize::new(0),
+            parts: (0..count).map(|_| std::sync::OnceLock::new()).collect(),
+        });
+        let threads = match count > 1 {
+            true => workers.min(4).min(count),
+            false => 0,
+        };
+        let workers = (0..threads)
+            .map_while(|_| {
+                let shared = std::sync::Arc::clone(&shared);
+                // A thread that cannot be started leaves its share to the others and finish().
+                std::thread::Builder::new()
+                    .name("teammem-stat".into())
+                    .spawn(move || shared.work())
+                    .ok()
+            })
+            .collect();
+        StampRun { shared, workers }
+    }
+
+    /// The stamps, in the order of the names given to [`StampRun::start`]: the calling thread
+    /// stats what the workers have not taken, then waits for them.
+    pub fn finish(self) -> Vec<Option<Stamp>> {
+        self.finish_parts().concat()
+    }
+
+    /// [`StampRun::finish`] part by part, as they were taken (joining them into one list
+    /// costs a copy that a caller which only compares does not need).
+    pub fn finish_parts(mut self) -> Vec<Vec<Option<Stamp>>> {
+        self.shared.work();
+        for worker in std::mem::take(&mut self.workers) {
+            // A worker that died left its part unset: those files count as not statted.
+            let _ = worker.join();
+        }
+        let lengths: Vec<usize> = (0..self.shared.parts.len())
+            .map(|p| self.shared.part(p).len())
+            .collect();
+        // Every worker is joined, so this is the only handle left and the parts move out.
+        let taken = std::sync::Arc::get_mut(&mut self.shared).map(|shared| {
+            let parts = std::mem::take(&mut shared.parts);
+            parts
+                .into_iter()
+                .map(std::sync::OnceLock::into_inner)
+                .collect()
+        });
+        let parts: Vec<Option<Vec<Option<Stamp>>>> =
+            taken.unwrap_or_else(|| self.shared.parts.iter().map(|p| p.get().cloned()).collect());
+        parts
+            .into_iter()
+            .zip(lengths)
+            .map(|(part, len)| part.unwrap_or_else(|| vec![None; len]))
+            .collect()
+    }
+}
+
+impl Drop for StampRun {
+    fn drop(&mut self) {
+        // Unfinished: nothing more is taken; workers end with the part they are on.
+        let len = self.shared.parts.len();
+        self.shared
+            .next
+            .store(len, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The number of cores this process may use, asked once (the answer reads cgroup files).
+pub(crate) fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 #[cfg(unix)]
@@ -414,7 +547,7 @@ fn load_with<T: Send>(
     // over the cores, and the results are joined back in path order.
     // Asking for the core count reads cgroup files: not worth it for one chunk.
     let threads = match paths.len() > MIN_CHUNK {
-        true => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+        true => cores().min(8),
         false => 1,
     };
     let chunk = paths.len().div_ceil(threads).max(MIN_CHUNK);

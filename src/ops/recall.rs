@@ -17,7 +17,9 @@ use crate::domain::memory::MemoryType;
 use crate::domain::recall::{Analyzer, PROXIMITY_CANDIDATES, Query, points};
 use crate::domain::recall_index;
 use crate::domain::recall_live::LiveScope;
-use crate::domain::recall_refresh::{Ranking, keep_best, read_shown, scan_files, scan_indexed};
+use crate::domain::recall_refresh::{
+    KnownStamps, Ranking, StampProof, keep_best, read_shown, scan_files, scan_indexed_unproven,
+};
 use crate::domain::scope::{Layout, ScopeKind};
 use crate::domain::store::Stamp;
 use crate::domain::usage::{self, UsageBook};
@@ -148,7 +150,9 @@ pub fn recall_unaged(
         (max, chars),
         &mut Source::Files(IndexUse::STANDARD),
         Ages::FileTime,
+        &mut |_| (),
     )
+    .map(|(found, ())| found)
 }
 
 /// The recall indexes of a few scopes held in memory by a long-lived process (the MCP
@@ -254,7 +258,9 @@ pub fn recall_live(
         (max, chars),
         &mut Source::Live(live),
         Ages::FileTime,
+        &mut |_| (),
     )
+    .map(|(found, ())| found)
 }
 
 /// Where a query's memories come from.
@@ -283,13 +289,31 @@ pub fn recall_with(
     chars: usize,
     index: IndexUse,
 ) -> Result<Recalled, OpError> {
+    recall_then(project, scopes, query, (max, chars), index, |_| ()).map(|(found, ())| found)
+}
+
+/// [`recall_with`] (`limits`: results and characters per body), and `then` done on what it
+/// found. When the answer comes wholly from the recall index, `then` runs while the stats
+/// that must confirm that no memory changed are still being taken on other threads (a
+/// memory gate's work overlaps them); should they find a change, the query is answered again
+/// from what changed and `then` runs again on that answer. So `then` must change nothing but
+/// the [`Recalled`] it is given, and what it returns: the pair returned is the confirmed one.
+pub fn recall_then<T>(
+    project: &Project,
+    scopes: &[ScopeKind],
+    query: &str,
+    limits: (usize, usize),
+    index: IndexUse,
+    mut then: impl FnMut(&mut Recalled) -> T,
+) -> Result<(Recalled, T), OpError> {
     recall_inner(
         project,
         scopes,
         query,
-        (max, chars),
+        limits,
         &mut Source::Files(index),
         Ages::History,
+        &mut then,
     )
 }
 
@@ -297,31 +321,63 @@ pub fn recall_with(
 /// change the watcher has not reported yet) before it reads the files instead.
 const LIVE_RETRIES: usize = 3;
 
-fn recall_inner(
+fn recall_inner<T>(
     project: &Project,
     scopes: &[ScopeKind],
     query: &str,
-    (max, chars): (usize, usize),
+    limits: (usize, usize),
     source: &mut Source<'_>,
     ages: Ages,
-) -> Result<Recalled, OpError> {
+    then: &mut dyn FnMut(&mut Recalled) -> T,
+) -> Result<(Recalled, T), OpError> {
+    // Stamps taken by a check that failed (or that held, in a scope beside one that failed):
+    // the next attempt uses them instead of statting every memory again.
+    let mut known: Vec<(ScopeKind, KnownStamps)> = Vec::new();
     for _ in 0..LIVE_RETRIES {
-        if let Some(found) = recall_once(project, scopes, query, (max, chars), source, ages)? {
-            return Ok(found);
+        let Some((mut found, proofs)) =
+            recall_once(project, scopes, query, limits, source, ages, &mut known)?
+        else {
+            continue;
+        };
+        let extra = then(&mut found);
+        let mut holds = true;
+        for (scope, proof) in proofs {
+            let checked = proof.check();
+            holds &= checked.is_ok();
+            known.push((scope, checked.unwrap_or_else(|stamps| stamps)));
+        }
+        if holds {
+            return Ok((found, extra));
         }
     }
     // Memories kept changing under the query: read every file.
     let mut files = Source::Files(IndexUse::Off);
-    match recall_once(project, scopes, query, (max, chars), &mut files, ages)? {
-        Some(found) => Ok(found),
+    match recall_once(
+        project,
+        scopes,
+        query,
+        limits,
+        &mut files,
+        ages,
+        &mut Vec::new(),
+    )? {
+        Some((mut found, _)) => {
+            let extra = then(&mut found);
+            Ok((found, extra))
+        }
         None => Err(OpError::Usage(
             "recall: memories kept changing while they were read — try again".into(),
         )),
     }
 }
 
+/// An answer whose index gathers are not confirmed yet: each scope's proof to check.
+type Unconfirmed = (Recalled, Vec<(ScopeKind, StampProof)>);
+
 /// One attempt of a query; `None` when a memory scored from an index changed before it was
-/// shown (the query is then asked again).
+/// shown (the query is then asked again). A scope answered wholly from its index comes with
+/// the proof still running ([`scan_indexed_unproven`]); `known` are stamps an earlier attempt
+/// took, used (and taken out) instead of new stats.
 fn recall_once(
     project: &Project,
     scopes: &[ScopeKind],
@@ -329,7 +385,8 @@ fn recall_once(
     (max, chars): (usize, usize),
     source: &mut Source<'_>,
     ages: Ages,
-) -> Result<Option<Recalled>, OpError> {
+    known: &mut Vec<(ScopeKind, KnownStamps)>,
+) -> Result<Option<Unconfirmed>, OpError> {
     let parsed = Query::new(query);
     let mut recalled = Recalled {
         query: query.to_string(),
@@ -338,8 +395,9 @@ fn recall_once(
         hits: Vec::new(),
         index: IndexReport::default(),
     };
+    let mut proofs = Vec::new();
     if parsed.tokens().is_empty() || max == 0 {
-        return Ok(Some(recalled));
+        return Ok(Some((recalled, proofs)));
     }
     // Every scope first gathers its statistics and matches; scores need all of them, as
     // IDF and average lengths are taken over every scope queried.
@@ -353,7 +411,15 @@ fn recall_once(
             },
             Source::Files(index) => match (*index, index_file(project, scope, &dir)) {
                 (IndexUse::On { settle, budget }, Some(file)) => {
-                    scan_indexed(&dir, &file, &parsed, (order, scope), (settle, budget))?
+                    let taken = known
+                        .iter()
+                        .position(|(s, _)| *s == scope)
+                        .map(|at| known.swap_remove(at).1);
+                    let at = (order, scope);
+                    let (found, proof) =
+                        scan_indexed_unproven(&dir, &file, &parsed, at, (settle, budget), taken)?;
+                    proofs.extend(proof.map(|p| (scope, p)));
+                    found
                 }
                 _ => scan_files(&dir, &parsed, order, scope)?,
             },
@@ -444,7 +510,7 @@ fn recall_once(
             last_usage: u.last_usage,
         });
     }
-    Ok(Some(recalled))
+    Ok(Some((recalled, proofs)))
 }
 
 /// Where a scope's recall index lives: in its state folder, beside (never inside) the memory
@@ -917,6 +983,65 @@ mod tests {
         fs::create_dir(&path).unwrap();
         let report = same_as_reference(&f);
         assert_eq!(report.written, 0);
+    }
+
+    /// A warm answer comes from the index while other threads stat the memories; an edit in
+    /// place they find sends the query (and the work done on its answer) round once more,
+    /// and the answer is the one the files give.
+    #[test]
+    fn an_edit_found_by_the_stats_beside_a_warm_answer_is_answered_again() {
+        // More memories than one part of stats, so that worker threads take some.
+        let f = fixture(900);
+        settle();
+        let standard = IndexUse::On {
+            settle: TEST_SETTLE,
+            budget: INDEX_BUDGET,
+        };
+        let run = |query: &str, index| {
+            let mut rounds = 0;
+            let (found, seen) = recall_then(
+                &f.project,
+                &[ScopeKind::User],
+                query,
+                (100, 80),
+                index,
+                |found| {
+                    rounds += 1;
+                    found.hits.len()
+                },
+            )
+            .unwrap();
+            assert_eq!(seen, found.hits.len());
+            (found, rounds)
+        };
+        run("zebra", standard);
+        let (warm, rounds) = run("zebra", standard);
+        assert_eq!((warm.index.files_read, rounds), (0, 1));
+        assert!(warm.hits.is_empty());
+
+        // Same size and the same mtime: only ctime tells. Near the end, in a worker's part.
+        let late = f.dir.join("reference/m0891.md");
+        let modified = fs::metadata(&late).unwrap().modified().unwrap();
+        edit_keeping_size(&late);
+        set_mtime(&late, modified);
+        let (seen, rounds) = run("zebra", standard);
+        assert_eq!(rounds, 2);
+        let ids: Vec<&str> = seen.hits.iter().map(|h| h.id.as_str()).collect();
+        assert_eq!(ids, ["reference/m0891.md"]);
+        let (reference, _) = run("zebra", IndexUse::Off);
+        assert_eq!(
+            serde_json::to_value(&seen).unwrap(),
+            serde_json::to_value(&reference).unwrap()
+        );
+        // Once the edit settled, one more query rewrites the index; the next trusts it.
+        settle();
+        run("zebra", standard);
+        let (again, rounds) = run("zebra", standard);
+        assert_eq!((again.index.files_read, rounds), (0, 1));
+        assert_eq!(
+            serde_json::to_value(&again).unwrap(),
+            serde_json::to_value(&reference).unwrap()
+        );
     }
 
     #[test]

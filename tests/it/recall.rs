@@ -333,3 +333,58 @@ fn the_memory_that_answers_beats_the_ones_that_only_name_the_subject() {
     // A query of stop words only has no terms and no results.
     assert!(recall(&sb, &repo, "what did they have").is_empty());
 }
+
+/// A warm recall answers from its index while the stats that confirm it run beside it: an
+/// edit of a memory in place (same inode, same folder times) and one by rename, made after
+/// the index was built, are both in the next answer, in a scope big enough that other threads
+/// take most of the stats.
+#[test]
+fn edits_in_place_and_by_rename_are_seen_by_the_next_warm_recall() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    let dir = private_dir(&sb, &repo);
+    for i in 0..1200 {
+        let kind = ["user", "feedback", "project", "reference"][i % 4];
+        put(
+            &dir,
+            &format!("{kind}/note-{i:04}.md"),
+            &format!("Note {i}"),
+            "Build notes",
+            "The cache is warmed before the deploy.\n",
+        );
+    }
+    // Older than the index's 2-second window, so that it trusts their stamps.
+    std::thread::sleep(std::time::Duration::from_millis(2_300));
+    // The first recall builds the index, the second answers from it.
+    assert!(recall(&sb, &repo, "zebra").is_empty());
+    assert!(recall(&sb, &repo, "quagga").is_empty());
+
+    // In place: the file is opened and appended to, its folder is not touched.
+    let late = dir.join("reference/note-1199.md");
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&late)
+        .unwrap();
+    std::io::Write::write_all(&mut file, b"A zebra crossed the deploy.\n").unwrap();
+    drop(file);
+    // By rename over the old file, as editors save.
+    let early = dir.join("user/note-0000.md");
+    let tmp = dir.join("user/.note-0000.md.swp");
+    let text = std::fs::read_to_string(&early).unwrap();
+    std::fs::write(&tmp, text.replace("Note 0", "Note 0 quagga")).unwrap();
+    std::fs::rename(&tmp, &early).unwrap();
+
+    assert_eq!(
+        recall(&sb, &repo, "zebra"),
+        ["private:reference/note-1199.md"]
+    );
+    assert_eq!(recall(&sb, &repo, "quagga"), ["private:user/note-0000.md"]);
+    // And once more, through the index rewritten with them.
+    std::thread::sleep(std::time::Duration::from_millis(2_300));
+    assert_eq!(
+        recall(&sb, &repo, "zebra"),
+        ["private:reference/note-1199.md"]
+    );
+    let run = sb.teammem(&repo, ["recall", "zebra", "--no-index", "--json"]);
+    assert_eq!(ids(&run.stdout), ["private:reference/note-1199.md"]);
+}
