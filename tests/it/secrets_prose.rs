@@ -4,6 +4,8 @@
 //! `password '…'`; and a few vendors' tokens that need their own rule. Every family comes
 //! with look-alikes that must stay clean.
 
+use std::path::Path;
+
 use crate::common;
 
 use common::invoke::stdout_json;
@@ -27,6 +29,20 @@ fn found(report: &serde_json::Value, first_line: u64) -> Vec<(String, u64)> {
             )
         })
         .collect()
+}
+
+/// `teammem scan --format json` of `repo`, which must find something and print none of
+/// `secrets`: its report.
+fn scan_printing_none(sb: &Sandbox, repo: &Path, secrets: &[String]) -> serde_json::Value {
+    let run = sb.teammem(repo, ["scan", "--format", "json"]);
+    run.expect_code(1);
+    for secret in secrets {
+        assert!(
+            !run.stdout.contains(secret.as_str()) && !run.stderr.contains(secret.as_str()),
+            "a secret was printed"
+        );
+    }
+    stdout_json(&run)
 }
 
 #[test]
@@ -71,15 +87,7 @@ fn scan_finds_passwords_in_prose_code_and_build_scripts_and_not_their_look_alike
         &memory_text("Passwords", "Where the passwords are", "project", &body),
     );
 
-    let run = sb.teammem(&repo, ["scan", "--format", "json"]);
-    run.expect_code(1);
-    for secret in &secrets {
-        assert!(
-            !run.stdout.contains(secret.as_str()) && !run.stderr.contains(secret.as_str()),
-            "a secret was printed"
-        );
-    }
-    let report = stdout_json(&run);
+    let report = scan_printing_none(&sb, &repo, &secrets);
     let first = report["findings"][0]["line"].as_u64().unwrap();
     let rows = found(&report, first);
     let want: Vec<(String, u64)> = [
@@ -204,15 +212,7 @@ fn scan_finds_other_secrets_in_prose_of_several_languages_and_not_their_look_ali
         &memory_text("Keys", "Where the keys are", "project", &body),
     );
 
-    let run = sb.teammem(&repo, ["scan", "--format", "json"]);
-    run.expect_code(1);
-    for secret in &secrets {
-        assert!(
-            !run.stdout.contains(secret.as_str()) && !run.stderr.contains(secret.as_str()),
-            "a secret was printed"
-        );
-    }
-    let report = stdout_json(&run);
+    let report = scan_printing_none(&sb, &repo, &secrets);
     let first = report["findings"][0]["line"].as_u64().unwrap();
     let lines: Vec<u64> = found(&report, first).iter().map(|(_, l)| *l).collect();
     assert_eq!(
