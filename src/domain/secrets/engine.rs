@@ -503,40 +503,78 @@ const PROSE_SECRET_BEHIND: usize = 40;
 /// Whether a prose secret may stand around `after` (the end of a `secret`, `token`, `key`, …
 /// keyword): `(` right after it, a verb or a non-ASCII byte (`für`, `é`) ahead, or `as`,
 /// `als`, `como`, `comme` just before. Cheaper than [`prose_verb_nearby`] and one-sided, since
-/// it runs on every such keyword of a text (a memory's `keywords:` line included).
+/// it runs on every such keyword of a text (a memory's `keywords:` line included); like it,
+/// it looks at 16 bytes at a time ([`span_masks`]) and only at the spaces before a listed
+/// word's first letter.
 fn prose_secret_nearby(bytes: &[u8], after: usize) -> bool {
     // A prose sentence is one line: the reach stops at its ends. It starts a byte early, at
     // the space a keyword such as `pass ` ends with.
     let from = after.saturating_sub(1);
     let ahead = &bytes[from..(from + PROSE_SECRET_AHEAD).min(bytes.len())];
-    let ahead = &ahead[..memchr::memchr(b'\n', ahead).unwrap_or(ahead.len())];
-    let behind = &bytes[after.saturating_sub(PROSE_SECRET_BEHIND)..after];
-    let behind = &behind[memchr::memrchr(b'\n', behind).map_or(0, |i| i + 1)..];
-    let paren = &ahead[..ahead.len().min(PROSE_PAREN_REACH)];
-    if memchr::memchr(b'(', paren).is_some() || !ahead.is_ascii() {
+    let [newlines, parens, high, spaces, firsts] = span_masks(
+        ahead,
+        [
+            Probe::of(b"\n"),
+            Probe::of(b"("),
+            Probe::NON_ASCII,
+            Probe::of(b" "),
+            Probe::of(b"iwel").folded(),
+        ],
+    );
+    let end = set_bits(newlines).next().unwrap_or(ahead.len());
+    let ahead = &ahead[..end];
+    let before = |at: usize, limit: usize| at < limit;
+    if set_bits(parens)
+        .next()
+        .is_some_and(|at| before(at, end.min(PROSE_PAREN_REACH)))
+        || set_bits(high).next().is_some_and(|at| before(at, end))
+    {
         return true;
     }
-    let word = |rest: &[u8], w: &[u8]| {
-        rest.len() > w.len() && rest[..w.len()].eq_ignore_ascii_case(w) && rest[w.len()] == b' '
-    };
-    let verb = memchr::memchr_iter(b' ', ahead).any(|i| {
-        let rest = &ahead[i + 1..];
-        match rest.first().map(u8::to_ascii_lowercase) {
-            Some(b'i') => word(rest, b"is") || word(rest, b"ist"),
-            Some(b'w') => word(rest, b"was") || word(rest, b"war"),
-            Some(b'e') => word(rest, b"es") || word(rest, b"est") || word(rest, b"era"),
-            Some(b'l') => word(rest, b"lautet") || rest[1..].starts_with(b"autet:"),
-            _ => false,
-        }
-    });
-    verb || memchr::memchr_iter(b' ', behind).any(|i| {
-        let rest = &behind[i + 1..];
-        match rest.first().map(u8::to_ascii_lowercase) {
-            Some(b'a') => word(rest, b"as") || word(rest, b"als"),
-            Some(b'c') => word(rest, b"como") || word(rest, b"comme"),
-            _ => false,
-        }
-    })
+    let verb = set_bits(and(spaces, shift_down(firsts)))
+        .take_while(|&at| at < end)
+        .any(|at| prose_secret_verb(&ahead[at + 1..]));
+    if verb {
+        return true;
+    }
+    let behind = &bytes[after.saturating_sub(PROSE_SECRET_BEHIND)..after];
+    let [newlines, spaces, firsts] = span_masks(
+        behind,
+        [Probe::of(b"\n"), Probe::of(b" "), Probe::of(b"ac").folded()],
+    );
+    let start = set_bits(newlines).last().map_or(0, |at| at + 1);
+    set_bits(and(spaces, shift_down(firsts)))
+        .filter(|&at| at >= start)
+        .any(|at| prose_secret_joiner(&behind[at + 1..]))
+}
+
+/// Whether `w`, then a space, starts `rest`, in any case.
+fn word_then_space(rest: &[u8], w: &[u8]) -> bool {
+    rest.len() > w.len() && rest[..w.len()].eq_ignore_ascii_case(w) && rest[w.len()] == b' '
+}
+
+/// Whether `rest` (the text after a space, up to the line's end) starts with a verb of the
+/// prose-secret rule. Its first letters are the ones [`prose_secret_nearby`] looks for.
+fn prose_secret_verb(rest: &[u8]) -> bool {
+    let word = |w: &[u8]| word_then_space(rest, w);
+    match rest.first().map(u8::to_ascii_lowercase) {
+        Some(b'i') => word(b"is") || word(b"ist"),
+        Some(b'w') => word(b"was") || word(b"war"),
+        Some(b'e') => word(b"es") || word(b"est") || word(b"era"),
+        Some(b'l') => word(b"lautet") || rest[1..].starts_with(b"autet:"),
+        _ => false,
+    }
+}
+
+/// Whether `rest` (the text after a space, from the line's start) starts with the joining
+/// word of a value given before its key (`as`, `als`, `como`, `comme`).
+fn prose_secret_joiner(rest: &[u8]) -> bool {
+    let word = |w: &[u8]| word_then_space(rest, w);
+    match rest.first().map(u8::to_ascii_lowercase) {
+        Some(b'a') => word(b"as") || word(b"als"),
+        Some(b'c') => word(b"como") || word(b"comme"),
+        _ => false,
+    }
 }
 
 /// Where the next separator of a key from its value is (`=`, `:`, `|`, or the word `is` or
@@ -703,6 +741,42 @@ mod tests {
             })
     }
 
+    /// What `prose_secret_nearby` answers, with a search per byte class.
+    fn prose_secret_nearby_bytewise(bytes: &[u8], after: usize) -> bool {
+        // A prose sentence is one line: the reach stops at its ends. It starts a byte early, at
+        // the space a keyword such as `pass ` ends with.
+        let from = after.saturating_sub(1);
+        let ahead = &bytes[from..(from + PROSE_SECRET_AHEAD).min(bytes.len())];
+        let ahead = &ahead[..memchr::memchr(b'\n', ahead).unwrap_or(ahead.len())];
+        let behind = &bytes[after.saturating_sub(PROSE_SECRET_BEHIND)..after];
+        let behind = &behind[memchr::memrchr(b'\n', behind).map_or(0, |i| i + 1)..];
+        let paren = &ahead[..ahead.len().min(PROSE_PAREN_REACH)];
+        if memchr::memchr(b'(', paren).is_some() || !ahead.is_ascii() {
+            return true;
+        }
+        let word = |rest: &[u8], w: &[u8]| {
+            rest.len() > w.len() && rest[..w.len()].eq_ignore_ascii_case(w) && rest[w.len()] == b' '
+        };
+        let verb = memchr::memchr_iter(b' ', ahead).any(|i| {
+            let rest = &ahead[i + 1..];
+            match rest.first().map(u8::to_ascii_lowercase) {
+                Some(b'i') => word(rest, b"is") || word(rest, b"ist"),
+                Some(b'w') => word(rest, b"was") || word(rest, b"war"),
+                Some(b'e') => word(rest, b"es") || word(rest, b"est") || word(rest, b"era"),
+                Some(b'l') => word(rest, b"lautet") || rest[1..].starts_with(b"autet:"),
+                _ => false,
+            }
+        });
+        verb || memchr::memchr_iter(b' ', behind).any(|i| {
+            let rest = &behind[i + 1..];
+            match rest.first().map(u8::to_ascii_lowercase) {
+                Some(b'a') => word(rest, b"as") || word(rest, b"als"),
+                Some(b'c') => word(rest, b"como") || word(rest, b"comme"),
+                _ => false,
+            }
+        })
+    }
+
     /// What `first_separator` answers, a byte at a time.
     fn first_separator_bytewise(bytes: &[u8], from: usize, to: usize) -> Option<usize> {
         let reach = (to + 4).min(bytes.len());
@@ -731,6 +805,10 @@ mod tests {
             b"t ",
             b"era",
             b"lautet",
+            b"Lautet:",
+            b"\n",
+            b" (",
+            b"ist",
             b"=",
             b":",
             b"|",
@@ -752,6 +830,18 @@ mod tests {
         ) {
             let after = at % (bytes.len() + 1);
             prop_assert_eq!(prose_nearby(&bytes, after), prose_nearby_bytewise(&bytes, after));
+        }
+
+        #[test]
+        fn prose_secret_nearby_answers_what_a_search_per_byte_class_answers(
+            bytes in text(),
+            at in 0usize..2000,
+        ) {
+            let after = at % (bytes.len() + 1);
+            prop_assert_eq!(
+                prose_secret_nearby(&bytes, after),
+                prose_secret_nearby_bytewise(&bytes, after)
+            );
         }
 
         #[test]
