@@ -238,9 +238,10 @@ impl StampRun {
             next: std::sync::atomic::AtomicUsize::new(0),
             parts: (0..count).map(|_| std::sync::OnceLock::new()).collect(),
         });
-        let threads = match count > 1 {
-            true => workers.min(4).min(count),
-            false => 0,
+        let threads = if count > 1 {
+            workers.min(4).min(count)
+        } else {
+            0
         };
         let workers = (0..threads)
             .map_while(|_| {

@@ -523,18 +523,14 @@ fn prose_secret_nearby(bytes: &[u8], after: usize) -> bool {
     );
     let end = set_bits(newlines).next().unwrap_or(ahead.len());
     let ahead = &ahead[..end];
-    let before = |at: usize, limit: usize| at < limit;
-    if set_bits(parens)
-        .next()
-        .is_some_and(|at| before(at, end.min(PROSE_PAREN_REACH)))
-        || set_bits(high).next().is_some_and(|at| before(at, end))
+    let first_before =
+        |bits: SpanBits, limit: usize| set_bits(bits).next().is_some_and(|at| at < limit);
+    if first_before(parens, end.min(PROSE_PAREN_REACH))
+        || first_before(high, end)
+        || set_bits(and(spaces, shift_down(firsts)))
+            .take_while(|&at| at < end)
+            .any(|at| prose_secret_verb(&ahead[at + 1..]))
     {
-        return true;
-    }
-    let verb = set_bits(and(spaces, shift_down(firsts)))
-        .take_while(|&at| at < end)
-        .any(|at| prose_secret_verb(&ahead[at + 1..]));
-    if verb {
         return true;
     }
     let behind = &bytes[after.saturating_sub(PROSE_SECRET_BEHIND)..after];
