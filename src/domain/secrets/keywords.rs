@@ -6,8 +6,8 @@
 //! few hundred microseconds) and the search loop, which walks one byte after another through a
 //! chain of dependent table loads. The loop keeps its state in a register and walks four parts
 //! of a text at once, so four such chains overlap in the CPU instead of one waiting on the
-//! next; it indexes a table of a fixed power-of-two size through a mask, so it needs no bounds
-//! check (nor the register holding the length) and its four states, four text pointers and
+//! next; it indexes a table of a fixed size that every state's row fits in, without a bounds
+//! check (nor the register holding the length), so its four states, four text pointers and
 //! tables all stay in registers, and one OR of the four states tells a match.
 
 /// A state id: the index of the state's first transition in [`Keywords::trans`] (premultiplied
@@ -18,7 +18,7 @@ type StateId = u32;
 const LANES_FROM: usize = 1024;
 /// How many parts of a long text are walked together.
 const LANES: usize = 4;
-/// The entries of the table the four lanes index through a mask (2 MiB of address space, of
+/// The entries of the table the four lanes index unchecked (2 MiB of address space, of
 /// which only the automaton's rows are ever written or read: the rest stays unmapped zero
 /// pages). An automaton larger than this (the rules' is about 30% of it) is walked in one
 /// lane, with checked indexing.
@@ -282,24 +282,45 @@ fn lanes(
 ) -> StateId {
     let [mut s0, mut s1, mut s2, mut s3] = states.map(|s| s as usize);
     let part = a.len().min(b.len()).min(c.len()).min(d.len());
-    let (a, b, c, d) = (&a[..part], &b[..part], &c[..part], &d[..part]);
-    // Every id plus a class is below the table's length (`fits_lanes`): the mask changes no
-    // index, it only shows the compiler that none is out of bounds.
     let step = |state: usize, byte: u8| {
-        table[(state + usize::from(classes[usize::from(byte)])) & (LANE_TABLE - 1)] as usize
+        let at = state + usize::from(classes[usize::from(byte)]);
+        debug_assert!(at < LANE_TABLE);
+        // SAFETY: `at < LANE_TABLE`, the table's length. Every state here is the id of a
+        // state of the automaton: the lanes start from the root (0) or from `warm_up`'s
+        // result, and every entry of the table is such an id (the rows' entries are the ids
+        // of next states, and the entries no row holds are 0, the root). An id is the index
+        // of its state's row, and a class is below `stride`, a row's length, so `at` lies in
+        // a row; `each_hit` calls this only when `fits_lanes` holds, which says every row
+        // ends at or below `LANE_TABLE`.
+        unsafe { *table.get_unchecked(at) as usize }
     };
     let threshold = first_match as usize;
-    for i in 0..part {
-        s0 = step(s0, a[i]);
-        s1 = step(s1, b[i]);
-        s2 = step(s2, c[i]);
-        s3 = step(s3, d[i]);
-        // One test for all four (no id reaches `first_match`, a power of two, unless it is a
-        // match state): hits are rare, and the loop keeps its states in registers only while
-        // the rare path stays out of it.
-        if s0 | s1 | s2 | s3 >= threshold {
-            note([s0, s1, s2, s3].map(|s| s as StateId), first_match, i, hits);
+    // The walk stops at each hit and starts again after it: in the loop, only the states,
+    // the text pointers and the tables are live (not `hits` nor `first_match`), so fewer of
+    // them wait on the stack.
+    let mut from = 0;
+    while from < part {
+        let mut hit = None;
+        let lanes = a[from..part]
+            .iter()
+            .zip(&b[from..part])
+            .zip(&c[from..part])
+            .zip(&d[from..part]);
+        for (i, (((&x0, &x1), &x2), &x3)) in lanes.enumerate() {
+            s0 = step(s0, x0);
+            s1 = step(s1, x1);
+            s2 = step(s2, x2);
+            s3 = step(s3, x3);
+            // One test for all four (no id reaches `first_match`, a power of two, unless it
+            // is a match state): hits are rare.
+            if s0 | s1 | s2 | s3 >= threshold {
+                hit = Some(from + i);
+                break;
+            }
         }
+        let Some(i) = hit else { break };
+        note([s0, s1, s2, s3].map(|s| s as StateId), first_match, i, hits);
+        from = i + 1;
     }
     s3 as StateId
 }
