@@ -316,7 +316,7 @@ const PROSE_REACH: usize = 80;
 /// needs all four), and only at the spaces followed by a verb's first letter further.
 fn prose_nearby(bytes: &[u8], after: usize) -> bool {
     let span = &bytes[after.saturating_sub(PROSE_REACH)..(after + PROSE_REACH).min(bytes.len())];
-    let [marks, high, spaces, firsts] = span_masks(
+    let [marks, high, spaces, firsts] = span_masks::<4, PROSE_WORDS>(
         span,
         [
             Probe::of(b"=:(\"'`"),
@@ -344,13 +344,22 @@ fn prose_verb(rest: &[u8]) -> bool {
     }
 }
 
-/// The most bytes a span around a keyword holds for [`span_masks`]: `2 * PROSE_REACH`, and
-/// the separators' reach, are below.
-const SPAN_MAX: usize = 256;
-const _: () = assert!(2 * PROSE_REACH <= SPAN_MAX && ASSIGNMENT_REACH + 4 <= SPAN_MAX);
+/// The words of the masks around a password ([`prose_nearby`]): `2 * PROSE_REACH` bytes.
+const PROSE_WORDS: usize = 3;
+/// The words of the masks after a key ([`prose_secret_nearby`], [`first_separator`]): the
+/// look ahead, the look behind and the separators' reach, with the words' 4 bytes.
+const KEY_WORDS: usize = 1;
+const _: () = assert!(
+    2 * PROSE_REACH <= 64 * PROSE_WORDS
+        && PROSE_SECRET_AHEAD <= 64 * KEY_WORDS
+        && PROSE_SECRET_BEHIND <= 64 * KEY_WORDS
+        && ASSIGNMENT_REACH + 4 <= 64 * KEY_WORDS
+);
 
-/// One bit per byte of a span of up to [`SPAN_MAX`] bytes: bit `i % 64` of word `i / 64`.
-type SpanBits = [u64; SPAN_MAX / 64];
+/// One bit per byte of a span of up to `64 * W` bytes: bit `i % 64` of word `i / 64`. Each
+/// check takes as few words as its span needs: the words are combined, shifted and searched
+/// one by one.
+type SpanBits<const W: usize> = [u64; W];
 
 /// Which bytes a [`span_masks`] mask marks.
 #[derive(Clone, Copy)]
@@ -390,11 +399,11 @@ impl Probe {
 /// For each probe, the bytes of `span` it marks, looked at 16 bytes at a time: the checks
 /// after keywords look at a few dozen bytes each, hundreds of thousands of times in a large
 /// scan, and a byte at a time, or a SIMD search started for each byte class, costs several
-/// times more. Bytes past [`SPAN_MAX`] are not looked at.
+/// times more. Bytes past `64 * W` are not looked at.
 #[inline(always)]
-fn span_masks<const N: usize>(span: &[u8], probes: [Probe; N]) -> [SpanBits; N] {
-    let span = &span[..span.len().min(SPAN_MAX)];
-    let mut out = [[0u64; SPAN_MAX / 64]; N];
+fn span_masks<const N: usize, const W: usize>(span: &[u8], probes: [Probe; N]) -> [SpanBits<W>; N] {
+    let span = &span[..span.len().min(64 * W)];
+    let mut out = [[0u64; W]; N];
     let mut mark = |index: usize, block: &[u8; 16]| {
         for (bits, probe) in out.iter_mut().zip(&probes) {
             bits[index / 4] |= u64::from(block_mask(block, *probe)) << (16 * (index % 4));
@@ -417,8 +426,8 @@ fn span_masks<const N: usize>(span: &[u8], probes: [Probe; N]) -> [SpanBits; N] 
 }
 
 /// Bit `i` set where bit `i + 1` of `bits` is: a mark on the byte after each byte.
-fn shift_down(bits: SpanBits) -> SpanBits {
-    let mut out = [0u64; SPAN_MAX / 64];
+fn shift_down<const W: usize>(bits: SpanBits<W>) -> SpanBits<W> {
+    let mut out = [0u64; W];
     for (i, word) in out.iter_mut().enumerate() {
         *word = bits[i] >> 1 | bits.get(i + 1).map_or(0, |next| next << 63);
     }
@@ -426,7 +435,7 @@ fn shift_down(bits: SpanBits) -> SpanBits {
 }
 
 /// The bytes both masks mark.
-fn and(a: SpanBits, b: SpanBits) -> SpanBits {
+fn and<const W: usize>(a: SpanBits<W>, b: SpanBits<W>) -> SpanBits<W> {
     let mut out = a;
     for (word, other) in out.iter_mut().zip(b) {
         *word &= other;
@@ -435,20 +444,20 @@ fn and(a: SpanBits, b: SpanBits) -> SpanBits {
 }
 
 /// The positions of the set bits of `bits`, lowest first.
-fn set_bits(bits: SpanBits) -> SetBits {
+fn set_bits<const W: usize>(bits: SpanBits<W>) -> SetBits<W> {
     SetBits { bits, word: 0 }
 }
 
 /// The iterator of [`set_bits`]: a loop over the words of its own rather than a `flat_map`,
 /// whose generic `try_fold` was 5% of a large scan's instructions (callgrind, 80 MB).
-struct SetBits {
+struct SetBits<const W: usize> {
     /// The bits not yet handed out.
-    bits: SpanBits,
+    bits: SpanBits<W>,
     /// The first word that may still hold one.
     word: usize,
 }
 
-impl Iterator for SetBits {
+impl<const W: usize> Iterator for SetBits<W> {
     type Item = usize;
 
     #[inline]
@@ -524,7 +533,7 @@ fn prose_secret_nearby(bytes: &[u8], after: usize) -> bool {
     // the space a keyword such as `pass ` ends with.
     let from = after.saturating_sub(1);
     let ahead = &bytes[from..(from + PROSE_SECRET_AHEAD).min(bytes.len())];
-    let [newlines, parens, high, spaces, firsts] = span_masks(
+    let [newlines, parens, high, spaces, firsts] = span_masks::<5, KEY_WORDS>(
         ahead,
         [
             Probe::of(b"\n"),
@@ -536,8 +545,9 @@ fn prose_secret_nearby(bytes: &[u8], after: usize) -> bool {
     );
     let end = set_bits(newlines).next().unwrap_or(ahead.len());
     let ahead = &ahead[..end];
-    let first_before =
-        |bits: SpanBits, limit: usize| set_bits(bits).next().is_some_and(|at| at < limit);
+    let first_before = |bits: SpanBits<KEY_WORDS>, limit: usize| {
+        set_bits(bits).next().is_some_and(|at| at < limit)
+    };
     if first_before(parens, end.min(PROSE_PAREN_REACH))
         || first_before(high, end)
         || set_bits(and(spaces, shift_down(firsts)))
@@ -547,7 +557,7 @@ fn prose_secret_nearby(bytes: &[u8], after: usize) -> bool {
         return true;
     }
     let behind = &bytes[after.saturating_sub(PROSE_SECRET_BEHIND)..after];
-    let [newlines, spaces, firsts] = span_masks(
+    let [newlines, spaces, firsts] = span_masks::<3, KEY_WORDS>(
         behind,
         [Probe::of(b"\n"), Probe::of(b" "), Probe::of(b"ac").folded()],
     );
@@ -631,14 +641,14 @@ fn first_separator(bytes: &[u8], from: usize, to: usize) -> Option<usize> {
     let span = &bytes[from..(to + 4).min(bytes.len())];
     let before = to - from;
     let word_at = |at: usize| span[at..].starts_with(b" is ") || span[at..].starts_with(b" was ");
-    if span.len() > SPAN_MAX {
+    if span.len() > 64 * KEY_WORDS {
         // Longer than any reach the rules use: a byte at a time.
         return (0..before)
             .find(|&at| b"=:|".contains(&span[at]) || word_at(at))
             .map(|at| from + at);
     }
     let [marks, spaces, firsts] =
-        span_masks(span, [Probe::of(b"=:|"), Probe::of(b" "), Probe::of(b"iw")]);
+        span_masks::<3, KEY_WORDS>(span, [Probe::of(b"=:|"), Probe::of(b" "), Probe::of(b"iw")]);
     let words = and(spaces, shift_down(firsts));
     let mut candidates = words;
     for (word, mark) in candidates.iter_mut().zip(marks) {
