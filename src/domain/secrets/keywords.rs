@@ -7,8 +7,9 @@
 //! chain of dependent table loads. The loop keeps its state in a register and walks four parts
 //! of a text at once, so four such chains overlap in the CPU instead of one waiting on the
 //! next; it indexes a table of a fixed size that every state's row fits in, without a bounds
-//! check (nor the register holding the length), so its four states, four text pointers and
-//! tables all stay in registers, and one OR of the four states tells a match.
+//! check (nor the register holding the length), it leaves the loop at each hit, so the loop
+//! holds only its states, text pointers and tables (two of the pointers still wait on the
+//! stack), and one OR of the four states tells a match.
 
 /// A state id: the index of the state's first transition in [`Keywords::trans`] (premultiplied
 /// by the number of byte classes, so a step is one add and one load).
@@ -299,8 +300,8 @@ fn lanes(
     };
     let threshold = first_match as usize;
     // The walk stops at each hit and starts again after it: in the loop, only the states,
-    // the text pointers and the tables are live (not `hits` nor `first_match`), so fewer of
-    // them wait on the stack.
+    // the text pointers and the tables are live (not `hits` nor `first_match`), so fewer
+    // values wait on the stack.
     let mut from = 0;
     while from < part {
         let mut hit = None;
