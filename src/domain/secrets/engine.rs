@@ -269,7 +269,7 @@ const CONTEXT_BACK: usize = 160;
 fn line_before(text: &str, at: usize) -> &str {
     let bytes = text.as_bytes();
     let low = at.saturating_sub(CONTEXT_BACK);
-    let mut start = match bytes[low..at].iter().rposition(|&b| b == b'\n') {
+    let mut start = match memchr::memrchr(b'\n', &bytes[low..at]) {
         Some(nl) => low + nl + 1,
         None => low,
     };
@@ -308,34 +308,29 @@ const PROSE_PAREN_REACH: usize = 24;
 const PROSE_REACH: usize = 80;
 
 /// Whether a prose password may stand around `after` (the end of a "password" keyword): a
-/// mark (`=`, `:`, `(`, a quote) or what [`prose_verb_nearby`] looks for, within
-/// [`PROSE_REACH`] bytes on either side. Prose that only names passwords opens no window. It
-/// runs on every "password" of a text, so it looks at 16 bytes at a time ([`span_masks`]).
+/// mark (`=`, `:`, `(`, a quote), a non-ASCII byte (`é`, `は`, …) or a verb or joining word of
+/// the prose rules (`is`, `was`, `as`, `als`, `es`, `est`, `ist`, `lautet`, `era`, `war`,
+/// `como`, `comme`), within [`PROSE_REACH`] bytes on either side. Prose that only names
+/// passwords opens no window. It runs on every "password" of a text, so it looks at 16 bytes
+/// at a time ([`span_masks`]), all four masks in one pass (almost every call finds no mark and
+/// needs all four), and only at the spaces followed by a verb's first letter further.
 fn prose_nearby(bytes: &[u8], after: usize) -> bool {
     let span = &bytes[after.saturating_sub(PROSE_REACH)..(after + PROSE_REACH).min(bytes.len())];
-    let [marks] = span_masks(span, [Probe::of(b"=:(\"'`")]);
-    marks.iter().any(|&w| w != 0) || prose_verb_nearby(bytes, after)
-}
-
-/// Whether a verb or joining word of the prose rules (`is`, `was`, `as`, `als`, `es`, `est`,
-/// `ist`, `lautet`, `era`, `war`, `como`, `comme`) or a non-ASCII byte (`é`, `は`, …) stands
-/// within [`PROSE_REACH`] bytes on either side of `after`. Only the spaces followed by a verb's first letter are looked at further.
-fn prose_verb_nearby(bytes: &[u8], after: usize) -> bool {
-    let span = &bytes[after.saturating_sub(PROSE_REACH)..(after + PROSE_REACH).min(bytes.len())];
-    let [high, spaces, firsts] = span_masks(
+    let [marks, high, spaces, firsts] = span_masks::<4, PROSE_WORDS>(
         span,
         [
+            Probe::of(b"=:(\"'`"),
             Probe::NON_ASCII,
             Probe::of(b" "),
             Probe::of(b"iwacel").folded(),
         ],
     );
-    high.iter().any(|&w| w != 0)
+    marks.iter().chain(&high).any(|&w| w != 0)
         || set_bits(and(spaces, shift_down(firsts))).any(|at| prose_verb(&span[at + 1..]))
 }
 
 /// Whether `rest` (the text after a space) starts with a verb of the prose rule. Its first
-/// letters are the ones [`prose_verb_nearby`] looks for.
+/// letters are the ones [`prose_nearby`] looks for.
 fn prose_verb(rest: &[u8]) -> bool {
     let word = |w: &[u8]| rest.len() >= w.len() && rest[..w.len()].eq_ignore_ascii_case(w);
     match rest.first().map(u8::to_ascii_lowercase) {
@@ -349,13 +344,22 @@ fn prose_verb(rest: &[u8]) -> bool {
     }
 }
 
-/// The most bytes a span around a keyword holds for [`span_masks`]: `2 * PROSE_REACH`, and
-/// the separators' reach, are below.
-const SPAN_MAX: usize = 256;
-const _: () = assert!(2 * PROSE_REACH <= SPAN_MAX && ASSIGNMENT_REACH + 4 <= SPAN_MAX);
+/// The words of the masks around a password ([`prose_nearby`]): `2 * PROSE_REACH` bytes.
+const PROSE_WORDS: usize = 3;
+/// The words of the masks after a key ([`prose_secret_nearby`], [`first_separator`]): the
+/// look ahead, the look behind and the separators' reach, with the words' 4 bytes.
+const KEY_WORDS: usize = 1;
+const _: () = assert!(
+    2 * PROSE_REACH <= 64 * PROSE_WORDS
+        && PROSE_SECRET_AHEAD <= 64 * KEY_WORDS
+        && PROSE_SECRET_BEHIND <= 64 * KEY_WORDS
+        && ASSIGNMENT_REACH + 4 <= 64 * KEY_WORDS
+);
 
-/// One bit per byte of a span of up to [`SPAN_MAX`] bytes: bit `i % 64` of word `i / 64`.
-type SpanBits = [u64; SPAN_MAX / 64];
+/// One bit per byte of a span of up to `64 * W` bytes: bit `i % 64` of word `i / 64`. Each
+/// check takes as few words as its span needs: the words are combined, shifted and searched
+/// one by one.
+type SpanBits<const W: usize> = [u64; W];
 
 /// Which bytes a [`span_masks`] mask marks.
 #[derive(Clone, Copy)]
@@ -395,11 +399,11 @@ impl Probe {
 /// For each probe, the bytes of `span` it marks, looked at 16 bytes at a time: the checks
 /// after keywords look at a few dozen bytes each, hundreds of thousands of times in a large
 /// scan, and a byte at a time, or a SIMD search started for each byte class, costs several
-/// times more. Bytes past [`SPAN_MAX`] are not looked at.
+/// times more. Bytes past `64 * W` are not looked at.
 #[inline(always)]
-fn span_masks<const N: usize>(span: &[u8], probes: [Probe; N]) -> [SpanBits; N] {
-    let span = &span[..span.len().min(SPAN_MAX)];
-    let mut out = [[0u64; SPAN_MAX / 64]; N];
+fn span_masks<const N: usize, const W: usize>(span: &[u8], probes: [Probe; N]) -> [SpanBits<W>; N] {
+    let span = &span[..span.len().min(64 * W)];
+    let mut out = [[0u64; W]; N];
     let mut mark = |index: usize, block: &[u8; 16]| {
         for (bits, probe) in out.iter_mut().zip(&probes) {
             bits[index / 4] |= u64::from(block_mask(block, *probe)) << (16 * (index % 4));
@@ -422,8 +426,8 @@ fn span_masks<const N: usize>(span: &[u8], probes: [Probe; N]) -> [SpanBits; N] 
 }
 
 /// Bit `i` set where bit `i + 1` of `bits` is: a mark on the byte after each byte.
-fn shift_down(bits: SpanBits) -> SpanBits {
-    let mut out = [0u64; SPAN_MAX / 64];
+fn shift_down<const W: usize>(bits: SpanBits<W>) -> SpanBits<W> {
+    let mut out = [0u64; W];
     for (i, word) in out.iter_mut().enumerate() {
         *word = bits[i] >> 1 | bits.get(i + 1).map_or(0, |next| next << 63);
     }
@@ -431,7 +435,7 @@ fn shift_down(bits: SpanBits) -> SpanBits {
 }
 
 /// The bytes both masks mark.
-fn and(a: SpanBits, b: SpanBits) -> SpanBits {
+fn and<const W: usize>(a: SpanBits<W>, b: SpanBits<W>) -> SpanBits<W> {
     let mut out = a;
     for (word, other) in out.iter_mut().zip(b) {
         *word &= other;
@@ -440,16 +444,34 @@ fn and(a: SpanBits, b: SpanBits) -> SpanBits {
 }
 
 /// The positions of the set bits of `bits`, lowest first.
-fn set_bits(bits: SpanBits) -> impl Iterator<Item = usize> {
-    bits.into_iter().enumerate().flat_map(|(i, mut word)| {
-        std::iter::from_fn(move || {
-            (word != 0).then(|| {
+fn set_bits<const W: usize>(bits: SpanBits<W>) -> SetBits<W> {
+    SetBits { bits, word: 0 }
+}
+
+/// The iterator of [`set_bits`]: a loop over the words of its own rather than a `flat_map`,
+/// whose generic `try_fold` was 5% of a large scan's instructions (callgrind, 80 MB).
+struct SetBits<const W: usize> {
+    /// The bits not yet handed out.
+    bits: SpanBits<W>,
+    /// The first word that may still hold one.
+    word: usize,
+}
+
+impl<const W: usize> Iterator for SetBits<W> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        while let Some(word) = self.bits.get_mut(self.word) {
+            if *word != 0 {
                 let bit = word.trailing_zeros() as usize;
-                word &= word - 1;
-                i * 64 + bit
-            })
-        })
-    })
+                *word &= *word - 1;
+                return Some(self.word * 64 + bit);
+            }
+            self.word += 1;
+        }
+        None
+    }
 }
 
 /// Bit `i` is set when `probe` marks `block[i]`.
@@ -502,7 +524,7 @@ const PROSE_SECRET_BEHIND: usize = 40;
 
 /// Whether a prose secret may stand around `after` (the end of a `secret`, `token`, `key`, …
 /// keyword): `(` right after it, a verb or a non-ASCII byte (`für`, `é`) ahead, or `as`,
-/// `als`, `como`, `comme` just before. Cheaper than [`prose_verb_nearby`] and one-sided, since
+/// `als`, `como`, `comme` just before. Cheaper than [`prose_nearby`] and one-sided, since
 /// it runs on every such keyword of a text (a memory's `keywords:` line included); like it,
 /// it looks at 16 bytes at a time ([`span_masks`]) and only at the spaces before a listed
 /// word's first letter.
@@ -511,7 +533,7 @@ fn prose_secret_nearby(bytes: &[u8], after: usize) -> bool {
     // the space a keyword such as `pass ` ends with.
     let from = after.saturating_sub(1);
     let ahead = &bytes[from..(from + PROSE_SECRET_AHEAD).min(bytes.len())];
-    let [newlines, parens, high, spaces, firsts] = span_masks(
+    let [newlines, parens, high, spaces, firsts] = span_masks::<5, KEY_WORDS>(
         ahead,
         [
             Probe::of(b"\n"),
@@ -523,8 +545,9 @@ fn prose_secret_nearby(bytes: &[u8], after: usize) -> bool {
     );
     let end = set_bits(newlines).next().unwrap_or(ahead.len());
     let ahead = &ahead[..end];
-    let first_before =
-        |bits: SpanBits, limit: usize| set_bits(bits).next().is_some_and(|at| at < limit);
+    let first_before = |bits: SpanBits<KEY_WORDS>, limit: usize| {
+        set_bits(bits).next().is_some_and(|at| at < limit)
+    };
     if first_before(parens, end.min(PROSE_PAREN_REACH))
         || first_before(high, end)
         || set_bits(and(spaces, shift_down(firsts)))
@@ -534,7 +557,7 @@ fn prose_secret_nearby(bytes: &[u8], after: usize) -> bool {
         return true;
     }
     let behind = &bytes[after.saturating_sub(PROSE_SECRET_BEHIND)..after];
-    let [newlines, spaces, firsts] = span_masks(
+    let [newlines, spaces, firsts] = span_masks::<3, KEY_WORDS>(
         behind,
         [Probe::of(b"\n"), Probe::of(b" "), Probe::of(b"ac").folded()],
     );
@@ -618,14 +641,14 @@ fn first_separator(bytes: &[u8], from: usize, to: usize) -> Option<usize> {
     let span = &bytes[from..(to + 4).min(bytes.len())];
     let before = to - from;
     let word_at = |at: usize| span[at..].starts_with(b" is ") || span[at..].starts_with(b" was ");
-    if span.len() > SPAN_MAX {
+    if span.len() > 64 * KEY_WORDS {
         // Longer than any reach the rules use: a byte at a time.
         return (0..before)
             .find(|&at| b"=:|".contains(&span[at]) || word_at(at))
             .map(|at| from + at);
     }
     let [marks, spaces, firsts] =
-        span_masks(span, [Probe::of(b"=:|"), Probe::of(b" "), Probe::of(b"iw")]);
+        span_masks::<3, KEY_WORDS>(span, [Probe::of(b"=:|"), Probe::of(b" "), Probe::of(b"iw")]);
     let words = and(spaces, shift_down(firsts));
     let mut candidates = words;
     for (word, mark) in candidates.iter_mut().zip(marks) {
@@ -652,7 +675,7 @@ fn bounded(bytes: &[u8], start: usize, end: usize, rule: &Rule) -> bool {
 fn window_start(text: &str, at: usize) -> usize {
     let bytes = text.as_bytes();
     let low = at.saturating_sub(BACK);
-    let mut start = match bytes[low..at].iter().rposition(|&b| b == b'\n') {
+    let mut start = match memchr::memrchr(b'\n', &bytes[low..at]) {
         Some(nl) => low + nl + 1,
         None => low,
     };
@@ -669,7 +692,7 @@ fn window_end(text: &str, from: usize, limit: usize, multiline: bool) -> usize {
     let mut end = if multiline {
         limit
     } else {
-        match bytes[from..limit].iter().position(|&b| b == b'\n') {
+        match memchr::memchr(b'\n', &bytes[from..limit]) {
             Some(nl) => from + nl,
             None => limit,
         }

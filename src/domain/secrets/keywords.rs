@@ -6,19 +6,23 @@
 //! few hundred microseconds) and the search loop, which walks one byte after another through a
 //! chain of dependent table loads. The loop keeps its state in a register and walks four parts
 //! of a text at once, so four such chains overlap in the CPU instead of one waiting on the
-//! next; it indexes a table of a fixed power-of-two size through a mask, so it needs no bounds
-//! check (nor the register holding the length) and its four states, four text pointers and
-//! tables all stay in registers, and one OR of the four states tells a match.
+//! next; it indexes a table of a fixed size that every state's row fits in, without a bounds
+//! check (nor the register holding the length), it leaves the loop at each hit, so the loop
+//! holds only its states, text pointers and tables (two of the pointers still wait on the
+//! stack), and one OR of the four states tells a match.
 
 /// A state id: the index of the state's first transition in [`Keywords::trans`] (premultiplied
 /// by the number of byte classes, so a step is one add and one load).
 type StateId = u32;
 
-/// From this many bytes a text is walked in [`LANES`] parts at once.
-const LANES_FROM: usize = 1024;
+/// From this many bytes a text is walked in [`LANES`] parts at once: each part after the
+/// first starts by walking the longest keyword's length before it, a few dozen bytes, while
+/// one walk waits on each load in turn (two in five of a team folder's memories are under a
+/// kilobyte).
+const LANES_FROM: usize = 256;
 /// How many parts of a long text are walked together.
 const LANES: usize = 4;
-/// The entries of the table the four lanes index through a mask (2 MiB of address space, of
+/// The entries of the table the four lanes index unchecked (2 MiB of address space, of
 /// which only the automaton's rows are ever written or read: the rest stays unmapped zero
 /// pages). An automaton larger than this (the rules' is about 30% of it) is walked in one
 /// lane, with checked indexing.
@@ -282,24 +286,45 @@ fn lanes(
 ) -> StateId {
     let [mut s0, mut s1, mut s2, mut s3] = states.map(|s| s as usize);
     let part = a.len().min(b.len()).min(c.len()).min(d.len());
-    let (a, b, c, d) = (&a[..part], &b[..part], &c[..part], &d[..part]);
-    // Every id plus a class is below the table's length (`fits_lanes`): the mask changes no
-    // index, it only shows the compiler that none is out of bounds.
     let step = |state: usize, byte: u8| {
-        table[(state + usize::from(classes[usize::from(byte)])) & (LANE_TABLE - 1)] as usize
+        let at = state + usize::from(classes[usize::from(byte)]);
+        debug_assert!(at < LANE_TABLE);
+        // SAFETY: `at < LANE_TABLE`, the table's length. Every state here is the id of a
+        // state of the automaton: the lanes start from the root (0) or from `warm_up`'s
+        // result, and every entry of the table is such an id (the rows' entries are the ids
+        // of next states, and the entries no row holds are 0, the root). An id is the index
+        // of its state's row, and a class is below `stride`, a row's length, so `at` lies in
+        // a row; `each_hit` calls this only when `fits_lanes` holds, which says every row
+        // ends at or below `LANE_TABLE`.
+        unsafe { *table.get_unchecked(at) as usize }
     };
     let threshold = first_match as usize;
-    for i in 0..part {
-        s0 = step(s0, a[i]);
-        s1 = step(s1, b[i]);
-        s2 = step(s2, c[i]);
-        s3 = step(s3, d[i]);
-        // One test for all four (no id reaches `first_match`, a power of two, unless it is a
-        // match state): hits are rare, and the loop keeps its states in registers only while
-        // the rare path stays out of it.
-        if s0 | s1 | s2 | s3 >= threshold {
-            note([s0, s1, s2, s3].map(|s| s as StateId), first_match, i, hits);
+    // The walk stops at each hit and starts again after it: in the loop, only the states,
+    // the text pointers and the tables are live (not `hits` nor `first_match`), so fewer
+    // values wait on the stack.
+    let mut from = 0;
+    while from < part {
+        let mut hit = None;
+        let lanes = a[from..part]
+            .iter()
+            .zip(&b[from..part])
+            .zip(&c[from..part])
+            .zip(&d[from..part]);
+        for (i, (((&x0, &x1), &x2), &x3)) in lanes.enumerate() {
+            s0 = step(s0, x0);
+            s1 = step(s1, x1);
+            s2 = step(s2, x2);
+            s3 = step(s3, x3);
+            // One test for all four (no id reaches `first_match`, a power of two, unless it
+            // is a match state): hits are rare.
+            if s0 | s1 | s2 | s3 >= threshold {
+                hit = Some(from + i);
+                break;
+            }
         }
+        let Some(i) = hit else { break };
+        note([s0, s1, s2, s3].map(|s| s as StateId), first_match, i, hits);
+        from = i + 1;
     }
     s3 as StateId
 }
@@ -439,5 +464,39 @@ mod tests {
             let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
             prop_assert_eq!(ours(&patterns, &text), reference(&patterns, &text));
         }
+
+        /// The rules' own automaton (the one the lanes index unchecked) on text made of pieces
+        /// of its keywords in either case, with spaces, newlines, `=` and non-ASCII between,
+        /// from a few bytes (one walk) to several kilobytes (four lanes, their seams, a tail).
+        #[test]
+        fn the_rule_keywords_give_the_same_hits_as_the_library(
+            pieces in proptest::collection::vec(
+                (any::<prop::sample::Index>(), any::<u8>(), 1..12usize, any::<bool>(), 0..6usize),
+                0..600,
+            ),
+        ) {
+            let patterns = rule_keywords();
+            let refs: Vec<&str> = patterns.iter().map(String::as_str).collect();
+            let mut text = Vec::new();
+            for (which, from, len, upper, between) in pieces {
+                let keyword = refs[which.index(refs.len())].as_bytes();
+                let from = usize::from(from) % keyword.len();
+                let piece = &keyword[from..(from + len).min(keyword.len())];
+                text.extend(piece.iter().map(|b| if upper { b.to_ascii_uppercase() } else { *b }));
+                text.extend_from_slice(["", " ", "\n", "=", "é", "x"][between].as_bytes());
+            }
+            prop_assert_eq!(ours(&refs, &text), reference(&refs, &text));
+        }
+    }
+
+    /// Every rule keyword, lowercased, once (as the scanner compiles them).
+    fn rule_keywords() -> Vec<String> {
+        let mut patterns: Vec<String> = crate::domain::secrets::rules::RULES
+            .iter()
+            .flat_map(|r| r.keywords.iter().map(|k| k.to_ascii_lowercase()))
+            .collect();
+        patterns.sort();
+        patterns.dedup();
+        patterns
     }
 }
