@@ -374,6 +374,11 @@ impl Analyzer {
         n
     }
 
+    /// The texts of the terms, by number (the analyzer is spent).
+    pub fn into_terms(self) -> Vec<Box<str>> {
+        self.terms
+    }
+
     /// The text of term number `n`.
     pub fn term(&self, n: u32) -> &str {
         self.terms.get(n as usize).map_or("", |t| t)
