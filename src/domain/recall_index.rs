@@ -12,8 +12,11 @@
 //!
 //! Layout (little-endian; varints are LEB128): [`MAGIC`], the body's length (u64), its
 //! [`checksum`] (u64), then the body: the scope folder; whether the listing met a symlink; the
-//! folders read with their stamps; the files, sorted bytewise, with stamp, state, type and
-//! four field lengths; the totals (valid memories, four length sums), which must equal the
+//! folders read with their stamps; the files, sorted bytewise, by column: their count, the
+//! length of their names, each name ended by a NUL, each stamp ([`Stamp::BYTES`], fixed
+//! width), each state byte, then each type with its four field lengths (what a freshness
+//! check needs lies together, and its stats start before the rest is decoded: [`IndexHead`]);
+//! the totals (valid memories, four length sums), which must equal the
 //! sums over the files; then the terms, sorted bytewise: their count, a table of u32 offsets
 //! for binary search, and each term with its postings: per memory a varint of the gap from
 //! the previous memory's number shifted left 4 bits, or-ed with the fields that hold the term
@@ -28,7 +31,7 @@ use super::store::Stamp;
 pub(crate) use super::recall::TokenMap;
 
 /// The first bytes of an index file; the last byte is the format version.
-pub const MAGIC: &[u8; 8] = b"TMRECAL\x02";
+pub const MAGIC: &[u8; 8] = b"TMRECAL\x03";
 
 /// How a memory file stands in the index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,21 +107,30 @@ pub fn add_terms(
             _ => {
                 let mut per = [0; FIELDS];
                 per[field] = units;
-                postings[t].push((doc, per));
+                let list = &mut postings[t];
+                if list.len() == list.capacity() && list.len() >= 64 {
+                    // A common term's list grows eightfold, not twofold: fewer copies (and
+                    // fewer new pages written) while it grows; capacity never written costs
+                    // no page.
+                    list.reserve_exact(list.len() * 7);
+                }
+                list.push((doc, per));
             }
         }
     })
 }
 
-/// Postings built by `analyzer`, keyed by term.
-pub fn by_term(analyzer: &Analyzer, postings: NumberedPostings) -> TokenMap<Postings> {
-    let mut out = TokenMap::default();
-    out.reserve(postings.len());
-    for (n, p) in postings.into_iter().enumerate() {
-        if !p.is_empty() {
-            out.insert(analyzer.term(n as u32).to_string(), p);
-        }
-    }
+/// Postings built by `analyzer`, with their terms, sorted bytewise by term (the analyzer's
+/// term texts are moved out, not copied: it is spent).
+pub fn sorted_terms(analyzer: Analyzer, postings: NumberedPostings) -> Vec<(String, Postings)> {
+    let mut out: Vec<(String, Postings)> = analyzer
+        .into_terms()
+        .into_iter()
+        .zip(postings)
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(t, p)| (String::from(t), p))
+        .collect();
+    out.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     out
 }
 
@@ -196,7 +208,14 @@ pub fn encode<'t>(
     files: &[FileMeta<'_>],
     tokens: impl IntoIterator<Item = (Cow<'t, str>, Postings)>,
 ) -> Vec<u8> {
-    let mut body = Vec::with_capacity(64 * files.len() + 1024);
+    // One buffer, written in place: the header's length and checksum are filled in last,
+    // and the term records go straight after their offset table (no copy of either).
+    let tokens: Vec<(Cow<'t, str>, Postings)> = tokens.into_iter().collect();
+    let postings: usize = tokens.iter().map(|(_, p)| p.len()).sum();
+    let mut body =
+        Vec::with_capacity(HEADER + 80 * files.len() + 16 * tokens.len() + 3 * postings + 1024);
+    body.extend_from_slice(MAGIC);
+    body.extend_from_slice(&[0; HEADER - 8]);
     put_str(&mut body, dir);
     body.push(u8::from(symlinks));
     put_varint(&mut body, folders.len() as u64);
@@ -205,15 +224,28 @@ pub fn encode<'t>(
         put_stamp(&mut body, &folder.stamp);
         body.push(u8::from(folder.settled));
     }
+    // The files by column: what a freshness check needs (names, stamps, whether each was
+    // settled) lies together, where a check can start on it before the rest is decoded.
     put_varint(&mut body, files.len() as u64);
+    let names_len: usize = files.iter().map(|f| f.rel.len() + 1).sum();
+    put_varint(&mut body, names_len as u64);
     for file in files {
-        put_str(&mut body, file.rel);
-        put_stamp(&mut body, &file.stamp);
+        // A name never holds a NUL (a file name cannot); one that did would fail the count of
+        // names when decoded, and the index would be rebuilt.
+        body.extend_from_slice(file.rel.as_bytes());
+        body.push(0);
+    }
+    for file in files {
+        body.extend_from_slice(&file.stamp.to_le_bytes());
+    }
+    for file in files {
         let state = match file.state {
             DocState::Skipped => 0,
             DocState::Indexed => 1,
         };
         body.push(state | if file.settled { 4 } else { 0 });
+    }
+    for file in files {
         body.push(kind_number(file.kind));
         for length in file.lengths {
             put_varint(&mut body, u64::from(length));
@@ -224,36 +256,61 @@ pub fn encode<'t>(
     for sum in totals.lengths {
         put_varint(&mut body, sum);
     }
-    let mut records = Vec::new();
-    let mut offsets = Vec::new();
-    for (token, postings) in tokens {
-        offsets.push(records.len() as u32);
-        put_str(&mut records, &token);
-        put_varint(&mut records, postings.len() as u64);
-        let mut previous = 0u32;
-        for (doc, per) in postings {
-            let bits = (0..FIELDS)
-                .filter(|&f| per[f] > 0)
-                .fold(0, |b, f| b | 1 << f);
-            put_varint(&mut records, (u64::from(doc - previous) << 4) | bits);
-            for n in per.into_iter().filter(|&n| n > 0) {
-                put_varint(&mut records, u64::from(n));
-            }
-            previous = doc;
+    put_varint(&mut body, tokens.len() as u64);
+    let table = body.len();
+    body.resize(table + 4 * tokens.len(), 0);
+    let records = body.len();
+    // A large index's records are written in two halves (by postings), the second on a
+    // thread of its own; it is the biggest part of writing an index of 10,000 memories.
+    let split = match postings >= PARALLEL_POSTINGS {
+        true => {
+            let mut seen = 0;
+            tokens
+                .iter()
+                .position(|(_, p)| {
+                    seen += p.len();
+                    seen * 2 >= postings
+                })
+                .map_or(tokens.len(), |k| k + 1)
         }
-    }
-    put_varint(&mut body, offsets.len() as u64);
-    for offset in offsets {
-        body.extend_from_slice(&offset.to_le_bytes());
-    }
-    body.extend_from_slice(&records);
-
-    let mut out = Vec::with_capacity(body.len() + 24);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    out.extend_from_slice(&checksum(&body).to_le_bytes());
-    out.extend_from_slice(&body);
-    out
+        false => tokens.len(),
+    };
+    let mut tokens = tokens;
+    let second = tokens.split_off(split);
+    std::thread::scope(|scope| {
+        let later = (!second.is_empty())
+            .then(|| {
+                std::thread::Builder::new()
+                    .spawn_scoped(scope, || {
+                        let mut part = Vec::with_capacity(3 * postings / 2 + 16 * second.len());
+                        let offsets = put_records(&mut part, &second);
+                        (part, offsets)
+                    })
+                    .ok()
+            })
+            .flatten();
+        let mut offsets = put_records(&mut body, &tokens);
+        let (part, more) = match later.map(|w| w.join()) {
+            Some(Ok(done)) => done,
+            // No thread, or it died: this one writes the second half too.
+            _ => {
+                let mut part = Vec::new();
+                let more = put_records(&mut part, &second);
+                (part, more)
+            }
+        };
+        let base = body.len() - records;
+        offsets.extend(more.into_iter().map(|o| o + base));
+        body.extend_from_slice(&part);
+        for (k, offset) in offsets.into_iter().enumerate() {
+            body[table + 4 * k..table + 4 * k + 4].copy_from_slice(&(offset as u32).to_le_bytes());
+        }
+    });
+    let length = (body.len() - HEADER) as u64;
+    let sum = checksum(&body[HEADER..]);
+    body[8..16].copy_from_slice(&length.to_le_bytes());
+    body[16..24].copy_from_slice(&sum.to_le_bytes());
+    body
 }
 
 /// An index file, read: folders and files decoded, tokens looked up on demand.
@@ -272,29 +329,75 @@ pub struct IndexView<'a> {
     terms: TermTable<'a>,
 }
 
-/// The terms of an index file, looked up in its bytes: a sorted table of offsets, each to a
-/// term and its postings.
-#[derive(Debug, Clone, Copy)]
-pub struct TermTable<'a> {
-    offsets: &'a [u8],
-    records: &'a [u8],
+/// How many postings an index must hold before its records are written on two threads.
+const PARALLEL_POSTINGS: usize = 100_000;
+
+/// Writes each token's record (the token, then its postings) at the end of `out`; returns
+/// where each record starts, counted from where `out` ended.
+fn put_records(out: &mut Vec<u8>, tokens: &[(Cow<'_, str>, Postings)]) -> Vec<usize> {
+    let start = out.len();
+    let mut offsets = Vec::with_capacity(tokens.len());
+    for (token, postings) in tokens {
+        offsets.push(out.len() - start);
+        put_str(out, token);
+        put_varint(out, postings.len() as u64);
+        let mut previous = 0u32;
+        for &(doc, per) in postings {
+            let bits = (0..FIELDS)
+                .filter(|&f| per[f] > 0)
+                .fold(0, |b, f| b | 1 << f);
+            put_varint(out, (u64::from(doc - previous) << 4) | bits);
+            for n in per.into_iter().filter(|&n| n > 0) {
+                put_varint(out, u64::from(n));
+            }
+            previous = doc;
+        }
+    }
+    offsets
 }
 
-impl<'a> IndexView<'a> {
-    /// Reads an index file; `None` when it is not one, or is truncated, corrupt or of
-    /// another version (the caller then rebuilds it). Never panics, whatever the bytes.
-    pub fn decode(bytes: &'a [u8]) -> Option<IndexView<'a>> {
-        let mut head = Reader { bytes, at: 0 };
-        if head.take(MAGIC.len())? != MAGIC {
+/// The bytes before the body: [`MAGIC`], the body's length and its checksum.
+const HEADER: usize = 24;
+
+/// The start of an index file, read without checking its checksum: what a freshness check
+/// needs (the folders, and where the files' names, stamps and flags lie), so that the stats
+/// can start while the rest is checked and decoded ([`IndexView::decode`] reads the same, and
+/// then refuses the whole file when the checksum does not match).
+#[derive(Debug, Clone)]
+pub struct IndexHead<'a> {
+    /// The scope folder it was built for.
+    pub dir: &'a str,
+    /// Whether the listing met a symlink.
+    pub symlinks: bool,
+    /// The folders read, with their stamps.
+    pub folders: Vec<FolderMeta<'a>>,
+    /// How many files.
+    pub count: usize,
+    /// Where the files' names lie: each ended by a NUL, in order.
+    pub names: std::ops::Range<usize>,
+    /// Where the files' stamps start ([`Stamp::BYTES`] each, in order).
+    pub stamps_at: usize,
+    /// Each file's flags (state, and whether its stamp was settled).
+    pub flags: &'a [u8],
+    /// The body's checksum as recorded.
+    sum: u64,
+    /// Where the files' types and lengths start.
+    rest_at: usize,
+}
+
+impl<'a> IndexHead<'a> {
+    /// Reads the start of an index file; `None` when it is not one (or of another version),
+    /// or the body's length is not the one recorded. Never panics, whatever the bytes.
+    pub fn read(bytes: &'a [u8]) -> Option<IndexHead<'a>> {
+        let mut r = Reader { bytes, at: 0 };
+        if r.take(MAGIC.len())? != MAGIC {
             return None;
         }
-        let length = head.u64()?;
-        let sum = head.u64()?;
-        let body = &bytes[head.at..];
-        if body.len() as u64 != length || checksum(body) != sum {
+        let length = r.u64()?;
+        let sum = r.u64()?;
+        if (bytes.len() - HEADER) as u64 != length {
             return None;
         }
-        let mut r = Reader { bytes: body, at: 0 };
         let dir = r.str()?;
         let symlinks = r.u8()? != 0;
         let count = r.count()?;
@@ -307,11 +410,55 @@ impl<'a> IndexView<'a> {
             });
         }
         let count = r.count()?;
-        let mut files = Vec::with_capacity(count);
-        for _ in 0..count {
-            let rel = r.str()?;
-            let stamp = r.stamp()?;
-            let flags = r.u8()?;
+        let names_len = r.count()?;
+        let names = r.at..r.at.checked_add(names_len)?;
+        r.take(names_len)?;
+        let stamps_at = r.at;
+        r.take(count.checked_mul(Stamp::BYTES)?)?;
+        let flags = r.take(count)?;
+        Some(IndexHead {
+            dir,
+            symlinks,
+            folders,
+            count,
+            names,
+            stamps_at,
+            flags,
+            sum,
+            rest_at: r.at,
+        })
+    }
+}
+
+/// The terms of an index file, looked up in its bytes: a sorted table of offsets, each to a
+/// term and its postings.
+#[derive(Debug, Clone, Copy)]
+pub struct TermTable<'a> {
+    offsets: &'a [u8],
+    records: &'a [u8],
+}
+
+impl<'a> IndexView<'a> {
+    /// Reads an index file; `None` when it is not one, or is truncated, corrupt or of
+    /// another version (the caller then rebuilds it). Never panics, whatever the bytes.
+    pub fn decode(bytes: &'a [u8]) -> Option<IndexView<'a>> {
+        let head = IndexHead::read(bytes)?;
+        let body = &bytes[HEADER..];
+        if checksum(body) != head.sum {
+            return None;
+        }
+        let names = std::str::from_utf8(bytes.get(head.names.clone())?).ok()?;
+        let mut at = 0;
+        let mut files = Vec::with_capacity(head.count);
+        let mut r = Reader {
+            bytes,
+            at: head.rest_at,
+        };
+        for (k, end) in memchr::memchr_iter(0, names.as_bytes()).enumerate() {
+            let rel = names.get(at..end)?;
+            at = end + 1;
+            let stamp = Stamp::from_le_bytes(bytes.get(head.stamps_at + k * Stamp::BYTES..)?)?;
+            let flags = *head.flags.get(k)?;
             let state = match flags & 3 {
                 0 => DocState::Skipped,
                 1 => DocState::Indexed,
@@ -331,6 +478,11 @@ impl<'a> IndexView<'a> {
                 lengths,
             });
         }
+        // Exactly the names counted, the last ended by the block's last byte.
+        if files.len() != head.count || at != names.len() {
+            return None;
+        }
+        let (dir, symlinks, folders) = (head.dir, head.symlinks, head.folders);
         // The totals are redundant with the files: a writer bug or a damaged body shows here.
         let mut recorded = Collection {
             docs: r.varint()?,
@@ -342,7 +494,7 @@ impl<'a> IndexView<'a> {
         if recorded != totals(&files) {
             return None;
         }
-        let terms_at = head.at + r.at;
+        let terms_at = r.at;
         let terms = TermTable::at(bytes, terms_at)?;
         Some(IndexView {
             dir,
@@ -543,6 +695,15 @@ pub fn merge_tokens<'a>(
 ) -> Vec<(Cow<'a, str>, Postings)> {
     let mut fresh: Vec<(String, Postings)> = fresh.into_iter().collect();
     fresh.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    merge_sorted_tokens(old, renumber, fresh)
+}
+
+/// [`merge_tokens`] with the fresh tokens already sorted bytewise (and distinct).
+pub fn merge_sorted_tokens<'a>(
+    old: Option<&IndexView<'a>>,
+    renumber: &[Option<u32>],
+    fresh: Vec<(String, Postings)>,
+) -> Vec<(Cow<'a, str>, Postings)> {
     let mut fresh = fresh.into_iter().peekable();
     let mut out = Vec::new();
     if let Some(old) = old {
@@ -860,7 +1021,8 @@ mod tests {
         assert_eq!(units_added(&query, &mut analyzer, &numbered, 3), direct);
         let mysql = Query::new("mysql");
         assert_eq!(units_added(&mysql, &mut analyzer, &numbered, 3), None);
-        let tokens = by_term(&analyzer, numbered);
+        let tokens: std::collections::HashMap<String, Postings> =
+            sorted_terms(analyzer, numbered).into_iter().collect();
         assert_eq!(tokens["postgr"], [(3, [4, 0, 0, 8])]);
         assert_eq!(tokens["test"][0].1[TITLE], 4);
         assert_eq!(tokens["test"][0].1[BODY], 4);

@@ -3,7 +3,9 @@
 
 use std::fs;
 use std::io::{self, Write};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::index::{self, DatedEntry, IndexLine};
 use super::memory::{self, Invalid, MemoryFile};
@@ -146,6 +148,32 @@ impl Stamp {
     pub fn settled(&self, now_ns: i64, window_ns: i64) -> bool {
         self.mtime_ns.max(self.ctime_ns) < now_ns.saturating_sub(window_ns)
     }
+
+    /// How many bytes [`Stamp::to_le_bytes`] takes.
+    pub const BYTES: usize = 32;
+
+    /// The stamp as 32 bytes: size, mtime, ctime and inode, each 8 bytes little-endian (the
+    /// recall index's stamp column, which a [`StampRun`] compares in place).
+    pub fn to_le_bytes(self) -> [u8; Stamp::BYTES] {
+        let mut out = [0u8; Stamp::BYTES];
+        out[..8].copy_from_slice(&self.size.to_le_bytes());
+        out[8..16].copy_from_slice(&self.mtime_ns.to_le_bytes());
+        out[16..24].copy_from_slice(&self.ctime_ns.to_le_bytes());
+        out[24..].copy_from_slice(&self.ino.to_le_bytes());
+        out
+    }
+
+    /// The stamp [`Stamp::to_le_bytes`] wrote at the start of `bytes`; `None` when they are
+    /// too short.
+    pub fn from_le_bytes(bytes: &[u8]) -> Option<Stamp> {
+        let word = |at: usize| -> Option<[u8; 8]> { bytes.get(at..at + 8)?.try_into().ok() };
+        Some(Stamp {
+            size: u64::from_le_bytes(word(0)?),
+            mtime_ns: i64::from_le_bytes(word(8)?),
+            ctime_ns: i64::from_le_bytes(word(16)?),
+            ino: u64::from_le_bytes(word(24)?),
+        })
+    }
 }
 
 /// A stat of each memory file (paths relative to `dir`), following symlinks as reading does;
@@ -154,7 +182,13 @@ impl Stamp {
 /// changed.
 pub fn stamps(dir: &Path, rels: &[&str]) -> Vec<Option<Stamp>> {
     // The calling thread works from the start here: one worker fewer.
-    StampRun::with_workers(dir, rels.iter().copied(), cores().saturating_sub(1)).finish()
+    StampRun::with_workers(
+        dir,
+        Names::copied(rels.iter().copied()),
+        None,
+        cores().saturating_sub(1),
+    )
+    .finish()
 }
 
 /// How many names one turn of a [`StampRun`] stats: small enough that the threads finish
@@ -167,74 +201,154 @@ const STAMP_PART: usize = 256;
 /// workers stop after the part they are on.
 #[derive(Debug)]
 pub struct StampRun {
-    shared: std::sync::Arc<StampShared>,
+    shared: Arc<StampShared>,
     workers: Vec<std::thread::JoinHandle<()>>,
+}
+
+/// The names a [`StampRun`] stats: relative paths, each followed by a NUL (so that each is
+/// its own C string, with no copy), in bytes it shares with its caller.
+#[derive(Debug, Clone)]
+pub struct Names {
+    bytes: Arc<Vec<u8>>,
+    /// Where the names lie in `bytes`.
+    at: Range<usize>,
+    /// How many there are.
+    count: usize,
+}
+
+impl Names {
+    /// `count` names in `bytes[at]` (for example a recall index's name column), each ended by
+    /// a NUL; `None` when that range does not hold exactly `count` NUL-ended names.
+    pub fn within(bytes: &Arc<Vec<u8>>, at: Range<usize>, count: usize) -> Option<Names> {
+        let block = bytes.get(at.clone())?;
+        if memchr::memchr_iter(0, block).count() != count || block.last().is_some_and(|&b| b != 0) {
+            return None;
+        }
+        Some(Names {
+            bytes: Arc::clone(bytes),
+            at,
+            count,
+        })
+    }
+
+    /// The names copied into bytes of their own. A name with a NUL inside (never a file's
+    /// name) becomes the empty name, which no stat finds.
+    pub fn copied<'a>(rels: impl IntoIterator<Item = &'a str>) -> Names {
+        let mut bytes = Vec::new();
+        let mut count = 0;
+        for rel in rels {
+            if memchr::memchr(0, rel.as_bytes()).is_none() {
+                bytes.extend_from_slice(rel.as_bytes());
+            }
+            bytes.push(0);
+            count += 1;
+        }
+        let at = 0..bytes.len();
+        Names {
+            bytes: Arc::new(bytes),
+            at,
+            count,
+        }
+    }
+
+    /// Where every [`STAMP_PART`]th name starts (the start of each part), and where the last
+    /// ends.
+    fn part_starts(&self) -> Vec<usize> {
+        let block = self.bytes.get(self.at.clone()).unwrap_or(&[]);
+        let mut starts = Vec::with_capacity(self.count.div_ceil(STAMP_PART) + 1);
+        starts.push(self.at.start);
+        for (n, end) in memchr::memchr_iter(0, block).enumerate() {
+            if (n + 1) % STAMP_PART == 0 || n + 1 == self.count {
+                starts.push(self.at.start + end + 1);
+            }
+        }
+        starts
+    }
+}
+
+/// What one part of a [`StampRun`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PartStamps {
+    /// Every file had the stamp it was expected to have (this many files).
+    AsExpected(usize),
+    /// The stamps taken (`None`: the stat failed), some not as expected (or none expected).
+    Taken(Vec<Option<Stamp>>),
 }
 
 #[derive(Debug)]
 struct StampShared {
     dir: PathBuf,
-    /// Every name, one after the other; name `i` ends at `ends[i]`.
-    names: String,
-    ends: Vec<usize>,
+    names: Names,
+    /// Where each part's names start in `names.bytes` (and, last, where they end).
+    starts: Vec<usize>,
+    /// Where the stamps the files are expected to have start in `names.bytes`
+    /// ([`Stamp::BYTES`] each, in the names' order): a part whose files all have them keeps
+    /// no stamp.
+    expected: Option<usize>,
     /// The next part to take; parts at or past `parts.len()` mean there is nothing left.
     next: std::sync::atomic::AtomicUsize,
-    parts: Vec<std::sync::OnceLock<Vec<Option<Stamp>>>>,
+    parts: Vec<std::sync::OnceLock<PartStamps>>,
 }
 
 impl StampShared {
-    /// The names of part `p`.
-    fn part(&self, p: usize) -> Vec<&str> {
+    /// Stats part `p` into `out` (cleared first), and says what it found.
+    fn stat_part(&self, p: usize, out: &mut Vec<Option<Stamp>>) -> PartStamps {
+        out.clear();
+        let (Some(&start), Some(&end)) = (self.starts.get(p), self.starts.get(p + 1)) else {
+            return PartStamps::Taken(Vec::new());
+        };
+        stamps_of(
+            &self.dir,
+            self.names.bytes.get(start..end).unwrap_or(&[]),
+            out,
+        );
         let first = p * STAMP_PART;
-        let last = (first + STAMP_PART).min(self.ends.len());
-        let mut start = if first == 0 { 0 } else { self.ends[first - 1] };
-        self.ends[first..last]
-            .iter()
-            .map(|&end| {
-                let name = self.names.get(start..end).unwrap_or_default();
-                start = end;
-                name
+        let bytes = &self.names.bytes;
+        let as_expected = self.expected.is_some_and(|at| {
+            out.iter().enumerate().all(|(k, stamp)| {
+                let at = at + (first + k) * Stamp::BYTES;
+                stamp.is_some() && *stamp == bytes.get(at..).and_then(Stamp::from_le_bytes)
             })
-            .collect()
+        });
+        match as_expected {
+            true => PartStamps::AsExpected(out.len()),
+            false => PartStamps::Taken(out.clone()),
+        }
     }
 
     /// Takes and stats parts until none is left.
     fn work(&self) {
         use std::sync::atomic::Ordering;
+        let mut out = Vec::with_capacity(STAMP_PART);
         loop {
             let p = self.next.fetch_add(1, Ordering::Relaxed);
             let Some(slot) = self.parts.get(p) else {
                 return;
             };
-            let _ = slot.set(stamps_of(&self.dir, &self.part(p)));
+            let _ = slot.set(self.stat_part(p, &mut out));
         }
     }
 }
 
 impl StampRun {
-    /// Starts statting `rels` (relative to `dir`): one worker per core (at most four) when
-    /// there is more than one part of [`STAMP_PART`] names, none otherwise.
-    pub fn start<'a>(dir: &Path, rels: impl IntoIterator<Item = &'a str>) -> StampRun {
-        StampRun::with_workers(dir, rels, cores())
+    /// Starts statting `names` (relative to `dir`), comparing each file's
+    /// stamp with the one at `expected` in the same bytes (the [`Stamp::BYTES`] of name `i`
+    /// at `expected + i * Stamp::BYTES`): a part whose files all match keeps no stamps
+    /// ([`PartStamps::AsExpected`]).
+    pub fn start_expecting(dir: &Path, names: Names, expected: usize) -> StampRun {
+        StampRun::with_workers(dir, names, Some(expected), cores())
     }
 
-    /// [`StampRun::start`] with at most `workers` threads.
-    fn with_workers<'a>(
-        dir: &Path,
-        rels: impl IntoIterator<Item = &'a str>,
-        workers: usize,
-    ) -> StampRun {
-        let mut names = String::new();
-        let mut ends = Vec::new();
-        for rel in rels {
-            names.push_str(rel);
-            ends.push(names.len());
-        }
-        let count = ends.len().div_ceil(STAMP_PART);
-        let shared = std::sync::Arc::new(StampShared {
+    /// A run with at most `workers` threads (one per core, at most four, when there is more
+    /// than one part of [`STAMP_PART`] names; none otherwise).
+    fn with_workers(dir: &Path, names: Names, expected: Option<usize>, workers: usize) -> StampRun {
+        let starts = names.part_starts();
+        let count = starts.len().saturating_sub(1);
+        let shared = Arc::new(StampShared {
             dir: dir.to_path_buf(),
             names,
-            ends,
+            starts,
+            expected,
             next: std::sync::atomic::AtomicUsize::new(0),
             parts: (0..count).map(|_| std::sync::OnceLock::new()).collect(),
         });
@@ -245,7 +359,7 @@ impl StampRun {
         };
         let workers = (0..threads)
             .map_while(|_| {
-                let shared = std::sync::Arc::clone(&shared);
+                let shared = Arc::clone(&shared);
                 // A thread that cannot be started leaves its share to the others and finish().
                 std::thread::Builder::new()
                     .name("teammem-stat".into())
@@ -256,37 +370,48 @@ impl StampRun {
         StampRun { shared, workers }
     }
 
-    /// The stamps, in the order of the names given to [`StampRun::start`]: the calling thread
+    /// The stamps, in the order of the names: the calling thread
     /// stats what the workers have not taken, then waits for them.
     pub fn finish(self) -> Vec<Option<Stamp>> {
-        self.finish_parts().concat()
+        let shared = Arc::clone(&self.shared);
+        let mut out = Vec::with_capacity(shared.names.count);
+        for (p, part) in self.finish_parts().into_iter().enumerate() {
+            match part {
+                PartStamps::Taken(stamps) => out.extend(stamps),
+                PartStamps::AsExpected(n) => out.extend((0..n).map(|k| {
+                    let at = shared.expected? + (p * STAMP_PART + k) * Stamp::BYTES;
+                    shared.names.bytes.get(at..).and_then(Stamp::from_le_bytes)
+                })),
+            }
+        }
+        out
     }
 
-    /// [`StampRun::finish`] part by part, as they were taken (joining them into one list
-    /// costs a copy that a caller which only compares does not need).
-    pub fn finish_parts(mut self) -> Vec<Vec<Option<Stamp>>> {
+    /// [`StampRun::finish`] part by part, as they were taken, in order: a caller that only
+    /// compares needs neither the copy that joins them nor the stamps of parts that matched.
+    pub fn finish_parts(mut self) -> Vec<PartStamps> {
         self.shared.work();
         for worker in std::mem::take(&mut self.workers) {
             // A worker that died left its part unset: those files count as not statted.
             let _ = worker.join();
         }
         let lengths: Vec<usize> = (0..self.shared.parts.len())
-            .map(|p| self.shared.part(p).len())
+            .map(|p| STAMP_PART.min(self.shared.names.count - p * STAMP_PART))
             .collect();
         // Every worker is joined, so this is the only handle left and the parts move out.
-        let taken = std::sync::Arc::get_mut(&mut self.shared).map(|shared| {
+        let taken = Arc::get_mut(&mut self.shared).map(|shared| {
             let parts = std::mem::take(&mut shared.parts);
             parts
                 .into_iter()
                 .map(std::sync::OnceLock::into_inner)
                 .collect()
         });
-        let parts: Vec<Option<Vec<Option<Stamp>>>> =
+        let parts: Vec<Option<PartStamps>> =
             taken.unwrap_or_else(|| self.shared.parts.iter().map(|p| p.get().cloned()).collect());
         parts
             .into_iter()
             .zip(lengths)
-            .map(|(part, len)| part.unwrap_or_else(|| vec![None; len]))
+            .map(|(part, len)| part.unwrap_or_else(|| PartStamps::Taken(vec![None; len])))
             .collect()
     }
 }
@@ -307,39 +432,41 @@ pub(crate) fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// Stats each NUL-ended name of `names` (relative to `dir`) into `out`.
 #[cfg(unix)]
-fn stamps_of(dir: &Path, rels: &[&str]) -> Vec<Option<Stamp>> {
+fn stamps_of(dir: &Path, names: &[u8], out: &mut Vec<Option<Stamp>>) {
     use std::ffi::CStr;
     use std::os::fd::AsRawFd;
-    let mut out = Vec::with_capacity(rels.len());
-    let mut open: Option<(&str, Option<fs::File>)> = None;
-    // One buffer for every name's C string, instead of an allocation per file.
-    let mut buffer: Vec<u8> = Vec::new();
-    for rel in rels {
-        // memchr's search, not core's: the split and the NUL check were a quarter of a warm
-        // recall's user instructions in this loop (10,000 short names).
-        let (parent, name) = match memchr::memrchr(b'/', rel.as_bytes()) {
-            Some(at) => (&rel[..at], &rel[at + 1..]),
-            None => ("", *rel),
+    let mut open: Option<(&[u8], Option<fs::File>)> = None;
+    let mut at = 0;
+    // memchr's searches, not core's: splitting the names was a quarter of a warm recall's
+    // user instructions in this loop (10,000 short names).
+    while let Some(len) = memchr::memchr(0, &names[at..]) {
+        let rel = &names[at..at + len];
+        // The name with its NUL: a C string as it lies in the bytes, never copied.
+        let (parent, c_name) = match memchr::memrchr(b'/', rel) {
+            Some(slash) => (&rel[..slash], &names[at + slash + 1..=at + len]),
+            None => (&rel[..0], &names[at..=at + len]),
         };
+        at += len + 1;
         if open.as_ref().is_none_or(|(p, _)| *p != parent) {
-            open = Some((parent, fs::File::open(dir.join(parent)).ok()));
+            let folder = std::str::from_utf8(parent)
+                .ok()
+                .and_then(|p| fs::File::open(dir.join(p)).ok());
+            open = Some((parent, folder));
         }
         let folder = open.as_ref().and_then(|(_, f)| f.as_ref());
-        buffer.clear();
-        buffer.extend_from_slice(name.as_bytes());
-        buffer.push(0);
-        // A name with a NUL inside (only a damaged index holds one) is never a file's name.
-        let valid = memchr::memchr(0, name.as_bytes()).is_none();
-        // SAFETY: `buffer` ends with its only NUL, checked just above.
-        let c_name = valid.then(|| unsafe { CStr::from_bytes_with_nul_unchecked(&buffer) });
-        let stamp = match (folder, c_name) {
-            (Some(folder), Some(name)) => {
+        // SAFETY: `c_name` ends with the first NUL memchr found after the name's start.
+        let c_name = unsafe { CStr::from_bytes_with_nul_unchecked(c_name) };
+        let stamp = match folder {
+            // The empty name (a name that held a NUL) is never statted: it would be the folder.
+            Some(folder) if !c_name.is_empty() => {
                 let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-                // SAFETY: `name` is a valid C string, `st` a buffer of the right type that
+                // SAFETY: `c_name` is a valid C string, `st` a buffer of the right type that
                 // fstatat fills when it returns 0, and `folder` keeps the fd open for the call.
-                let done =
-                    unsafe { libc::fstatat(folder.as_raw_fd(), name.as_ptr(), st.as_mut_ptr(), 0) };
+                let done = unsafe {
+                    libc::fstatat(folder.as_raw_fd(), c_name.as_ptr(), st.as_mut_ptr(), 0)
+                };
                 // The stat field types differ between Unix systems; the casts are for those.
                 #[allow(clippy::unnecessary_cast)]
                 (done == 0).then(|| {
@@ -357,14 +484,17 @@ fn stamps_of(dir: &Path, rels: &[&str]) -> Vec<Option<Stamp>> {
         };
         out.push(stamp);
     }
-    out
 }
 
 #[cfg(not(unix))]
-fn stamps_of(dir: &Path, rels: &[&str]) -> Vec<Option<Stamp>> {
-    rels.iter()
-        .map(|rel| fs::metadata(dir.join(rel)).ok().map(|m| Stamp::of(&m)))
-        .collect()
+fn stamps_of(dir: &Path, names: &[u8], out: &mut Vec<Option<Stamp>>) {
+    let text = String::from_utf8_lossy(names);
+    let mut rels: Vec<&str> = text.split('\0').collect();
+    rels.pop();
+    out.extend(rels.iter().map(|rel| match rel.is_empty() {
+        true => None,
+        false => fs::metadata(dir.join(rel)).ok().map(|m| Stamp::of(&m)),
+    }));
 }
 
 /// The memory files of a scope folder, and the stamp of every folder listed to find them.
@@ -387,7 +517,8 @@ pub fn memory_listing(dir: &Path) -> Result<Listing, StoreError> {
     }
     let root = fs::canonicalize(dir).map_err(|e| StoreError::io(dir, e))?;
     walk(dir, &root, "", &mut out)?;
-    out.paths.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    // Bytewise (`str`'s order); the paths are distinct, so an unstable sort gives the same.
+    out.paths.sort_unstable();
     Ok(out)
 }
 
@@ -415,9 +546,22 @@ fn walk(dir: &Path, root: &Path, prefix: &str, listing: &mut Listing) -> Result<
         if name == INDEX_FILE || name == ".git" {
             continue;
         }
+        let file_type = entry
+            .file_type()
+            .map_err(|e| StoreError::io(&entry.path(), e))?;
+        // No folder above is `.git` (skipped just above), so the name alone decides whether
+        // a file is a memory: most entries are, and cost no more than their one path.
+        if !file_type.is_symlink() && !file_type.is_dir() {
+            if memory::is_memory_path(name) {
+                let mut rel = String::with_capacity(prefix.len() + name.len());
+                rel.push_str(prefix);
+                rel.push_str(name);
+                listing.paths.push(rel);
+            }
+            continue;
+        }
         let path = entry.path();
         let rel = format!("{prefix}{name}");
-        let file_type = entry.file_type().map_err(|e| StoreError::io(&path, e))?;
         if file_type.is_symlink() {
             listing.symlinks = true;
             let target = fs::canonicalize(&path).map_err(|_| StoreError::UnsafePath {
@@ -436,10 +580,8 @@ fn walk(dir: &Path, root: &Path, prefix: &str, listing: &mut Listing) -> Result<
             if target.is_file() && memory::is_memory_path(&rel) {
                 listing.paths.push(rel);
             }
-        } else if file_type.is_dir() {
+        } else {
             walk(&path, root, &format!("{rel}/"), listing)?;
-        } else if memory::is_memory_path(&rel) {
-            listing.paths.push(rel);
         }
     }
     Ok(())
