@@ -262,18 +262,17 @@ pub fn encode<'t>(
     let records = body.len();
     // A large index's records are written in two halves (by postings), the second on a
     // thread of its own; it is the biggest part of writing an index of 10,000 memories.
-    let split = match postings >= PARALLEL_POSTINGS {
-        true => {
-            let mut seen = 0;
-            tokens
-                .iter()
-                .position(|(_, p)| {
-                    seen += p.len();
-                    seen * 2 >= postings
-                })
-                .map_or(tokens.len(), |k| k + 1)
-        }
-        false => tokens.len(),
+    let split = if postings >= PARALLEL_POSTINGS {
+        let mut seen = 0;
+        tokens
+            .iter()
+            .position(|(_, p)| {
+                seen += p.len();
+                seen * 2 >= postings
+            })
+            .map_or(tokens.len(), |k| k + 1)
+    } else {
+        tokens.len()
     };
     let mut tokens = tokens;
     let second = tokens.split_off(split);

@@ -310,9 +310,10 @@ impl StampShared {
                 stamp.is_some() && *stamp == bytes.get(at..).and_then(Stamp::from_le_bytes)
             })
         });
-        match as_expected {
-            true => PartStamps::AsExpected(out.len()),
-            false => PartStamps::Taken(out.clone()),
+        if as_expected {
+            PartStamps::AsExpected(out.len())
+        } else {
+            PartStamps::Taken(out.clone())
         }
     }
 
@@ -491,9 +492,10 @@ fn stamps_of(dir: &Path, names: &[u8], out: &mut Vec<Option<Stamp>>) {
     let text = String::from_utf8_lossy(names);
     let mut rels: Vec<&str> = text.split('\0').collect();
     rels.pop();
-    out.extend(rels.iter().map(|rel| match rel.is_empty() {
-        true => None,
-        false => fs::metadata(dir.join(rel)).ok().map(|m| Stamp::of(&m)),
+    out.extend(rels.iter().map(|rel| {
+        (!rel.is_empty())
+            .then(|| fs::metadata(dir.join(rel)).ok().map(|m| Stamp::of(&m)))
+            .flatten()
     }));
 }
 
