@@ -674,7 +674,9 @@ type Entry = (Stamp, DocState, MemoryType, [u32; FIELDS]);
 type ReadForIndex = (Option<ReadMemory>, Option<Entry>);
 
 /// Reads one file for the index: analyses it as [`read_and_analyse`] would, and adds its terms
-/// (as memory number `doc`) to `tokens`.
+/// (as memory number `doc`) to `tokens`. The parsed file is not kept: a cold query that matches
+/// every memory would hold thousands of them (their pages were a sixth of such a run), and only
+/// the best few are shown, read again as the index's own candidates are ([`read_shown`]).
 fn read_for_index(
     files: &mut FolderFiles<'_>,
     rel: &str,
@@ -704,7 +706,7 @@ fn read_for_index(
         lengths,
         units,
         kind: file.kind,
-        file: Some(Box::new(file)),
+        file: None,
     };
     (Some(memory), entry)
 }
@@ -738,7 +740,7 @@ fn read_all_for_index(
                 &mut postings,
             );
             entries.push(entry);
-            read.extend(memory.map(drop_unmatched));
+            read.extend(memory);
         }
         (
             entries,
