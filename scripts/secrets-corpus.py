@@ -375,7 +375,8 @@ def fam_vendor_uuid(rng):
     vendor, key = rng.choice([("heroku", "HEROKU_API_KEY"), ("snyk", "SNYK_TOKEN"),
                               ("postmark", "POSTMARK_SERVER_TOKEN"), ("opsgenie", "opsgenie_api_key"),
                               ("splunk", "SPLUNK_HEC_TOKEN"), ("launchdarkly", "launchDarklySdkKey"),
-                              ("codecov", "CODECOV_TOKEN"), ("scaleway", "SCW_SECRET_KEY")])
+                              ("codecov", "CODECOV_TOKEN"), ("scaleway", "SCW_SECRET_KEY"),
+                              ("sauce labs", "SAUCE_ACCESS_KEY"), ("shortcut", "SHORTCUT_API_TOKEN")])
     ctx = rng.choice(["env", "yaml", "prose"])
     if ctx == "env":
         return f"{key}={u}", u
@@ -399,6 +400,15 @@ def fam_prefixed(rng):
         f"eu01xx{rand(rng, HEX, 30)}NRAL",
         f"sq{rng.choice('upa')}_{rand(rng, HEX, 40)}",
         f"dckr_pat_{rand(rng, AN + '-_', 27)}",
+        f"dd{rng.choice('pw')}_{rand(rng, AN, 36)}",
+        f"dnkey-{rand(rng, LOWER_B32.upper(), 26)}-{rand(rng, LOWER_B32.upper(), 52)}",
+        f"sgp_{rand(rng, AN, 64)}",
+        f"fc-{rand(rng, HEX, 32)}",
+        f"hawk.{rand(rng, AN + '-_', 20)}.{rand(rng, AN + '-_', 20)}",
+        f"da2-{rand(rng, AN[26:], 26)}",
+        f"{rng.choice(['sdk', 'mob', 'api'])}-{uuid4(rng)}",
+        f"amzn.mws.{uuid4(rng)}",
+        f"access-{rng.choice(['sandbox', 'development', 'production'])}-{uuid4(rng)}",
     ])
     ctx = rng.choice(["prose", "cjk", "table", "bullet"])
     if ctx == "prose":

@@ -1069,3 +1069,78 @@ fn leetspeak_stand_ins_arns_and_config_key_names_are_not_secrets() {
         assert_eq!(found[0].secret.expose_secret(), secret, "{text}");
     }
 }
+
+#[test]
+fn vendor_tokens_with_a_prefix_are_found_in_prose_without_a_keyword() {
+    for (text, rule) in [
+        (
+            "Ops said to use ddp_J7NScUykT8C8UBkkpdhiG37LeXSyYV4g6snR for the nightly job.",
+            "deno-deploy-token",
+        ),
+        (
+            "部署时使用 dnkey-AHMMVAFIBF7M2EZMFJLCDRJRCH-ZPKCXFWHX4NZMBYVA3HNO4RUFTSGDBY37WPE3OGZXXISKQBDLQKH 这个值。",
+            "defined-networking-key",
+        ),
+        (
+            "Wir nutzen sgp_MjaddCnYysNa9ZwsjEJri9fVJsSheACjTJWYyL4ZkQTrXM4MFwg7drHilZO0fkXY im CI.",
+            "segment-public-api-token",
+        ),
+        (
+            "crawler uses fc-4cf43b7e467331322b30e6b270860e80 now",
+            "firecrawl-api-key",
+        ),
+        (
+            "scanner: hawk.9gHZAd5qE2uM3oOdRrit.cZlwY5z7a46t92gbuCpA",
+            "stackhawk-api-key",
+        ),
+        (
+            "the AppSync key da2-u5wz1nfrt3332ylvzdufku8bmn rotates monthly",
+            "aws-appsync-api-key",
+        ),
+        (
+            "flags: sdk-4462ebfc-5f91-4ef0-9cfb-ac6e7687a66e (staging)",
+            "launchdarkly-key",
+        ),
+        (
+            "seller token amzn.mws.76b67451-80b6-4386-969c-803601a5ba50",
+            "amazon-mws-token",
+        ),
+        (
+            "bank link: access-production-558298e2-14b0-44d7-9acd-8acde5f6db1d",
+            "plaid-access-token",
+        ),
+        (
+            "kubeadm join 10.0.0.5:6443 --token 58m0r3.pzfqrjlbyi35hgyz --discovery-token-unsafe-skip-ca-verification",
+            "kubernetes-bootstrap-token",
+        ),
+        (
+            "the airtable api key is keyTxQ5i8OfvC9MMW",
+            "airtable-api-key",
+        ),
+    ] {
+        assert_eq!(ids(&scan_text(text)), [rule], "{text}");
+    }
+    for text in [
+        "request api-4462ebfc-0000-0000-0000-000000000000 failed",
+        "kubeadm join 10.0.0.5:6443 --token abcdef.0123456789abcdef",
+        "see RFC-1234 and fc-00000000000000000000000000000000",
+        "the airtable base key is keyword-based",
+    ] {
+        assert!(
+            scan_text(text).is_empty(),
+            "{text} gave {:?}",
+            ids(&scan_text(text))
+        );
+    }
+}
+
+#[test]
+fn a_uuid_key_beside_a_uuid_vendor_is_found_and_an_id_is_not() {
+    assert_eq!(
+        ids(&scan_text(
+            "SAUCE_ACCESS_KEY=cd60d071-da24-4f70-b57e-c6d92fb33a7e"
+        )),
+        ["generic-secret"]
+    );
+    assert!(scan_text("SAUCE_USERNAME=cd60d071-da24-4f70-b57e-c6d92fb33a7e").is_empty());
+}
