@@ -499,6 +499,56 @@ enum KeyKind {
     KeyOnly,
 }
 
+/// Words of a declaration that may stand before the name it declares (`public const string
+/// ApiKey`, `private static final String TOKEN`, `export let secret`): modifiers and the
+/// common string types. They are not part of the key.
+const DECLARATION_WORDS: &[&str] = &[
+    "public",
+    "private",
+    "protected",
+    "internal",
+    "static",
+    "final",
+    "const",
+    "readonly",
+    "var",
+    "let",
+    "val",
+    "export",
+    "declare",
+    "string",
+    "str",
+    "lateinit",
+    "override",
+    "pub",
+    "mut",
+    "local",
+    "global",
+    "my",
+    "our",
+    "set",
+    "def",
+    "fileprivate",
+    "volatile",
+    "transient",
+];
+
+/// The declared name of a key that holds words before it: the key without its leading
+/// declaration words (see [`DECLARATION_WORDS`]); the key itself when it holds no space.
+fn declared_name(key: &str) -> &str {
+    let mut rest = key.trim_start();
+    while let Some((word, after)) = rest.split_once(' ') {
+        if !DECLARATION_WORDS
+            .iter()
+            .any(|w| w.eq_ignore_ascii_case(word))
+        {
+            break;
+        }
+        rest = after.trim_start();
+    }
+    rest
+}
+
 /// The words of a key name, lowercased: split at every char that is not a letter or digit and
 /// where a lowercase letter or digit meets a capital (`apiKey` → `api`, `key`).
 fn key_words(key: &str) -> Vec<String> {
@@ -1051,8 +1101,9 @@ fn is_selector(value: &str) -> bool {
 
 /// Judges a generic `key = value` assignment.
 pub(crate) fn is_generic_secret(value: &str, context: &Context, min_entropy: f64) -> bool {
-    let key = context.key.to_ascii_lowercase();
-    let words = key_words(context.key);
+    let declared = declared_name(context.key);
+    let key = declared.to_ascii_lowercase();
+    let words = key_words(declared);
     let Some(kind) = key_kind(&words) else {
         return false;
     };

@@ -404,10 +404,20 @@ pub(crate) static RULES: &[Rule] = &[
     Rule::token(
         "cli-password-argument",
         "Password on a command line",
-        &["-password", "-passwd", "-pass ", "-pass=", "-pwd", "psexec", "sshpass", "mysql"],
-        r#"(?:(?:^|[ \t])--?(?i:password|passwd|pass|pwd)(?:[ \t]+|=)|(?i:psexec)[^\n]{0,200}?[ \t]-u[ \t]+[^\s]+[ \t]+-p[ \t]+|(?i:sshpass)[ \t]+-p[ \t]*|(?i:mysql(?:dump|admin)?)[ \t][^\n]{0,160}?[ \t]-p)(?:"(?P<s>[^"\s]{4,128})"|'(?P<s2>[^'\s]{4,128})'|(?P<s3>[^\s"'`]{4,128}))"#,
+        &["-password", "-passwd", "-pass ", "-pass=", "-pwd", "psexec", "sshpass", "mysql", "docker login", "podman login", "nerdctl login", "buildah login", "skopeo login", "registry login", "oras login", "redis-cli"],
+        r#"(?:(?:^|[ \t])--?(?i:password|passwd|pass|pwd)(?:[ \t]+|=)|(?i:psexec)[^\n]{0,200}?[ \t]-u[ \t]+[^\s]+[ \t]+-p[ \t]+|(?i:sshpass)[ \t]+-p[ \t]*|(?i:mysql(?:dump|admin)?)[ \t][^\n]{0,160}?[ \t]-p|(?i:docker|podman|nerdctl|buildah|skopeo|helm[ \t]+registry|oras)[ \t]+login[ \t][^\n|;&]{0,160}?[ \t]-p[ \t]+|(?i:redis-cli)[ \t][^\n|;&]{0,160}?[ \t]-a[ \t]+)(?:"(?P<s>[^"\s]{4,128})"|'(?P<s2>[^'\s]{4,128})'|(?P<s3>[^\s"'`]{4,128}))"#,
         2.0,
         "mysql --user=app --password=[[{an:16}]] -h db.internal",
+    )
+    .free_tail()
+    .checked(Check::UserPassword),
+    Rule::token(
+        "password-stdin-literal",
+        "Literal piped into a --password-stdin login",
+        &["password-stdin"],
+        r#"(?:echo|printf)[ \t]+(?:-n[ \t]+)?(?:"(?P<s>[^"\s$]{6,200})"|'(?P<s2>[^'\s]{6,200})'|(?P<s3>[^\s"'`|$]{6,200}))[ \t]*\|[ \t]*[^\n]{0,120}?--password-stdin"#,
+        2.0,
+        "echo \"[[{an:40}]]\" | docker login ghcr.io -u ops --password-stdin",
     )
     .free_tail()
     .checked(Check::UserPassword),
@@ -588,7 +598,7 @@ pub(crate) static RULES: &[Rule] = &[
         "generic-secret",
         "Generic secret assignment",
         &["password", "passwd", "passphrase", "passcode", "_pass", "-pass", ".pass", "pass=", "pass:", "pass\"", "pass'", "pass ", "pwd", "secret", "token", "key", "cred", "_pat", "-pat", " pat", "pat=", "pat:", "pat =", "pat :", "pat\"", "pat'"],
-        r#"(?i)(?P<k>(?:[a-z0-9_.-]{1,24}[ ]){0,3}[a-z0-9_.-]{0,40}?(?:pass|pwd|secret|token|key|pat|cred)[a-z0-9_.-]{0,40})[*_"'\]`]{0,3}[ \t]{0,16}(?::=|=>|[=!]==?|=|:|\||[ \t](?:is|was|lautet|ist)(?:[ \t]|:))[ \t]{0,16}(?:\*\*)?[ \t]{0,5}(?-i:\\?"(?P<s>[^"\s\\]{6,200})\\?"|'(?P<s2>[^'\s]{6,200})'|`(?P<s3>[^`\s]{6,200})`|(?P<s4>[^\s"'`,;<>]{5,199}[^\s"'`,;<>.)\]}*|:]))"#,
+        r#"(?i)(?P<k>(?:[a-z0-9_.-]{1,24}[ ]){0,3}[a-z0-9_.-]{0,40}?(?:pass|pwd|secret|token|key|pat|cred)[a-z0-9_.-]{0,40})[*_"'\]`]{0,3}(?:[ \t]{0,4}:[ \t]{0,4}(?:&(?:'static[ \t]+)?)?[a-z_][a-z0-9_.]{0,24}(?:<[a-z0-9_, ]{1,24}>)?\??[ \t]+=|[ \t]+string[ \t]+=|[ \t]{0,16}(?::=|=>|[=!]==?|=|:|\||[ \t](?:is|was|lautet|ist)(?:[ \t]|:)))[ \t]{0,16}(?:\*\*)?[ \t]{0,5}(?-i:\\?"(?P<s>[^"\s\\]{6,200})\\?"|'(?P<s2>[^'\s]{6,200})'|`(?P<s3>[^`\s]{6,200})`|(?P<s4>[^\s"'`,;<>]{5,199}[^\s"'`,;<>.)\]}*|:]))"#,
         3.0,
         "db_password = \"[[{pw:20}]]\"",
     )

@@ -301,6 +301,9 @@ fn adversarial_inputs_scan_quickly_and_find_nothing() {
         "ghp_".repeat(40_000),
         format!("https://{}", "a:".repeat(50_000)),
         format!("token = {}", "x".repeat(200_000)),
+        format!("| token |\n{}", "|--|\n".repeat(40_000)),
+        format!("| password | key |\n|---|---|\n{}", "| `` | \\| |\n".repeat(40_000)),
+        "--|".repeat(60_000),
     ];
     scan_text("warm up");
     for input in &inputs {
@@ -1143,4 +1146,102 @@ fn a_uuid_key_beside_a_uuid_vendor_is_found_and_an_id_is_not() {
         ["generic-secret"]
     );
     assert!(scan_text("SAUCE_USERNAME=cd60d071-da24-4f70-b57e-c6d92fb33a7e").is_empty());
+}
+
+#[test]
+fn typed_declarations_in_code_hold_their_value() {
+    let secret = "Xk8vR2mQ9tLp4wZs7nB3cF6hJ1dG5yKa";
+    for text in [
+        format!("const apiKey: string = '{secret}';"),
+        format!("private readonly clientSecret: string = \"{secret}\";"),
+        format!("var apiToken string = \"{secret}\""),
+        format!("val apiKey: String = \"{secret}\""),
+        format!("let apiSecret: String = \"{secret}\""),
+        format!("const API_KEY: &str = \"{secret}\";"),
+        format!("static DB_PASSWORD: &'static str = \"{secret}\";"),
+        format!("public const string ApiKey = \"{secret}\";"),
+        format!("API_KEY: str = \"{secret}\""),
+        format!("smtp:\n  pass: {secret}"),
+    ] {
+        let found = scan_text(&text);
+        assert_eq!(ids(&found), ["generic-secret"], "{text}");
+        assert_eq!(found[0].secret.expose_secret(), secret, "{text}");
+    }
+    for text in [
+        "const tokenType: string = \"Bearer\";",
+        "const apiKey: string = process.env.API_KEY;",
+        "maxTokens: number = 4096",
+        "public const string PasswordField = \"password\";",
+        "DB_PASSWORD: Xk9=mP2vL8=qR4",
+    ] {
+        let found = scan_text(text);
+        assert!(
+            found.is_empty() || found[0].secret.expose_secret() == "Xk9=mP2vL8=qR4",
+            "{text} gave {:?}",
+            ids(&found)
+        );
+    }
+}
+
+#[test]
+fn markdown_table_cells_under_a_secret_column_are_judged_as_its_values() {
+    let a = "Kq8vR2mQ9tLp4wZs";
+    let b = "Zs7nB3cF6hJ1dG5yKaXk8vR2mQ9tLp4w";
+    let text = format!(
+        "| service | user | password |\n|---|---|---|\n| grafana | admin | {a} |\n| ci | bot | `{b}` |\n\nafter the table: {a}x is prose\n"
+    );
+    let found = scan_text(&text);
+    let secrets: Vec<&str> = found.iter().map(|f| f.secret.expose_secret()).collect();
+    assert_eq!(secrets, [a, b], "{text}");
+    assert_eq!((found[0].line, found[1].line), (3, 4));
+    for text in [
+        "| Token | Meaning |\n|--|--|\n| `glpat-` | GitLab personal access token prefix |\n| `ghp_` | GitHub |",
+        "| key | default |\n| --- | ---: |\n| max_tokens | 4096 |\n| cache_key | user:1234:profile |",
+        "| user | password |\n|---|---|\n| admin | ******** |\n| ops | <see vault> |\n| ci | ${CI_PASSWORD} |",
+        "| password | notes |\n|---|---|\n| required | rotate yearly |",
+    ] {
+        assert!(
+            scan_text(text).is_empty(),
+            "{text} gave {:?}",
+            ids(&scan_text(text))
+        );
+    }
+}
+
+#[test]
+fn registry_logins_and_redis_cli_passwords_on_a_command_line_are_found() {
+    for (text, secret) in [
+        (
+            "docker login -u deploy -p Xk8vR2mQ9tLp4wZs7nB3 registry.corp.io",
+            "Xk8vR2mQ9tLp4wZs7nB3",
+        ),
+        (
+            "podman login quay.io -u bot -p 'Xk8vR2mQ9tLp4wZs7nB3'",
+            "Xk8vR2mQ9tLp4wZs7nB3",
+        ),
+        (
+            "redis-cli -h cache.internal -a Xk8vR2mQ9tLp4wZs7nB3 ping",
+            "Xk8vR2mQ9tLp4wZs7nB3",
+        ),
+        (
+            "echo \"Xk8vR2mQ9tLp4wZs7nB3cF6h\" | docker login ghcr.io -u ops --password-stdin",
+            "Xk8vR2mQ9tLp4wZs7nB3cF6h",
+        ),
+    ] {
+        let found = scan_text(text);
+        assert_eq!(found.len(), 1, "{text}");
+        assert_eq!(found[0].secret.expose_secret(), secret, "{text}");
+    }
+    for text in [
+        "echo $CR_PAT | docker login ghcr.io -u ops --password-stdin",
+        "echo \"${{ secrets.GITHUB_TOKEN }}\" | docker login ghcr.io -u ops --password-stdin",
+        "docker login -u deploy -p $REGISTRY_PASSWORD registry.corp.io",
+        "redis-cli -a \"$REDIS_PASSWORD\" ping",
+    ] {
+        assert!(
+            scan_text(text).is_empty(),
+            "{text} gave {:?}",
+            ids(&scan_text(text))
+        );
+    }
 }
