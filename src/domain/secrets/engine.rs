@@ -191,8 +191,43 @@ impl Scanner {
             // `password == "team10"`: code checks the value, so it is the password.
             let compared = between.windows(2).any(|w| w == b"==" || w == b"!=");
             let before = line_before(text, start + whole.start);
+            // A typed declaration (`apiKey: string = "…"`) holds a secret only as a literal:
+            // `token: Token = None` and `_TokenEater: TypeAlias = Callable[…]` are code.
+            let typed = rule.check == Check::Assignment
+                && between
+                    .iter()
+                    .position(|&b| b == b':')
+                    .is_some_and(|colon| {
+                        let after = &between[colon + 1..];
+                        after
+                            .iter()
+                            .position(|&b| b == b'=')
+                            .is_some_and(|eq| after[..eq].iter().any(|b| b.is_ascii_alphabetic()))
+                    });
+            // `startToken:Token=None`: a type and a default written without spaces.
+            let typed = typed
+                || (rule.check == Check::Assignment
+                    && between.trim_ascii_end().ends_with(b":")
+                    && bytes[s..e]
+                        .iter()
+                        .position(|&b| b == b'=')
+                        .is_some_and(|eq| {
+                            let (kind, default) = (&bytes[s..s + eq], &bytes[s + eq + 1..e]);
+                            !kind.is_empty()
+                                && kind
+                                    .iter()
+                                    .all(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'.'))
+                                && !default.is_empty()
+                                && default
+                                    .iter()
+                                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
+                                && (default[0].is_ascii_uppercase()
+                                    || default.iter().all(u8::is_ascii_digit))
+                        }));
+            let literal = matches!(bytes.get(s.wrapping_sub(1)), Some(b'"' | b'\'' | b'`'));
             // A byte-level match may end inside a UTF-8 char (a length bound cut it): not a token.
             let accepted = s < e
+                && (!typed || literal)
                 && bounded(bytes, s, e, rule)
                 && text.get(s..e).is_some_and(|value| {
                     let quote = s.checked_sub(1).map(|q| bytes[q]);
@@ -767,6 +802,12 @@ fn line_around(bytes: &[u8], at: usize) -> (usize, usize) {
     (start, end)
 }
 
+/// The start of the line after the one ending at `end` (its line break may be `\r\n`), or the
+/// text's length.
+fn next_line(bytes: &[u8], end: usize) -> usize {
+    memchr::memchr(b'\n', &bytes[end..]).map_or(bytes.len(), |nl| end + nl + 1)
+}
+
 /// Secrets in the cells of a Markdown table column whose header names a secret (`| user |
 /// password |` over `| grafana | …value… |`): each cell is judged as the value of an
 /// assignment to its column's header. Only the lines holding `--` are looked at for a
@@ -787,7 +828,7 @@ fn table_cells(text: &str, out: &mut Vec<(RawFinding, Confidence)>) {
             continue;
         }
         let (start, end) = line_around(bytes, hit);
-        done = end + 1;
+        done = next_line(bytes, end);
         let delimiter = start > 0
             && row_cells(text, start, end).is_some_and(|cells| is_delimiter_row(text, &cells));
         let header = if delimiter {
@@ -806,7 +847,7 @@ fn table_cells(text: &str, out: &mut Vec<(RawFinding, Confidence)>) {
                 (!name.is_empty() && name.len() <= 40).then_some(name)
             })
             .collect();
-        let mut at = end + 1;
+        let mut at = next_line(bytes, end);
         while at < bytes.len() {
             let (row_start, row_end) = line_around(bytes, at);
             let Some(row) = row_cells(text, row_start, row_end) else {
@@ -817,7 +858,7 @@ fn table_cells(text: &str, out: &mut Vec<(RawFinding, Confidence)>) {
                     judge_cell(text, rule, rule_index, key, s, e, out);
                 }
             }
-            at = row_end + 1;
+            at = next_line(bytes, row_end);
         }
         done = done.max(at);
     }

@@ -26,6 +26,20 @@ pub(crate) fn entropy(s: &str) -> f64 {
         .sum()
 }
 
+/// Whether `value` is as random as a secret should be: its entropy reaches `min_entropy`, or,
+/// for a value of 8 chars or more too short to reach it by chance, `log2(len) - 0.6` bits per
+/// char. A value of
+/// `n` chars has at most `log2(n)` bits per char (all chars distinct), so a fixed 3.0 refuses
+/// about 40% of random 8- or 9-char passwords; the shortened bar refuses under 1% of them.
+pub(crate) fn random_enough(value: &str, min_entropy: f64) -> bool {
+    let bar = if value.len() >= 8 {
+        min_entropy.min((value.len() as f64).log2() - 0.6)
+    } else {
+        min_entropy
+    };
+    entropy(value) >= bar
+}
+
 /// Whether the byte before a token would continue it (`=` is only padding at the end).
 pub(crate) fn continues_before(tail: Tail, b: u8) -> bool {
     b != b'=' && continues(tail, b)
@@ -285,9 +299,16 @@ fn is_identifier_like(s: &str) -> bool {
     parts.iter().all(|p| wordish(p) || (long_word && short(p)))
 }
 
-/// `getAccessToken`, `MyServiceName`: letters only, each capital starts a lowercase run of 2+.
+/// `getAccessToken`, `MyServiceName`: letters only, each capital starts a lowercase run of 2+
+/// (a last lone capital is a variant's letter: `BatchedProviderA`).
 fn is_camel_words(s: &str) -> bool {
-    let bytes = s.as_bytes();
+    let mut bytes = s.as_bytes();
+    if let [head @ .., before, last] = bytes
+        && last.is_ascii_uppercase()
+        && before.is_ascii_lowercase()
+    {
+        bytes = &bytes[..head.len() + 1];
+    }
     let mut run = 0;
     for (i, &b) in bytes.iter().enumerate() {
         if b.is_ascii_uppercase() {
@@ -1057,13 +1078,53 @@ fn in_arn(before: &str) -> bool {
 /// name, then arguments up to the end (`po8(5%cb…)hfq…` is a password with parentheses).
 fn is_call(value: &str) -> bool {
     value.find('(').is_some_and(|open| {
+        // A Rust macro's `!` stands before its parenthesis (`parse_quote!(…)`).
+        let name = value[..open].strip_suffix('!').unwrap_or(&value[..open]);
+        // An open call cut at a space holds arguments (`getPassword(user`), not the `^`, `$`,
+        // `%`, `@` or `~` of a random value (`to(eg-ugl16^678y1$by(shm!!*2…`).
+        let open_call = !value[open..].contains(')')
+            && !value[open + 1..]
+                .bytes()
+                .any(|b| matches!(b, b'^' | b'$' | b'%' | b'@' | b'~'));
         open > 0
-            && (value.ends_with(')') || !value[open..].contains(')'))
-            && value[..open]
+            && !name.is_empty()
+            && (value.ends_with(')') || open_call)
+            && name
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':'))
-            && value[..open].bytes().any(|b| b.is_ascii_lowercase())
+            && name.bytes().any(|b| b.is_ascii_lowercase())
     })
+}
+
+/// Whether `value` is a number literal in code (`0x5eadbeef`, `0b1011`, `0o755`).
+fn is_number_literal(value: &str) -> bool {
+    let lower = value.to_ascii_lowercase();
+    [("0x", 16), ("0b", 2), ("0o", 8)]
+        .iter()
+        .any(|&(prefix, radix)| {
+            lower.strip_prefix(prefix).is_some_and(|digits| {
+                !digits.is_empty() && digits.chars().all(|c| c == '_' || c.is_digit(radix))
+            })
+        })
+}
+
+/// Whether `value` is a file path or a glob (`some/**/needle.txt`, `./certs/ca.pem`,
+/// `src/*.rs`): a `/`-separated path whose last part has a short extension, or a glob's `*`.
+fn is_path_like(value: &str) -> bool {
+    let Some((dir, last)) = value.rsplit_once('/') else {
+        return false;
+    };
+    let plain = |s: &str| {
+        s.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'*' | b'/' | b'~')
+        })
+    };
+    let extension = last.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && (1..=5).contains(&ext.len())
+            && ext.bytes().all(|b| b.is_ascii_lowercase())
+    });
+    plain(dir) && plain(last) && (extension || value.contains("/*") || value.contains("*/"))
 }
 
 /// Whether a quoted "value" is the stretch between two string literals, which a key inside
@@ -1147,6 +1208,8 @@ pub(crate) fn is_generic_secret(value: &str, context: &Context, min_entropy: f64
         || (!context.quoted && is_call(value))
         || value.contains("://")
         || is_integrity(value)
+        || is_number_literal(value)
+        || is_path_like(value)
         || PUBLIC_PREFIXES.iter().any(|p| lower_value.starts_with(p))
         || HASH_PREFIXES.iter().any(|p| lower_value.starts_with(p))
         || (value.bytes().all(|b| b.is_ascii_hexdigit()) && names_a_digest(&key))
@@ -1200,7 +1263,7 @@ pub(crate) fn is_generic_secret(value: &str, context: &Context, min_entropy: f64
             let mixed = (has_digit && has_letter)
                 || (value.len() >= 16 && has_upper && has_lower)
                 || (value.len() >= 10 && has_letter && has_symbol && (has_upper || has_digit));
-            mixed && entropy(value) >= min_entropy
+            mixed && random_enough(value, min_entropy)
         }
         // A bare `key` names many things that are not secrets: ask for a long random value.
         KeyKind::KeyOnly => {
@@ -1381,7 +1444,7 @@ pub(crate) fn is_prose_password(value: &str, context: &Context, min_entropy: f64
     !is_identifier_like(value)
         && value.len() >= 8
         && ((has_digit && has_letter) || (value.len() >= 10 && has_letter && has_symbol))
-        && entropy(value) >= min_entropy
+        && random_enough(value, min_entropy)
 }
 
 /// Words that, after a prose key phrase, make it name something about the secret rather than
@@ -1543,17 +1606,21 @@ pub(crate) fn is_url_password(value: &str, min_entropy: f64) -> bool {
         || is_placeholder(value)
         || is_reference(value)
         || value.bytes().all(|b| b.is_ascii_digit())
-        || entropy(value) < min_entropy)
+        || !random_enough(value, min_entropy))
 }
 
 /// Marks that show a key block's body is a stand-in (`...`, `<key>`, `xxxx`). A real body
-/// may hold long runs of `A` (zero bytes), so the generic run check does not apply.
+/// may hold long runs of `A` (zero bytes), so the generic run check does not apply, and `x`
+/// counts only in one case: a random base64 body of 1,600 chars holds a mixed-case `xXXx`
+/// about once in 700 keys.
 fn is_key_placeholder(body: &str) -> bool {
+    if body.contains("xxxx") || body.contains("XXXX") {
+        return true;
+    }
     let lower = body.to_ascii_lowercase();
     [
         "...",
         "\u{2026}",
-        "xxxx",
         "<",
         ">",
         "{{",

@@ -302,8 +302,13 @@ fn adversarial_inputs_scan_quickly_and_find_nothing() {
         format!("https://{}", "a:".repeat(50_000)),
         format!("token = {}", "x".repeat(200_000)),
         format!("| token |\n{}", "|--|\n".repeat(40_000)),
-        format!("| password | key |\n|---|---|\n{}", "| `` | \\| |\n".repeat(40_000)),
+        format!(
+            "| password | key |\n|---|---|\n{}",
+            "| `` | \\| |\n".repeat(40_000)
+        ),
         "--|".repeat(60_000),
+        format!("| token |\r\n{}", "|--|\r\n".repeat(40_000)),
+        "|-|\r\n|--|\r\n\r\n".repeat(30_000),
     ];
     scan_text("warm up");
     for input in &inputs {
@@ -1162,6 +1167,7 @@ fn typed_declarations_in_code_hold_their_value() {
         format!("public const string ApiKey = \"{secret}\";"),
         format!("API_KEY: str = \"{secret}\""),
         format!("smtp:\n  pass: {secret}"),
+        format!("API_TOKEN := {secret}"),
     ] {
         let found = scan_text(&text);
         assert_eq!(ids(&found), ["generic-secret"], "{text}");
@@ -1173,6 +1179,9 @@ fn typed_declarations_in_code_hold_their_value() {
         "maxTokens: number = 4096",
         "public const string PasswordField = \"password\";",
         "DB_PASSWORD: Xk9=mP2vL8=qR4",
+        "offendingToken:Token=None, deadEndConfigs:ATNConfigSet=None, ctx:ParserRuleContext=None):",
+        "_TokenEater: TypeAlias = Callable[[int, str, _Coord, _Coord, str], object]",
+        "            - pass: BatchedProviderA -> 1",
     ] {
         let found = scan_text(text);
         assert!(
@@ -1194,6 +1203,13 @@ fn markdown_table_cells_under_a_secret_column_are_judged_as_its_values() {
     let secrets: Vec<&str> = found.iter().map(|f| f.secret.expose_secret()).collect();
     assert_eq!(secrets, [a, b], "{text}");
     assert_eq!((found[0].line, found[1].line), (3, 4));
+    // The same table with CRLF line breaks, and one that ends the text without a break.
+    let crlf = text.replace('\n', "\r\n");
+    let found = scan_text(&crlf);
+    let secrets: Vec<&str> = found.iter().map(|f| f.secret.expose_secret()).collect();
+    assert_eq!(secrets, [a, b], "{crlf:?}");
+    let last = format!("| token |\r\n|---|\r\n| {b} |");
+    assert_eq!(ids(&scan_text(&last)), ["generic-secret"]);
     for text in [
         "| Token | Meaning |\n|--|--|\n| `glpat-` | GitLab personal access token prefix |\n| `ghp_` | GitHub |",
         "| key | default |\n| --- | ---: |\n| max_tokens | 4096 |\n| cache_key | user:1234:profile |",
@@ -1244,4 +1260,48 @@ fn registry_logins_and_redis_cli_passwords_on_a_command_line_are_found() {
             ids(&scan_text(text))
         );
     }
+}
+
+#[test]
+fn short_random_values_are_judged_by_what_their_length_allows() {
+    // 8 to 11 random chars rarely reach 3.0 bits per char (all 8 would have to differ).
+    for (text, secret) in [
+        ("DB_PASSWORD=Ps9YddVP", "Ps9YddVP"),
+        ("A senha do banco é Ps9YddVPD7s", "Ps9YddVPD7s"),
+        ("smtp_pass: k7Qk2mQx9", "k7Qk2mQx9"),
+        ("db_password: abcQ=def123xyZ", "abcQ=def123xyZ"),
+        ("DB_PASSWORD: Xk9=mP2vL8=qR4", "Xk9=mP2vL8=qR4"),
+        (
+            "El django secret key de pruebas es to(eg-ugl16dflho1n^678y1$by(shm!!*2ym_&ryya6!%xcu-",
+            "to(eg-ugl16dflho1n^678y1$by(shm!!*2ym_&ryya6!%xcu-",
+        ),
+    ] {
+        let found = scan_text(text);
+        assert_eq!(found.len(), 1, "{text}");
+        assert_eq!(found[0].secret.expose_secret(), secret, "{text}");
+    }
+    for text in [
+        "let mut base: Url = \"moz://foo:bar@servo/baz\".parse().unwrap();",
+        "const SHORT_PAT: &'static str = \"some/**/needle.txt\";",
+        "static uint32_t token_next = 0x5eadbeef;",
+        "let boxed_pat: Box<Pat> = parse_quote!(Some(false) | None);",
+        "GENERATE[html/man3/EVP_BytesToKey.html]=man3/EVP_BytesToKey.pod",
+        "DB_PASSWORD=aaaabbbb",
+    ] {
+        assert!(
+            scan_text(text).is_empty(),
+            "{text} gave {:?}",
+            ids(&scan_text(text))
+        );
+    }
+}
+
+#[test]
+fn a_key_body_holding_a_mixed_case_x_run_is_still_a_key() {
+    let block = "-----BEGIN PRIVATE KEY-----\nPE0auGV6JxcRBWaM6krM/cMPOIWJXEbHLNMbQzbx7QbUpM5CzEUxKk9KoN679drZ\n4V8W2JtWq2OBPy0/eUcW8e/R3fGM10wB6EqSxXXx2cOCMWlsmUlucyk7TkLQzAsU\nC3ag/0eEiKV4s1cl/6wyEWnpM6KhcEYvW2+/llKijjLnUhnWD7U6R8OVndw8H1Tv\nLUp1BgpbshXl9vRJvKz1UwRSSVL3J8amadzx3p6u0RNLnjHkcUoiQGGZ9ihUkgJd\nC3QrXcjNXP9Kkhhw+zVs6jUdDw8OvCuYrfgmmwqLfZU/Uv8JH9WHSsb/aKb8M3oz\nPXBpfQk4a3E/peNt1Dd/MAgJQUA+hjXFO2reQiRTDeTtUJAd/ZFn9uanp97Kt74K\nfmMXbjXu35Lm8ewq\n-----END PRIVATE KEY-----";
+    assert_eq!(ids(&scan_text(block)), ["private-key"]);
+    let json = format!("{{\"private_key\": \"{}\\n\"}}", block.replace('\n', "\\n"));
+    assert_eq!(ids(&scan_text(&json)), ["private-key"], "{json}");
+    let stand_in = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQCxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n-----END PRIVATE KEY-----";
+    assert!(scan_text(stand_in).is_empty());
 }
