@@ -541,7 +541,58 @@ def fam_prose_secret(rng):
     return line, v
 
 
+def fam_typed_declaration(rng):
+    """Secrets in typed declarations of several languages, and short random passwords."""
+    v = rand(rng, AN, rng.randint(20, 40))
+    name = rng.choice(["apiKey", "clientSecret", "authToken", "dbPassword", "signingSecret"])
+    upper = "".join("_" + c if c.isupper() else c.upper() for c in name)
+    line = rng.choice([
+        f'const {name}: string = "{v}";',
+        f"private readonly {name}: string = '{v}';",
+        f'var {name} string = "{v}"',
+        f'val {name}: String = "{v}"',
+        f'let {name}: String = "{v}"',
+        f'const {upper}: &str = "{v}";',
+        f'static {upper}: &\'static str = "{v}";',
+        f'public const string {name[0].upper() + name[1:]} = "{v}";',
+        f'{upper}: str = "{v}"',
+    ])
+    return line, v
+
+
+def fam_table_column(rng):
+    """A Markdown table whose column header names a secret; the value is in a row below."""
+    v = rand(rng, AN, rng.randint(10, 32))
+    while not (any(c.isdigit() for c in v) and any(c.isalpha() for c in v)):
+        v = rand(rng, AN, 16)
+    col = rng.choice(["password", "Password", "token", "API key", "secret", "pass"])
+    svc = rng.choice(SERVICES)
+    cell = rng.choice([v, f"`{v}`"])
+    table = [f"| service | user | {col} |", rng.choice(["|---|---|---|", "| --- | --- | --- |", "|:--|:--|:--|"]),
+             f"| {svc} | {rng.choice(['admin', 'ops', 'ci-bot'])} | {cell} |"]
+    if rng.random() < 0.5:
+        table.insert(2, f"| {rng.choice(SERVICES)} | svc | `<in vault>` |")
+    return "\n".join(table), v
+
+
+def fam_cli_login(rng):
+    """Registry logins and redis-cli with a password on the command line or piped in."""
+    p = rand(rng, AN, rng.randint(16, 40))
+    reg = rng.choice(["registry.corp.io", "ghcr.io", "quay.io", "harbor.internal:5000"])
+    line = rng.choice([
+        f"docker login -u {rng.choice(SERVICES)} -p {p} {reg}",
+        f"podman login {reg} -u bot -p '{p}'",
+        f"helm registry login {reg} --username ci -p {p}",
+        f"redis-cli -h cache.{rng.choice(SERVICES)}.internal -a {p} ping",
+        f'echo "{p}" | docker login {reg} -u ops --password-stdin',
+    ])
+    return line, p
+
+
 FAMILIES = {
+    "typed-declaration": fam_typed_declaration,
+    "table-column": fam_table_column,
+    "cli-login": fam_cli_login,
     "prose-secret": fam_prose_secret,
     "prose-layout": fam_prose_layout,
     "client-lines": fam_client_lines,
@@ -574,6 +625,16 @@ def decoys(rng):
         out.append(("bare-uuid", f"The {rng.choice(SERVICES)} tenant is {uuid4(rng)}."))
         out.append(("password-hash", f"password: $2b$12${rand(rng, B64[:-2] + './', 53)}"))
         out.append(("header-reference", f'curl -H "Authorization: Bearer ${rng.choice(SERVICES).upper()}_TOKEN" https://x.internal'))
+        out.append(("table-non-secret", f"| token | meaning |\n|---|---|\n| `{rng.choice(['glpat-', 'ghp_', 'xoxb-', 'sk_live_'])}` | {rng.choice(SERVICES)} token prefix |\n| ******** | redacted |"))
+        out.append(("typed-non-literal", rng.choice([f"const apiKey: string = process.env.{rng.choice(SERVICES).upper()}_KEY;",
+                                                     "def refresh(self, token: Token = None, retries: int = 3):",
+                                                     "startToken:Token=None, stopToken:Token=None",
+                                                     f"maxTokens: number = {rng.randint(100, 9000)}"])))
+        out.append(("login-reference", rng.choice([f"echo $CR_PAT | docker login ghcr.io -u {rng.choice(SERVICES)} --password-stdin",
+                                                   "docker login -u ci -p $REGISTRY_PASSWORD registry.corp.io",
+                                                   'redis-cli -a "$REDIS_PASSWORD" ping'])))
+        out.append(("path-or-number", rng.choice([f'const SHORT_PAT: &str = "src/**/{rng.choice(SERVICES)}.rs";',
+                                                  f"static uint32_t token_seed = 0x{rand(rng, HEX, 8)};"])))
         out.append(("header-reference", "Authorization: Bearer <token>"))
         out.append(("basic-not-credentials", f"Authorization: Basic {base64.b64encode(b'just-a-name').decode()}"))
         out.append(("docker-no-auth", '{"auths": {"ghcr.io": {}}, "credsStore": "desktop"}'))

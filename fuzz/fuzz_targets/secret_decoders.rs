@@ -1,4 +1,5 @@
-//! Any bytes through the secret scanner's decoders: as an OpenSSH key block's body (base64 of
+//! Any bytes through the secret scanner, raw and under a table header (its table pass), and
+//! through its decoders: as an OpenSSH key block's body (base64 of
 //! an `openssh-key-v1` container, so the container parser is reached), as a JSON string with
 //! `\n` escapes, as base64 `user:password` after `"auth":` and as a base64 PEM block. Scanning
 //! never panics and every finding's range holds its secret.
@@ -49,6 +50,9 @@ fuzz_target!(|bytes: &[u8]| {
     check(&block);
     check(&format!("{{\"private_key\": \"{}\"}}", block.replace('\n', "\\n")));
     let text = String::from_utf8_lossy(bytes);
+    check(&text);
+    // Under a table header, so the table pass reads the bytes as rows (CRLF included).
+    check(&format!("| user | password |\r\n|---|---|\r\n{text}"));
     check(&format!("-----BEGIN PRIVATE KEY-----\n{text}\n-----END PRIVATE KEY-----"));
     check(&format!("{{\"auths\": {{\"r\": {{\"auth\": \"{}\"}}}}}}", base64(bytes)));
     check(&format!("Authorization: Basic {}", base64(bytes)));
