@@ -197,6 +197,15 @@ def rand(rng, alphabet, n):
     return "".join(rng.choice(alphabet) for _ in range(n))
 
 
+def letters_and_digits(rng, n):
+    """n random alphanumeric chars holding at least one letter and one digit (redrawn at 16
+    chars until they do)."""
+    v = rand(rng, AN, n)
+    while not (any(c.isdigit() for c in v) and any(c.isalpha() for c in v)):
+        v = rand(rng, AN, 16)
+    return v
+
+
 def ssh_string(b):
     return struct.pack(">I", len(b)) + b
 
@@ -440,9 +449,7 @@ def fam_prose_layout(rng):
 
 def fam_client_lines(rng):
     """Passwords given to database clients, .pgpass lines and .NET credential calls."""
-    p = rand(rng, AN, rng.randint(14, 24))
-    while not (any(c.isdigit() for c in p) and any(c.isalpha() for c in p)):
-        p = rand(rng, AN, 16)
+    p = letters_and_digits(rng, rng.randint(14, 24))
     line = rng.choice([
         f"mysql -h db.{rng.choice(SERVICES)} -u root -p'{p}' app",
         f"mysqldump -uroot -p{p} app > /tmp/app.sql",
@@ -562,9 +569,7 @@ def fam_typed_declaration(rng):
 
 def fam_table_column(rng):
     """A Markdown table whose column header names a secret; the value is in a row below."""
-    v = rand(rng, AN, rng.randint(10, 32))
-    while not (any(c.isdigit() for c in v) and any(c.isalpha() for c in v)):
-        v = rand(rng, AN, 16)
+    v = letters_and_digits(rng, rng.randint(10, 32))
     col = rng.choice(["password", "Password", "token", "API key", "secret", "pass"])
     svc = rng.choice(SERVICES)
     cell = rng.choice([v, f"`{v}`"])
