@@ -1525,7 +1525,10 @@ pub(crate) fn is_prose_secret(value: &str, context: &Context, min_entropy: f64) 
     }
     let phrase: Vec<&str> = context.key.split(' ').filter(|w| !w.is_empty()).collect();
     let secret_word = |w: &&str| {
-        let w = w.to_ascii_lowercase();
+        // A phrase may end its sentence (`… comme internal pat.`).
+        let w = w
+            .trim_end_matches(['.', ',', ';', '!', '?'])
+            .to_ascii_lowercase();
         w == "pat"
             || ["pass", "pwd", "secret", "token", "key", "cred"]
                 .iter()

@@ -617,8 +617,8 @@ pub(crate) static RULES: &[Rule] = &[
     Rule::token(
         "prose-secret",
         "Secret given in prose (`the api key for staging is …`, `use … as the jwt secret`)",
-        &["secret", "token", "key", "pass ", "pass.", "pass,", "pwd", "credential", "creds", " pat "],
-        r#"(?P<k>(?:[A-Za-z0-9_.-]+[ ]){0,3}[A-Za-z0-9_.-]*?(?i:pass|pwd|secret|token|key|cred|pat)[A-Za-z0-9_.-]*(?:[ ][^\n]*?)?)(?:[ \t]+(?i:is|was|es|est|ist|lautet|era|war|\xC3\xA9|\xC3\xA8)(?:[ \t]*:)?[ \t]+["'`]?(?P<s>[A-Za-z0-9+/=_~.!@#$%^&*()-]*[A-Za-z0-9+/=_~!@#$%^&*-])|[ \t]*\([ \t]*["'`]?(?P<s3>[A-Za-z0-9+/=_~.!@#$%^&*()-]*[A-Za-z0-9+/=_~!@#$%^&*-])["'`]?[ \t]*\))|(?:^|[^A-Za-z0-9_])(?i:use|usa|usar|utilise[rz]?|bitte|verwende|nimm|set)[ \t]+["'`]?(?P<s2>[A-Za-z0-9+/=_~.!@#$%^&*()-]*[A-Za-z0-9+/=_~!@#$%^&*-])["'`]?[ \t]+(?i:as|als|como|comme)[ \t]+(?P<k6>(?:[A-Za-z0-9_.-]+[ ]){0,3}[A-Za-z0-9_.-]*?(?i:pass|pwd|secret|token|key|cred|pat)[A-Za-z0-9_.-]*)"#,
+        &["secret", "token", "key", "pass ", "pass.", "pass,", "pwd", "credential", "creds", " pat ", " pat.", " pat,"],
+        r#"(?P<k>(?:[A-Za-z0-9_.-]+[ ]){0,3}[A-Za-z0-9_.-]*?(?i:pass|pwd|secret|token|key|cred|pat)[A-Za-z0-9_.-]*(?:[ ][^\n]*?)?)(?:[ \t]+(?i:is|was|es|est|ist|lautet|era|war|\xC3\xA9|\xC3\xA8)(?:[ \t]*:)?[ \t]+["'`]?(?P<s>[A-Za-z0-9+/=_~.!@#$%^&*()-]*[A-Za-z0-9+/=_~!@#$%^&*-])|[ \t]*\([ \t]*["'`]?(?P<s3>[A-Za-z0-9+/=_~.!@#$%^&*()-]*[A-Za-z0-9+/=_~!@#$%^&*-])["'`]?[ \t]*\))|(?:^|[^A-Za-z0-9_])(?i:use|usa|usar|utilise[rz]?|bitte|verwende|nimm|set)[ \t]+["'`]?(?P<s2>[A-Za-z0-9+/=_~.!@#$%^&*()-]*[A-Za-z0-9+/=_~!@#$%^&*-])["'`]?[ \t]+(?i:as|als|como|comme)[ \t]+(?P<k6>(?:[A-Za-z0-9_.-]+[ ]){0,4}[A-Za-z0-9_.-]*?(?i:pass|pwd|secret|token|key|cred|pat)[A-Za-z0-9_.-]*)"#,
         3.0,
         "The jwt secret for the staging cluster is [[{an:32}]] until Friday.",
     )

@@ -1305,3 +1305,19 @@ fn a_key_body_holding_a_mixed_case_x_run_is_still_a_key() {
     let stand_in = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQCxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n-----END PRIVATE KEY-----";
     assert!(scan_text(stand_in).is_empty());
 }
+
+#[test]
+fn a_value_before_a_key_phrase_of_four_words_is_found() {
+    let text = "Use Yi5-QqKbZzoVHq6GvBH-nfgk1e1rPZZSp07/ey6 as the azure devops client secret until Friday.";
+    let found = scan_text(text);
+    assert_eq!(found.len(), 1, "{text}");
+    assert_eq!(
+        found[0].secret.expose_secret(),
+        "Yi5-QqKbZzoVHq6GvBH-nfgk1e1rPZZSp07/ey6"
+    );
+    assert!(
+        scan_text("Use the staging cluster name as the new deploy key label prefix.").is_empty()
+    );
+    let text = "- Utiliser dzFEtmS6r5M8ZwlPpjyipqr+dnjf0S+L1+wT9NE comme internal pat.";
+    assert_eq!(ids(&scan_text(text)), ["prose-secret"], "{text}");
+}
