@@ -1663,6 +1663,31 @@ pub(crate) fn is_base64_private_key(value: &str, min_entropy: f64) -> bool {
     text.contains("PRIVATE KEY") && is_private_key(&text, min_entropy)
 }
 
+/// Judges base64 that may hold a JSON Web Token: it must decode to `eyJ….eyJ….…`, three
+/// base64url parts whose signature is not a stand-in.
+pub(crate) fn is_base64_jwt(value: &str, min_entropy: f64) -> bool {
+    let Some(decoded) = decode::base64(value.as_bytes()) else {
+        return false;
+    };
+    let Ok(token) = std::str::from_utf8(&decoded) else {
+        return false;
+    };
+    let token = token.trim_end();
+    let parts: Vec<&str> = token.split('.').collect();
+    let url = |p: &str| {
+        !p.is_empty()
+            && p.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    };
+    parts.len() == 3
+        && parts[0].starts_with("eyJ")
+        && parts[1].starts_with("eyJ")
+        && parts.iter().all(|p| url(p))
+        && parts[2].len() >= 16
+        && !is_placeholder(parts[2])
+        && entropy(parts[2]) >= min_entropy - 0.5
+}
+
 /// Judges base64 of `user:password`: it must decode, and the password must not be a stand-in.
 pub(crate) fn is_basic_auth(value: &str) -> bool {
     decode::basic_credentials(value.as_bytes()).is_some_and(|password| {
@@ -1774,6 +1799,7 @@ pub(crate) fn judge(rule: &Rule, secret: &str, context: &Context) -> Option<Conf
         }
         Check::PrivateKey => shape(is_private_key(secret, rule.min_entropy)),
         Check::Base64Pem => shape(is_base64_private_key(secret, rule.min_entropy)),
+        Check::Base64Jwt => shape(is_base64_jwt(secret, rule.min_entropy)),
         Check::UrlPassword => shape(is_url_password(secret, rule.min_entropy)),
         Check::UserPassword => shape(
             secret.len() >= 6 && !is_call(secret) && is_url_password(secret, rule.min_entropy),

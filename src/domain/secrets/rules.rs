@@ -27,6 +27,8 @@ pub(crate) enum Check {
     Header,
     /// Base64 of a PEM private key block (kubeconfig `client-key-data`).
     Base64Pem,
+    /// Base64 of a JSON Web Token (a token stored base64-encoded, as in a Kubernetes Secret).
+    Base64Jwt,
     /// The password of a `user:password` command-line argument (`curl -u`).
     UserPassword,
     /// A key and its value joined by words or layout the assignment prefilter does not look
@@ -312,12 +314,14 @@ pub(crate) static RULES: &[Rule] = &[
     Rule::token("dynatrace-token", "Dynatrace API token", &["dt0c01."], r"(?P<s>dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64})", 3.8, "dt0c01.{upd:24}.{upd:64}"),
     Rule::token("frameio-token", "Frame.io API token", &["fio-u-"], r"(?P<s>fio-u-[A-Za-z0-9_=-]{64})", 3.8, "fio-u-{url:64}").url_tail(),
     Rule::token("mapbox-secret-token", "Mapbox secret token", &["sk.eyJ"], r"(?P<s>sk\.eyJ[A-Za-z0-9_-]{50,200}\.[A-Za-z0-9_-]{20,50})", 4.0, "sk.eyJ{url:60}.{url:22}").exact().url_tail(),
+    Rule::token("twitter-access-token", "X / Twitter user access token", &["twitter"], r"(?i:twitter)[^\n]{0,60}?(?P<s>[0-9]{15,25}-[A-Za-z0-9]{20,40})", 3.5, "TWITTER_ACCESS_TOKEN=[[{d:19}-{an:40}]]"),
     Rule::token("dropbox-token", "Dropbox access token", &["sl."], r"(?P<s>sl\.[A-Za-z0-9_-]{130,})", 4.0, "sl.{url:138}").exact().url_tail(),
     Rule::token("scalingo-token", "Scalingo API token", &["tk-us-"], r"(?P<s>tk-us-[A-Za-z0-9_-]{48})", 3.8, "tk-us-{url:48}").url_tail(),
     // --- Secrets managers and encryption
     Rule::token("age-secret-key", "age secret key", &["AGE-SECRET-KEY-1"], r"(?P<s>AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})", 3.5, "AGE-SECRET-KEY-1{bech:58}"),
     Rule::token("onepassword-service-account-token", "1Password service account token", &["ops_eyJ"], r"(?P<s>ops_eyJ[A-Za-z0-9+/_-]{250,}={0,3})", 4.5, "ops_eyJ{b64:300}").base64_tail(),
     Rule::token("onepassword-secret-key", "1Password secret key", &["A3-"], r"(?P<s>A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})", 3.3, "A3-{upd:6}-{upd:6}-{upd:5}-{upd:5}-{upd:5}-{upd:5}").exact(),
+    Rule::token("jwt-base64", "JSON Web Token, base64-encoded", &["ZXlK"], r"(?P<s>ZXlK[A-Za-z0-9+/]{60,}={0,2})", 4.0, "ZXlKaGJHY2lPaUpJVXpJMU5pSXNJblI1Y0NJNklrcFhWQ0o5LmV5SnpkV0lpT2lKa1pYQnNiM2tpTENKcFlYUWlPakUzTURBd01EQXdNREI5Lm5yS3BVNHhjbVJfNWx0S1FFanBOV29VTkE0QjJKVlpYaTVuMTdGZVNzQ0E=").exact().base64_tail().checked(Check::Base64Jwt),
     Rule::token("jwt", "JSON Web Token", &["eyJ"], r"(?P<s>eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})", 4.0, "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ{url:60}.{url:43}").exact().url_tail(),
     // --- More vendors with a prefix of their own (no keyword needed)
     Rule::token("deno-deploy-token", "Deno Deploy access token", &["ddp_", "ddw_"], r"(?P<s>dd[pw]_[A-Za-z0-9]{36})", 3.8, "ddp_{an:36}"),

@@ -1321,3 +1321,24 @@ fn a_value_before_a_key_phrase_of_four_words_is_found() {
     let text = "- Utiliser dzFEtmS6r5M8ZwlPpjyipqr+dnjf0S+L1+wT9NE comme internal pat.";
     assert_eq!(ids(&scan_text(text)), ["prose-secret"], "{text}");
 }
+
+#[test]
+fn a_base64_encoded_jwt_and_a_twitter_user_token_are_found() {
+    let text = "apiVersion: v1\nkind: Secret\ndata:\n  token: ZXlKaGJHY2lPaUpJVXpJMU5pSXNJblI1Y0NJNklrcFhWQ0o5LmV5SnpkV0lpT2lKamFTMWliM1FpTENKcFlYUWlPakUzTXpBd01EQXdNREI5LlFtM3ZYOGtMcDJSdFo3eVdjNE5mSDFkSjZzQTl1RTBnVGJZeEtvUGk1Vnc=\n";
+    assert_eq!(ids(&scan_text(text)), ["jwt-base64"], "{text}");
+    for text in [
+        "data: ZXlKaGJHY2lPaUpJVXpJMU5pSjkgaXMgYSBoZWFkZXIgb25seSwgbm8gY2xhaW1zIGhlcmUgYXQgYWxs",
+        "data: ZXlKaGJHY2lPaUpJVXpJMU5pSXNJblI1Y0NJNklrcFhWQ0o5LmV5SnpkV0lpT2lKamFTMWliM1FpZlEueHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4",
+    ] {
+        assert!(
+            scan_text(text).is_empty(),
+            "{text} gave {:?}",
+            ids(&scan_text(text))
+        );
+    }
+    let text = "twitter access token 1364879021374265344-Qm3vX8kLp2RtZ7yWc4NfH1dJ6sA9uE0gTbYxKoPi";
+    assert_eq!(ids(&scan_text(text)), ["twitter-access-token"], "{text}");
+    assert!(
+        scan_text("see twitter.com/teammem/status/1364879021374265344 for the thread").is_empty()
+    );
+}
