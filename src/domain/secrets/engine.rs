@@ -191,46 +191,17 @@ impl Scanner {
             // `password == "team10"`: code checks the value, so it is the password.
             let compared = between.windows(2).any(|w| w == b"==" || w == b"!=");
             let before = line_before(text, start + whole.start);
+            let quote = s.checked_sub(1).map(|q| bytes[q]);
             // A typed declaration (`apiKey: string = "…"`) holds a secret only as a literal:
             // `token: Token = None` and `_TokenEater: TypeAlias = Callable[…]` are code.
-            let typed = rule.check == Check::Assignment
-                && between
-                    .iter()
-                    .position(|&b| b == b':')
-                    .is_some_and(|colon| {
-                        let after = &between[colon + 1..];
-                        after
-                            .iter()
-                            .position(|&b| b == b'=')
-                            .is_some_and(|eq| after[..eq].iter().any(|b| b.is_ascii_alphabetic()))
-                    });
-            // `startToken:Token=None`: a type and a default written without spaces.
-            let typed = typed
-                || (rule.check == Check::Assignment
-                    && between.trim_ascii_end().ends_with(b":")
-                    && bytes[s..e]
-                        .iter()
-                        .position(|&b| b == b'=')
-                        .is_some_and(|eq| {
-                            let (kind, default) = (&bytes[s..s + eq], &bytes[s + eq + 1..e]);
-                            !kind.is_empty()
-                                && kind
-                                    .iter()
-                                    .all(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'.'))
-                                && !default.is_empty()
-                                && default
-                                    .iter()
-                                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
-                                && (default[0].is_ascii_uppercase()
-                                    || default.iter().all(u8::is_ascii_digit))
-                        }));
-            let literal = matches!(bytes.get(s.wrapping_sub(1)), Some(b'"' | b'\'' | b'`'));
+            let typed =
+                rule.check == Check::Assignment && s < e && declares_a_type(between, &bytes[s..e]);
+            let literal = matches!(quote, Some(b'"' | b'\'' | b'`'));
             // A byte-level match may end inside a UTF-8 char (a length bound cut it): not a token.
             let accepted = s < e
                 && (!typed || literal)
                 && bounded(bytes, s, e, rule)
                 && text.get(s..e).is_some_and(|value| {
-                    let quote = s.checked_sub(1).map(|q| bytes[q]);
                     let context = judge::Context {
                         key,
                         next: bytes.get(e).copied(),
@@ -313,6 +284,34 @@ fn line_before(text: &str, at: usize) -> &str {
         start += 1;
     }
     text.get(start..at).unwrap_or("")
+}
+
+/// Whether a generic match is a typed declaration or parameter rather than an assignment of
+/// `value`: a type name between `:` and `=` (`apiKey: string = …`, not Go's `:=`), or a type
+/// and a default written without spaces after the colon (`startToken:Token=None`). `between`
+/// is what stands between the key and the value.
+fn declares_a_type(between: &[u8], value: &[u8]) -> bool {
+    let spaced = between
+        .iter()
+        .position(|&b| b == b':')
+        .is_some_and(|colon| {
+            let after = &between[colon + 1..];
+            after
+                .iter()
+                .position(|&b| b == b'=')
+                .is_some_and(|eq| after[..eq].iter().any(u8::is_ascii_alphabetic))
+        });
+    let name = |part: &[u8], extra: fn(&u8) -> bool| {
+        !part.is_empty() && part.iter().all(|b| extra(b) || matches!(b, b'_' | b'.'))
+    };
+    let packed = between.trim_ascii_end().ends_with(b":")
+        && value.iter().position(|&b| b == b'=').is_some_and(|eq| {
+            let (kind, default) = (&value[..eq], &value[eq + 1..]);
+            name(kind, u8::is_ascii_alphabetic)
+                && name(default, u8::is_ascii_alphanumeric)
+                && (default[0].is_ascii_uppercase() || default.iter().all(u8::is_ascii_digit))
+        });
+    spaced || packed
 }
 
 /// A cheap look past a keyword before any window opens: an assignment needs `=`, `:`, `|` or

@@ -28,9 +28,8 @@ pub(crate) fn entropy(s: &str) -> f64 {
 
 /// Whether `value` is as random as a secret should be: its entropy reaches `min_entropy`, or,
 /// for a value of 8 chars or more too short to reach it by chance, `log2(len) - 0.6` bits per
-/// char. A value of
-/// `n` chars has at most `log2(n)` bits per char (all chars distinct), so a fixed 3.0 refuses
-/// about 40% of random 8- or 9-char passwords; the shortened bar refuses under 1% of them.
+/// char. A value of `n` chars has at most `log2(n)` bits per char (all chars distinct), so a
+/// fixed 3.0 refuses about 40% of random 8- or 9-char passwords; the shortened bar under 1%.
 pub(crate) fn random_enough(value: &str, min_entropy: f64) -> bool {
     let bar = if value.len() >= 8 {
         min_entropy.min((value.len() as f64).log2() - 0.6)

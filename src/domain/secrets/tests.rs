@@ -1178,17 +1178,12 @@ fn typed_declarations_in_code_hold_their_value() {
         "const apiKey: string = process.env.API_KEY;",
         "maxTokens: number = 4096",
         "public const string PasswordField = \"password\";",
-        "DB_PASSWORD: Xk9=mP2vL8=qR4",
         "offendingToken:Token=None, deadEndConfigs:ATNConfigSet=None, ctx:ParserRuleContext=None):",
         "_TokenEater: TypeAlias = Callable[[int, str, _Coord, _Coord, str], object]",
         "            - pass: BatchedProviderA -> 1",
     ] {
         let found = scan_text(text);
-        assert!(
-            found.is_empty() || found[0].secret.expose_secret() == "Xk9=mP2vL8=qR4",
-            "{text} gave {:?}",
-            ids(&found)
-        );
+        assert!(found.is_empty(), "{text} gave {:?}", ids(&found));
     }
 }
 
