@@ -12,6 +12,7 @@ use regex_automata::{Input, Span};
 
 use super::judge::{self, Confidence};
 use super::keywords::Keywords;
+use super::plain::{self, Reach};
 use super::rules::{Check, RULES, Rule};
 
 /// How far before a keyword a single-line match may start.
@@ -53,6 +54,9 @@ pub(crate) struct Scanner {
     keywords: Keywords,
     /// For each keyword pattern, the rules it triggers.
     triggers: Vec<Vec<Trigger>>,
+    /// The keywords of the rules whose secrets may be plain words, lowercased: looked for in
+    /// plain prose too.
+    plain_keywords: Vec<Vec<u8>>,
 }
 
 impl Scanner {
@@ -73,11 +77,21 @@ impl Scanner {
                 triggers[slot].push((index, rule.case_sensitive.then_some(keyword)));
             }
         }
+        let plain_keywords = RULES
+            .iter()
+            .filter(|r| r.plain_words)
+            .flat_map(|r| {
+                r.keywords
+                    .iter()
+                    .map(|k| k.to_ascii_lowercase().into_bytes())
+            })
+            .collect();
         Scanner {
             regexes,
             keywords: Keywords::new(&patterns),
             patterns,
             triggers,
+            plain_keywords,
         }
     }
 
@@ -145,9 +159,33 @@ impl Scanner {
                 }
             }
         };
-        self.keywords.each_hit(bytes, on_hit);
+        self.each_hit_near_busy(bytes, on_hit);
         windows.extend(open);
         windows
+    }
+
+    /// Calls `on_hit(pattern, end)` for every keyword occurrence a finding may come from, in
+    /// order: those within a match's reach of a busy byte (`plain.rs`). Plain prose around
+    /// the others holds no secret, so the automaton does not walk it.
+    fn each_hit_near_busy(&self, bytes: &[u8], mut on_hit: impl FnMut(usize, usize)) {
+        let reach = Reach {
+            forward: FORWARD,
+            back: BACK,
+            keyword: self.keywords.max_len(),
+        };
+        let keywords: Vec<&[u8]> = self.plain_keywords.iter().map(Vec::as_slice).collect();
+        for range in plain::busy_ranges(bytes, reach, &keywords) {
+            // From a keyword's length before the range, so that one ending in it is whole;
+            // only those ending in it are reported (ranges are apart, but these starts may
+            // reach into the range before).
+            let from = range.start.saturating_sub(reach.keyword.saturating_sub(1));
+            self.keywords
+                .each_hit(&bytes[from..range.end], |pattern, end| {
+                    if from + end > range.start {
+                        on_hit(pattern, from + end);
+                    }
+                });
+        }
     }
 
     /// Runs one rule's regex on one window and keeps the matches its judge accepts.

@@ -1790,6 +1790,18 @@ pub(crate) struct Context<'a> {
 
 /// Judges one match of `rule`: `secret` is the captured value.
 pub(crate) fn judge(rule: &Rule, secret: &str, context: &Context) -> Option<Confidence> {
+    // Plain words in plain prose (no quote, no `=`, no mark after them) are not a secret,
+    // except where a rule says they may be one; the keyword search skips plain prose on this
+    // ground (`plain.rs`).
+    let plain_around = !context.quoted
+        && !context.assigned
+        && !context.compared
+        && context
+            .next
+            .is_none_or(|b| b.is_ascii_alphabetic() || b" \t\n\r.,".contains(&b));
+    if !rule.plain_words && plain_around && super::plain::is_plain(secret) {
+        return None;
+    }
     let shape = |ok: bool| ok.then_some(Confidence::Shape);
     match rule.check {
         Check::Base62Crc if base62_checksum_ok(secret) => Some(Confidence::Verified),

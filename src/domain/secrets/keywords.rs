@@ -235,6 +235,11 @@ impl Keywords {
         self.walk(s3, tail, LANES * part, report);
     }
 
+    /// The longest keyword's length.
+    pub fn max_len(&self) -> usize {
+        self.max_len
+    }
+
     /// One transition.
     #[inline(always)]
     fn step(&self, state: StateId, byte: u8) -> StateId {

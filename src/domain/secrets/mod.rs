@@ -9,6 +9,7 @@ mod decode;
 mod engine;
 mod judge;
 mod keywords;
+mod plain;
 mod rules;
 #[cfg(test)]
 mod tests;

@@ -94,6 +94,10 @@ pub(crate) struct Rule {
     /// A byte that must stand at this offset after the keyword, checked before any window
     /// opens (for keywords as common as `pat`).
     pub probe: Option<(usize, u8)>,
+    /// Whether a secret of plain words (lowercase letters, no digit nor mark) is judged at all
+    /// (a `.netrc` password): the keyword search then looks for the rule's keywords in plain
+    /// prose too (`plain.rs`).
+    pub plain_words: bool,
 }
 
 impl Rule {
@@ -117,6 +121,7 @@ impl Rule {
             multiline: false,
             sample,
             probe: None,
+            plain_words: false,
         }
     }
 
@@ -156,6 +161,11 @@ impl Rule {
 
     const fn multiline(mut self) -> Rule {
         self.multiline = true;
+        self
+    }
+
+    const fn plain_words(mut self) -> Rule {
+        self.plain_words = true;
         self
     }
 }
@@ -402,7 +412,7 @@ pub(crate) static RULES: &[Rule] = &[
     Rule::token("dependency-track-key", "Dependency-Track API key", &["odt_"], r"(?P<s>odt_[A-Za-z0-9]{32,40})", 4.0, "odt_{an:32}"),
     Rule::token("adafruit-io-key", "Adafruit IO key", &["aio_"], r"(?P<s>aio_[A-Za-z0-9]{28})", 3.8, "aio_{an:28}"),
     Rule::token("vault-unseal-key", "HashiCorp Vault unseal key", &["unseal"], r"(?i:unseal key(?: [0-9]{1,2})?:|operator unseal)[ \t]+(?P<s>[A-Za-z0-9+/]{43,44}={0,2})", 4.0, "Unseal Key 1: [[{b64:44}]]").base64_tail(),
-    Rule::token("jenkins-initial-password", "Jenkins initial admin password", &["password to proceed to installation"], r"(?i:password to proceed to installation):?\s+(?P<s>[a-f0-9]{32})", 3.0, "Please use the following password to proceed to installation:\n\n[[{hex:32}]]").multiline(),
+    Rule::token("jenkins-initial-password", "Jenkins initial admin password", &["password to proceed to installation"], r"(?i:password to proceed to installation):?\s{1,256}(?P<s>[a-f0-9]{32})", 3.0, "Please use the following password to proceed to installation:\n\n[[{hex:32}]]").multiline(),
     Rule::token("truenas-api-key", "TrueNAS API key", &["login_with_api_key"], r#"login_with_api_key"[^\[]{0,80}\[\s*"(?P<s>[0-9]{1,5}-[A-Za-z0-9]{64})""#, 4.0, "{\"msg\": \"method\", \"method\": \"auth.login_with_api_key\", \"params\": [\"[[3-{an:64}]]\"]}").url_tail().multiline(),
     Rule::token("sonarqube-login", "SonarQube token given as sonar.login", &["sonar.login", "sonarlogin", "sonar_login"], r#"(?i:sonar[._]?login)["']?[ \t]*(?:=|:|,)[ \t]*["']?[ \t]*["']?(?P<s>[a-f0-9]{40})"#, 3.0, "-Dsonar.login=[[{hex:40}]]"),
     Rule::token(
@@ -435,7 +445,8 @@ pub(crate) static RULES: &[Rule] = &[
     )
     .free_tail()
     .checked(Check::UserPassword)
-    .multiline(),
+    .multiline()
+    .plain_words(),
     Rule::token("thingsboard-access-token", "ThingsBoard device access token", &["thingsboard"], r"(?i:thingsboard)[A-Za-z0-9.:-]{0,40}/api/v1/(?P<s>[A-Za-z0-9]{20})/", 3.3, "https://thingsboard.cloud/api/v1/[[{lod:20}]]/telemetry").free_tail(),
     Rule::token("codeclimate-reporter-id", "Code Climate test reporter ID", &["cc_test_reporter_id"], r#"(?i:cc_test_reporter_id)["']?[ \t]*[:=][ \t]*["']?(?P<s>[a-f0-9]{64})"#, 3.0, "CC_TEST_REPORTER_ID: [[{hex:64}]]"),
     Rule::token("zapier-webhook-url", "Zapier webhook URL", &["hooks.zapier.com/"], r"(?P<s>https://hooks\.zapier\.com/hooks/catch/[0-9]{4,12}/[a-z0-9]{5,12}/?)", 2.5, "https://hooks.zapier.com/hooks/catch/{d:7}/{lod:7}/").free_tail(),

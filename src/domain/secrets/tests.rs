@@ -1337,3 +1337,37 @@ fn a_base64_encoded_jwt_and_a_twitter_user_token_are_found() {
         scan_text("see twitter.com/teammem/status/1364879021374265344 for the thread").is_empty()
     );
 }
+
+/// The keyword search skips plain prose (`plain.rs`): what can stand in it is still found,
+/// deep inside long plain paragraphs, and plain words after a flag are not a password.
+#[test]
+fn secrets_inside_long_plain_prose_are_found() {
+    let prose = "We rotate the token and the secret key every week and tell the team. ".repeat(40);
+    let cases = [
+        ("machine build login ci password sunshine", "netrc-password"),
+        (
+            "aws secret access key vydnthykvkzqqywmmryymujhsiwgdwhqjpuffxlq",
+            "aws-secret-access-key",
+        ),
+        ("DB_PASSWORD=whiteduke", "generic-secret"),
+        ("the password is Xk9vTq2mWz", "generic-secret"),
+    ];
+    for (line, rule) in cases {
+        for text in [
+            format!("{prose}\n{line}\n{prose}"),
+            format!("{line}\n{prose}"),
+            format!("{prose}{line}"),
+        ] {
+            assert_eq!(ids(&scan_text(&text)), vec![rule], "{line}");
+        }
+    }
+    assert!(scan_text(&prose).is_empty());
+    let flags = "use the --username and --password options instead of via the URL.";
+    assert!(scan_text(flags).is_empty());
+    // A long gap between the Jenkins prompt and its password stays within one window.
+    let jenkins = format!(
+        "{prose}\nPlease use the following password to proceed to installation:\n\n{}\n",
+        "ba7a85747a647a2b80e1e7569f4068bd"
+    );
+    assert_eq!(ids(&scan_text(&jenkins)), vec!["jenkins-initial-password"]);
+}

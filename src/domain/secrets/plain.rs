@@ -1,0 +1,375 @@
+//! Plain prose: the stretches of a text that the keyword search may skip.
+//!
+//! A byte is *plain* when it is an ASCII letter (a capital only where a word starts: not right
+//! after another letter), a space, a tab, a line end, or a `.` or `,` followed by blank space
+//! or the end of the text. Every other byte is *busy*: digits, every other mark, bytes that
+//! are not ASCII, a capital inside a word; so is a run of [`LONG_RUN`] letters or more.
+//!
+//! No secret is made of plain bytes alone: the judge refuses one ([`is_plain`]), except for
+//! the rules whose values may be plain words (a `.netrc` password), whose keywords count as
+//! busy wherever they stand. A rule's match lies within [`Reach`] of its keyword, so a keyword
+//! with no busy byte that near cannot start a finding, and the keyword search walks only the
+//! parts of a text within that reach of a busy byte ([`busy_ranges`]). Memory prose is mostly
+//! plain; a line of code or a frontmatter is busy at once.
+
+use std::ops::Range;
+
+/// The bytes looked at together.
+const CHUNK: usize = 64;
+
+/// A run of this many letters is busy: a token of letters only (an AWS secret key can be 40),
+/// not a word of prose.
+pub(crate) const LONG_RUN: u32 = 16;
+
+/// How far a match may stand from the keyword that opened its window.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reach {
+    /// How far after a keyword's start a match may end.
+    pub forward: usize,
+    /// How far before a keyword a match may start.
+    pub back: usize,
+    /// The longest keyword.
+    pub keyword: usize,
+}
+
+/// Whether `secret` is made of plain bytes alone (see the module's text): no digit, no mark
+/// but a `.` or `,` before blank space or at its end, no capital after a letter, no run of
+/// [`LONG_RUN`] letters. Stricter than a look at the text around it (a capital first in the
+/// secret may follow a letter there), so that every secret the keyword search could miss is
+/// one of these.
+pub(crate) fn is_plain(secret: &str) -> bool {
+    let bytes = secret.as_bytes();
+    let mut run = 0u32;
+    for (i, &b) in bytes.iter().enumerate() {
+        let next = bytes.get(i + 1).copied();
+        let plain = match b {
+            b'a'..=b'z' => true,
+            b'A'..=b'Z' => i == 0 || !bytes[i - 1].is_ascii_alphabetic(),
+            b' ' | b'\t' | b'\n' | b'\r' => true,
+            b'.' | b',' => next.is_none_or(is_blank),
+            _ => false,
+        };
+        run = if b.is_ascii_alphabetic() { run + 1 } else { 0 };
+        if !plain || run >= LONG_RUN {
+            return false;
+        }
+    }
+    true
+}
+
+fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// The byte classes of one chunk, one bit per byte (bit `i` for byte `i`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Masks {
+    letters: u64,
+    upper: u64,
+    blank: u64,
+    stops: u64,
+}
+
+/// The masks of 64 bytes, a byte at a time: the reference the SIMD version is tested against,
+/// and the version other targets use.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
+fn masks_bytewise(chunk: &[u8; CHUNK]) -> Masks {
+    let mut m = Masks {
+        letters: 0,
+        upper: 0,
+        blank: 0,
+        stops: 0,
+    };
+    for (i, &b) in chunk.iter().enumerate() {
+        let bit = 1u64 << i;
+        if b.is_ascii_alphabetic() {
+            m.letters |= bit;
+        }
+        if b.is_ascii_uppercase() {
+            m.upper |= bit;
+        }
+        if is_blank(b) {
+            m.blank |= bit;
+        }
+        if matches!(b, b'.' | b',') {
+            m.stops |= bit;
+        }
+    }
+    m
+}
+
+/// The masks of 64 bytes, 16 at a time.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn masks(chunk: &[u8; CHUNK]) -> Masks {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8, _mm_sub_epi8,
+    };
+    let mut m = Masks {
+        letters: 0,
+        upper: 0,
+        blank: 0,
+        stops: 0,
+    };
+    for (index, block) in chunk.chunks_exact(16).enumerate() {
+        let shift = 16 * index;
+        // SAFETY: SSE2 is enabled (the cfg above), and the unaligned load reads exactly the 16
+        // bytes of `block` (`chunks_exact(16)`).
+        unsafe {
+            let v = _mm_loadu_si128(block.as_ptr().cast::<__m128i>());
+            // `b - base` (wrapping) is at most `span` exactly for `base..=base + span`.
+            let within = |v: __m128i, base: u8, span: u8| {
+                let d = _mm_sub_epi8(v, _mm_set1_epi8(base as i8));
+                _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(span as i8)), d)
+            };
+            let eq = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
+            // Setting bit 5 makes a capital its small letter, and no other byte a letter.
+            let letters = within(_mm_or_si128(v, _mm_set1_epi8(0x20)), b'a', 25);
+            let upper = within(v, b'A', 25);
+            let blank = _mm_or_si128(
+                _mm_or_si128(eq(b' '), eq(b'\n')),
+                _mm_or_si128(eq(b'\t'), eq(b'\r')),
+            );
+            let stops = _mm_or_si128(eq(b'.'), eq(b','));
+            let bits = |x: __m128i| u64::from(_mm_movemask_epi8(x) as u16) << shift;
+            m.letters |= bits(letters);
+            m.upper |= bits(upper);
+            m.blank |= bits(blank);
+            m.stops |= bits(stops);
+        }
+    }
+    m
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+fn masks(chunk: &[u8; CHUNK]) -> Masks {
+    masks_bytewise(chunk)
+}
+
+/// Walks chunk after chunk, telling which hold a busy byte.
+#[derive(Debug, Default)]
+struct Busy {
+    /// The letters ending the chunks so far (a run may go on in the next).
+    run: u32,
+    /// Whether the last byte so far is a letter.
+    letter: bool,
+}
+
+impl Busy {
+    /// Whether the chunk with these masks holds a busy byte, and whether the chunk before it
+    /// does too (a long run of letters began there); `next_blank` tells whether the byte after
+    /// it is blank space or the text's end.
+    fn chunk(&mut self, m: Masks, next_blank: bool) -> (bool, bool) {
+        let after_letter = m.letters << 1 | u64::from(self.letter);
+        let words = m.letters & !(m.upper & after_letter);
+        let stops = m.stops & (m.blank >> 1 | u64::from(next_blank) << 63);
+        let plain = words | m.blank | stops;
+        // Bit `i` of `long` is set when the `LONG_RUN` letters from byte `i` on are all in
+        // this chunk.
+        let mut long = m.letters;
+        let mut width = 1;
+        while width < LONG_RUN {
+            long &= long >> width;
+            width *= 2;
+        }
+        let leading = (!m.letters).trailing_zeros();
+        let across = self.run > 0 && self.run + leading >= LONG_RUN;
+        let busy = plain != u64::MAX || long != 0 || across;
+        self.run = if m.letters == u64::MAX {
+            self.run.saturating_add(CHUNK as u32)
+        } else {
+            (!m.letters).leading_zeros()
+        };
+        self.letter = m.letters >> 63 == 1;
+        (busy, across)
+    }
+}
+
+/// Which chunks of `bytes` hold a busy byte (or begin a long run of letters).
+fn busy_chunks(bytes: &[u8]) -> Vec<bool> {
+    busy_chunks_with(bytes, masks)
+}
+
+/// Which chunks hold a busy byte, each chunk's masks from `masks`.
+#[inline(always)]
+fn busy_chunks_with(bytes: &[u8], masks: impl Fn(&[u8; CHUNK]) -> Masks) -> Vec<bool> {
+    let chunks = bytes.len().div_ceil(CHUNK);
+    let mut busy = vec![false; chunks];
+    let mut state = Busy::default();
+    for index in 0..chunks {
+        let start = index * CHUNK;
+        let next_blank = bytes.get(start + CHUNK).is_none_or(|&b| is_blank(b));
+        let m = match bytes.get(start..start + CHUNK) {
+            Some(chunk) => masks(chunk.try_into().unwrap_or(&[0; CHUNK])),
+            None => {
+                // The last, short chunk, padded with spaces: plain, and blank after a stop.
+                let mut padded = [b' '; CHUNK];
+                padded[..bytes.len() - start].copy_from_slice(&bytes[start..]);
+                masks(&padded)
+            }
+        };
+        let (here, before) = state.chunk(m, next_blank);
+        busy[index] = here;
+        if before && index > 0 {
+            busy[index - 1] = true;
+        }
+    }
+    busy
+}
+
+/// The ranges of `bytes` the keyword search must walk, in order and apart: every byte within
+/// `reach` of a busy byte or of an occurrence of one of `keywords` (lowercase; a keyword
+/// written in plain bytes has its first letter in either case and the rest in lowercase, so
+/// looking for the rest finds it).
+pub(crate) fn busy_ranges(bytes: &[u8], reach: Reach, keywords: &[&[u8]]) -> Vec<Range<usize>> {
+    let mut busy = busy_chunks(bytes);
+    let chunks = busy.len();
+    for keyword in keywords {
+        let Some(rest) = keyword.get(1..).filter(|r| !r.is_empty()) else {
+            continue;
+        };
+        for at in memchr::memmem::find_iter(bytes, rest) {
+            if let Some(flag) = busy.get_mut(at.saturating_sub(1) / CHUNK) {
+                *flag = true;
+            }
+        }
+    }
+    // A chunk's bytes may close a match that began `forward` before, or open one whose
+    // keyword ends up to `back` and a keyword's length after.
+    let mut ranges: Vec<Range<usize>> = Vec::new();
+    for index in (0..chunks).filter(|&i| busy[i]) {
+        let start = (index * CHUNK).saturating_sub(reach.forward);
+        let end = ((index + 1) * CHUNK + reach.back + reach.keyword).min(bytes.len());
+        match ranges.last_mut() {
+            Some(last) if start <= last.end => last.end = last.end.max(end),
+            _ => ranges.push(start..end),
+        }
+    }
+    ranges
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Whether each byte is busy, by the module's definition, a byte at a time.
+    fn busy_bytes(bytes: &[u8]) -> Vec<bool> {
+        let mut run = 0u32;
+        let mut out = vec![false; bytes.len()];
+        for (i, &b) in bytes.iter().enumerate() {
+            let prev = i.checked_sub(1).map(|p| bytes[p]);
+            let next = bytes.get(i + 1).copied();
+            let plain = match b {
+                b'a'..=b'z' => true,
+                b'A'..=b'Z' => !prev.is_some_and(|p| p.is_ascii_alphabetic()),
+                b' ' | b'\t' | b'\n' | b'\r' => true,
+                b'.' | b',' => next.is_none_or(is_blank),
+                _ => false,
+            };
+            run = if b.is_ascii_alphabetic() { run + 1 } else { 0 };
+            out[i] = !plain;
+            if run >= LONG_RUN {
+                for flag in &mut out[i + 1 - LONG_RUN as usize..=i] {
+                    *flag = true;
+                }
+            }
+        }
+        out
+    }
+
+    const REACH: Reach = Reach {
+        forward: 100,
+        back: 30,
+        keyword: 5,
+    };
+
+    fn texty() -> impl Strategy<Value = Vec<u8>> {
+        let piece = prop_oneof![
+            4 => Just(b"word ".to_vec()),
+            2 => Just(b"Prose. ".to_vec()),
+            1 => Just(b"x, y\n".to_vec()),
+            1 => "[a-zA-Z .,\n]{1,20}".prop_map(String::into_bytes),
+            1 => proptest::collection::vec(any::<u8>(), 1..4),
+            1 => Just(b"machine ".to_vec()),
+            1 => Just(b"abcdefghijklmnopqr".to_vec()),
+        ];
+        proptest::collection::vec(piece, 0..120).prop_map(|p| p.concat())
+    }
+
+    proptest! {
+        #[test]
+        fn the_simd_masks_are_the_bytewise_ones(chunk in proptest::collection::vec(any::<u8>(), 64)) {
+            let chunk: [u8; 64] = chunk.try_into().unwrap();
+            prop_assert_eq!(masks(&chunk), masks_bytewise(&chunk));
+        }
+
+        #[test]
+        fn every_byte_near_a_busy_byte_or_keyword_is_in_a_range(text in texty()) {
+            let ranges = busy_ranges(&text, REACH, &[b"machine"]);
+            let covered = |at: usize| ranges.iter().any(|r| r.contains(&at));
+            for w in ranges.windows(2) {
+                prop_assert!(w[0].end < w[1].start);
+            }
+            let mut points: Vec<usize> = busy_bytes(&text)
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &b)| b.then_some(i))
+                .collect();
+            points.extend(memchr::memmem::find_iter(&text, b"achine").map(|at| at.saturating_sub(1)));
+            for p in points {
+                let low = p.saturating_sub(REACH.forward);
+                let high = (p + REACH.back + REACH.keyword).min(text.len());
+                for at in low..high {
+                    prop_assert!(covered(at), "byte {at} near busy byte {p} is not walked");
+                }
+            }
+        }
+
+        #[test]
+        fn a_plain_secret_has_no_busy_byte(text in "[a-zA-Z .,\n0-9_]{1,40}") {
+            if is_plain(&text) {
+                prop_assert!(busy_bytes(text.as_bytes()).iter().all(|&b| !b));
+            }
+        }
+    }
+
+    #[test]
+    fn prose_is_plain_and_code_is_busy() {
+        let prose = b"Rotate the token. Then tell the team, and move on\n";
+        assert!(busy_ranges(prose, REACH, &[]).is_empty());
+        for busy in [
+            &b"the token is x9"[..],
+            b"api_key",
+            b"PASSWORD",
+            b"caf\xc3\xa9",
+            b"a.b",
+            b"aBc",
+        ] {
+            assert!(
+                !busy_ranges(busy, REACH, &[]).is_empty(),
+                "{}",
+                String::from_utf8_lossy(busy)
+            );
+        }
+        assert!(!busy_ranges(b"abcdefghijklmnop", REACH, &[]).is_empty());
+        assert!(busy_ranges(b"abcdefghijklmno", REACH, &[]).is_empty());
+        assert!(
+            !busy_ranges(
+                b"machine host login me password hunter",
+                REACH,
+                &[b"machine"]
+            )
+            .is_empty()
+        );
+        assert!(busy_ranges(b"machine host login me password hunter", REACH, &[]).is_empty());
+        assert!(is_plain("hunter") && is_plain("Hunter") && is_plain("two words."));
+        assert!(
+            !is_plain("hunter2")
+                && !is_plain("huNter")
+                && !is_plain("a.b")
+                && !is_plain("abcdefghijklmnop")
+        );
+    }
+}
