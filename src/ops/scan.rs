@@ -45,6 +45,37 @@ struct Scanned {
     found: Result<Option<(Vec<Finding>, u64)>, OpError>,
 }
 
+/// The scanned files: those with something to report, and the counts of the others.
+#[derive(Default)]
+struct Collected {
+    /// Files with findings or a read error.
+    noted: Vec<Scanned>,
+    /// Text files with nothing to report, and their bytes: they only add to the counts, so
+    /// a large folder's thousands of them keep no path.
+    quiet_files: usize,
+    quiet_bytes: u64,
+}
+
+impl Collected {
+    /// Keeps `file` or counts it.
+    fn add(&mut self, file: Scanned) {
+        match &file.found {
+            Ok(Some((findings, len))) if findings.is_empty() => {
+                self.quiet_files += 1;
+                self.quiet_bytes += len;
+            }
+            Ok(None) => {}
+            _ => self.noted.push(file),
+        }
+    }
+
+    fn append(&mut self, other: &mut Collected) {
+        self.noted.append(&mut other.noted);
+        self.quiet_files += std::mem::take(&mut other.quiet_files);
+        self.quiet_bytes += std::mem::take(&mut other.quiet_bytes);
+    }
+}
+
 /// Scans `paths` (relative ones resolved against `cwd`); without paths, the team folder.
 pub fn scan(project: &Project, cwd: &Path, paths: &[PathBuf]) -> Result<ScanReport, OpError> {
     let roots: Vec<PathBuf> = if paths.is_empty() {
@@ -63,7 +94,7 @@ pub fn scan(project: &Project, cwd: &Path, paths: &[PathBuf]) -> Result<ScanRepo
         Some(team) => SecretsIgnore::load(&team)?,
         None => SecretsIgnore::default(),
     };
-    let mut scanned = Vec::new();
+    let mut scanned = Collected::default();
     for (root, given) in roots
         .iter()
         .zip(paths.iter().map(Some).chain(std::iter::repeat(None)))
@@ -141,13 +172,13 @@ fn scan_root(
     root: &Path,
     given: Option<&Path>,
     ignore: &SecretsIgnore,
-    out: &mut Vec<Scanned>,
+    out: &mut Collected,
 ) -> Result<(), OpError> {
     let meta = std::fs::metadata(root).map_err(|e| OpError::io(root, e))?;
     if meta.is_file() {
         let shown = given.unwrap_or(root).to_string_lossy().replace('\\', "/");
         let found = scan_file(root, ignore, &mut FileBuffer::default());
-        out.push(Scanned {
+        out.add(Scanned {
             path: root.to_path_buf(),
             shown,
             found,
@@ -161,31 +192,36 @@ fn scan_root(
         .filter_entry(|e| e.file_name() != ".git")
         .threads(threads)
         .build_parallel();
-    let found: Mutex<Vec<Scanned>> = Mutex::new(Vec::new());
+    let found: Mutex<Collected> = Mutex::new(Collected::default());
     let walk_errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
     walker.run(|| {
         let found = &found;
         let walk_errors = &walk_errors;
         let mut mine = Batch {
-            files: Vec::new(),
+            files: Collected::default(),
             to: found,
         };
         let mut buffer = FileBuffer::default();
         Box::new(move |entry| {
             match entry {
                 Ok(entry) if entry.file_type().is_some_and(|t| t.is_file()) => {
-                    let path = entry.into_path();
-                    let found = scan_file(&path, ignore, &mut buffer);
-                    // Only a file with something to report is named, and sorted by name.
-                    let shown = if is_quiet(&found) {
-                        String::new()
+                    let found = scan_file(entry.path(), ignore, &mut buffer);
+                    if is_quiet(&found) {
+                        mine.files.add(Scanned {
+                            path: PathBuf::new(),
+                            shown: String::new(),
+                            found,
+                        });
                     } else {
-                        relative(&path, root).unwrap_or_else(|| path.to_string_lossy().into_owned())
-                    };
-                    mine.files.push(Scanned { path, shown, found });
-                    // Handed over in batches: the lock is taken once per 64 files.
-                    if mine.files.len() >= 64 {
-                        lock(mine.to).append(&mut mine.files);
+                        // Only a file with something to report is named, and sorted by name.
+                        let path = entry.into_path();
+                        let shown = relative(&path, root)
+                            .unwrap_or_else(|| path.to_string_lossy().into_owned());
+                        mine.files.add(Scanned { path, shown, found });
+                        // Handed over in batches: the lock is taken once per 64 files.
+                        if mine.files.noted.len() >= 64 {
+                            lock(mine.to).append(&mut mine.files);
+                        }
                     }
                 }
                 Ok(_) => {}
@@ -194,7 +230,7 @@ fn scan_root(
             ignore::WalkState::Continue
         })
     });
-    let found = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
     let walk_errors = walk_errors.into_inner().unwrap_or_else(|p| p.into_inner());
     if let Some(first) = walk_errors.into_iter().min() {
         return Err(OpError::Usage(format!(
@@ -202,21 +238,17 @@ fn scan_root(
             root.display()
         )));
     }
-    // Files without findings or errors only add to the counts: their order never shows, and
-    // sorting tens of thousands of them was a good part of a large folder's single-threaded
-    // tail.
-    let (mut noted, quiet): (Vec<Scanned>, Vec<Scanned>) =
-        found.into_iter().partition(|s| !is_quiet(&s.found));
-    noted.sort_by(|a, b| a.shown.cmp(&b.shown));
-    out.extend(noted);
-    out.extend(quiet);
+    // Files without findings or errors only add to the counts (their order never shows);
+    // the others are reported by name.
+    found.noted.sort_by(|a, b| a.shown.cmp(&b.shown));
+    out.append(&mut found);
     Ok(())
 }
 
 /// One walker thread's scanned files, handed over when it has many or when it ends.
 struct Batch<'a> {
-    files: Vec<Scanned>,
-    to: &'a Mutex<Vec<Scanned>>,
+    files: Collected,
+    to: &'a Mutex<Collected>,
 }
 
 impl Drop for Batch<'_> {
@@ -225,8 +257,8 @@ impl Drop for Batch<'_> {
     }
 }
 
-/// The vector behind `mutex`, even if a thread panicked holding it.
-fn lock<T>(mutex: &Mutex<Vec<T>>) -> std::sync::MutexGuard<'_, Vec<T>> {
+/// What is behind `mutex`, even if a thread panicked holding it.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -297,9 +329,13 @@ pub(crate) fn in_parallel<R: Send>(
 
 /// The report of the scanned files, in their order; the first read error (in that order)
 /// wins.
-fn report(scanned: Vec<Scanned>, workdir: Option<&Path>) -> Result<ScanReport, OpError> {
-    let mut report = ScanReport::default();
-    for file in scanned {
+fn report(scanned: Collected, workdir: Option<&Path>) -> Result<ScanReport, OpError> {
+    let mut report = ScanReport {
+        files_scanned: scanned.quiet_files,
+        bytes_scanned: scanned.quiet_bytes,
+        ..ScanReport::default()
+    };
+    for file in scanned.noted {
         let Some((findings, len)) = file.found? else {
             continue;
         };
