@@ -186,8 +186,80 @@ impl Busy {
     }
 }
 
+/// The masks of 64 bytes, 32 at a time.
+///
+/// # Safety
+/// The CPU must have AVX2; inlined only into [`busy_chunks_avx2`], which requires it, so that
+/// the intrinsics are inlined there too.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn masks_avx2(chunk: &[u8; CHUNK]) -> Masks {
+    use std::arch::x86_64::{
+        __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_min_epu8, _mm256_movemask_epi8,
+        _mm256_or_si256, _mm256_set1_epi8, _mm256_sub_epi8,
+    };
+    let mut m = Masks {
+        letters: 0,
+        upper: 0,
+        blank: 0,
+        stops: 0,
+    };
+    for (index, block) in chunk.chunks_exact(32).enumerate() {
+        let shift = 32 * index;
+        // SAFETY: the caller has AVX2, and the unaligned load reads exactly the 32 bytes of
+        // `block` (`chunks_exact(32)`).
+        unsafe {
+            let v = _mm256_loadu_si256(block.as_ptr().cast::<__m256i>());
+            let splat = |b: u8| _mm256_set1_epi8(b as i8);
+            // As in `masks`: `b - base` (wrapping) is at most `span` exactly within the span.
+            let d = _mm256_sub_epi8(_mm256_or_si256(v, splat(0x20)), splat(b'a'));
+            let letters = _mm256_cmpeq_epi8(_mm256_min_epu8(d, splat(25)), d);
+            let d = _mm256_sub_epi8(v, splat(b'A'));
+            let upper = _mm256_cmpeq_epi8(_mm256_min_epu8(d, splat(25)), d);
+            let blank = _mm256_or_si256(
+                _mm256_or_si256(
+                    _mm256_cmpeq_epi8(v, splat(b' ')),
+                    _mm256_cmpeq_epi8(v, splat(b'\n')),
+                ),
+                _mm256_or_si256(
+                    _mm256_cmpeq_epi8(v, splat(b'\t')),
+                    _mm256_cmpeq_epi8(v, splat(b'\r')),
+                ),
+            );
+            let stops = _mm256_or_si256(
+                _mm256_cmpeq_epi8(v, splat(b'.')),
+                _mm256_cmpeq_epi8(v, splat(b',')),
+            );
+            let bits = |x: __m256i| u64::from(_mm256_movemask_epi8(x) as u32) << shift;
+            m.letters |= bits(letters);
+            m.upper |= bits(upper);
+            m.blank |= bits(blank);
+            m.stops |= bits(stops);
+        }
+    }
+    // Opaque to the optimizer: it would otherwise turn the masks back into vectors of bits
+    // for the arithmetic after them, a byte insert per bit (measured 15% slower than SSE2).
+    std::hint::black_box(m)
+}
+
+/// [`busy_chunks_with`] on AVX2 masks.
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn busy_chunks_avx2(bytes: &[u8]) -> Vec<bool> {
+    // SAFETY: this function runs only where AVX2 is (its own contract).
+    busy_chunks_with(bytes, |chunk| unsafe { masks_avx2(chunk) })
+}
+
 /// Which chunks of `bytes` hold a busy byte (or begin a long run of letters).
 fn busy_chunks(bytes: &[u8]) -> Vec<bool> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 was detected just now.
+        return unsafe { busy_chunks_avx2(bytes) };
+    }
     busy_chunks_with(bytes, masks)
 }
 
@@ -303,6 +375,11 @@ mod tests {
         fn the_simd_masks_are_the_bytewise_ones(chunk in proptest::collection::vec(any::<u8>(), 64)) {
             let chunk: [u8; 64] = chunk.try_into().unwrap();
             prop_assert_eq!(masks(&chunk), masks_bytewise(&chunk));
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: AVX2 was detected just now.
+                prop_assert_eq!(unsafe { masks_avx2(&chunk) }, masks_bytewise(&chunk));
+            }
         }
 
         #[test]
