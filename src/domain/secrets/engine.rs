@@ -12,7 +12,7 @@ use regex_automata::{Input, Span};
 
 use super::judge::{self, Confidence};
 use super::keywords::Keywords;
-use super::plain::{self, Reach};
+use super::plain::{self, PlainKeyword, Reach};
 use super::rules::{Check, RULES, Rule};
 
 /// How far before a keyword a single-line match may start.
@@ -56,7 +56,7 @@ pub(crate) struct Scanner {
     triggers: Vec<Vec<Trigger>>,
     /// The keywords of the rules whose secrets may be plain words, lowercased: looked for in
     /// plain prose too.
-    plain_keywords: Vec<Vec<u8>>,
+    plain_keywords: Vec<PlainKeyword>,
 }
 
 impl Scanner {
@@ -80,11 +80,7 @@ impl Scanner {
         let plain_keywords = RULES
             .iter()
             .filter(|r| r.plain_words)
-            .flat_map(|r| {
-                r.keywords
-                    .iter()
-                    .map(|k| k.to_ascii_lowercase().into_bytes())
-            })
+            .flat_map(|r| r.keywords.iter().filter_map(|k| PlainKeyword::new(k)))
             .collect();
         Scanner {
             regexes,
@@ -173,8 +169,7 @@ impl Scanner {
             back: BACK,
             keyword: self.keywords.max_len(),
         };
-        let keywords: Vec<&[u8]> = self.plain_keywords.iter().map(Vec::as_slice).collect();
-        for range in plain::busy_ranges(bytes, reach, &keywords) {
+        for range in plain::busy_ranges(bytes, reach, &self.plain_keywords) {
             // From a keyword's length before the range, so that one ending in it is whole;
             // only those ending in it are reported (ranges are apart, but these starts may
             // reach into the range before).

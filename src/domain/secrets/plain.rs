@@ -290,18 +290,37 @@ fn busy_chunks_with(bytes: &[u8], masks: impl Fn(&[u8; CHUNK]) -> Masks) -> Vec<
     busy
 }
 
+/// A keyword that may stand in plain prose, looked for wherever it stands: by its rest after
+/// the first letter (lowercase), so that a capital first letter is found too.
+#[derive(Debug, Clone)]
+pub(crate) struct PlainKeyword {
+    rest: memchr::memmem::Finder<'static>,
+}
+
+impl PlainKeyword {
+    /// `None` for a keyword of one letter or none, which every text holds anyway.
+    pub(crate) fn new(keyword: &str) -> Option<PlainKeyword> {
+        let lower = keyword.to_ascii_lowercase();
+        let rest = lower.as_bytes().get(1..).filter(|r| !r.is_empty())?;
+        Some(PlainKeyword {
+            rest: memchr::memmem::Finder::new(rest).into_owned(),
+        })
+    }
+}
+
 /// The ranges of `bytes` the keyword search must walk, in order and apart: every byte within
-/// `reach` of a busy byte or of an occurrence of one of `keywords` (lowercase; a keyword
-/// written in plain bytes has its first letter in either case and the rest in lowercase, so
-/// looking for the rest finds it).
-pub(crate) fn busy_ranges(bytes: &[u8], reach: Reach, keywords: &[&[u8]]) -> Vec<Range<usize>> {
+/// `reach` of a busy byte or of an occurrence of one of `keywords` (a keyword written in plain
+/// bytes has its first letter in either case and the rest in lowercase, so looking for the
+/// rest finds it).
+pub(crate) fn busy_ranges(
+    bytes: &[u8],
+    reach: Reach,
+    keywords: &[PlainKeyword],
+) -> Vec<Range<usize>> {
     let mut busy = busy_chunks(bytes);
     let chunks = busy.len();
     for keyword in keywords {
-        let Some(rest) = keyword.get(1..).filter(|r| !r.is_empty()) else {
-            continue;
-        };
-        for at in memchr::memmem::find_iter(bytes, rest) {
+        for at in keyword.rest.find_iter(bytes) {
             if let Some(flag) = busy.get_mut(at.saturating_sub(1) / CHUNK) {
                 *flag = true;
             }
@@ -351,6 +370,10 @@ mod tests {
         out
     }
 
+    fn machine() -> [PlainKeyword; 1] {
+        [PlainKeyword::new("machine").unwrap()]
+    }
+
     const REACH: Reach = Reach {
         forward: 100,
         back: 30,
@@ -384,7 +407,7 @@ mod tests {
 
         #[test]
         fn every_byte_near_a_busy_byte_or_keyword_is_in_a_range(text in texty()) {
-            let ranges = busy_ranges(&text, REACH, &[b"machine"]);
+            let ranges = busy_ranges(&text, REACH, &machine());
             let covered = |at: usize| ranges.iter().any(|r| r.contains(&at));
             for w in ranges.windows(2) {
                 prop_assert!(w[0].end < w[1].start);
@@ -436,7 +459,7 @@ mod tests {
             !busy_ranges(
                 b"machine host login me password hunter",
                 REACH,
-                &[b"machine"]
+                &machine()
             )
             .is_empty()
         );
