@@ -456,12 +456,7 @@ mod tests {
         assert!(!busy_ranges(b"abcdefghijklmnop", REACH, &[]).is_empty());
         assert!(busy_ranges(b"abcdefghijklmno", REACH, &[]).is_empty());
         assert!(
-            !busy_ranges(
-                b"machine host login me password hunter",
-                REACH,
-                &machine()
-            )
-            .is_empty()
+            !busy_ranges(b"machine host login me password hunter", REACH, &machine()).is_empty()
         );
         assert!(busy_ranges(b"machine host login me password hunter", REACH, &[]).is_empty());
         assert!(is_plain("hunter") && is_plain("Hunter") && is_plain("two words."));
