@@ -62,7 +62,7 @@ fn is_blank(b: u8) -> bool {
 }
 
 /// The byte classes of one chunk, one bit per byte (bit `i` for byte `i`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct Masks {
     letters: u64,
     upper: u64,
@@ -74,12 +74,7 @@ struct Masks {
 /// and the version other targets use.
 #[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
 fn masks_bytewise(chunk: &[u8; CHUNK]) -> Masks {
-    let mut m = Masks {
-        letters: 0,
-        upper: 0,
-        blank: 0,
-        stops: 0,
-    };
+    let mut m = Masks::default();
     for (i, &b) in chunk.iter().enumerate() {
         let bit = 1u64 << i;
         if b.is_ascii_alphabetic() {
@@ -106,12 +101,7 @@ fn masks(chunk: &[u8; CHUNK]) -> Masks {
         __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
         _mm_set1_epi8, _mm_sub_epi8,
     };
-    let mut m = Masks {
-        letters: 0,
-        upper: 0,
-        blank: 0,
-        stops: 0,
-    };
+    let mut m = Masks::default();
     for (index, block) in chunk.chunks_exact(16).enumerate() {
         let shift = 16 * index;
         // SAFETY: SSE2 is enabled (the cfg above), and the unaligned load reads exactly the 16
@@ -198,12 +188,7 @@ unsafe fn masks_avx2(chunk: &[u8; CHUNK]) -> Masks {
         __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_min_epu8, _mm256_movemask_epi8,
         _mm256_or_si256, _mm256_set1_epi8, _mm256_sub_epi8,
     };
-    let mut m = Masks {
-        letters: 0,
-        upper: 0,
-        blank: 0,
-        stops: 0,
-    };
+    let mut m = Masks::default();
     for (index, block) in chunk.chunks_exact(32).enumerate() {
         let shift = 32 * index;
         // SAFETY: the caller has AVX2, and the unaligned load reads exactly the 32 bytes of
