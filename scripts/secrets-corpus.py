@@ -418,6 +418,13 @@ def fam_prefixed(rng):
         f"{rng.choice(['sdk', 'mob', 'api'])}-{uuid4(rng)}",
         f"amzn.mws.{uuid4(rng)}",
         f"access-{rng.choice(['sandbox', 'development', 'production'])}-{uuid4(rng)}",
+        f"nvapi-{rand(rng, AN + '-_', 64)}",
+        f"CCDB1_{rand(rng, AN, 22)}_{rand(rng, AN, 40)}",
+        f"tgp_v1_{rand(rng, AN + '-_', 43)}",
+        f"AstraCS:{rand(rng, AN[:52], 24)}:{rand(rng, HEX, 64)}",
+        f"wandb_v1_{rand(rng, AN, 77)}",
+        f"csk-{rand(rng, AN[26:], 48)}",
+        f"rootly_{rand(rng, HEX, 64)}",
     ])
     ctx = rng.choice(["prose", "cjk", "table", "bullet"])
     if ctx == "prose":
