@@ -582,7 +582,7 @@ pub(crate) static RULES: &[Rule] = &[
         "curl-user-password",
         "Password in a curl --user argument",
         &["-u ", "-u=", "--user"],
-        r#"(?:^|[ \t])(?:-u|--user)[ =]["']?(?P<k>[^\s:'"]{1,64}):(?P<s>[^\s'"]{6,128})"#,
+        r#"(?:^|[ \t])(?:-u|--user)[ =]["']?(?P<k>[^\s:'"]{0,64}):["']?(?P<s>[^\s'"]{6,128})"#,
         2.5,
         "curl -u deploy:[[{an:20}]] https://ci.internal/api",
     )

@@ -1371,3 +1371,38 @@ fn secrets_inside_long_plain_prose_are_found() {
     );
     assert_eq!(ids(&scan_text(&jenkins)), vec!["jenkins-initial-password"]);
 }
+
+/// `curl -u` with no user (a token as the password) or with the password quoted apart from
+/// the user; a uid:gid pair and a variable are not passwords.
+#[test]
+fn a_curl_user_password_with_no_user_or_quoted_alone_is_found() {
+    for (text, secret) in [
+        (
+            r#"curl -u ":Xk9vTq2mWzR4" https://registry.example.com/v2/"#,
+            "Xk9vTq2mWzR4",
+        ),
+        (
+            "curl --user kevin:'Xk9vTq2m!Wz' https://ci.example.com/api/json",
+            "Xk9vTq2m!Wz",
+        ),
+        (
+            "curl -u :Xk9vTq2mWzR4 https://registry.example.com/v2/",
+            "Xk9vTq2mWzR4",
+        ),
+    ] {
+        let found = scan_text(text);
+        assert_eq!(ids(&found), ["curl-user-password"], "{text}");
+        assert_eq!(found[0].secret.expose_secret(), secret, "{text}");
+    }
+    for text in [
+        "docker run -u 1000:1000 image",
+        r#"curl -u ":$REGISTRY_TOKEN" https://registry.example.com/v2/"#,
+        "curl -u \"$USER:$PASSWORD\" https://ci.example.com/",
+    ] {
+        assert!(
+            scan_text(text).is_empty(),
+            "{text} gave {:?}",
+            ids(&scan_text(text))
+        );
+    }
+}
