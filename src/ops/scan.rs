@@ -38,8 +38,7 @@ pub struct ScanReport {
 struct Scanned {
     /// Where the file is.
     path: PathBuf,
-    /// Its name in the report; empty in a folder's files that have nothing to report (see
-    /// [`is_quiet`]), which are never named.
+    /// Its name in the report.
     shown: String,
     /// Its findings and size, or `None` when it is binary; the error when it could not be read.
     found: Result<Option<(Vec<Finding>, u64)>, OpError>,
@@ -57,15 +56,25 @@ struct Collected {
 }
 
 impl Collected {
-    /// Keeps `file` or counts it.
-    fn add(&mut self, file: Scanned) {
-        match &file.found {
+    /// Counts a file with nothing to report (a binary one not even that), or keeps it with
+    /// the `(path, shown)` name that `name` gives; whether it was kept.
+    fn add(
+        &mut self,
+        found: Result<Option<(Vec<Finding>, u64)>, OpError>,
+        name: impl FnOnce() -> (PathBuf, String),
+    ) -> bool {
+        match found {
             Ok(Some((findings, len))) if findings.is_empty() => {
                 self.quiet_files += 1;
                 self.quiet_bytes += len;
+                false
             }
-            Ok(None) => {}
-            _ => self.noted.push(file),
+            Ok(None) => false,
+            found => {
+                let (path, shown) = name();
+                self.noted.push(Scanned { path, shown, found });
+                true
+            }
         }
     }
 
@@ -121,16 +130,6 @@ fn scan_file(
         })
 }
 
-/// Whether a scanned file adds only to the counts: no finding and no read error, so neither
-/// its name nor its place in the order is ever shown.
-fn is_quiet(found: &Result<Option<(Vec<Finding>, u64)>, OpError>) -> bool {
-    match found {
-        Ok(Some((findings, _))) => findings.is_empty(),
-        Ok(None) => true,
-        Err(_) => false,
-    }
-}
-
 /// A read buffer kept from file to file: a folder of small memories costs no allocation and
 /// no size query (`std::fs::read` asks for the size first) per file, just open, read until
 /// end of file, close.
@@ -178,11 +177,7 @@ fn scan_root(
     if meta.is_file() {
         let shown = given.unwrap_or(root).to_string_lossy().replace('\\', "/");
         let found = scan_file(root, ignore, &mut FileBuffer::default());
-        out.add(Scanned {
-            path: root.to_path_buf(),
-            shown,
-            found,
-        });
+        out.add(found, || (root.to_path_buf(), shown));
         return Ok(());
     }
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
@@ -206,22 +201,16 @@ fn scan_root(
             match entry {
                 Ok(entry) if entry.file_type().is_some_and(|t| t.is_file()) => {
                     let found = scan_file(entry.path(), ignore, &mut buffer);
-                    if is_quiet(&found) {
-                        mine.files.add(Scanned {
-                            path: PathBuf::new(),
-                            shown: String::new(),
-                            found,
-                        });
-                    } else {
-                        // Only a file with something to report is named, and sorted by name.
+                    // Only a file with something to report is named, and sorted by name.
+                    let kept = mine.files.add(found, || {
                         let path = entry.into_path();
                         let shown = relative(&path, root)
                             .unwrap_or_else(|| path.to_string_lossy().into_owned());
-                        mine.files.add(Scanned { path, shown, found });
-                        // Handed over in batches: the lock is taken once per 64 files.
-                        if mine.files.noted.len() >= 64 {
-                            lock(mine.to).append(&mut mine.files);
-                        }
+                        (path, shown)
+                    });
+                    // Handed over in batches: the lock is taken once per 64 kept files.
+                    if kept && mine.files.noted.len() >= 64 {
+                        lock(mine.to).append(&mut mine.files);
                     }
                 }
                 Ok(_) => {}

@@ -54,8 +54,8 @@ pub(crate) struct Scanner {
     keywords: Keywords,
     /// For each keyword pattern, the rules it triggers.
     triggers: Vec<Vec<Trigger>>,
-    /// The keywords of the rules whose secrets may be plain words, lowercased: looked for in
-    /// plain prose too.
+    /// The keywords of the rules whose secrets may be plain words: looked for in plain prose
+    /// too.
     plain_keywords: Vec<PlainKeyword>,
 }
 

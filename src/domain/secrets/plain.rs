@@ -257,9 +257,9 @@ fn busy_chunks_with(bytes: &[u8], masks: impl Fn(&[u8; CHUNK]) -> Masks) -> Vec<
     for index in 0..chunks {
         let start = index * CHUNK;
         let next_blank = bytes.get(start + CHUNK).is_none_or(|&b| is_blank(b));
-        let m = match bytes.get(start..start + CHUNK) {
-            Some(chunk) => masks(chunk.try_into().unwrap_or(&[0; CHUNK])),
-            None => {
+        let m = match <&[u8; CHUNK]>::try_from(&bytes[start..(start + CHUNK).min(bytes.len())]) {
+            Ok(chunk) => masks(chunk),
+            Err(_) => {
                 // The last, short chunk, padded with spaces: plain, and blank after a stop.
                 let mut padded = [b' '; CHUNK];
                 padded[..bytes.len() - start].copy_from_slice(&bytes[start..]);
