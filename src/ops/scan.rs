@@ -164,9 +164,8 @@ impl FileBuffer {
     }
 }
 
-/// Scans `root` itself when it is a file, else the files below it, in the order of their
-/// names. A folder is walked and scanned on every core at once (the walk itself is a good
-/// part of a large folder's time), as ripgrep does.
+/// Scans `root` itself when it is a file, else the files below it. A folder is walked on
+/// this thread and its files are scanned on every core at once, handed over in batches.
 fn scan_root(
     root: &Path,
     given: Option<&Path>,
@@ -180,47 +179,45 @@ fn scan_root(
         out.add(found, || (root.to_path_buf(), shown));
         return Ok(());
     }
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let walker = ignore::WalkBuilder::new(root)
         .hidden(false)
         .require_git(false)
         .filter_entry(|e| e.file_name() != ".git")
-        .threads(threads)
-        .build_parallel();
-    let found: Mutex<Collected> = Mutex::new(Collected::default());
-    let walk_errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
-    walker.run(|| {
-        let found = &found;
-        let walk_errors = &walk_errors;
-        let mut mine = Batch {
-            files: Collected::default(),
-            to: found,
-        };
-        let mut buffer = FileBuffer::default();
-        Box::new(move |entry| {
+        .build();
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let (send, batches) = std::sync::mpsc::channel::<Vec<PathBuf>>();
+    let batches = Mutex::new(batches);
+    let mut walk_errors: Vec<String> = Vec::new();
+    let mut found = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| scope.spawn(|| scan_batches(&batches, root, ignore)))
+            .collect();
+        let mut batch = Vec::with_capacity(BATCH);
+        for entry in walker {
             match entry {
                 Ok(entry) if entry.file_type().is_some_and(|t| t.is_file()) => {
-                    let found = scan_file(entry.path(), ignore, &mut buffer);
-                    // Only a file with something to report is named, and sorted by name.
-                    let kept = mine.files.add(found, || {
-                        let path = entry.into_path();
-                        let shown = relative(&path, root)
-                            .unwrap_or_else(|| path.to_string_lossy().into_owned());
-                        (path, shown)
-                    });
-                    // Handed over in batches: the lock is taken once per 64 kept files.
-                    if kept && mine.files.noted.len() >= 64 {
-                        lock(mine.to).append(&mut mine.files);
+                    batch.push(entry.into_path());
+                    if batch.len() == BATCH {
+                        let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                        // The workers take batches until the walk ends: there is a taker.
+                        let _ = send.send(full);
                     }
                 }
                 Ok(_) => {}
-                Err(e) => lock(walk_errors).push(e.to_string()),
+                Err(e) => walk_errors.push(e.to_string()),
             }
-            ignore::WalkState::Continue
-        })
+        }
+        let _ = send.send(batch);
+        drop(send);
+        let mut found = Collected::default();
+        for worker in workers {
+            match worker.join() {
+                Ok(mut theirs) => found.append(&mut theirs),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        found
     });
-    let mut found = found.into_inner().unwrap_or_else(|p| p.into_inner());
-    let walk_errors = walk_errors.into_inner().unwrap_or_else(|p| p.into_inner());
     if let Some(first) = walk_errors.into_iter().min() {
         return Err(OpError::Usage(format!(
             "cannot walk {}: {first}",
@@ -234,15 +231,48 @@ fn scan_root(
     Ok(())
 }
 
-/// One walker thread's scanned files, handed over when it has many or when it ends.
-struct Batch<'a> {
-    files: Collected,
-    to: &'a Mutex<Collected>,
+/// Files handed to a scanning thread at once: few enough that the threads finish together,
+/// enough that taking them costs nothing beside scanning them.
+const BATCH: usize = 32;
+
+/// One scanning thread: scans the batches of files below `root` it takes from `batches`, until
+/// the walk has ended and none is left.
+fn scan_batches(
+    batches: &Mutex<std::sync::mpsc::Receiver<Vec<PathBuf>>>,
+    root: &Path,
+    ignore: &SecretsIgnore,
+) -> Collected {
+    private_descriptors();
+    let mut mine = Collected::default();
+    let mut buffer = FileBuffer::default();
+    loop {
+        let taken = lock(batches).recv();
+        let Ok(batch) = taken else { break };
+        for path in batch {
+            let found = scan_file(&path, ignore, &mut buffer);
+            // Only a file with something to report is named, and sorted by name.
+            mine.add(found, || {
+                let shown =
+                    relative(&path, root).unwrap_or_else(|| path.to_string_lossy().into_owned());
+                (path, shown)
+            });
+        }
+    }
+    mine
 }
 
-impl Drop for Batch<'_> {
-    fn drop(&mut self) {
-        lock(self.to).append(&mut self.files);
+/// Gives the calling thread a table of file descriptors of its own, a copy of the process's
+/// (on Linux): a thread sharing the table pays for it on every open, read and close (the
+/// kernel counts references to the file and locks the table), a good part of scanning a
+/// folder of small files. Only for a thread that closes every file it opens and passes no
+/// descriptor to another thread, since no other thread sees the ones it opens. Where the
+/// call is refused (a sandbox), the thread goes on sharing the table.
+fn private_descriptors() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: `unshare` takes no pointer, and CLONE_FILES splits off only the calling thread's
+    // descriptor table, which the caller's contract (above) makes harmless.
+    unsafe {
+        libc::unshare(libc::CLONE_FILES);
     }
 }
 
@@ -343,4 +373,41 @@ fn report(scanned: Collected, workdir: Option<&Path>) -> Result<ScanReport, OpEr
             }));
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The process's open descriptors that name something below `dir`.
+    #[cfg(target_os = "linux")]
+    fn open_below(dir: &Path) -> Vec<PathBuf> {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+            .filter(|target| target.starts_with(dir))
+            .collect()
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_folder_scan_leaves_no_file_or_folder_of_it_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for sub in ["a", "b/c", "d"] {
+            std::fs::create_dir_all(root.join(sub)).unwrap();
+            for i in 0..80 {
+                let body = format!("# note {i}\nAKIA{:016}\n", i);
+                std::fs::write(root.join(sub).join(format!("{i}.md")), body).unwrap();
+            }
+        }
+        let ignore = SecretsIgnore::default();
+        // Scanned again and again, as a long-running server would: nothing may pile up.
+        for _ in 0..3 {
+            let mut out = Collected::default();
+            scan_root(&root, None, &ignore, &mut out).unwrap();
+            assert_eq!(out.quiet_files + out.noted.len(), 240);
+        }
+        assert_eq!(open_below(&root), Vec::<PathBuf>::new());
+    }
 }
