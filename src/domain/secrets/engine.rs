@@ -4,6 +4,7 @@
 //! text's length, whatever the input.
 
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
 use std::sync::OnceLock;
 
 use regex_automata::meta::{self, Regex};
@@ -107,15 +108,26 @@ impl Scanner {
     /// Every accepted finding in `text`, without overlaps, sorted by position.
     pub fn find(&self, text: &str) -> Vec<RawFinding> {
         let mut candidates = Vec::new();
-        for (rule, start, end) in self.windows(text) {
+        let busy = plain::busy_ranges(text.as_bytes(), self.reach(), &self.plain_keywords);
+        for (rule, start, end) in self.windows(text, &busy) {
             self.match_window(text, rule, start, end, &mut candidates);
         }
-        table_cells(text, &mut candidates);
+        table_cells(text, &busy, &mut candidates);
         resolve_overlaps(candidates)
     }
 
-    /// The text windows each rule's regex must search: `(rule, start, end)`.
-    fn windows(&self, text: &str) -> Vec<(usize, usize, usize)> {
+    /// How far from its keyword a match may lie.
+    fn reach(&self) -> Reach {
+        Reach {
+            forward: FORWARD,
+            back: BACK,
+            keyword: self.keywords.max_len(),
+        }
+    }
+
+    /// The text windows each rule's regex must search: `(rule, start, end)`; `busy` are the
+    /// text's busy ranges (`plain::busy_ranges`).
+    fn windows(&self, text: &str, busy: &[Range<usize>]) -> Vec<(usize, usize, usize)> {
         let bytes = text.as_bytes();
         // The window each triggered rule has open: `(rule, start, end)`. A text triggers few
         // rules, so a short list searched in turn beats a slot for every rule.
@@ -155,25 +167,27 @@ impl Scanner {
                 }
             }
         };
-        self.each_hit_near_busy(bytes, on_hit);
+        self.each_hit_near_busy(bytes, busy, on_hit);
         windows.extend(open);
         windows
     }
 
     /// Calls `on_hit(pattern, end)` for every keyword occurrence a finding may come from, in
-    /// order: those within a match's reach of a busy byte (`plain.rs`). Plain prose around
-    /// the others holds no secret, so the automaton does not walk it.
-    fn each_hit_near_busy(&self, bytes: &[u8], mut on_hit: impl FnMut(usize, usize)) {
-        let reach = Reach {
-            forward: FORWARD,
-            back: BACK,
-            keyword: self.keywords.max_len(),
-        };
-        for range in plain::busy_ranges(bytes, reach, &self.plain_keywords) {
+    /// order: those within `busy`, the ranges within a match's reach of a busy byte
+    /// (`plain.rs`). Plain prose around the others holds no secret, so the automaton does not
+    /// walk it.
+    fn each_hit_near_busy(
+        &self,
+        bytes: &[u8],
+        busy: &[Range<usize>],
+        mut on_hit: impl FnMut(usize, usize),
+    ) {
+        let keyword = self.keywords.max_len();
+        for range in busy.iter().cloned() {
             // From a keyword's length before the range, so that one ending in it is whole;
             // only those ending in it are reported (ranges are apart, but these starts may
             // reach into the range before).
-            let from = range.start.saturating_sub(reach.keyword.saturating_sub(1));
+            let from = range.start.saturating_sub(keyword.saturating_sub(1));
             self.keywords
                 .each_hit(&bytes[from..range.end], |pattern, end| {
                     if from + end > range.start {
@@ -843,10 +857,14 @@ fn next_line(bytes: &[u8], end: usize) -> usize {
 /// Secrets in the cells of a Markdown table column whose header names a secret (`| user |
 /// password |` over `| grafana | …value… |`): each cell is judged as the value of an
 /// assignment to its column's header. Only the lines holding `--` are looked at for a
-/// delimiter row, so a text without tables costs one `memchr` and one `memmem` search.
-fn table_cells(text: &str, out: &mut Vec<(RawFinding, Confidence)>) {
+/// delimiter row, so a text without tables costs one `memchr` search of its `busy` ranges (a
+/// `|` is a busy byte: every one lies in them) and one `memmem` search.
+fn table_cells(text: &str, busy: &[Range<usize>], out: &mut Vec<(RawFinding, Confidence)>) {
     let bytes = text.as_bytes();
-    if memchr::memchr(b'|', bytes).is_none() {
+    if !busy
+        .iter()
+        .any(|r| memchr::memchr(b'|', &bytes[r.clone()]).is_some())
+    {
         return;
     }
     let Some(rule_index) = generic_rule() else {
