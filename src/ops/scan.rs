@@ -1,6 +1,7 @@
 //! Scanning files and folders for secrets: folders are walked as ripgrep walks them (the
-//! `ignore` crate: `.gitignore` honoured, hidden files included, `.git` skipped) and scanned on every core, file arguments one after another,
-//! binary files skipped, and the team's `.secretsignore` applied.
+//! `ignore` crate: `.gitignore` honoured, hidden files included, `.git` skipped) and scanned on
+//! every core, file arguments one after another, binary files skipped, and the team's
+//! `.secretsignore` applied.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

@@ -234,7 +234,7 @@ fn a_folder_scanned_on_every_core_reports_in_path_order() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
     let token = slack_token();
-    // Enough files in enough folders that the parallel walker's threads each take some.
+    // Enough files in enough folders that every scanning thread takes some batches.
     let mut want = Vec::new();
     for dir in ["a", "b/c", "d", "e/f/g"] {
         for i in 0..25 {
