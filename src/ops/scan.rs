@@ -4,8 +4,8 @@
 //! `.secretsignore` applied.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use crate::domain::scope::ScopeKind;
 use crate::domain::secrets::{self, Finding, SecretsIgnore};
@@ -186,13 +186,20 @@ fn scan_root(
         .filter_entry(|e| e.file_name() != ".git")
         .build();
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let (send, batches) = std::sync::mpsc::channel::<Vec<PathBuf>>();
-    let batches = Mutex::new(batches);
+    // Bounded, so that a walk far ahead of the scan holds a few thousand paths, not the tree.
+    let (send, batches) = std::sync::mpsc::sync_channel::<Vec<PathBuf>>(QUEUED);
+    // Held by the scanning threads alone: should every one of them end early (a panic), the
+    // walk's next hand-over fails instead of waiting for ever.
+    let batches = Arc::new(Mutex::new(batches));
     let mut walk_errors: Vec<String> = Vec::new();
     let mut found = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
-            .map(|_| scope.spawn(|| scan_batches(&batches, root, ignore)))
+            .map(|_| {
+                let batches = Arc::clone(&batches);
+                scope.spawn(move || scan_batches(&batches, root, ignore))
+            })
             .collect();
+        drop(batches);
         let mut batch = Vec::with_capacity(BATCH);
         for entry in walker {
             match entry {
@@ -200,14 +207,16 @@ fn scan_root(
                     batch.push(entry.into_path());
                     if batch.len() == BATCH {
                         let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                        // The workers take batches until the walk ends: there is a taker.
-                        let _ = send.send(full);
+                        if send.send(full).is_err() {
+                            break;
+                        }
                     }
                 }
                 Ok(_) => {}
                 Err(e) => walk_errors.push(e.to_string()),
             }
         }
+        // An error here or above means no scanning thread is left; joining them says why.
         let _ = send.send(batch);
         drop(send);
         let mut found = Collected::default();
@@ -231,6 +240,9 @@ fn scan_root(
     out.append(&mut found);
     Ok(())
 }
+
+/// Batches the walk may have handed over and no thread taken yet; the walk waits beyond.
+const QUEUED: usize = 64;
 
 /// Files handed to a scanning thread at once: few enough that the threads finish together,
 /// enough that taking them costs nothing beside scanning them.
