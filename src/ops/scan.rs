@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use crate::domain::scope::ScopeKind;
 use crate::domain::secrets::{self, Finding, SecretsIgnore};
 
-use super::{OpError, Project};
+use super::{OpError, Project, mounts};
 
 /// A finding and the file it is in.
 #[derive(Debug, Clone)]
@@ -138,6 +138,9 @@ fn scan_file(
 struct FileBuffer {
     /// Zeroed once when grown, never shrunk: only `..filled` holds the last file.
     bytes: Vec<u8>,
+    /// Whether a read returning less than the room left means the end of the file, so that
+    /// no read is made to be told so ([`mounts::short_read_is_end`]).
+    short_is_end: bool,
 }
 
 impl FileBuffer {
@@ -156,7 +159,12 @@ impl FileBuffer {
             }
             match file.read(&mut self.bytes[filled..]) {
                 Ok(0) => break,
-                Ok(n) => filled += n,
+                Ok(n) => {
+                    filled += n;
+                    if self.short_is_end && filled < self.bytes.len() {
+                        break;
+                    }
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
@@ -186,8 +194,9 @@ fn scan_root(
         .filter_entry(|e| e.file_name() != ".git")
         .build();
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let short_is_end = mounts::short_read_is_end(root);
     // Bounded, so that a walk far ahead of the scan holds some 32,000 paths, not the whole tree.
-    let (send, batches) = std::sync::mpsc::sync_channel::<Vec<PathBuf>>(QUEUED);
+    let (send, batches) = std::sync::mpsc::sync_channel::<Batch>(QUEUED);
     // Held by the scanning threads alone: should every one of them end early (a panic), the
     // walk's next hand-over fails instead of waiting for ever.
     let batches = Arc::new(Mutex::new(batches));
@@ -196,20 +205,22 @@ fn scan_root(
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 let batches = Arc::clone(&batches);
-                scope.spawn(move || scan_batches(&batches, root, ignore))
+                scope.spawn(move || scan_batches(&batches, root, ignore, short_is_end))
             })
             .collect();
         drop(batches);
-        let mut batch = Vec::with_capacity(BATCH);
+        let mut batch = Batch::new();
         for entry in walker {
             match entry {
                 Ok(entry) if entry.file_type().is_some_and(|t| t.is_file()) => {
-                    batch.push(entry.into_path());
-                    if batch.len() == BATCH {
-                        let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                        if send.send(full).is_err() {
-                            break;
-                        }
+                    batch.push(entry.path());
+                    let full = batch.len() == BATCH;
+                    if full
+                        && send
+                            .send(std::mem::replace(&mut batch, Batch::new()))
+                            .is_err()
+                    {
+                        break;
                     }
                 }
                 Ok(_) => {}
@@ -249,26 +260,72 @@ const QUEUED: usize = 1024;
 /// enough that taking them costs nothing beside scanning them.
 const BATCH: usize = 32;
 
+/// Paths handed to a scanning thread at once, one after another in one buffer: the walk's own
+/// path of each file is freed where it was allocated, on the walking thread. Handing over
+/// each as a `PathBuf` of its own had the scanning threads free memory of another thread's
+/// arena, a file at a time.
+struct Batch {
+    /// The paths' bytes (`OsStr::as_encoded_bytes`), one after another.
+    bytes: Vec<u8>,
+    /// Where each path ends in `bytes`.
+    ends: Vec<usize>,
+}
+
+impl Batch {
+    /// Room for a batch of paths of some 100 bytes.
+    fn new() -> Batch {
+        Batch {
+            bytes: Vec::with_capacity(BATCH * 128),
+            ends: Vec::with_capacity(BATCH),
+        }
+    }
+
+    fn push(&mut self, path: &Path) {
+        self.bytes
+            .extend_from_slice(path.as_os_str().as_encoded_bytes());
+        self.ends.push(self.bytes.len());
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The paths, in the order they were pushed.
+    fn paths(&self) -> impl Iterator<Item = &Path> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts.zip(&self.ends).map(|(start, &end)| {
+            let bytes = &self.bytes[start..end];
+            // SAFETY: `bytes` are exactly the encoded bytes of one `OsStr` that `push` copied
+            // whole, as `from_encoded_bytes_unchecked` requires.
+            Path::new(unsafe { std::ffi::OsStr::from_encoded_bytes_unchecked(bytes) })
+        })
+    }
+}
+
 /// One scanning thread: scans the batches of files below `root` it takes from `batches`, until
-/// the walk has ended and none is left.
+/// the walk has ended and none is left; `short_is_end` as in [`FileBuffer`].
 fn scan_batches(
-    batches: &Mutex<std::sync::mpsc::Receiver<Vec<PathBuf>>>,
+    batches: &Mutex<std::sync::mpsc::Receiver<Batch>>,
     root: &Path,
     ignore: &SecretsIgnore,
+    short_is_end: bool,
 ) -> Collected {
     private_descriptors();
     let mut mine = Collected::default();
-    let mut buffer = FileBuffer::default();
+    let mut buffer = FileBuffer {
+        short_is_end,
+        ..FileBuffer::default()
+    };
     loop {
         let taken = lock(batches).recv();
         let Ok(batch) = taken else { break };
-        for path in batch {
-            let found = scan_file(&path, ignore, &mut buffer);
+        for path in batch.paths() {
+            let found = scan_file(path, ignore, &mut buffer);
             // Only a file with something to report is named, and sorted by name.
             mine.add(found, || {
                 let shown =
-                    relative(&path, root).unwrap_or_else(|| path.to_string_lossy().into_owned());
-                (path, shown)
+                    relative(path, root).unwrap_or_else(|| path.to_string_lossy().into_owned());
+                (path.to_path_buf(), shown)
             });
         }
     }
@@ -423,5 +480,59 @@ mod tests {
             assert_eq!(out.quiet_files + out.noted.len(), 240);
         }
         assert_eq!(open_below(&root), Vec::<PathBuf>::new());
+    }
+
+    /// Files of the read buffer's size and around it, each with a secret as its last line,
+    /// are read whole whether or not a short read is taken for the end.
+    #[test]
+    fn files_around_the_read_buffers_size_are_read_to_their_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let secret = "AKIAZ7VQ3HRT5XWNPL2K\n";
+        let sizes = [
+            64,
+            4096,
+            FileBuffer::START - 1,
+            FileBuffer::START,
+            FileBuffer::START + 1,
+        ];
+        let sizes = sizes
+            .into_iter()
+            .chain([3 * FileBuffer::START + 7, 1 << 20]);
+        for size in sizes.clone() {
+            let pad = size - secret.len();
+            let body = format!("{}\n{secret}", "x".repeat(pad - 1));
+            assert_eq!(body.len(), size);
+            std::fs::write(root.join(format!("{size}.md")), body).unwrap();
+        }
+        let ignore = SecretsIgnore::default();
+        for short_is_end in [false, true] {
+            let mut buffer = FileBuffer {
+                short_is_end,
+                ..FileBuffer::default()
+            };
+            for size in sizes.clone() {
+                let path = root.join(format!("{size}.md"));
+                let (findings, len) = scan_file(&path, &ignore, &mut buffer).unwrap().unwrap();
+                assert_eq!(
+                    len as usize, size,
+                    "{size} bytes, short_is_end {short_is_end}"
+                );
+                assert_eq!(
+                    findings.len(),
+                    1,
+                    "{size} bytes, short_is_end {short_is_end}"
+                );
+            }
+        }
+        // And as a folder, the way the file system here is read.
+        let mut out = Collected::default();
+        scan_root(&root, None, &ignore, &mut out).unwrap();
+        assert_eq!(out.noted.len(), 7);
+        assert!(
+            out.noted
+                .iter()
+                .all(|n| matches!(&n.found, Ok(Some((f, _))) if f.len() == 1))
+        );
     }
 }
