@@ -394,6 +394,19 @@ def fam_vendor_uuid(rng):
     return f"The {vendor} token is {u} (ask ops before rotating).", u
 
 
+def fam_header_uuid(rng):
+    """UUID-shaped keys under an API-key name or in an API-key header, no vendor named."""
+    u = uuid4(rng)
+    svc = rng.choice(SERVICES)
+    return rng.choice([
+        f'curl -H "X-API-Key: {u}" https://{svc}.internal/v2/jobs',
+        f"INTERNAL_API_KEY={u}",
+        f'headers: {{"x-auth-token": "{u}"}}',
+        f"{svc}:\n  apiKey: {u}",
+        f"X-Access-Token: {u}",
+    ]), u
+
+
 def fam_wireguard(rng):
     k = rand(rng, B64, 42) + rng.choice("AEIMQUYcgkosw048") + "="
     return f"```ini\n[Interface]\nAddress = 10.8.0.{rng.randint(2, 250)}/24\nPrivateKey = {k}\nListenPort = 51820\n```", k
@@ -425,6 +438,13 @@ def fam_prefixed(rng):
         f"wandb_v1_{rand(rng, AN, 77)}",
         f"csk-{rand(rng, AN[26:], 48)}",
         f"rootly_{rand(rng, HEX, 64)}",
+        f"cfxk_{rand(rng, AN, rng.randint(20, 22))}_{rand(rng, AN, 6)}",
+        f"cfxk_{rand(rng, AN + '-_', 30)}",
+        f"apk_user_{rand(rng, B64, 152)}",
+        f"apk_{rand(rng, B64, 96)}",
+        f"cog_{rand(rng, LOWER_B32, 52)}",
+        f"CAIS{rand(rng, B64, rng.randint(180, 400))}",
+        f"LTAI{rand(rng, AN, 12)}",
     ])
     ctx = rng.choice(["prose", "cjk", "table", "bullet"])
     if ctx == "prose":
@@ -434,6 +454,19 @@ def fam_prefixed(rng):
     if ctx == "table":
         return f"| ci | {tok} | expires Friday |", tok
     return f"- runner credential `{tok}`", tok
+
+
+def fam_facebook(rng):
+    """Facebook app access tokens (`app id|app secret`) beside a mention of Facebook."""
+    tok = f"{rand(rng, '123456789', 1)}{rand(rng, '0123456789', rng.choice([14, 15]))}|{rand(rng, AN + '-_', rng.randint(27, 32))}"
+    line = rng.choice([
+        f"FB_APP_ACCESS_TOKEN={tok}",
+        f'"facebook": {{"app_token": "{tok}"}}',
+        f"The Facebook Graph app token for the pixel job is {tok} (rotate in Meta's console).",
+        f"curl 'https://graph.facebook.com/v19.0/debug_token?access_token={tok.replace('|', '%7C')}'",
+        f"| facebook | {tok} | marketing sync |",
+    ])
+    return line, tok.replace("|", "%7C") if "%7C" in line else tok
 
 
 def fam_prose_layout(rng):
@@ -617,8 +650,10 @@ FAMILIES = {
     "symbol-password": fam_symbol_password,
     "empty-user-uri": fam_empty_user_uri,
     "vendor-uuid": fam_vendor_uuid,
+    "header-uuid": fam_header_uuid,
     "wireguard": fam_wireguard,
     "prefixed-token": fam_prefixed,
+    "facebook-app-token": fam_facebook,
     "prose-password": fam_prose_password,
     "compared-password": fam_compared_password,
 }
@@ -633,7 +668,24 @@ def decoys(rng):
         out.append(("publishable-key", f"stripe_key: pk_live_{rand(rng, AN, 48)}"))
         out.append(("publishable-key", f"NEXT_PUBLIC_STRIPE_KEY=pk_test_{rand(rng, AN, 48)}"))
         out.append(("publishable-key", f"posthog_key: phc_{rand(rng, AN, 43)}"))
+        out.append(("placeholder-prefix", rng.choice([
+            'sv_licenseKey "cfxk_xxxxxxxxxxxxxxxxxxxx_xxxxx"',
+            "DEVIN_API_KEY=apk_user_<your key here>",
+            "setr nord_keymaster \"cfxk_your_key\"",
+        ])))
+        out.append(("prefix-lookalike", rng.choice([
+            f"apk_release_path = build/outputs/apk/{rng.choice(SERVICES)}-release.apk",
+            "The CAIS team owns the Alibaba STS rotation runbook.",
+            f"facebook page id {rand(rng, '123456789', 15)} | owner: marketing",
+        ])))
         out.append(("bare-uuid", f"request_id = {uuid4(rng)}"))
+        out.append(("bare-uuid", rng.choice([
+            f'curl -H "Idempotency-Key: {uuid4(rng)}" https://api.internal/charges',
+            f"X-Request-Id: {uuid4(rng)}",
+            f"idempotency_key: {uuid4(rng)}",
+            f"partition_key = {uuid4(rng)}",
+            f'headers: {{"x-correlation-id": "{uuid4(rng)}"}}',
+        ])))
         out.append(("bare-uuid", f"The {rng.choice(SERVICES)} tenant is {uuid4(rng)}."))
         out.append(("password-hash", f"password: $2b$12${rand(rng, B64[:-2] + './', 53)}"))
         out.append(("header-reference", f'curl -H "Authorization: Bearer ${rng.choice(SERVICES).upper()}_TOKEN" https://x.internal'))

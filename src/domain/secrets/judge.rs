@@ -1159,6 +1159,18 @@ fn is_selector(value: &str) -> bool {
     })
 }
 
+/// Whether a key's words name an API key or an auth-token header (`INTERNAL_API_KEY`,
+/// `apikey`, `X-API-Key`, `X-Auth-Token`): a UUID given to one of these is a key, where a UUID
+/// beside other names (`idempotency_key`, `request_id`, `tenant`) is an identifier.
+fn names_an_api_key(words: &[String]) -> bool {
+    let tail: Vec<&str> = words.iter().rev().take(2).map(String::as_str).collect();
+    match tail.as_slice() {
+        ["apikey", ..] | ["key", "api"] => true,
+        ["token", "auth" | "access" | "api"] => words.first().is_some_and(|w| w == "x"),
+        _ => false,
+    }
+}
+
 /// Judges a generic `key = value` assignment.
 pub(crate) fn is_generic_secret(value: &str, context: &Context, min_entropy: f64) -> bool {
     let declared = declared_name(context.key);
@@ -1195,7 +1207,8 @@ pub(crate) fn is_generic_secret(value: &str, context: &Context, min_entropy: f64
         let before = context.before.to_ascii_lowercase();
         return UUID_KEY_VENDORS
             .iter()
-            .any(|v| key.contains(v) || before.contains(v));
+            .any(|v| key.contains(v) || before.contains(v))
+            || names_an_api_key(&words);
     }
     // Code that compares a password with a literal holds the password, however short.
     let compared = context.compared && context.quoted;

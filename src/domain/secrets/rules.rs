@@ -186,6 +186,7 @@ pub(crate) fn alphabet(name: &str) -> Option<&'static str> {
         "b64" => "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
         "url" => "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-",
         "b32" => "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
+        "lb32" => "abcdefghijklmnopqrstuvwxyz234567",
         "bech" => "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L",
         // Generic values end at `=` and `:` (they separate the next assignment), so none here.
         "pw" => "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#%^&*+",
@@ -221,7 +222,7 @@ pub(crate) static RULES: &[Rule] = &[
     )
     .base64_tail(),
     Rule::token("azure-ad-client-secret", "Azure AD client secret", &["Q~"], r"(?P<s>[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34})", 3.5, "{an:3}8Q~{an:34}").exact().url_tail(),
-    Rule::token("alibaba-access-key-id", "Alibaba Cloud AccessKey ID", &["LTAI"], r"(?P<s>LTAI[A-Za-z0-9]{20})", 3.5, "LTAI{an:20}").exact(),
+    Rule::token("alibaba-access-key-id", "Alibaba Cloud AccessKey ID", &["LTAI"], r"(?P<s>LTAI[A-Za-z0-9]{12,20})", 3.0, "LTAI{an:20}").exact(),
     Rule::token("digitalocean-pat", "DigitalOcean personal access token", &["dop_v1_"], r"(?P<s>dop_v1_[a-f0-9]{64})", 3.0, "dop_v1_{hex:64}"),
     Rule::token("digitalocean-oauth-token", "DigitalOcean OAuth token", &["doo_v1_"], r"(?P<s>doo_v1_[a-f0-9]{64})", 3.0, "doo_v1_{hex:64}"),
     Rule::token("digitalocean-refresh-token", "DigitalOcean refresh token", &["dor_v1_"], r"(?P<s>dor_v1_[a-f0-9]{64})", 3.0, "dor_v1_{hex:64}"),
@@ -376,6 +377,11 @@ pub(crate) static RULES: &[Rule] = &[
     Rule::token("configcat-sdk-key", "ConfigCat SDK key", &["configcat-sdk-1/"], r"(?P<s>configcat-sdk-1/[A-Za-z0-9_-]{22}/[A-Za-z0-9_-]{22})", 3.8, "configcat-sdk-1/{url:22}/{url:22}").url_tail(),
     Rule::token("datastax-astra-token", "DataStax Astra application token", &["AstraCS:"], r"(?P<s>AstraCS:[A-Za-z0-9]{20,40}(?::[a-f0-9]{64})?)", 3.5, "AstraCS:{al:24}:{hex:64}").exact(),
     Rule::token("devcycle-server-key", "DevCycle server SDK key", &["dvc_server_"], r"(?P<s>dvc_server_[A-Za-z0-9]{8,32}(?:_[a-f0-9]{7})?)", 3.3, "dvc_server_{an:24}"),
+    Rule::token("cfxre-server-key", "Cfx.re (FiveM, RedM) server license key", &["cfxk_"], r"(?P<s>cfxk_[A-Za-z0-9_-]{20,100})", 3.5, "cfxk_{an:20}_{an:6}").exact().url_tail(),
+    Rule::token("devin-api-key", "Devin (Cognition) personal or service API key", &["apk_"], r"(?P<s>apk_(?:user_)?[A-Za-z0-9+/]{80,180}={0,2})", 4.0, "apk_{b64:96}").exact().base64_tail(),
+    Rule::token("devin-service-user-token", "Devin (Cognition) service user token", &["cog_"], r"(?P<s>cog_[a-z2-7]{52})", 3.5, "cog_{lb32:52}").exact(),
+    Rule::token("alibaba-sts-token", "Alibaba Cloud STS security token", &["CAIS"], r"(?P<s>CAIS[A-Za-z0-9+/]{60,1000}={0,2})", 4.0, "CAIS{b64:240}").exact().base64_tail(),
+    Rule::token("facebook-app-token", "Facebook app access token (app id|secret)", &["facebook", "fb_"], r"(?i:facebook|fb_)[^\n]{0,60}?(?P<s>[0-9]{15,16}(?:\||%7[Cc])[A-Za-z0-9_-]{27,40})", 3.5, "FACEBOOK_APP_TOKEN=[[{d:15}|{url:27}]]").url_tail(),
     Rule::token("elastic-serverless-key", "Elastic Cloud Serverless API key", &["essu_"], r"(?P<s>essu_[A-Za-z0-9_-]{60,200}={0,2})", 4.0, "essu_{url:80}").base64_tail(),
     Rule::token("mongodb-atlas-sa-secret", "MongoDB Atlas service account client secret", &["mdb_sa_sk_"], r"(?P<s>mdb_sa_sk_[A-Za-z0-9_-]{40})", 3.8, "mdb_sa_sk_{url:40}").url_tail(),
     Rule::token("nvidia-api-key", "NVIDIA NIM / NGC API key", &["nvapi-"], r"(?P<s>nvapi-[A-Za-z0-9_-]{60,70})", 4.0, "nvapi-{url:64}").url_tail(),

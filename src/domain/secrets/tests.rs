@@ -1406,3 +1406,48 @@ fn a_curl_user_password_with_no_user_or_quoted_alone_is_found() {
         );
     }
 }
+
+#[test]
+fn a_uuid_under_an_api_key_name_or_header_is_a_key_and_under_an_id_name_is_not() {
+    let u = "cd60d071-da24-4f70-b57e-c6d92fb33a7e";
+    for text in [
+        format!("curl -H \"X-API-Key: {u}\" https://jobs.internal/v2"),
+        format!("INTERNAL_API_KEY={u}"),
+        format!("headers: {{\"x-auth-token\": \"{u}\"}}"),
+        format!("billing:\n  apiKey: {u}"),
+    ] {
+        assert_eq!(scan_text(&text).len(), 1, "{text}");
+    }
+    for text in [
+        format!("curl -H \"Idempotency-Key: {u}\" https://api.internal/charges"),
+        format!("X-Request-Id: {u}"),
+        format!("idempotency_key: {u}"),
+        format!("partition_key = {u}"),
+        format!("auth_token_id = {u}"),
+    ] {
+        assert!(scan_text(&text).is_empty(), "{text}");
+    }
+}
+
+#[test]
+fn vendor_tokens_added_in_session_14_are_found_and_their_placeholders_are_not() {
+    let found = |text: &str| ids(&scan_text(text));
+    assert_eq!(
+        found("sv_licenseKey \"cfxk_yQ3nW8rT1vB6mK2pL9sD_Xa4Fh7\""),
+        ["cfxre-server-key"]
+    );
+    assert!(found("sv_licenseKey \"cfxk_xxxxxxxxxxxxxxxxxxxx_xxxxx\"").is_empty());
+    assert_eq!(
+        found(
+            "curl 'https://graph.facebook.com/debug_token?access_token=911602140448729%7CAY-lRJZq9BoDLobvAiP25L7RcMg'"
+        ),
+        ["facebook-app-token"]
+    );
+    assert!(found("facebook page id 911602140448729 | owner: marketing").is_empty());
+    assert_eq!(
+        found("DEVIN_TOKEN=cog_l5osrifmypvazi4j3yko52gj6jfj7qprsmy4lrcf27jas4szffha"),
+        ["devin-service-user-token"]
+    );
+    assert!(found("apk_release_path = build/outputs/apk/app-release.apk").is_empty());
+    assert_eq!(found("key id LTAI5tQm8xRv2Nw7"), ["alibaba-access-key-id"]);
+}
