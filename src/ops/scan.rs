@@ -272,7 +272,7 @@ struct Batch {
 }
 
 impl Batch {
-    /// Room for a batch of paths of some 100 bytes.
+    /// Room for a batch of paths of up to 128 bytes each before the buffer grows.
     fn new() -> Batch {
         Batch {
             bytes: Vec::with_capacity(BATCH * 128),

@@ -1163,10 +1163,12 @@ fn is_selector(value: &str) -> bool {
 /// `apikey`, `X-API-Key`, `X-Auth-Token`): a UUID given to one of these is a key, where a UUID
 /// beside other names (`idempotency_key`, `request_id`, `tenant`) is an identifier.
 fn names_an_api_key(words: &[String]) -> bool {
-    let tail: Vec<&str> = words.iter().rev().take(2).map(String::as_str).collect();
-    match tail.as_slice() {
-        ["apikey", ..] | ["key", "api"] => true,
-        ["token", "auth" | "access" | "api"] => words.first().is_some_and(|w| w == "x"),
+    match words {
+        [.., last] if last == "apikey" => true,
+        [.., api, key] if api == "api" && key == "key" => true,
+        [x, .., kind, token] => {
+            x == "x" && token == "token" && matches!(kind.as_str(), "auth" | "access" | "api")
+        }
         _ => false,
     }
 }
