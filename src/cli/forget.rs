@@ -7,7 +7,8 @@ use crate::ops::{self, EXIT_OK, OpError, Project};
 /// Delete memories: whole files, or single entries of legacy multi-entry files.
 ///
 /// IDs are as `teammem list` prints them, optionally with a scope prefix
-/// (`team:feedback/x.md`) and an entry index (`feedback.md:2`). Every id is checked before
+/// (`team:feedback/x.md`) and an entry index (`feedback.md:2`); `pending:ID` drops a team
+/// memory an agent saved that was never published (`teammem share` lists them). Every id is checked before
 /// anything is deleted. With --query, lists the memories that match and deletes them only with
 /// --yes. Indexes are rebuilt; a team-scope forget is committed by the next sync.
 ///
@@ -80,6 +81,31 @@ pub fn run(project: &Project, args: ForgetArgs) -> Result<u8, OpError> {
             ids
         }
     };
+    // A pending memory was never published: dropping it is not a forget of team memory.
+    let (pending, ids): (Vec<String>, Vec<String>) = ids
+        .into_iter()
+        .partition(|id| id.starts_with(ops::pending::PREFIX));
+    if !pending.is_empty() {
+        if args.dry_run || !ids.is_empty() {
+            return Err(OpError::Usage(
+                "forget pending memories on their own and without --dry-run: `teammem forget \
+                 pending:ID…`"
+                    .into(),
+            ));
+        }
+        let dropped = pending
+            .iter()
+            .map(|id| ops::pending::drop_pending(project, id))
+            .collect::<Result<Vec<String>, OpError>>()?;
+        if json {
+            super::print_json(&serde_json::json!({ "dropped": dropped }))?;
+        } else {
+            for id in &dropped {
+                outln!("Dropped {}; it was never published.", super::shown(id));
+            }
+        }
+        return Ok(EXIT_OK);
+    }
     let report = ops::forget::forget_with(project, &ids, args.dry_run)?;
     if json {
         super::print_json(&report)?;

@@ -12,14 +12,20 @@ use crate::ops::{EXIT_OK, OpError, Project};
 /// Tools: memory_search, memory_read, memory_save, memory_forget, memory_list. Everything they
 /// return passes the same secret and trust checks as session start (a memory that fails is
 /// withheld, named in one line); every save passes the same checks as `teammem add`, and an
-/// instruction-like sentence is refused too. Team saves and forgets are committed locally at
-/// once and published by the next sync, unless --publish is given.
+/// instruction-like sentence is refused too.
+///
+/// A team save is kept pending on this machine (never committed or pushed) until a person
+/// publishes it with `teammem share pending:ID`; a team forget is refused with the command a
+/// person runs. Only your own git config lets an agent write team memory directly:
+/// `git config --global teammem.agentTeamSaves commit` (committed now, published by the next
+/// sync) or `publish` (pushed at once, within --timeout).
 ///
 /// Set it up for a client with `teammem install-mcp --client claude|qwen|codex|cursor`.
 #[derive(Debug, Args)]
 pub struct McpArgs {
-    /// Publish each team save or forget at once (fetch, merge, push), within --timeout;
-    /// also switched on by TEAMMEM_MCP_PUBLISH=1.
+    /// Push each team save or forget at once (fetch, merge, push), within --timeout, when your
+    /// git config allows agents' team writes (teammem.agentTeamSaves=commit); also switched on
+    /// by TEAMMEM_MCP_PUBLISH=1. It never skips the person: with saves pending, it does nothing.
     #[arg(long)]
     publish: bool,
     /// The time budget of a publishing sync, network included, in seconds.
@@ -36,11 +42,7 @@ impl McpArgs {
 
 /// Runs `teammem mcp` until the client disconnects; returns its exit status.
 pub fn run(project: Project, args: McpArgs) -> Result<u8, OpError> {
-    let publish = if args.publishes() {
-        Publish::AtOnce(Duration::from_secs(args.timeout.max(1)))
-    } else {
-        Publish::NextSync
-    };
+    let publish = Publish::choose(args.publishes(), Duration::from_secs(args.timeout.max(1)));
     mcp::serve(MemoryDoor::new(project, publish))?;
     Ok(EXIT_OK)
 }

@@ -35,6 +35,7 @@ pub(crate) mod status;
 pub(crate) mod team_files;
 pub(crate) mod transfer_note;
 pub(crate) mod upstream;
+pub(crate) mod user_config;
 
 // The public face of the git layer: what the binary, the tests, the benches and the fuzz
 // targets drive directly. Everything else stays inside the crate.

@@ -67,18 +67,7 @@ impl NewMemory {
 /// already has (compared without case), naming the file that has it, and refuses a secret in
 /// team scope (exit 1, nothing written); in private and user scope a secret gives a warning.
 pub fn add(project: &Project, new: &NewMemory) -> Result<Added, OpError> {
-    for (field, value) in [("name", &new.name), ("description", &new.description)] {
-        if value.trim().is_empty() {
-            return Err(OpError::Usage(format!(
-                "--{field} is empty — give a one-line {field}"
-            )));
-        }
-        if value.contains(['\n', '\r']) {
-            return Err(OpError::Usage(format!(
-                "--{field} spans several lines — keep it on one line and put detail in the body"
-            )));
-        }
-    }
+    let (rel, text) = render(new)?;
     let dir = project.check_scope_safe(new.scope)?;
     let loaded = project.load(new.scope)?;
     let wanted = new.name.trim().to_lowercase();
@@ -92,9 +81,6 @@ pub fn add(project: &Project, new: &NewMemory) -> Result<Added, OpError> {
             new.scope, existing.file.name, existing.rel
         )));
     }
-
-    let slug = memory::slugify(&new.name);
-    let rel = format!("{}/{slug}.md", new.kind);
     let path = dir.join(&rel);
     if fs::symlink_metadata(&path).is_ok() {
         return Err(OpError::Refused(format!(
@@ -102,21 +88,6 @@ pub fn add(project: &Project, new: &NewMemory) -> Result<Added, OpError> {
             path.display()
         )));
     }
-    let mut body = new.body.clone();
-    if !body.is_empty() && !body.ends_with('\n') {
-        body.push('\n');
-    }
-    let file = MemoryFile::new(
-        new.name.trim(),
-        new.description.trim(),
-        new.kind,
-        new.keywords.clone(),
-        &body,
-    );
-    // What we write must read back as a valid memory; anything else is our bug, not the user's.
-    let text = file
-        .render_checked(&rel)
-        .map_err(|first| OpError::Usage(format!("the memory would not be valid: {first}")))?;
     let mut warnings = Vec::new();
     if new.scope != ScopeKind::Team {
         let findings = secrets::scan_text(&text);
@@ -135,4 +106,38 @@ pub fn add(project: &Project, new: &NewMemory) -> Result<Added, OpError> {
         index_written,
         warnings,
     })
+}
+
+/// A new memory's id (`<type>/<slug>.md`) and file text, after checking that its name and
+/// description are one non-empty line each; the text reads back as a valid memory.
+pub fn render(new: &NewMemory) -> Result<(String, String), OpError> {
+    for (field, value) in [("name", &new.name), ("description", &new.description)] {
+        if value.trim().is_empty() {
+            return Err(OpError::Usage(format!(
+                "--{field} is empty — give a one-line {field}"
+            )));
+        }
+        if value.contains(['\n', '\r']) {
+            return Err(OpError::Usage(format!(
+                "--{field} spans several lines — keep it on one line and put detail in the body"
+            )));
+        }
+    }
+    let rel = format!("{}/{}.md", new.kind, memory::slugify(&new.name));
+    let mut body = new.body.clone();
+    if !body.is_empty() && !body.ends_with('\n') {
+        body.push('\n');
+    }
+    let file = MemoryFile::new(
+        new.name.trim(),
+        new.description.trim(),
+        new.kind,
+        new.keywords.clone(),
+        &body,
+    );
+    // What we write must read back as a valid memory; anything else is our bug, not the user's.
+    let text = file
+        .render_checked(&rel)
+        .map_err(|first| OpError::Usage(format!("the memory would not be valid: {first}")))?;
+    Ok((rel, text))
 }

@@ -107,6 +107,12 @@ pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError>
     if let Some(line) = super::resolve::conflict_line(project) {
         text.push_str(&format!("\n{line}\n"));
     }
+    // Team memory an agent saved that no person has published yet.
+    if scopes.contains(&ScopeKind::Team) {
+        if let Some(line) = super::pending::context_line(project) {
+            text.push_str(&format!("\n{line}\n"));
+        }
+    }
     let mut recalled = 0;
     if let Some(query) = query.filter(|q| !q.trim().is_empty()) {
         let mut found = recall::recall(project, &scopes, query, DEFAULT_MAX, DEFAULT_CHARS)?;

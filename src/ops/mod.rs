@@ -19,6 +19,7 @@ pub(crate) mod init;
 pub(crate) mod install_mcp;
 pub(crate) mod mcp;
 pub(crate) mod mounts;
+pub(crate) mod pending;
 pub(crate) mod project;
 pub(crate) mod quarantine;
 pub(crate) mod recall;

@@ -1,5 +1,7 @@
-//! Sharing a private memory with the team: a memory from this project's private scope (Qwen
-//! Code's) or from Claude Code's memory folder is copied into team scope through the write gate.
+//! Sharing a memory with the team: a memory from this project's private scope (Qwen Code's),
+//! from Claude Code's memory folder, or one an agent saved to team scope and left pending
+//! ([`super::pending`]) is copied into team scope through the write gate; a pending one is then
+//! no longer pending.
 //!
 //! Claude Code keeps a project's memories in `<claude>/projects/<encoded git root>/memory/`,
 //! where `<claude>` is `$CLAUDE_CONFIG_DIR` or `~/.claude` and the encoding turns every char
@@ -17,6 +19,7 @@ use crate::domain::scope::ScopeKind;
 use crate::domain::trust;
 
 use super::guard::TeamWriter;
+use super::pending;
 use super::scope_write::write_memory;
 use super::{OpError, Project};
 
@@ -25,7 +28,7 @@ use super::{OpError, Project};
 pub struct Shared {
     /// The file shared.
     pub source: PathBuf,
-    /// Where it came from: `private`, `claude` or `file`.
+    /// Where it came from: `private`, `claude`, `pending` or `file`.
     pub origin: &'static str,
     /// The team memory's id (its path in `.qwen/team-memory/`).
     pub id: String,
@@ -81,9 +84,20 @@ pub fn claude_project_name(root: &Path) -> String {
     format!("{head}-{}", digits.iter().rev().collect::<String>())
 }
 
-/// Finds what `given` names: a file (relative to the working folder), else a memory id of the
-/// private scope, else one of Claude Code's memories (`.md` may be left off).
+/// Finds what `given` names: a pending memory (`pending:ID`), else a file (relative to the
+/// working folder), else a memory id of the private scope, else one of Claude Code's memories
+/// (`.md` may be left off).
 fn find(project: &Project, given: &str) -> Result<(PathBuf, &'static str), OpError> {
+    if given.starts_with(pending::PREFIX) {
+        return pending::find(project, given)
+            .map(|path| (path, "pending"))
+            .ok_or_else(|| {
+                OpError::Usage(format!(
+                    "no pending memory `{}` — `teammem share` with no argument lists them",
+                    crate::domain::secrets::redact_text(given)
+                ))
+            });
+    }
     let as_path = project.cwd.join(given);
     if as_path.is_file() {
         return Ok((as_path, "file"));
@@ -175,6 +189,9 @@ pub fn share(project: &Project, given: &str) -> Result<Shared, OpError> {
     // The team write gate refuses a secret before anything is written.
     let path = write_memory(project, ScopeKind::Team, TeamWriter::Rewrite, &rel, &text)?;
     let (index_written, _) = project.rebuild_index(ScopeKind::Team)?;
+    if origin == "pending" {
+        pending::published(project, &source)?;
+    }
     Ok(Shared {
         source,
         origin,

@@ -29,6 +29,7 @@ mod mcp;
 mod mcp_ages;
 mod mcp_door;
 mod mcp_live;
+mod mcp_pending;
 mod memory_files;
 mod net_cycle;
 mod net_fast_forward;

@@ -29,6 +29,8 @@ fn token() -> String {
 #[test]
 fn an_agent_saves_searches_reads_lists_and_forgets_through_the_python_sdk() {
     let team = Team::new();
+    // The user let agents write team memory directly (not pending for a person).
+    team.sb.allow_agent_team_saves("commit");
     let me = &team.me;
     let id = "team:feedback/run-migrations-before-the-suite.md";
     let out = drive(
@@ -157,6 +159,8 @@ fn an_agent_saves_searches_reads_lists_and_forgets_through_the_python_sdk() {
 #[test]
 fn refusals_name_the_rule_never_the_secret_and_bad_input_is_an_mcp_error() {
     let team = Team::new();
+    // The user let agents write team memory directly (not pending for a person).
+    team.sb.allow_agent_team_saves("commit");
     let me = &team.me;
     let secret = token();
     let out = drive(
@@ -375,6 +379,8 @@ fn memories_a_teammate_planted_are_withheld_from_every_tool_in_one_line() {
 #[test]
 fn concurrent_calls_are_all_answered_and_saves_never_collide() {
     let team = Team::new();
+    // The user let agents write team memory directly (not pending for a person).
+    team.sb.allow_agent_team_saves("commit");
     let mut together: Vec<Value> = (0..8)
         .map(|n| {
             save(
@@ -449,6 +455,8 @@ fn concurrent_calls_are_all_answered_and_saves_never_collide() {
 #[test]
 fn publish_pushes_a_team_save_at_once_when_the_user_opted_in() {
     let team = Team::new();
+    // The user let agents write team memory directly (not pending for a person).
+    team.sb.allow_agent_team_saves("commit");
     let out = drive_with(
         &team.sb,
         &team.me,
@@ -715,6 +723,8 @@ fn tool_results(request: &Value) -> Vec<String> {
 #[test]
 fn claude_code_saves_through_the_gate_and_the_search_result_reaches_the_model() {
     let team = Team::new();
+    // The user let agents write team memory directly (not pending for a person).
+    team.sb.allow_agent_team_saves("commit");
     let sb = &team.sb;
     let me = &team.me;
     syncrun::teammem_env(
@@ -808,6 +818,8 @@ fn claude_code_saves_through_the_gate_and_the_search_result_reaches_the_model() 
 #[test]
 fn claude_code_with_the_session_start_hook_sends_the_team_memory_to_the_model() {
     let team = Team::new();
+    // The user let agents write team memory directly (not pending for a person).
+    team.sb.allow_agent_team_saves("commit");
     let sb = &team.sb;
     let me = &team.me;
     let hook = format!(

@@ -110,6 +110,8 @@ fn memory_list_pages_through_every_memory_once_in_a_stable_order() {
 #[test]
 fn freshness_follows_head_and_the_work_tree_on_a_long_lived_server() {
     let team = Team::new();
+    // The user let agents write team memory directly (not pending for a person).
+    team.sb.allow_agent_team_saves("commit");
     // Written by hand, not committed: its age is its file time until a commit holds it.
     write(
         &team.me.join(".qwen/team-memory/project/staging-host.md"),
@@ -249,6 +251,8 @@ fn arguments_out_of_shape_are_mcp_errors_that_name_the_argument() {
 #[test]
 fn a_team_save_stays_local_until_the_next_sync_publishes_it() {
     let team = Team::new();
+    // The user let agents write team memory directly (not pending for a person).
+    team.sb.allow_agent_team_saves("commit");
     let out = drive(
         &team.sb,
         &team.me,
@@ -277,6 +281,8 @@ fn a_team_save_stays_local_until_the_next_sync_publishes_it() {
 #[test]
 fn a_publishing_save_to_a_silent_remote_answers_within_its_budget() {
     let team = Team::new();
+    // The user let agents write team memory directly (not pending for a person).
+    team.sb.allow_agent_team_saves("commit");
     let hole = BlackHole::start();
     team.set_origin(
         &team.me,

@@ -67,6 +67,8 @@ fn cli_hits(step: &Value) -> Hits {
 #[test]
 fn a_long_lived_server_answers_as_a_fresh_recall_through_edits_from_other_processes() {
     let team = Team::new();
+    // The user let agents write team memory directly (not pending for a person).
+    team.sb.allow_agent_team_saves("commit");
     let sb = &team.sb;
     let me = &team.me;
     let dir = me.join(".qwen/team-memory");

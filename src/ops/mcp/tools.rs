@@ -20,6 +20,7 @@ use crate::domain::usage;
 use crate::ops::add::{self, NewMemory};
 use crate::ops::catalog::MemoryId;
 use crate::ops::guard;
+use crate::ops::pending::{self, AgentTeamSaves};
 use crate::ops::sync::{self, SyncOptions};
 use crate::ops::{OpError, Project, forget, recall};
 
@@ -37,10 +38,30 @@ pub const DEFAULT_LISTED: usize = 100;
 /// When a team save or forget leaves this machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Publish {
+    /// Not at all until a person says so: a save is kept pending ([`pending`]) and a forget is
+    /// refused. The default: no file in a repository can change it, only the user's own git
+    /// config ([`pending::SETTING`]).
+    Pending,
     /// Committed locally; the next sync (session start, `teammem sync`) publishes it.
     NextSync,
     /// Committed and synced at once, within this time budget (the user opted in).
     AtOnce(Duration),
+}
+
+impl Publish {
+    /// What the user's own git config allows ([`AgentTeamSaves`]), with `teammem mcp
+    /// --publish` (`at_once`, which a repository's `.mcp.json` can pass) only choosing when a
+    /// save the user allowed leaves the machine, never whether a person is asked.
+    pub fn choose(at_once: bool, budget: Duration) -> Publish {
+        match AgentTeamSaves::from_user_config() {
+            AgentTeamSaves::Pending => Publish::Pending,
+            AgentTeamSaves::Direct {
+                at_once_allowed: true,
+            } => Publish::AtOnce(budget),
+            AgentTeamSaves::Direct { .. } if at_once => Publish::AtOnce(budget),
+            AgentTeamSaves::Direct { .. } => Publish::NextSync,
+        }
+    }
 }
 
 /// What a tool returns to the agent: text only, as clients that get `structuredContent` show
@@ -440,13 +461,20 @@ impl MemoryDoor {
         }
         refuse_problems(&self.save_policy(scope), &new, redact)?;
         let _one_writer = self.writes.lock().unwrap_or_else(|e| e.into_inner());
-        let added = add::add(&self.project, &new).map_err(|e| match e {
-            OpError::Refused(msg) => ToolError::Refused(format!(
-                "{} (memory_read shows it; memory_forget removes it before a corrected save)",
-                secrets::redact_text(&msg)
-            )),
-            other => other.into(),
-        })?;
+        if scope == ScopeKind::Team && self.publish == Publish::Pending {
+            let kept = pending::save(&self.project, &new).map_err(refusal)?;
+            let id = for_agent(&kept.id);
+            let mut text = format!(
+                "Saved {id} — pending: team memory an agent saves is not committed or pushed \
+                 until a person publishes it (`teammem share {id}`); until then only this \
+                 machine has it."
+            );
+            if redact {
+                text.push_str(" Detected secrets were stored as [REDACTED_SECRET].");
+            }
+            return Ok(Reply::text(text));
+        }
+        let added = add::add(&self.project, &new).map_err(refusal)?;
         let id = format!("{scope}:{}", added.id);
         let mut text = format!("Saved {id}.");
         if scope == ScopeKind::Team {
@@ -462,7 +490,24 @@ impl MemoryDoor {
     fn forget(&self, mut args: Arguments) -> Result<Reply, ToolError> {
         let (text, id) = args.id()?;
         args.finish()?;
+        if text.starts_with(pending::PREFIX) {
+            let _one_writer = self.writes.lock().unwrap_or_else(|e| e.into_inner());
+            let dropped = pending::drop_pending(&self.project, &text)?;
+            return Ok(Reply::text(format!(
+                "Dropped {}; it was never published.",
+                for_agent(&dropped)
+            )));
+        }
         let (scope, _) = self.locate(&text, &id)?;
+        if scope == ScopeKind::Team && self.publish == Publish::Pending {
+            return Err(ToolError::Refused(format!(
+                "removing team memory needs a person: ask the user to run `teammem forget {}` \
+                 (an agent's team changes wait for a person; the user's own git config \
+                 `{}` can allow them)",
+                for_agent(&format!("team:{}", id.path)),
+                pending::SETTING
+            )));
+        }
         let scoped = match id.entry {
             Some(n) => format!("{scope}:{}:{n}", id.path),
             None => format!("{scope}:{}", id.path),
@@ -578,7 +623,7 @@ impl MemoryDoor {
     /// line what happened. A failure here never undoes the save: the next sync retries.
     fn publish_team(&self) -> String {
         let (pull, push, timeout) = match self.publish {
-            Publish::NextSync => (false, false, sync::DEFAULT_TIMEOUT),
+            Publish::Pending | Publish::NextSync => (false, false, sync::DEFAULT_TIMEOUT),
             Publish::AtOnce(budget) => (true, true, budget),
         };
         let options = SyncOptions {
@@ -603,6 +648,17 @@ impl MemoryDoor {
             ),
         };
         secrets::redact_text(&line)
+    }
+}
+
+/// A refused write as the agent reads it: what was refused, and the tools that fix it.
+fn refusal(err: OpError) -> ToolError {
+    match err {
+        OpError::Refused(msg) => ToolError::Refused(format!(
+            "{} (memory_read shows it; memory_forget removes it before a corrected save)",
+            secrets::redact_text(&msg)
+        )),
+        other => other.into(),
     }
 }
 

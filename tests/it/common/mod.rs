@@ -75,6 +75,15 @@ impl Sandbox {
             .env("TZ", "UTC")
     }
 
+    /// Sets the user's own `teammem.agentTeamSaves` (global git config): `commit` or `publish`
+    /// let an agent's team saves through without a person; unset, they stay pending.
+    pub fn allow_agent_team_saves(&self, how: &str) {
+        self.git(
+            self.path(),
+            ["config", "--global", "teammem.agentTeamSaves", how],
+        );
+    }
+
     /// Runs git in `dir` and returns its output, panicking with stderr when it fails.
     pub fn git<I, S>(&self, dir: &Path, args: I) -> String
     where
