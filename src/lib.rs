@@ -58,11 +58,11 @@ pub mod secrets {
 
 /// Recall queries.
 pub mod recall {
-    pub use crate::domain::recall::Query;
+    pub use crate::domain::recall::scoring::Query;
 }
 
 /// The on-disk recall index: its format, checksum and token maps.
 pub mod recall_index {
-    pub use crate::domain::recall::TokenMap;
-    pub use crate::domain::recall_index::{IndexView, MAGIC, checksum, encode, merge_tokens};
+    pub use crate::domain::recall::index::{IndexView, MAGIC, checksum, encode, merge_tokens};
+    pub use crate::domain::recall::scoring::TokenMap;
 }

@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use crate::domain::usage;
+use crate::domain::recall::usage;
 use crate::ops::{self, EXIT_OK, OpError, Project};
 
 /// Record that memories were used (usage_count, last_usage).

@@ -3,7 +3,8 @@
 use clap::Args;
 
 use super::ScopeArg;
-use crate::domain::{gate, usage};
+use crate::domain::gate;
+use crate::domain::recall::usage;
 use crate::ops::recall::IndexUse;
 use crate::ops::{self, EXIT_OK, OpError, Project};
 

@@ -3,7 +3,7 @@
 use clap::Args;
 
 use super::ScopeArg;
-use crate::domain::usage;
+use crate::domain::recall::usage;
 use crate::ops::{self, EXIT_OK, OpError, Project};
 
 /// List memories nobody used for a while.

@@ -17,10 +17,10 @@ use git2::build::TreeUpdateBuilder;
 use git2::{Commit, ErrorCode, ObjectType, Oid, Repository, Signature, Tree};
 
 use super::GitError;
-use super::index::{self, FreshFile, IndexUpdate};
 use super::preflight::Branch;
 use super::ref_intent::RefIntent;
 use super::sign::{self, Signing};
+use super::staging_index::update::{self as index, FreshFile, IndexUpdate};
 use super::status::TreeFile;
 
 /// The subject line of every sync commit.

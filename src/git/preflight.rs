@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use git2::{Index, Oid, Repository, RepositoryState};
 
 use super::GitError;
-use super::index_file::{self, FolderEntries};
+use super::staging_index::read::{self as index_file, FolderEntries};
 
 /// The branch a sync commits on.
 #[derive(Debug, Clone, PartialEq, Eq)]

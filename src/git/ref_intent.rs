@@ -20,7 +20,7 @@ use std::time::{Duration, SystemTime};
 use git2::{Oid, Repository};
 
 use super::GitError;
-use super::index::remove_if_there;
+use super::staging_index::update::remove_if_there;
 
 /// The note's name in the common git folder.
 pub const INTENT_FILE: &str = "teammem-ref-move";

@@ -7,7 +7,7 @@ use std::path::Path;
 use git2::{ObjectType, Oid, Repository, Tree, TreeWalkMode, TreeWalkResult};
 
 use super::GitError;
-use super::index_file::{self, FolderEntries};
+use super::staging_index::read::{self as index_file, FolderEntries};
 
 /// Git's mode for a symlink.
 pub const MODE_SYMLINK: u32 = 0o120000;

@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::domain::changes::{self, BaselineChange, FileChange, MODE_EXECUTABLE, MODE_FILE};
+use crate::domain::recall::usage;
 use crate::domain::scope::ScopeKind;
 use crate::domain::store;
-use crate::domain::usage;
 use crate::git::snapshot::{self, BaselineTree, SnapshotFile};
 use crate::git::{GitError, repo};
 

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::domain::recall::usage::{self, UsageBook};
 use crate::domain::scope::ScopeKind;
 use crate::domain::store;
-use crate::domain::usage::{self, UsageBook};
 
 use super::catalog::{self, MemoryId};
 use super::scope_write::{state_dir, state_prefix};

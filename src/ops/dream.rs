@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::domain::consolidate::{self, carried_lines, new_lines, summary_key};
+use crate::domain::recall::usage::{self};
 use crate::domain::scope::ScopeKind;
 use crate::domain::store::{self, StoredMemory};
-use crate::domain::usage::{self};
 
 use super::guard::TeamWriter;
 use super::scope_write::{remove_memory, state_dir, write_memory};

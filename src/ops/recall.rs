@@ -2,7 +2,7 @@
 //! freshness, who last changed it (team memories), and how often it was used.
 //!
 //! Speed comes from not reading what did not change: each scope's recall index
-//! ([`crate::domain::recall_index`]) scores every memory whose stamp is unchanged, and only the
+//! ([`crate::domain::recall::index`]) scores every memory whose stamp is unchanged, and only the
 //! others are read. A file that is read is parsed only when one of the query's tokens occurs
 //! in its (folded) text, found with one Aho-Corasick pass. [`IndexUse::Off`] reads every file:
 //! the reference the index is tested against.
@@ -14,15 +14,15 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::domain::memory::MemoryType;
-use crate::domain::recall::{Analyzer, PROXIMITY_CANDIDATES, Query, points};
-use crate::domain::recall_index;
-use crate::domain::recall_live::LiveScope;
-use crate::domain::recall_refresh::{
+use crate::domain::recall::index;
+use crate::domain::recall::live::LiveScope;
+use crate::domain::recall::refresh::{
     KnownStamps, Ranking, StampProof, keep_best, read_shown, scan_files, scan_indexed_unproven,
 };
+use crate::domain::recall::usage::{self, UsageBook};
+use crate::domain::recall::{Analyzer, PROXIMITY_CANDIDATES, Query, points};
 use crate::domain::scope::{Layout, ScopeKind};
 use crate::domain::store::Stamp;
-use crate::domain::usage::{self, UsageBook};
 use crate::git::{file_history, repo, snapshot};
 
 use super::cite::load_usage;
@@ -97,7 +97,7 @@ pub const SETTLE: Duration = Duration::from_secs(2);
 /// first query over a scope of up to this many memories builds the whole index.
 pub const INDEX_BUDGET: usize = 100_000;
 
-pub use crate::domain::recall_refresh::IndexReport;
+pub use crate::domain::recall::refresh::IndexReport;
 
 /// Whether recall uses its index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -239,7 +239,7 @@ impl LiveRecall {
     }
 }
 
-pub use crate::domain::recall_live::LiveReport;
+pub use crate::domain::recall::live::LiveReport;
 
 /// [`recall_unaged`] through a [`LiveRecall`]: the same answer, from memory (see there). A
 /// scope not open yet is opened.
@@ -457,7 +457,7 @@ fn recall_once(
             }
         }
         if let Some(file) = &c.file {
-            let fields = recall_index::folded_fields(file);
+            let fields = index::folded_fields(file);
             c.points = points(c.score + parsed.proximity(&stats, &mut analyzer, &fields));
         }
     }
@@ -626,7 +626,7 @@ fn freshness(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::recall_index::{DocState, FileMeta, IndexView};
+    use crate::domain::recall::index::{DocState, FileMeta, IndexView};
     use crate::domain::scope::Environment;
     use std::fs;
     use std::time::SystemTime;
@@ -1124,7 +1124,7 @@ mod tests {
         assert_eq!(view.dir, f.dir.to_string_lossy());
         // Same files, another folder name recorded: rebuilt, not trusted.
         let files: Vec<FileMeta<'_>> = view.files.clone();
-        let other = recall_index::encode("/elsewhere", false, &view.folders, &files, Vec::new());
+        let other = index::encode("/elsewhere", false, &view.folders, &files, Vec::new());
         fs::write(&path, other).unwrap();
         let report = same_as_reference(&f);
         assert!(report.written >= 1);

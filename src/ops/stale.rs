@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use crate::domain::recall::usage::{self, DAY_SECS};
 use crate::domain::scope::ScopeKind;
-use crate::domain::usage::{self, DAY_SECS};
 use crate::git::{file_history, repo};
 
 use super::cite::load_usage;

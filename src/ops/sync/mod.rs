@@ -27,7 +27,6 @@ use crate::git::commit::{self, CommitResult, CommitSettings, Identity, Person, T
 use crate::git::fast_forward::{self, BranchMove, CheckoutBudget, Resumed};
 use crate::git::fetch;
 use crate::git::helper;
-use crate::git::index::{FileStamp, FreshFile, IndexUpdate};
 use crate::git::lock::{self, SyncLock};
 use crate::git::offline;
 use crate::git::oversized;
@@ -38,6 +37,7 @@ use crate::git::remote::{
 };
 use crate::git::replay::{self, Divergence};
 use crate::git::sign;
+use crate::git::staging_index::update::{FileStamp, FreshFile, IndexUpdate};
 use crate::git::status::{self, ChangeKind, TreeFile};
 use crate::git::team_files;
 use crate::git::transfer_note;
@@ -353,7 +353,7 @@ fn run(
             return Ok(());
         }
     };
-    crate::git::index::release_abandoned_lock(&repo)?;
+    crate::git::staging_index::update::release_abandoned_lock(&repo)?;
     if let Some(refname) = crate::git::ref_intent::release_abandoned_ref_lock(&repo)? {
         outcome.warnings.push(format!(
             "removed {refname}.lock, left by an earlier sync that was interrupted"

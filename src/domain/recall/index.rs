@@ -8,7 +8,7 @@
 //! inverted index: term → memories, whose length is the term's document frequency). A memory
 //! whose stamp still matches is scored from the index; any other is read again. Scores from
 //! the index equal scores from the files because both come from the same analysis of the same
-//! fields ([`super::recall::Analyzer`]) and the same arithmetic ([`Query::score`]).
+//! fields ([`super::scoring::Analyzer`]) and the same arithmetic ([`Query::score`]).
 //!
 //! Layout (little-endian; varints are LEB128): [`MAGIC`], the body's length (u64), its
 //! [`checksum`] (u64), then the body: the scope folder; whether the listing met a symlink; the
@@ -24,11 +24,11 @@
 
 use std::borrow::Cow;
 
-use super::memory::{MemoryFile, MemoryType};
-use super::recall::{Analyzer, Collection, Document, FIELDS, FieldUnits, FoldedFields, Query};
-use super::store::Stamp;
+use super::scoring::{Analyzer, Collection, Document, FIELDS, FieldUnits, FoldedFields, Query};
+use crate::domain::memory::{MemoryFile, MemoryType};
+use crate::domain::store::Stamp;
 
-pub(crate) use super::recall::TokenMap;
+pub(crate) use super::scoring::TokenMap;
 
 /// The first bytes of an index file; the last byte is the format version.
 pub const MAGIC: &[u8; 8] = b"TMRECAL\x03";

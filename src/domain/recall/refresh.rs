@@ -11,14 +11,14 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::memory::{MAX_FILE_BYTES, MemoryFile, MemoryType};
-use super::recall::{Analyzer, Collection, FIELDS, FieldUnits, Query, Stats, points};
-use super::recall_index::{
+use super::index::{
     self, DocState, FileMeta, FolderMeta, Gathered, IndexHead, IndexView, NumberedPostings,
     Postings, merge_sorted_tokens,
 };
-use super::scope::ScopeKind;
-use super::store::{self, Stamp, StoreError};
+use super::scoring::{Analyzer, Collection, FIELDS, FieldUnits, Query, Stats, points};
+use crate::domain::memory::{MAX_FILE_BYTES, MemoryFile, MemoryType};
+use crate::domain::scope::ScopeKind;
+use crate::domain::store::{self, Stamp, StoreError};
 
 /// What the index did for one recall (for tests and benchmarks; not printed).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -652,8 +652,7 @@ fn read_and_analyse(
 ) -> Option<ReadMemory> {
     let (stamp, bytes) = files.read(rel)?;
     let file = MemoryFile::parse(rel, &bytes).ok()?;
-    let (lengths, units) =
-        recall_index::units_of(query, analyzer, &recall_index::folded_fields(&file));
+    let (lengths, units) = index::units_of(query, analyzer, &index::folded_fields(&file));
     Some(ReadMemory {
         order,
         rel: rel.to_string(),
@@ -694,9 +693,8 @@ fn read_for_index(
             Some((stamp, DocState::Skipped, MemoryType::User, [0; FIELDS])),
         );
     };
-    let lengths =
-        recall_index::add_terms(analyzer, &recall_index::folded_fields(&file), doc, postings);
-    let units = recall_index::units_added(query, analyzer, postings, doc);
+    let lengths = index::add_terms(analyzer, &index::folded_fields(&file), doc, postings);
+    let units = index::units_added(query, analyzer, postings, doc);
     let entry = Some((stamp, DocState::Indexed, file.kind, lengths));
     let memory = ReadMemory {
         order,
@@ -742,11 +740,7 @@ fn read_all_for_index(
             entries.push(entry);
             read.extend(memory);
         }
-        (
-            entries,
-            read,
-            recall_index::sorted_terms(analyzer, postings),
-        )
+        (entries, read, index::sorted_terms(analyzer, postings))
     };
     // A reader thread that died leaves its files unread: recorded as unreadable, so they are
     // read again next time (and this query falls back to the files).
@@ -1141,7 +1135,7 @@ pub fn scan_indexed_unproven(
             }
         }
         let tokens = merge_sorted_tokens(old.as_ref(), &renumber, std::mem::take(&mut added));
-        let bytes = recall_index::encode(&dir_text, symlinks, &folder_metas, &files, tokens);
+        let bytes = index::encode(&dir_text, symlinks, &folder_metas, &files, tokens);
         // The index is only a cache: a folder that cannot be written costs speed, not results.
         if old_bytes.as_deref().map(|b| &b[..]) != Some(&bytes[..])
             && store::write_cache(index_path, &bytes).is_ok()

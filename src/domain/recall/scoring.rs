@@ -9,7 +9,7 @@
 //!
 //! A token becomes a term unless it is a stop word (function words of English, Spanish,
 //! Portuguese, French, German, Russian and Korean, and the two-character CJK pieces that hold a
-//! Chinese or Japanese function character; the lists are `src/domain/recall_stopwords.txt`).
+//! Chinese or Japanese function character; the lists are `src/domain/recall/stopwords.txt`).
 //! Latin words are stemmed with the English Snowball stemmer and Cyrillic words with the
 //! Russian one, so `Researching` finds `research`; a word is stemmed the same way wherever it
 //! is, so a query and a memory always agree.
@@ -29,7 +29,7 @@ use rust_stemmers::{Algorithm, Stemmer};
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
 
-use super::memory::MemoryType;
+use crate::domain::memory::MemoryType;
 
 /// The fields a memory is scored on, in the order every per-field array uses.
 pub const FIELDS: usize = 4;
@@ -168,7 +168,7 @@ fn stop_words() -> &'static StopWords {
         let mut words = HashSet::new();
         let mut cjk = HashSet::new();
         let mut in_cjk = false;
-        for line in include_str!("recall_stopwords.txt").lines() {
+        for line in include_str!("stopwords.txt").lines() {
             if let Some(section) = line.strip_prefix('#') {
                 in_cjk = section.trim() == "cjk";
                 continue;

@@ -15,16 +15,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::memory::{MemoryFile, MemoryType};
-use super::recall::{Analyzer, Collection, FIELDS, FieldUnits, Query, TokenMap};
-use super::recall_index::{
+use super::index::{
     self, DocState, FileMeta, FolderMeta, IndexView, Postings, TermTable, merge_tokens,
 };
-use super::recall_refresh::{
-    Candidate, Found, in_parts, now_ns, range_in, read_shown, read_stamped,
-};
-use super::scope::ScopeKind;
-use super::store::{self, Stamp, StoreError};
+use super::refresh::{Candidate, Found, in_parts, now_ns, range_in, read_shown, read_stamped};
+use super::scoring::{Analyzer, Collection, FIELDS, FieldUnits, Query, TokenMap};
+use crate::domain::memory::{MemoryFile, MemoryType};
+use crate::domain::scope::ScopeKind;
+use crate::domain::store::{self, Stamp, StoreError};
 
 /// Overlay entries that make the next refresh fold the overlay into a new index.
 const FOLD_AT: usize = 64;
@@ -544,7 +542,7 @@ impl LiveScope {
                 settled: *settled,
             })
             .collect();
-        let bytes = recall_index::encode(&dir_text, self.symlinks, &folders, &files, tokens);
+        let bytes = index::encode(&dir_text, self.symlinks, &folders, &files, tokens);
         drop(old);
         if store::write_cache(&self.index_path, &bytes).is_ok() {
             self.report.written += 1;
@@ -555,7 +553,7 @@ impl LiveScope {
         }
     }
 
-    /// Gathers this scope for `query` as [`super::recall_refresh::scan_indexed_unproven`] does, after
+    /// Gathers this scope for `query` as [`super::refresh::scan_indexed_unproven`] does, after
     /// looking at what was noted; the candidates' files are not read ([`LiveScope::shown`]).
     pub fn gather(
         &mut self,
@@ -568,7 +566,7 @@ impl LiveScope {
         let live = |doc: usize| !base.masked.get(doc).copied().unwrap_or(true);
         found.scanned = (0..base.known.len()).filter(|&j| live(j)).count();
         if let Some(terms) = base.terms() {
-            let gathered = recall_index::gather(&terms, query, base.known.len(), |doc| {
+            let gathered = index::gather(&terms, query, base.known.len(), |doc| {
                 let known = base.known.get(doc)?;
                 (live(doc) && known.state == DocState::Indexed).then_some(known.lengths)
             });
@@ -673,7 +671,7 @@ fn read_one(
     };
     let mut terms: Vec<(u32, FieldUnits)> = Vec::new();
     let mut slot: HashMap<u32, usize> = HashMap::new();
-    let lengths = analyzer.fields(&recall_index::folded_fields(&file), |field, t, units| {
+    let lengths = analyzer.fields(&index::folded_fields(&file), |field, t, units| {
         let units = units.min(u32::from(u16::MAX)) as u16;
         let at = *slot.entry(t).or_insert_with(|| {
             terms.push((t, [0; FIELDS]));

@@ -2,7 +2,7 @@
 //! as it was (invariant 2: the user's staged changes outside the team folder survive).
 //!
 //! The new index is built in a side file — the bytes of `.git/index` with the team entries
-//! spliced in ([`index_splice`]), or, for index forms that leaves alone, a copy of it rewritten
+//! spliced in ([`splice`]), or, for index forms that leaves alone, a copy of it rewritten
 //! by libgit2 — then put in place under git's own `index.lock`, and only if `.git/index` did not
 //! change since it was read. git
 //! writes its index the same way; the differences: the lock is held for microseconds instead of
@@ -21,9 +21,9 @@ use std::time::{Duration, Instant};
 
 use git2::{Index, IndexEntry, IndexTime, Oid, Repository, Tree};
 
-use super::GitError;
-use super::index_splice;
-use super::status::{self, TreeFile};
+use super::splice;
+use crate::git::GitError;
+use crate::git::status::{self, TreeFile};
 
 /// What happened to the index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,7 +126,7 @@ pub fn update_team_entries(
 }
 
 /// Writes the new index to `side` by splicing the folder's entries into the bytes of the index
-/// ([`index_splice`]): the cost is reading and hashing the file, whatever its size. Returns
+/// ([`splice`]): the cost is reading and hashing the file, whatever its size. Returns
 /// whether anything changed, or `None` when the index's form is left to libgit2.
 fn splice(
     index_path: &Path,
@@ -145,10 +145,10 @@ fn splice(
     };
     let bytes: &[u8] = &mapped;
     let prefix = format!("{dir}/");
-    let Ok(split) = index_splice::split(bytes, prefix.as_bytes()) else {
+    let Ok(split) = splice::split(bytes, prefix.as_bytes()) else {
         return Ok(None);
     };
-    let current: HashMap<&[u8], &index_splice::FolderEntry<'_>> = split
+    let current: HashMap<&[u8], &splice::FolderEntry<'_>> = split
         .entries()
         .iter()
         .filter(|e| e.stage == 0)
@@ -191,7 +191,7 @@ fn splice(
 /// Returns the write's result and whether the old checksum matched.
 fn write_side(
     file: &fs::File,
-    split: &index_splice::FolderSplice<'_>,
+    split: &splice::FolderSplice<'_>,
     pieces: &[Cow<'_, [u8]>],
     bytes: &[u8],
     parallel: bool,
@@ -201,13 +201,13 @@ fn write_side(
             let mut file = file;
             file.write_all(&split.trailer(pieces))
         });
-        return (written, index_splice::checksum_ok(bytes));
+        return (written, splice::checksum_ok(bytes));
     }
     // Three jobs of a few milliseconds each in a large index: checking the old file's checksum,
     // hashing the new file, and writing it (then starting its write-back). They do not depend
     // on each other until the trailer, so they run side by side.
     std::thread::scope(|scope| {
-        let check = scope.spawn(|| index_splice::checksum_ok(bytes));
+        let check = scope.spawn(|| splice::checksum_ok(bytes));
         let hash = scope.spawn(|| split.trailer(pieces));
         let written = write_pieces(file, pieces).and_then(|()| {
             start_writeback(file);
@@ -308,7 +308,7 @@ impl Drop for MappedFile {
 
 /// An entry's bytes in the index file.
 fn encode(entry: &IndexEntry) -> Vec<u8> {
-    let stat = index_splice::Stat {
+    let stat = splice::Stat {
         ctime: (entry.ctime.seconds() as u32, entry.ctime.nanoseconds()),
         mtime: (entry.mtime.seconds() as u32, entry.mtime.nanoseconds()),
         dev: entry.dev,
@@ -317,11 +317,11 @@ fn encode(entry: &IndexEntry) -> Vec<u8> {
         gid: entry.gid,
         size: entry.file_size,
     };
-    index_splice::encode_entry(&entry.path, entry.mode, entry.id.as_bytes(), &stat)
+    splice::encode_entry(&entry.path, entry.mode, entry.id.as_bytes(), &stat)
 }
 
 /// Writes the new index to `side` through libgit2, from a copy of the index: for the forms
-/// [`index_splice`] leaves alone. Returns whether anything changed.
+/// [`splice`] leaves alone. Returns whether anything changed.
 fn rebuild_with_libgit2(
     index_path: &Path,
     side: &Path,
@@ -364,7 +364,7 @@ pub fn release_abandoned_lock(repo: &Repository) -> Result<bool, GitError> {
 }
 
 /// Removes a file; one that is already gone is fine.
-pub(super) fn remove_if_there(path: &Path) -> Result<(), GitError> {
+pub(in crate::git) fn remove_if_there(path: &Path) -> Result<(), GitError> {
     match fs::remove_file(path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
@@ -530,7 +530,7 @@ mod tests {
         }
         git(&["add", "-A"]);
         let bytes = fs::read(dir.path().join(".git/index")).unwrap();
-        let split = index_splice::split(&bytes, b".qwen/team-memory/").unwrap();
+        let split = splice::split(&bytes, b".qwen/team-memory/").unwrap();
         let kept: Vec<&[u8]> = vec![split.entries()[1].raw];
         let pieces = split.pieces(&kept, ".qwen/team-memory").unwrap();
         let mut written = Vec::new();
@@ -547,7 +547,7 @@ mod tests {
             .write_to(&mut expected, &kept, ".qwen/team-memory")
             .unwrap();
         assert_eq!(written, [expected.clone(), expected.clone()]);
-        assert!(index_splice::checksum_ok(&expected));
+        assert!(splice::checksum_ok(&expected));
         assert_eq!(expected.len(), bytes.len() - split.entries()[0].raw.len());
     }
 
