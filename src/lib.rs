@@ -13,11 +13,15 @@
 // Every public item says what it is; nothing that can fail at run time unwraps (tests may).
 #![warn(missing_docs)]
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+// `unsafe` only in `sys`, behind safe functions, each block with its proof.
+#![deny(unsafe_code)]
 
 pub mod cli;
 pub(crate) mod domain;
 pub mod git;
 pub mod ops;
+#[allow(unsafe_code)]
+pub(crate) mod sys;
 
 // The domain's public face, one module per concern, each exactly what the tests, benches and
 // fuzz targets use. The domain's own modules stay inside the crate.

@@ -190,11 +190,7 @@ impl Command {
 /// most of a local sync — though only fetch and push over HTTPS need it. A command that never
 /// talks to a remote points OpenSSL at an empty bundle instead.
 fn skip_tls_bundle() {
-    #[cfg(unix)]
-    // SAFETY: runs first thing in `main`, before any other thread exists.
-    unsafe {
-        std::env::set_var("SSL_CERT_FILE", "/dev/null")
-    };
+    crate::sys::point_openssl_at("/dev/null".as_ref(), None);
 }
 
 /// Folders where distributions keep CA certificates as hashed links (`<hash>.0`), which
@@ -222,12 +218,7 @@ fn prefer_hashed_ca_folder() {
             .find(|d| has_hashed_certificates(d)),
     };
     if let Some(folder) = folder {
-        #[cfg(unix)]
-        // SAFETY: runs first thing in `main`, before any other thread exists.
-        unsafe {
-            std::env::set_var("SSL_CERT_FILE", "/dev/null");
-            std::env::set_var("SSL_CERT_DIR", folder);
-        }
+        crate::sys::point_openssl_at("/dev/null".as_ref(), Some(folder.as_os_str()));
     }
 }
 

@@ -122,7 +122,10 @@ fn edit(project: &Project, conflict: &resolve::Conflict) -> Result<String, OpErr
         .find(|v| !v.trim().is_empty())
         .unwrap_or_else(|| "vi".into());
     // Through the shell, as git runs core.editor: EDITOR may hold arguments ("code --wait").
-    let status = std::process::Command::new("sh")
+    let mut sh = std::process::Command::new("sh");
+    // The user's own OpenSSL settings, not those teammem's libgit2 runs with.
+    crate::sys::user_openssl_environment(&mut sh);
+    let status = sh
         .arg("-c")
         .arg(format!("{editor} \"$1\""))
         .arg(&editor)

@@ -433,70 +433,23 @@ pub(crate) fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// Stats each NUL-ended name of `names` (relative to `dir`) into `out`.
-#[cfg(unix)]
+/// Stats each NUL-ended name of `names` (relative to `dir`) into `out`, following symlinks;
+/// a name that is not UTF-8, or empty (a name that held a NUL), has no stamp.
 fn stamps_of(dir: &Path, names: &[u8], out: &mut Vec<Option<Stamp>>) {
-    use std::ffi::CStr;
-    use std::os::fd::AsRawFd;
-    let mut open: Option<(&[u8], Option<fs::File>)> = None;
     let mut at = 0;
     // memchr's searches, not core's: splitting the names was a quarter of a warm recall's
     // user instructions in this loop (10,000 short names).
     while let Some(len) = memchr::memchr(0, &names[at..]) {
         let rel = &names[at..at + len];
-        // The name with its NUL: a C string as it lies in the bytes, never copied.
-        let (parent, c_name) = match memchr::memrchr(b'/', rel) {
-            Some(slash) => (&rel[..slash], &names[at + slash + 1..=at + len]),
-            None => (&rel[..0], &names[at..=at + len]),
-        };
         at += len + 1;
-        if open.as_ref().is_none_or(|(p, _)| *p != parent) {
-            let folder = std::str::from_utf8(parent)
-                .ok()
-                .and_then(|p| fs::File::open(dir.join(p)).ok());
-            open = Some((parent, folder));
-        }
-        let folder = open.as_ref().and_then(|(_, f)| f.as_ref());
-        // SAFETY: `c_name` ends with the first NUL memchr found after the name's start.
-        let c_name = unsafe { CStr::from_bytes_with_nul_unchecked(c_name) };
-        let stamp = match folder {
-            // The empty name (a name that held a NUL) is never statted: it would be the folder.
-            Some(folder) if !c_name.is_empty() => {
-                let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-                // SAFETY: `c_name` is a valid C string, `st` a buffer of the right type that
-                // fstatat fills when it returns 0, and `folder` keeps the fd open for the call.
-                let done = unsafe {
-                    libc::fstatat(folder.as_raw_fd(), c_name.as_ptr(), st.as_mut_ptr(), 0)
-                };
-                // The stat field types differ between Unix systems; the casts are for those.
-                #[allow(clippy::unnecessary_cast)]
-                (done == 0).then(|| {
-                    // SAFETY: fstatat returned 0, so it filled `st`.
-                    let st = unsafe { st.assume_init() };
-                    Stamp {
-                        size: st.st_size as u64,
-                        mtime_ns: st.st_mtime as i64 * 1_000_000_000 + st.st_mtime_nsec as i64,
-                        ctime_ns: st.st_ctime as i64 * 1_000_000_000 + st.st_ctime_nsec as i64,
-                        ino: st.st_ino as u64,
-                    }
-                })
-            }
-            _ => None,
-        };
+        let stamp = std::str::from_utf8(rel)
+            .ok()
+            // Never the folder itself: a name with nothing after its last `/`.
+            .filter(|rel| !rel.is_empty() && !rel.ends_with('/'))
+            .and_then(|rel| fs::metadata(dir.join(rel)).ok())
+            .map(|meta| Stamp::of(&meta));
         out.push(stamp);
     }
-}
-
-#[cfg(not(unix))]
-fn stamps_of(dir: &Path, names: &[u8], out: &mut Vec<Option<Stamp>>) {
-    let text = String::from_utf8_lossy(names);
-    let mut rels: Vec<&str> = text.split('\0').collect();
-    rels.pop();
-    out.extend(rels.iter().map(|rel| {
-        (!rel.is_empty())
-            .then(|| fs::metadata(dir.join(rel)).ok().map(|m| Stamp::of(&m)))
-            .flatten()
-    }));
 }
 
 /// The memory files of a scope folder, and the stamp of every folder listed to find them.

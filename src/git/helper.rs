@@ -384,8 +384,7 @@ fn serve() -> ExitCode {
     std::thread::spawn(move || {
         // The parent kills this process at the deadline; if the parent is gone, stop anyway.
         std::thread::sleep(budget.saturating_add(SELF_STOP_GRACE));
-        // SAFETY: _exit ends the process at once, as a kill would; nothing is shared with C.
-        unsafe { libc::_exit(3) };
+        crate::sys::exit_now(3);
     });
     let reply = answer(request, budget);
     let text = serde_json::to_vec(&reply).unwrap_or_default();
@@ -398,16 +397,7 @@ fn serve() -> ExitCode {
 /// Asks the kernel to kill this process when its parent dies, then checks the parent is still
 /// the one that started it (it may have died before the request took effect).
 fn die_with_parent(parent: u32) {
-    #[cfg(target_os = "linux")]
-    // SAFETY: prctl(PR_SET_PDEATHSIG) and getppid() only read and set this process's state.
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        if u32::try_from(libc::getppid()).ok() != Some(parent) {
-            libc::_exit(3);
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = parent;
+    crate::sys::die_with_parent(parent);
 }
 
 fn answer(request: Request, budget: Duration) -> Reply {

@@ -129,8 +129,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 
 /// The effective user id.
 fn my_uid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
+    crate::sys::effective_uid()
 }
 
 /// Whether `path` exists, is owned by this user and is a folder.

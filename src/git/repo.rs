@@ -43,8 +43,7 @@ pub fn discover_plain(start: &Path) -> Option<Option<RepoPaths>> {
     use std::os::unix::fs::MetadataExt;
     let start = std::fs::canonicalize(start).ok()?;
     let device = std::fs::metadata(&start).ok()?.dev();
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
+    let me = crate::sys::effective_uid();
     for dir in start.ancestors() {
         let meta = std::fs::metadata(dir).ok()?;
         if meta.dev() != device || dir.join("HEAD").exists() {

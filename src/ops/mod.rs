@@ -18,7 +18,6 @@ pub(crate) mod index;
 pub(crate) mod init;
 pub(crate) mod install_mcp;
 pub(crate) mod mcp;
-pub(crate) mod mounts;
 pub(crate) mod pending;
 pub(crate) mod project;
 pub(crate) mod quarantine;

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use crate::domain::scope::ScopeKind;
 use crate::domain::secrets::{self, Finding, SecretsIgnore};
 
-use super::{OpError, Project, mounts};
+use super::{OpError, Project};
 
 /// A finding and the file it is in.
 #[derive(Debug, Clone)]
@@ -131,16 +131,12 @@ fn scan_file(
         })
 }
 
-/// A read buffer kept from file to file: a folder of small memories costs no allocation and
-/// no size query (`std::fs::read` asks for the size first) per file, just open, read until
-/// end of file, close.
+/// A read buffer kept from file to file: a folder of small memories costs no allocation per
+/// file, just open, read to the end of the file (`Read::read_to_end`), close.
 #[derive(Default)]
 struct FileBuffer {
-    /// Zeroed once when grown, never shrunk: only `..filled` holds the last file.
+    /// Cleared for each file, never shrunk: it holds the last file read.
     bytes: Vec<u8>,
-    /// Whether a read returning less than the room left means the end of the file, so that
-    /// no read is made to be told so ([`mounts::short_read_is_end`]).
-    short_is_end: bool,
 }
 
 impl FileBuffer {
@@ -151,25 +147,12 @@ impl FileBuffer {
     fn read(&mut self, path: &Path) -> std::io::Result<&[u8]> {
         use std::io::Read;
         let mut file = std::fs::File::open(path)?;
-        let mut filled = 0;
-        loop {
-            if filled == self.bytes.len() {
-                let grown = (self.bytes.len() * 2).max(Self::START);
-                self.bytes.resize(grown, 0);
-            }
-            match file.read(&mut self.bytes[filled..]) {
-                Ok(0) => break,
-                Ok(n) => {
-                    filled += n;
-                    if self.short_is_end && filled < self.bytes.len() {
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
+        self.bytes.clear();
+        if self.bytes.capacity() < Self::START {
+            self.bytes.reserve(Self::START);
         }
-        Ok(&self.bytes[..filled])
+        file.read_to_end(&mut self.bytes)?;
+        Ok(&self.bytes)
     }
 }
 
@@ -194,7 +177,6 @@ fn scan_root(
         .filter_entry(|e| e.file_name() != ".git")
         .build();
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let short_is_end = mounts::short_read_is_end(root);
     // Bounded, so that a walk far ahead of the scan holds some 32,000 paths, not the whole tree.
     let (send, batches) = std::sync::mpsc::sync_channel::<Batch>(QUEUED);
     // Held by the scanning threads alone: should every one of them end early (a panic), the
@@ -205,19 +187,19 @@ fn scan_root(
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 let batches = Arc::clone(&batches);
-                scope.spawn(move || scan_batches(&batches, root, ignore, short_is_end))
+                scope.spawn(move || scan_batches(&batches, root, ignore))
             })
             .collect();
         drop(batches);
-        let mut batch = Batch::new();
+        let mut batch = Batch::with_capacity(BATCH);
         for entry in walker {
             match entry {
                 Ok(entry) if entry.file_type().is_some_and(|t| t.is_file()) => {
-                    batch.push(entry.path());
+                    batch.push(entry.into_path());
                     let full = batch.len() == BATCH;
                     if full
                         && send
-                            .send(std::mem::replace(&mut batch, Batch::new()))
+                            .send(std::mem::replace(&mut batch, Batch::with_capacity(BATCH)))
                             .is_err()
                     {
                         break;
@@ -260,66 +242,22 @@ const QUEUED: usize = 1024;
 /// enough that taking them costs nothing beside scanning them.
 const BATCH: usize = 32;
 
-/// Paths handed to a scanning thread at once, one after another in one buffer: the walk's own
-/// path of each file is freed where it was allocated, on the walking thread. Handing over
-/// each as a `PathBuf` of its own had the scanning threads free memory of another thread's
-/// arena, a file at a time.
-struct Batch {
-    /// The paths' bytes (`OsStr::as_encoded_bytes`), one after another.
-    bytes: Vec<u8>,
-    /// Where each path ends in `bytes`.
-    ends: Vec<usize>,
-}
-
-impl Batch {
-    /// Room for a batch of paths of up to 128 bytes each before the buffer grows.
-    fn new() -> Batch {
-        Batch {
-            bytes: Vec::with_capacity(BATCH * 128),
-            ends: Vec::with_capacity(BATCH),
-        }
-    }
-
-    fn push(&mut self, path: &Path) {
-        self.bytes
-            .extend_from_slice(path.as_os_str().as_encoded_bytes());
-        self.ends.push(self.bytes.len());
-    }
-
-    fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// The paths, in the order they were pushed.
-    fn paths(&self) -> impl Iterator<Item = &Path> {
-        let starts = std::iter::once(0).chain(self.ends.iter().copied());
-        starts.zip(&self.ends).map(|(start, &end)| {
-            let bytes = &self.bytes[start..end];
-            // SAFETY: `bytes` are exactly the encoded bytes of one `OsStr` that `push` copied
-            // whole, as `from_encoded_bytes_unchecked` requires.
-            Path::new(unsafe { std::ffi::OsStr::from_encoded_bytes_unchecked(bytes) })
-        })
-    }
-}
+/// Paths handed to a scanning thread at once.
+type Batch = Vec<PathBuf>;
 
 /// One scanning thread: scans the batches of files below `root` it takes from `batches`, until
-/// the walk has ended and none is left; `short_is_end` as in [`FileBuffer`].
+/// the walk has ended and none is left.
 fn scan_batches(
     batches: &Mutex<std::sync::mpsc::Receiver<Batch>>,
     root: &Path,
     ignore: &SecretsIgnore,
-    short_is_end: bool,
 ) -> Collected {
-    private_descriptors();
     let mut mine = Collected::default();
-    let mut buffer = FileBuffer {
-        short_is_end,
-        ..FileBuffer::default()
-    };
+    let mut buffer = FileBuffer::default();
     loop {
         let taken = lock(batches).recv();
         let Ok(batch) = taken else { break };
-        for path in batch.paths() {
+        for path in &batch {
             let found = scan_file(path, ignore, &mut buffer);
             // Only a file with something to report is named, and sorted by name.
             mine.add(found, || {
@@ -330,21 +268,6 @@ fn scan_batches(
         }
     }
     mine
-}
-
-/// Gives the calling thread a table of file descriptors of its own, a copy of the process's
-/// (on Linux): a thread sharing the table pays for it on every open, read and close (the
-/// kernel counts references to the file and locks the table), a good part of scanning a
-/// folder of small files. Only for a thread that closes every file it opens and passes no
-/// descriptor to another thread, since no other thread sees the ones it opens. Where the
-/// call is refused (a sandbox), the thread goes on sharing the table.
-fn private_descriptors() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: `unshare` takes no pointer, and CLONE_FILES splits off only the calling thread's
-    // descriptor table, which the caller's contract (above) makes harmless.
-    unsafe {
-        libc::unshare(libc::CLONE_FILES);
-    }
 }
 
 /// What is behind `mutex`, even if a thread panicked holding it.
@@ -483,7 +406,7 @@ mod tests {
     }
 
     /// Files of the read buffer's size and around it, each with a secret as its last line,
-    /// are read whole whether or not a short read is taken for the end.
+    /// are read whole, one after another into the same buffer.
     #[test]
     fn files_around_the_read_buffers_size_are_read_to_their_end() {
         let dir = tempfile::tempdir().unwrap();
@@ -498,7 +421,7 @@ mod tests {
         ];
         let sizes = sizes
             .into_iter()
-            .chain([3 * FileBuffer::START + 7, 1 << 20]);
+            .chain([3 * FileBuffer::START + 7, 1 << 20, 64]);
         for size in sizes.clone() {
             let pad = size - secret.len();
             let body = format!("{}\n{secret}", "x".repeat(pad - 1));
@@ -506,26 +429,14 @@ mod tests {
             std::fs::write(root.join(format!("{size}.md")), body).unwrap();
         }
         let ignore = SecretsIgnore::default();
-        for short_is_end in [false, true] {
-            let mut buffer = FileBuffer {
-                short_is_end,
-                ..FileBuffer::default()
-            };
-            for size in sizes.clone() {
-                let path = root.join(format!("{size}.md"));
-                let (findings, len) = scan_file(&path, &ignore, &mut buffer).unwrap().unwrap();
-                assert_eq!(
-                    len as usize, size,
-                    "{size} bytes, short_is_end {short_is_end}"
-                );
-                assert_eq!(
-                    findings.len(),
-                    1,
-                    "{size} bytes, short_is_end {short_is_end}"
-                );
-            }
+        let mut buffer = FileBuffer::default();
+        for size in sizes {
+            let path = root.join(format!("{size}.md"));
+            let (findings, len) = scan_file(&path, &ignore, &mut buffer).unwrap().unwrap();
+            assert_eq!(len as usize, size, "{size} bytes");
+            assert_eq!(findings.len(), 1, "{size} bytes");
         }
-        // And as a folder, the way the file system here is read.
+        // And as a folder.
         let mut out = Collected::default();
         scan_root(&root, None, &ignore, &mut out).unwrap();
         assert_eq!(out.noted.len(), 7);

@@ -544,67 +544,18 @@ fn read_open(mut file: std::fs::File) -> Option<(Stamp, Vec<u8>)> {
     Some((stamp, bytes))
 }
 
-/// Reads memory files of one scope folder in path order ([`read_stamped`]), opening each
-/// relative to its folder, which stays open while the next files are in it: the kernel then
-/// walks one name per file, not the scope folder's whole path (a third of an open's cost).
+/// Reads memory files of one scope folder ([`read_stamped`]), each by its path below the
+/// folder.
 struct FolderFiles<'d> {
     dir: &'d Path,
-    /// The folder of the last file (relative), open.
-    #[cfg(unix)]
-    open: Option<(String, Option<std::fs::File>)>,
-    /// The file name as a C string.
-    #[cfg(unix)]
-    name: Vec<u8>,
 }
 
 impl<'d> FolderFiles<'d> {
     fn new(dir: &'d Path) -> FolderFiles<'d> {
-        FolderFiles {
-            dir,
-            #[cfg(unix)]
-            open: None,
-            #[cfg(unix)]
-            name: Vec::new(),
-        }
+        FolderFiles { dir }
     }
 
     /// [`read_stamped`] of `rel`, relative to the scope folder.
-    #[cfg(unix)]
-    fn read(&mut self, rel: &str) -> Option<(Stamp, Vec<u8>)> {
-        use std::os::fd::{AsRawFd, FromRawFd};
-        let (parent, name) = match memchr::memrchr(b'/', rel.as_bytes()) {
-            Some(at) => (&rel[..at], &rel[at + 1..]),
-            None => ("", rel),
-        };
-        if name.is_empty() || memchr::memchr(0, name.as_bytes()).is_some() {
-            return None;
-        }
-        if self.open.as_ref().is_none_or(|(p, _)| p != parent) {
-            let folder = std::fs::File::open(self.dir.join(parent)).ok();
-            self.open = Some((parent.to_string(), folder));
-        }
-        let folder = self.open.as_ref()?.1.as_ref()?;
-        self.name.clear();
-        self.name.extend_from_slice(name.as_bytes());
-        self.name.push(0);
-        // SAFETY: `name` is NUL-ended with no NUL inside (checked above); `folder` keeps its fd
-        // open for the call; the fd returned is new and owned by the `File` made of it.
-        let fd = unsafe {
-            libc::openat(
-                folder.as_raw_fd(),
-                self.name.as_ptr().cast(),
-                libc::O_RDONLY | libc::O_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return None;
-        }
-        // SAFETY: `fd` was just opened and nothing else owns it.
-        read_open(unsafe { std::fs::File::from_raw_fd(fd) })
-    }
-
-    /// [`read_stamped`] of `rel`, relative to the scope folder.
-    #[cfg(not(unix))]
     fn read(&mut self, rel: &str) -> Option<(Stamp, Vec<u8>)> {
         read_stamped(&self.dir.join(rel))
     }

@@ -480,10 +480,9 @@ impl Probe {
     }
 }
 
-/// For each probe, the bytes of `span` it marks, looked at 16 bytes at a time: the checks
-/// after keywords look at a few dozen bytes each, hundreds of thousands of times in a large
-/// scan, and a byte at a time, or a SIMD search started for each byte class, costs several
-/// times more. Bytes past `64 * W` are not looked at.
+/// For each probe, the bytes of `span` it marks, in blocks of 16 bytes: the checks after
+/// keywords look at a few dozen bytes each, and one pass making every probe's bits beats a
+/// search started for each byte class. Bytes past `64 * W` are not looked at.
 #[inline(always)]
 fn span_masks<const N: usize, const W: usize>(span: &[u8], probes: [Probe; N]) -> [SpanBits<W>; N] {
     let span = &span[..span.len().min(64 * W)];
@@ -559,39 +558,6 @@ impl<const W: usize> Iterator for SetBits<W> {
 }
 
 /// Bit `i` is set when `probe` marks `block[i]`.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-#[inline(always)]
-fn block_mask(block: &[u8; 16], probe: Probe) -> u32 {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
-        _mm_setzero_si128,
-    };
-    // SAFETY: SSE2 is enabled (the cfg above), and the unaligned load reads exactly the 16
-    // bytes of `block`.
-    unsafe {
-        let bytes = _mm_loadu_si128(block.as_ptr().cast::<__m128i>());
-        // Setting bit 5 makes an ASCII capital its small letter (and changes no other byte
-        // into a letter).
-        let compared = if probe.folded {
-            _mm_or_si128(bytes, _mm_set1_epi8(0x20))
-        } else {
-            bytes
-        };
-        // The movemask takes each byte's top bit: the bytes themselves give the non-ASCII ones.
-        let mut hit = if probe.high {
-            bytes
-        } else {
-            _mm_setzero_si128()
-        };
-        for &b in probe.set {
-            hit = _mm_or_si128(hit, _mm_cmpeq_epi8(compared, _mm_set1_epi8(b as i8)));
-        }
-        _mm_movemask_epi8(hit) as u32
-    }
-}
-
-/// Bit `i` is set when `probe` marks `block[i]`.
-#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 #[inline(always)]
 fn block_mask(block: &[u8; 16], probe: Probe) -> u32 {
     block.iter().enumerate().fold(0, |mask, (i, &b)| {

@@ -70,10 +70,8 @@ struct Masks {
     stops: u64,
 }
 
-/// The masks of 64 bytes, a byte at a time: the reference the SIMD version is tested against,
-/// and the version other targets use.
-#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
-fn masks_bytewise(chunk: &[u8; CHUNK]) -> Masks {
+/// The masks of 64 bytes, a byte at a time.
+fn masks(chunk: &[u8; CHUNK]) -> Masks {
     let mut m = Masks::default();
     for (i, &b) in chunk.iter().enumerate() {
         let bit = 1u64 << i;
@@ -91,50 +89,6 @@ fn masks_bytewise(chunk: &[u8; CHUNK]) -> Masks {
         }
     }
     m
-}
-
-/// The masks of 64 bytes, 16 at a time.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-#[inline(always)]
-fn masks(chunk: &[u8; CHUNK]) -> Masks {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8, _mm_sub_epi8,
-    };
-    let mut m = Masks::default();
-    for (index, block) in chunk.chunks_exact(16).enumerate() {
-        let shift = 16 * index;
-        // SAFETY: SSE2 is enabled (the cfg above), and the unaligned load reads exactly the 16
-        // bytes of `block` (`chunks_exact(16)`).
-        unsafe {
-            let v = _mm_loadu_si128(block.as_ptr().cast::<__m128i>());
-            // `b - base` (wrapping) is at most `span` exactly for `base..=base + span`.
-            let within = |v: __m128i, base: u8, span: u8| {
-                let d = _mm_sub_epi8(v, _mm_set1_epi8(base as i8));
-                _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(span as i8)), d)
-            };
-            let eq = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
-            // Setting bit 5 makes a capital its small letter, and no other byte a letter.
-            let letters = within(_mm_or_si128(v, _mm_set1_epi8(0x20)), b'a', 25);
-            let upper = within(v, b'A', 25);
-            let blank = _mm_or_si128(
-                _mm_or_si128(eq(b' '), eq(b'\n')),
-                _mm_or_si128(eq(b'\t'), eq(b'\r')),
-            );
-            let stops = _mm_or_si128(eq(b'.'), eq(b','));
-            let bits = |x: __m128i| u64::from(_mm_movemask_epi8(x) as u16) << shift;
-            m.letters |= bits(letters);
-            m.upper |= bits(upper);
-            m.blank |= bits(blank);
-            m.stops |= bits(stops);
-        }
-    }
-    m
-}
-
-#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-fn masks(chunk: &[u8; CHUNK]) -> Masks {
-    masks_bytewise(chunk)
 }
 
 /// Walks chunk after chunk, telling which hold a busy byte.
@@ -176,81 +130,8 @@ impl Busy {
     }
 }
 
-/// The masks of 64 bytes, 32 at a time.
-///
-/// # Safety
-/// The CPU must have AVX2; inlined only into [`busy_chunks_avx2`], which requires it, so that
-/// the intrinsics are inlined there too.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn masks_avx2(chunk: &[u8; CHUNK]) -> Masks {
-    use std::arch::x86_64::{
-        __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_min_epu8, _mm256_movemask_epi8,
-        _mm256_or_si256, _mm256_set1_epi8, _mm256_sub_epi8,
-    };
-    let mut m = Masks::default();
-    for (index, block) in chunk.chunks_exact(32).enumerate() {
-        let shift = 32 * index;
-        // SAFETY: the caller has AVX2, and the unaligned load reads exactly the 32 bytes of
-        // `block` (`chunks_exact(32)`).
-        unsafe {
-            let v = _mm256_loadu_si256(block.as_ptr().cast::<__m256i>());
-            let splat = |b: u8| _mm256_set1_epi8(b as i8);
-            // As in `masks`: `b - base` (wrapping) is at most `span` exactly within the span.
-            let d = _mm256_sub_epi8(_mm256_or_si256(v, splat(0x20)), splat(b'a'));
-            let letters = _mm256_cmpeq_epi8(_mm256_min_epu8(d, splat(25)), d);
-            let d = _mm256_sub_epi8(v, splat(b'A'));
-            let upper = _mm256_cmpeq_epi8(_mm256_min_epu8(d, splat(25)), d);
-            let blank = _mm256_or_si256(
-                _mm256_or_si256(
-                    _mm256_cmpeq_epi8(v, splat(b' ')),
-                    _mm256_cmpeq_epi8(v, splat(b'\n')),
-                ),
-                _mm256_or_si256(
-                    _mm256_cmpeq_epi8(v, splat(b'\t')),
-                    _mm256_cmpeq_epi8(v, splat(b'\r')),
-                ),
-            );
-            let stops = _mm256_or_si256(
-                _mm256_cmpeq_epi8(v, splat(b'.')),
-                _mm256_cmpeq_epi8(v, splat(b',')),
-            );
-            let bits = |x: __m256i| u64::from(_mm256_movemask_epi8(x) as u32) << shift;
-            m.letters |= bits(letters);
-            m.upper |= bits(upper);
-            m.blank |= bits(blank);
-            m.stops |= bits(stops);
-        }
-    }
-    // Opaque to the optimizer: it would otherwise turn the masks back into vectors of bits
-    // for the arithmetic after them, a byte insert per bit (measured 15% slower than SSE2).
-    std::hint::black_box(m)
-}
-
-/// [`busy_chunks_with`] on AVX2 masks.
-///
-/// # Safety
-/// The CPU must have AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn busy_chunks_avx2(bytes: &[u8]) -> Vec<bool> {
-    // SAFETY: this function runs only where AVX2 is (its own contract).
-    busy_chunks_with(bytes, |chunk| unsafe { masks_avx2(chunk) })
-}
-
 /// Which chunks of `bytes` hold a busy byte (or begin a long run of letters).
 fn busy_chunks(bytes: &[u8]) -> Vec<bool> {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: AVX2 was detected just now.
-        return unsafe { busy_chunks_avx2(bytes) };
-    }
-    busy_chunks_with(bytes, masks)
-}
-
-/// Which chunks hold a busy byte, each chunk's masks from `masks`.
-#[inline(always)]
-fn busy_chunks_with(bytes: &[u8], masks: impl Fn(&[u8; CHUNK]) -> Masks) -> Vec<bool> {
     let chunks = bytes.len().div_ceil(CHUNK);
     let mut busy = vec![false; chunks];
     let mut state = Busy::default();
@@ -379,17 +260,6 @@ mod tests {
     }
 
     proptest! {
-        #[test]
-        fn the_simd_masks_are_the_bytewise_ones(chunk in proptest::collection::vec(any::<u8>(), 64)) {
-            let chunk: [u8; 64] = chunk.try_into().unwrap();
-            prop_assert_eq!(masks(&chunk), masks_bytewise(&chunk));
-            #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: AVX2 was detected just now.
-                prop_assert_eq!(unsafe { masks_avx2(&chunk) }, masks_bytewise(&chunk));
-            }
-        }
-
         #[test]
         fn every_byte_near_a_busy_byte_or_keyword_is_in_a_range(text in texty()) {
             let ranges = busy_ranges(&text, REACH, &machine());

@@ -8,7 +8,6 @@
 //! transfer that is still running when the deadline passes.
 
 use std::cell::{Cell, RefCell};
-use std::sync::Mutex;
 
 use git2::{ProxyOptions, RemoteCallbacks};
 
@@ -17,22 +16,10 @@ use super::deadline::Deadline;
 use super::failure::{NetFailure, NetFailureKind};
 use super::options::NetworkOptions;
 
-/// Serialises libgit2 network operations so the process-wide timeouts belong to one of them.
-static NETWORK: Mutex<()> = Mutex::new(());
-
 /// Runs a libgit2 network operation with connect and read timeouts set from the budget.
 pub(crate) fn with_timeouts<T>(deadline: &Deadline, operation: impl FnOnce() -> T) -> T {
-    let _only_one = NETWORK
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let millis = deadline.remaining().as_millis().clamp(1, i32::MAX as u128) as i32;
-    // SAFETY: these write two C ints read by libgit2 when it opens or reads a socket. Every
-    // write happens under NETWORK, which is held for the whole operation that reads them.
-    unsafe {
-        let _ = git2::opts::set_server_connect_timeout_in_milliseconds(millis);
-        let _ = git2::opts::set_server_timeout_in_milliseconds(millis);
-    }
-    operation()
+    crate::sys::with_libgit2_timeouts(millis, operation)
 }
 
 /// At most this many bytes of the server's messages are kept for the report.

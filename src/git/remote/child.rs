@@ -102,14 +102,7 @@ fn read_in_background(mut pipe: impl Read + Send + 'static) -> JoinHandle<Vec<u8
 /// it started, and reaps it.
 pub(crate) fn kill_group(child: &mut Child) {
     #[cfg(unix)]
-    {
-        if let Ok(pid) = i32::try_from(child.id()) {
-            // SAFETY: kill(2) on the process group the caller created for this child.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-        }
-    }
+    crate::sys::kill_process_group(child);
     let _ = child.kill();
     let _ = child.wait();
 }

@@ -48,10 +48,8 @@ impl GitProgram {
             cmd.env_remove(var);
         }
         // teammem points OpenSSL at an empty bundle for its own libgit2 (the CA folder is used
-        // instead, or no TLS is needed); git and its curl keep their own defaults.
-        if std::env::var_os("SSL_CERT_FILE").is_some_and(|f| f == "/dev/null") {
-            cmd.env_remove("SSL_CERT_FILE");
-        }
+        // instead, or no TLS is needed); git and its curl keep the user's settings.
+        crate::sys::user_openssl_environment(&mut cmd);
         cmd.env("GIT_TERMINAL_PROMPT", "0")
             .env("GCM_INTERACTIVE", "never")
             .env("GIT_PAGER", "cat")
@@ -86,18 +84,9 @@ pub(crate) fn run_git(
     deadline: &Deadline,
     what: &str,
 ) -> Result<GitRun, NetFailure> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: prctl is async-signal-safe; it makes the kernel kill git when teammem dies
-        // (a hook timeout's SIGKILL), so no transfer outlives the budget.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
-    }
+    // The kernel kills git when teammem dies (a hook timeout's SIGKILL), so no transfer
+    // outlives the budget.
+    crate::sys::kill_with_parent(&mut cmd);
     let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
     match child::run_within(cmd, input, deadline) {
         Ok(done) => Ok(GitRun {

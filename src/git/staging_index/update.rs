@@ -136,14 +136,16 @@ fn splice(
     desired: &BTreeMap<String, TreeFile>,
     fresh: &HashMap<String, FreshFile>,
 ) -> Result<Option<bool>, GitError> {
-    let mapped = match MappedFile::open(index_path) {
-        Ok(Some(mapped)) => mapped,
+    // Read whole rather than mapped: a file truncated in place by another program while
+    // mapped would end the process (SIGBUS), a read gives what it held.
+    let bytes = match fs::read(index_path) {
+        Ok(bytes) if !bytes.is_empty() => bytes,
         // No index yet, or an empty file: libgit2 starts an empty one or reports it.
-        Ok(None) => return Ok(None),
+        Ok(_) => return Ok(None),
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(GitError::io(index_path, e)),
     };
-    let bytes: &[u8] = &mapped;
+    let bytes: &[u8] = &bytes;
     let prefix = format!("{dir}/");
     let Ok(split) = splice::split(bytes, prefix.as_bytes()) else {
         return Ok(None);
@@ -204,13 +206,12 @@ fn write_side(
         return (written, splice::checksum_ok(bytes));
     }
     // Three jobs of a few milliseconds each in a large index: checking the old file's checksum,
-    // hashing the new file, and writing it (then starting its write-back). They do not depend
-    // on each other until the trailer, so they run side by side.
+    // hashing the new file, and writing it. They do not depend on each other until the
+    // trailer, so they run side by side.
     std::thread::scope(|scope| {
         let check = scope.spawn(|| splice::checksum_ok(bytes));
         let hash = scope.spawn(|| split.trailer(pieces));
         let written = write_pieces(file, pieces).and_then(|()| {
-            start_writeback(file);
             let trailer = hash
                 .join()
                 .map_err(|_| io::Error::other("the thread hashing the index stopped"))?;
@@ -231,79 +232,6 @@ fn write_pieces(file: &fs::File, pieces: &[Cow<'_, [u8]>]) -> io::Result<()> {
         out.write_all(piece)?;
     }
     out.flush()
-}
-
-/// Starts writing the new index to disk while the other threads hash. ext4 would otherwise do
-/// it inside the rename that replaces the index (its safeguard for a file replaced without an
-/// fsync): about 4 ms for a 9 MB index, with nothing to overlap it. It does not wait for the
-/// disk; a failure only leaves the work to the rename.
-#[cfg(target_os = "linux")]
-fn start_writeback(file: &fs::File) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: a system call on a descriptor we own, with no memory passed in.
-    unsafe {
-        libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn start_writeback(_file: &fs::File) {}
-
-/// A whole file mapped read-only into memory, as git maps its index: a 9 MB index is used
-/// where the page cache holds it instead of being copied (about 2 ms of a sync in a
-/// 100,000-file repository). git and libgit2 replace the index by renaming a new file over it,
-/// never by rewriting it in place, so the mapped bytes do not change under us.
-struct MappedFile {
-    at: std::ptr::NonNull<libc::c_void>,
-    len: usize,
-}
-
-impl MappedFile {
-    /// Maps the file at `path`; `None` when it is empty (nothing to map).
-    fn open(path: &Path) -> io::Result<Option<MappedFile>> {
-        use std::os::fd::AsRawFd;
-        let file = fs::File::open(path)?;
-        let len = usize::try_from(file.metadata()?.len())
-            .map_err(|_| io::Error::other("the index is too large to map"))?;
-        if len == 0 {
-            return Ok(None);
-        }
-        // SAFETY: a fresh read-only private mapping of an open file descriptor, checked for
-        // failure; the fd may be closed afterwards (the mapping keeps the file).
-        let at = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_PRIVATE | libc::MAP_POPULATE,
-                file.as_raw_fd(),
-                0,
-            )
-        };
-        if at == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        let at = std::ptr::NonNull::new(at).ok_or_else(|| io::Error::other("mmap gave null"))?;
-        Ok(Some(MappedFile { at, len }))
-    }
-}
-
-impl std::ops::Deref for MappedFile {
-    type Target = [u8];
-
-    fn deref(&self) -> &[u8] {
-        // SAFETY: `at` points at `len` readable bytes for as long as `self` lives.
-        unsafe { std::slice::from_raw_parts(self.at.as_ptr().cast::<u8>(), self.len) }
-    }
-}
-
-impl Drop for MappedFile {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly the mapping made in `open`, once.
-        unsafe {
-            libc::munmap(self.at.as_ptr(), self.len);
-        }
-    }
 }
 
 /// An entry's bytes in the index file.
