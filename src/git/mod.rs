@@ -73,6 +73,14 @@ pub enum GitError {
         /// What the user can do.
         fix: String,
     },
+    /// The installed git refused an operation teammem asked of it.
+    #[error("{context}: {message}")]
+    Cli {
+        /// What was being done, and where.
+        context: String,
+        /// What git said, and what to do.
+        message: String,
+    },
     /// A file in the git folder or the work tree could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {

@@ -320,7 +320,7 @@ fn run(
         );
         return Ok(());
     };
-    let repo = crate::git::repo::open(&paths.workdir)?;
+    let repo = crate::git::repo::open(paths)?;
     let mut memory = crate::git::memory_branch::mode(&repo)?;
     let advertised = advertise_first(&repo, memory.as_ref(), options, deadline)?;
     if memory.is_none() {
@@ -1327,7 +1327,7 @@ pub fn dry_run(project: &Project) -> Result<SyncPlan, OpError> {
         plan.skipped_reason = Some(SkipReason::NotAGitRepo);
         return Ok(plan);
     };
-    let repo = crate::git::repo::open(&paths.workdir)?;
+    let repo = crate::git::repo::open(paths)?;
     if let Some(memory) = crate::git::memory_branch::mode(&repo)? {
         // Branch mode: the folder against what it was last made to hold.
         let base = crate::git::memory_branch::materialised(&repo)?;
