@@ -58,5 +58,6 @@ mod sync_kill;
 mod sync_listing_skip;
 mod sync_merge_driver;
 mod sync_network;
+mod sync_push_urls;
 mod sync_report_unopened;
 mod usage_context;
