@@ -4,8 +4,10 @@
 //! where it differs from the git CLI in a way that matters here, the code says so at the spot.
 
 pub(crate) mod checkout_resume;
+pub(crate) mod cli;
 pub(crate) mod commit;
 pub(crate) mod fast_forward;
+pub(crate) mod fast_forward_cli;
 pub(crate) mod fetch;
 pub(crate) mod file_history;
 pub(crate) mod folder_history;
@@ -13,6 +15,7 @@ pub(crate) mod helper;
 pub(crate) mod history;
 pub(crate) mod hooks_dir;
 pub(crate) mod index;
+pub(crate) mod index_cli;
 pub(crate) mod index_file;
 pub(crate) mod index_splice;
 pub(crate) mod lock;

@@ -236,6 +236,17 @@ pub fn open_work_tree(workdir: &Path) -> Result<Repository, GitError> {
 /// passing on its message.
 fn unsupported_or(path: &Path, err: git2::Error) -> GitError {
     let message = err.message().to_lowercase();
+    if message.contains("object format") {
+        return GitError::Unsupported {
+            path: path.display().to_string(),
+            what: format!(
+                "the repository's objects are SHA-256, which libgit2 cannot read ({})",
+                err.message()
+            ),
+            fix: "keep the team memory in a SHA-1 repository (`git init --object-format=sha1`)"
+                .into(),
+        };
+    }
     if message.contains("extension")
         || message.contains("reftable")
         || message.contains("format version")

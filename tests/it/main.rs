@@ -41,6 +41,7 @@ mod no_panic;
 mod recall;
 mod recall_freshness;
 mod recall_live;
+mod repo_configs;
 mod repo_discovery;
 mod review;
 mod scopes;
