@@ -220,16 +220,13 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
 /// reached without TLS, so libgit2 need not parse the CA bundle at start (most of a no-op
 /// sync's time). Conservative: anything that could make a remote https — the text `http`
 /// anywhere in the repository's config, `include`, `insteadOf` in any config file, config
-/// from the environment, `GIT_DIR` — or a config it cannot read answers `false`.
+/// from the environment, a repository the environment names (`GIT_DIR`, …) or one that is not
+/// the plain layout — or a config it cannot read answers `false`.
 pub fn remotes_need_no_tls(dir: Option<&Path>) -> bool {
-    let from_env = [
-        "GIT_DIR",
-        "GIT_CONFIG",
-        "GIT_CONFIG_COUNT",
-        "GIT_CONFIG_PARAMETERS",
-        "GIT_CEILING_DIRECTORIES",
-    ];
-    if from_env.iter().any(|v| std::env::var_os(v).is_some()) {
+    let from_env = ["GIT_CONFIG", "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS"];
+    if crate::git::repo::found_through_environment()
+        || from_env.iter().any(|v| std::env::var_os(v).is_some())
+    {
         return false;
     }
     let start = match dir {
@@ -239,9 +236,11 @@ pub fn remotes_need_no_tls(dir: Option<&Path>) -> bool {
             Err(_) => return false,
         },
     };
-    let Some(git_dir) = find_git_dir(&start) else {
+    // Only the plain layout is read before libgit2 starts; anything else keeps the bundle.
+    let Some(Some(found)) = crate::git::repo::discover_plain(&start) else {
         return false;
     };
+    let git_dir = found.git_dir;
     let mut repo_files = vec![git_dir.join("config")];
     if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
         repo_files = vec![git_dir.join(common.trim()).join("config")];
@@ -283,26 +282,6 @@ fn configs_need_no_tls(repo: &[String], user: &[String]) -> bool {
     repo.iter()
         .all(|t| !rewrites(t) && !t.to_ascii_lowercase().contains("http"))
         && user.iter().all(|t| !rewrites(t))
-}
-
-/// The git dir of the work tree around `start`: `.git` itself, or where a `.git` file
-/// (`gitdir: …`, a linked worktree or submodule) points.
-fn find_git_dir(start: &Path) -> Option<PathBuf> {
-    for dir in start.ancestors() {
-        let dot_git = dir.join(".git");
-        let Ok(meta) = std::fs::metadata(&dot_git) else {
-            continue;
-        };
-        if meta.is_dir() {
-            return Some(dot_git);
-        }
-        if meta.is_file() {
-            let text = std::fs::read_to_string(&dot_git).ok()?;
-            let target = text.strip_prefix("gitdir:")?.trim();
-            return Some(dir.join(target));
-        }
-    }
-    None
 }
 
 #[cfg(test)]
@@ -348,26 +327,5 @@ mod tests {
             &[cases[0].0.to_string()],
             &rewriting_user
         ));
-    }
-
-    #[test]
-    fn the_git_dir_is_found_from_a_subfolder_and_through_a_gitdir_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let main = dir.path().join("main");
-        std::fs::create_dir_all(main.join(".git/worktrees/wt")).unwrap();
-        std::fs::create_dir_all(main.join("src/deep")).unwrap();
-        assert_eq!(
-            find_git_dir(&main.join("src/deep")),
-            Some(main.join(".git"))
-        );
-        let linked = dir.path().join("linked");
-        std::fs::create_dir_all(linked.join("sub")).unwrap();
-        let target = main.join(".git/worktrees/wt");
-        std::fs::write(
-            linked.join(".git"),
-            format!("gitdir: {}\n", target.display()),
-        )
-        .unwrap();
-        assert_eq!(find_git_dir(&linked.join("sub")), Some(target));
     }
 }

@@ -101,6 +101,10 @@ pub fn move_branch(
     to: Oid,
     budget: &CheckoutBudget<'_>,
 ) -> Result<BranchMove, GitError> {
+    if super::fast_forward_cli::index_unreadable(repo) {
+        // A split or sparse index: git moves the branch, index and files itself.
+        return super::fast_forward_cli::move_branch(repo, branch_ref, from, to, &budget.deadline);
+    }
     let Some(program) = budget.helper else {
         return move_branch_in_process(repo, branch_ref, from, to);
     };

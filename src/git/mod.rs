@@ -4,8 +4,10 @@
 //! where it differs from the git CLI in a way that matters here, the code says so at the spot.
 
 pub(crate) mod checkout_resume;
+pub(crate) mod cli;
 pub(crate) mod commit;
 pub(crate) mod fast_forward;
+pub(crate) mod fast_forward_cli;
 pub(crate) mod fetch;
 pub(crate) mod file_history;
 pub(crate) mod folder_history;
@@ -71,6 +73,14 @@ pub enum GitError {
         what: String,
         /// What the user can do.
         fix: String,
+    },
+    /// The installed git refused an operation teammem asked of it.
+    #[error("{context}: {message}")]
+    Cli {
+        /// What was being done, and where.
+        context: String,
+        /// What git said, and what to do.
+        message: String,
     },
     /// A file in the git folder or the work tree could not be read or written.
     #[error("{}: {source}", path.display())]

@@ -161,25 +161,49 @@ impl PlainRepo {
             let git_dir = workdir.join(target);
             // A linked worktree: its folder names the common dir and points back at us. A
             // submodule's gitfile (no commondir) is left to libgit2.
-            let common = std::fs::read_to_string(git_dir.join("commondir")).ok()?;
-            let common = common.strip_suffix('\n').unwrap_or(&common);
-            if common.is_empty() || common.contains('\n') {
-                return None;
-            }
+            let common_dir = linked_common_dir(&git_dir)?;
             let back = std::fs::read_to_string(git_dir.join("gitdir")).ok()?;
             let back = Path::new(back.strip_suffix('\n').unwrap_or(&back));
             if !same_file(back, &dot_git) {
-                return None;
-            }
-            let common_dir = git_dir.join(common);
-            if !my_dir(&git_dir) {
                 return None;
             }
             (git_dir, common_dir)
         } else {
             return None;
         };
-        if !my_dir(&common_dir)
+        PlainRepo::read(workdir, git_dir, common_dir)
+    }
+
+    /// The repository [`crate::git::repo::discover`] found, read by hand. With the plain
+    /// environment this is [`PlainRepo::at`] (and agrees with what was found); with `GIT_DIR`,
+    /// `GIT_WORK_TREE` or a ceiling set, discovery already followed them, and the git folder it
+    /// found is read as it is. Any other variable of [`LAYOUT_VARIABLES`] answers `None`.
+    pub fn of(paths: &super::repo::RepoPaths) -> Option<PlainRepo> {
+        if environment_is_plain() {
+            return PlainRepo::at(&paths.workdir).filter(|r| r.git_dir == paths.git_dir);
+        }
+        let followed = ["GIT_DIR", "GIT_WORK_TREE", "GIT_CEILING_DIRECTORIES"];
+        let other_set = LAYOUT_VARIABLES
+            .iter()
+            .filter(|v| !followed.contains(v))
+            .any(|v| std::env::var_os(v).is_some());
+        if other_set || std::env::var_os("GIT_CONFIG_GLOBAL").is_some() || !my_dir(&paths.workdir) {
+            return None;
+        }
+        let git_dir = paths.git_dir.clone();
+        let common_dir = if git_dir.join("commondir").exists() {
+            linked_common_dir(&git_dir)?
+        } else {
+            git_dir.clone()
+        };
+        PlainRepo::read(&paths.workdir, git_dir, common_dir)
+    }
+
+    /// The repository once its folders are known: `None` unless they are this user's, the
+    /// refs are files and the config is fully understood and names no work tree or bareness.
+    fn read(workdir: &Path, git_dir: PathBuf, common_dir: PathBuf) -> Option<PlainRepo> {
+        if !my_dir(&git_dir)
+            || !my_dir(&common_dir)
             || !git_dir.join("HEAD").is_file()
             || common_dir.join("reftable").exists()
         {
@@ -225,6 +249,16 @@ impl PlainRepo {
     pub fn read_ref(&self, refname: &str) -> Option<Option<String>> {
         read_ref_in(&self.common_dir, refname)
     }
+}
+
+/// The common dir a linked worktree's git folder names in its `commondir` file.
+fn linked_common_dir(git_dir: &Path) -> Option<PathBuf> {
+    let common = std::fs::read_to_string(git_dir.join("commondir")).ok()?;
+    let common = common.strip_suffix('\n').unwrap_or(&common);
+    if common.is_empty() || common.contains('\n') {
+        return None;
+    }
+    Some(git_dir.join(common))
 }
 
 /// A ref of the repository at `git_dir` (see [`PlainRepo::read_ref`]).

@@ -139,6 +139,10 @@ fn sparse_entry(repo: &Repository, team_dir: &str) -> Result<Option<String>, Git
     let index = match Index::open(&index_path) {
         Ok(index) => index,
         Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+        Err(e) if e.message().contains("unsupported mandatory extension") => {
+            // A sparse or split index: git lists the skipped entries itself.
+            return skipped_by_git(repo, team_dir);
+        }
         Err(e) => return Err(GitError::git("reading the index", e)),
     };
     let prefix = format!("{team_dir}/");
@@ -151,6 +155,34 @@ fn sparse_entry(repo: &Repository, team_dir: &str) -> Result<Option<String>, Git
             && prefix.as_bytes().get(path.trim_end_matches('/').len()) == Some(&b'/');
         if path.starts_with(&prefix) || holds_team_dir {
             return Ok(Some(path.into_owned()));
+        }
+    }
+    Ok(None)
+}
+
+/// [`sparse_entry`] through `git ls-files -t --sparse`, for index forms libgit2 cannot
+/// read: the first skip-worktree entry (`S`) in the team folder, or a sparse folder holding it.
+fn skipped_by_git(repo: &Repository, team_dir: &str) -> Result<Option<String>, GitError> {
+    let deadline = super::remote::Deadline::after(std::time::Duration::from_secs(10));
+    let mut cmd = super::cli::local_command(repo);
+    cmd.args(["ls-files", "-t", "-z", "--sparse"]);
+    let run = super::cli::run_local(cmd, b"", &deadline, "listing skipped index entries (git)")?;
+    if !run.success {
+        return Err(GitError::Cli {
+            context: "listing skipped index entries (git ls-files)".into(),
+            message: run.stderr.trim().to_string(),
+        });
+    }
+    let prefix = format!("{team_dir}/");
+    for record in run.stdout.split('\0') {
+        let Some(path) = record.strip_prefix("S ") else {
+            continue;
+        };
+        let folder = path.trim_end_matches('/');
+        let holds_team_dir =
+            prefix.starts_with(folder) && prefix.as_bytes().get(folder.len()) == Some(&b'/');
+        if path.starts_with(&prefix) || holds_team_dir {
+            return Ok(Some(path.to_string()));
         }
     }
     Ok(None)

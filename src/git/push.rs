@@ -90,6 +90,115 @@ pub fn push(
     Ok(outcome)
 }
 
+/// What the push to one of the remote's push URLs did, for the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UrlPush {
+    /// The URL, with any user-info replaced (`https://***@host/…`).
+    pub url: String,
+    /// Whether this URL now holds the pushed tip.
+    pub pushed: bool,
+    /// Why not, when it does not.
+    pub error: Option<String>,
+}
+
+/// Pushes as `git push` does when the remote has several push URLs (`remote.<name>.pushurl`
+/// set more than once, `git remote set-url --add --push`): to every one, in turn. The first —
+/// the fetch URL when it is one of them, else the first configured — is the one the lease was
+/// read from: its refusal of the lease is a teammate's push (fetch again and retry), and its
+/// outcome is the one returned. Any other URL that refuses (a mirror that lags or moved on its
+/// own, a hook) is reported in the list, never retried as contention. With one push URL this
+/// is [`push`], and the list holds that one URL.
+pub fn push_every_url(
+    repo: &Repository,
+    upstream: &Upstream,
+    expected: Option<Oid>,
+    options: &NetworkOptions,
+) -> (Result<PushOutcome, NetFailure>, Vec<UrlPush>) {
+    let urls = push_urls(repo, upstream);
+    if urls.len() < 2 {
+        let outcome = push(repo, upstream, expected, options);
+        let url = urls
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| upstream.remote.clone());
+        return (outcome.clone(), vec![url_push(&url, &outcome, true)]);
+    }
+    let mut first = None;
+    let mut report = Vec::new();
+    for (at, url) in urls.iter().enumerate() {
+        let target = Upstream {
+            remote: url.clone(),
+            ..upstream.clone()
+        };
+        let outcome = push(repo, &target, expected, options);
+        if at == 0 && outcome == Ok(PushOutcome::LeaseRefused) {
+            // A teammate pushed to the remote the lease was read from: nothing was pushed
+            // anywhere yet; the caller fetches again.
+            return (outcome, Vec::new());
+        }
+        report.push(url_push(url, &outcome, at == 0));
+        if at == 0 {
+            first = Some(outcome);
+        }
+    }
+    let first = first.unwrap_or_else(|| Err(NetFailure::failed("no push URL")));
+    (first, report)
+}
+
+/// The remote's push URLs as git uses them: every `remote.<name>.pushurl`, else its URL; the
+/// fetch URL first when it is one of them. Empty when the upstream names a URL, not a remote.
+fn push_urls(repo: &Repository, upstream: &Upstream) -> Vec<String> {
+    let Ok(remote) = repo.find_remote(&upstream.remote) else {
+        return Vec::new();
+    };
+    let Ok(config) = repo.config() else {
+        return Vec::new();
+    };
+    let mut urls: Vec<String> = Vec::new();
+    if let Ok(mut entries) = config.multivar(&format!("remote.{}.pushurl", upstream.remote), None) {
+        while let Some(Ok(entry)) = entries.next() {
+            if let Ok(value) = entry.value() {
+                if !value.is_empty() && !urls.iter().any(|u| u == value) {
+                    urls.push(value.to_string());
+                }
+            }
+        }
+    }
+    if urls.len() < 2 {
+        // One push URL (or none): the remote's own, as libgit2 rewrites it.
+        return remote_url(&remote, true).into_iter().collect();
+    }
+    if let Ok(fetch) = remote.url() {
+        if let Some(at) = urls.iter().position(|u| u == fetch) {
+            let primary = urls.remove(at);
+            urls.insert(0, primary);
+        }
+    }
+    urls
+}
+
+/// One URL's line of the report.
+fn url_push(url: &str, outcome: &Result<PushOutcome, NetFailure>, leased: bool) -> UrlPush {
+    let error = match outcome {
+        Ok(PushOutcome::Pushed { .. }) => None,
+        Ok(PushOutcome::LeaseRefused) if leased => {
+            Some("a teammate pushed since the last fetch".to_string())
+        }
+        Ok(PushOutcome::LeaseRefused) => Some(
+            "its branch is not where the fetch URL's is (a mirror that lags behind or moved on \
+             its own); not retried — bring it level with the fetch URL"
+                .to_string(),
+        ),
+        Ok(PushOutcome::Rejected { message }) => Some(format!("refused: {message}")),
+        Err(failure) => Some(failure.to_string()),
+    };
+    UrlPush {
+        url: super::remote::failure::redact_url_credentials(url),
+        pushed: error.is_none(),
+        error: error.map(|e| super::remote::failure::redact_url_credentials(&e)),
+    }
+}
+
 /// Whether the upstream's push URL is a folder on this machine (a path or `file://`).
 fn remote_is_local(repo: &Repository, upstream: &Upstream) -> bool {
     let Ok(remote) = open_remote(repo, upstream) else {

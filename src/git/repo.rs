@@ -1,10 +1,27 @@
-//! Finding and opening the repository a command runs in.
+//! Finding and opening the repository a command runs in, as git finds it. Every command
+//! goes through [`discover`]: with none of git's discovery variables set (`GIT_DIR`,
+//! `GIT_WORK_TREE`, `GIT_COMMON_DIR`, `GIT_CEILING_DIRECTORIES`,
+//! `GIT_DISCOVERY_ACROSS_FILESYSTEM`) the walk up from the current folder is done by hand for the
+//! plain layout and by libgit2 otherwise; with any of them set, the installed git answers
+//! (`git rev-parse`), since its rules (a relative `GIT_DIR`, the current folder as the work
+//! tree when only `GIT_DIR` is set, `core.worktree`) are not libgit2's.
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 use git2::{Repository, RepositoryOpenFlags};
 
 use super::GitError;
+
+/// Environment variables with which git finds the repository otherwise than by walking up
+/// from the current folder. `-C DIR` is the start folder itself, as in git.
+pub const DISCOVERY_VARIABLES: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+];
 
 /// Where a repository lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,14 +32,91 @@ pub struct RepoPaths {
     pub git_dir: PathBuf,
 }
 
-/// Finds the repository containing `start`, like `git rev-parse --show-toplevel`. Returns
-/// `Ok(None)` outside any repository and for a bare repository (it has no work tree).
+/// Whether the environment names the repository ([`DISCOVERY_VARIABLES`]).
+pub fn found_through_environment() -> bool {
+    DISCOVERY_VARIABLES
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+}
+
+/// Finds the repository of a command started in `start`, as git does (see the module doc).
+/// Returns `Ok(None)` outside any repository and for a repository with no work tree (bare, or
+/// `start` inside the git folder).
 pub fn discover(start: &Path) -> Result<Option<RepoPaths>, GitError> {
-    match Repository::open_ext(
-        start,
-        RepositoryOpenFlags::empty(),
-        std::iter::empty::<&Path>(),
-    ) {
+    if found_through_environment() {
+        return match discover_with_git(start) {
+            Some(found) => found,
+            None => discover_with_libgit2(start, RepositoryOpenFlags::FROM_ENV),
+        };
+    }
+    match discover_plain(start) {
+        Some(found) => Ok(found),
+        None => discover_with_libgit2(start, RepositoryOpenFlags::empty()),
+    }
+}
+
+/// What the installed git says: `git rev-parse` in `start` with the process's environment.
+/// `None` when git cannot be run (then libgit2's reading of the environment is the answer).
+fn discover_with_git(start: &Path) -> Option<Result<Option<RepoPaths>, GitError>> {
+    // `rev-parse` reads no index and runs no hook; the settings only make sure of it.
+    let out = Command::new("git")
+        .current_dir(start)
+        .args([
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+        ])
+        .args(["rev-parse", "--path-format=absolute", "--absolute-git-dir"])
+        .arg("--show-toplevel")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut lines = stdout.lines();
+    let git_dir = lines.next().filter(|l| !l.is_empty());
+    let workdir = lines.next().filter(|l| !l.is_empty());
+    Some(match (git_dir, workdir) {
+        (Some(git_dir), Some(workdir)) if out.status.success() => Ok(Some(RepoPaths {
+            workdir: PathBuf::from(workdir),
+            git_dir: PathBuf::from(git_dir),
+        })),
+        // A repository with no work tree ("this operation must be run in a work tree").
+        (Some(_), _) => Ok(None),
+        // `GIT_DIR` naming no repository is a mistake to show, not "no repository here".
+        (None, _) if std::env::var_os("GIT_DIR").is_some() => Err(GitError::Cli {
+            context: format!(
+                "finding the repository GIT_DIR={} names",
+                Path::new(&std::env::var_os("GIT_DIR").unwrap_or_default()).display()
+            ),
+            message: format!(
+                "{} — set GIT_DIR to a repository's git folder, or unset it",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        }),
+        (None, _) => Ok(None),
+    })
+}
+
+/// libgit2's walk up from `start` (with `FROM_ENV`: reading git's variables its own way).
+fn discover_with_libgit2(
+    start: &Path,
+    flags: RepositoryOpenFlags,
+) -> Result<Option<RepoPaths>, GitError> {
+    let opened = if flags.contains(RepositoryOpenFlags::FROM_ENV) {
+        match std::env::var_os("GIT_DIR") {
+            Some(dir) => Repository::open_ext(
+                start.join(dir),
+                flags | RepositoryOpenFlags::NO_SEARCH,
+                std::iter::empty::<&Path>(),
+            ),
+            None => Repository::open_ext(start, flags, std::iter::empty::<&Path>()),
+        }
+    } else {
+        Repository::open_ext(start, flags, std::iter::empty::<&Path>())
+    };
+    match opened {
         Ok(repo) => Ok(repo.workdir().map(|workdir| RepoPaths {
             workdir: strip_trailing_slash(workdir),
             git_dir: strip_trailing_slash(repo.path()),
@@ -37,10 +131,13 @@ pub fn discover(start: &Path) -> Result<Option<RepoPaths>, GitError> {
 /// more than scanning a team folder. Handles the plain layout only — a `.git` folder with
 /// `HEAD`, owned by this user, in `start` or a parent on the same file system, with a config
 /// naming no work tree, bareness or extension, or a linked worktree's `.git` file as
-/// `git/plain.rs` reads it. Anything else (a submodule's `.git` file, a bare repository,
+/// `git/plain.rs` reads it. With a discovery variable set, or anything else (a submodule's `.git` file, a bare repository,
 /// another owner, a reftable repository) answers `None`, and [`discover`] decides as before.
 pub fn discover_plain(start: &Path) -> Option<Option<RepoPaths>> {
     use std::os::unix::fs::MetadataExt;
+    if found_through_environment() {
+        return None;
+    }
     let start = std::fs::canonicalize(start).ok()?;
     let device = std::fs::metadata(&start).ok()?.dev();
     let me = crate::sys::effective_uid();
@@ -92,8 +189,45 @@ pub fn discover_plain(start: &Path) -> Option<Option<RepoPaths>> {
     Some(None)
 }
 
-/// Opens the repository at `workdir` (found earlier by [`discover`]).
-pub fn open(workdir: &Path) -> Result<Repository, GitError> {
+/// Opens the repository [`discover`] found: its git folder, with its work tree as found (git's
+/// rules, which libgit2 does not always derive from the git folder alone: `--separate-git-dir`,
+/// a work tree named by `GIT_WORK_TREE` or the current folder).
+///
+/// libgit2 is not asked to read the environment here (`FROM_ENV`): it would take a relative
+/// `GIT_WORK_TREE` from the git folder, not from where the command started. `GIT_COMMON_DIR`,
+/// which only that mode follows, is refused with the fix.
+pub fn open(paths: &RepoPaths) -> Result<Repository, GitError> {
+    if std::env::var_os("GIT_COMMON_DIR").is_some() {
+        return Err(GitError::Unsupported {
+            path: paths.git_dir.display().to_string(),
+            what: "GIT_COMMON_DIR is set, and libgit2 cannot follow it together with the \
+                   work tree git found"
+                .into(),
+            fix: "unset GIT_COMMON_DIR (a linked worktree's `commondir` file names the same \
+                  folder) and run it again"
+                .into(),
+        });
+    }
+    let repo = Repository::open_ext(
+        &paths.git_dir,
+        RepositoryOpenFlags::NO_SEARCH | RepositoryOpenFlags::NO_DOTGIT,
+        std::iter::empty::<&Path>(),
+    )
+    .map_err(|err| unsupported_or(&paths.workdir, err))?;
+    if repo.workdir().map(strip_trailing_slash).as_deref() != Some(paths.workdir.as_path()) {
+        repo.set_workdir(&paths.workdir, false).map_err(|err| {
+            GitError::git(
+                format!("using {} as the work tree", paths.workdir.display()),
+                err,
+            )
+        })?;
+    }
+    Ok(repo)
+}
+
+/// Opens the repository whose work tree is `workdir` (`workdir/.git`), whatever the
+/// environment says: for repositories teammem made itself (the demo's clones).
+pub fn open_work_tree(workdir: &Path) -> Result<Repository, GitError> {
     Repository::open(workdir).map_err(|err| unsupported_or(workdir, err))
 }
 
@@ -101,6 +235,17 @@ pub fn open(workdir: &Path) -> Result<Repository, GitError> {
 /// passing on its message.
 fn unsupported_or(path: &Path, err: git2::Error) -> GitError {
     let message = err.message().to_lowercase();
+    if message.contains("object format") {
+        return GitError::Unsupported {
+            path: path.display().to_string(),
+            what: format!(
+                "the repository's objects are SHA-256, which libgit2 cannot read ({})",
+                err.message()
+            ),
+            fix: "keep the team memory in a SHA-1 repository (`git init --object-format=sha1`)"
+                .into(),
+        };
+    }
     if message.contains("extension")
         || message.contains("reftable")
         || message.contains("format version")

@@ -72,12 +72,12 @@ struct Lease {
 /// Where a scope's baseline is kept.
 enum Store {
     Bare(PathBuf),
-    TeamRef(PathBuf),
+    TeamRef(repo::RepoPaths),
 }
 
 fn store_of(project: &Project, scope: ScopeKind) -> Result<Store, OpError> {
     match scope {
-        ScopeKind::Team => Ok(Store::TeamRef(project.git_root()?.to_path_buf())),
+        ScopeKind::Team => Ok(Store::TeamRef(project.repo_paths()?.clone())),
         _ => Ok(Store::Bare(state_dir(project, scope)?.join(format!(
             "{}-baseline.git",
             state_prefix(project, scope)?
@@ -88,7 +88,7 @@ fn store_of(project: &Project, scope: ScopeKind) -> Result<Store, OpError> {
 fn open_store(store: &Store) -> Result<Option<(git2::Repository, &'static str)>, OpError> {
     Ok(match store {
         Store::Bare(path) => snapshot::open_bare(path)?.map(|r| (r, snapshot::BARE_BASELINE_REF)),
-        Store::TeamRef(root) => Some((repo::open(root)?, snapshot::TEAM_BASELINE_REF)),
+        Store::TeamRef(paths) => Some((repo::open(paths)?, snapshot::TEAM_BASELINE_REF)),
     })
 }
 
@@ -392,8 +392,8 @@ pub fn commit(
                 path.display().to_string(),
             )
         }
-        Store::TeamRef(root) => {
-            let repo = repo::open(root)?;
+        Store::TeamRef(paths) => {
+            let repo = repo::open(paths)?;
             let current = snapshot::ref_target(&repo, snapshot::TEAM_BASELINE_REF)?;
             let expected_oid = match &expected {
                 Some(Some(text)) => Some(

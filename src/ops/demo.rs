@@ -280,7 +280,7 @@ fn story(root: &Path, story: &mut Story<'_>) -> Result<(), OpError> {
     say_context(story, "bob", &bob_now)?;
 
     story.heading("Alice syncs and reviews what Bob's sync brought")?;
-    let alice_repo = crate::git::repo::open(&alice.dir)?;
+    let alice_repo = crate::git::repo::open_work_tree(&alice.dir)?;
     let before = head(&alice_repo)?;
     say_sync(story, &alice, &sync_now(&alice)?)?;
     let after = head(&alice_repo)?;
@@ -459,7 +459,7 @@ fn say_context(story: &mut Story<'_>, who: &str, project: &Project) -> Result<()
 /// How many memory files commit `sha` changed in the team folder (against its first parent),
 /// and whether it changed the index too.
 fn changed_in_commit(dir: &Path, sha: &str) -> Result<(usize, bool), OpError> {
-    let repo = crate::git::repo::open(dir)?;
+    let repo = crate::git::repo::open_work_tree(dir)?;
     let commit = git2::Oid::from_str(sha)
         .and_then(|oid| repo.find_commit(oid))
         .map_err(|e| git("reading the sync commit", e))?;

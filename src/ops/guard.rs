@@ -252,7 +252,7 @@ pub fn private_is_tracked(project: &Project) -> bool {
         return false;
     };
     let prefix = format!("{}/", rel.to_string_lossy().replace('\\', "/"));
-    let Ok(git) = crate::git::repo::open(&repo.workdir) else {
+    let Ok(git) = crate::git::repo::open(repo) else {
         return false;
     };
     let Ok(index) = git.index() else {

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::domain::store;
+use crate::git::hooks_dir;
 use crate::git::merge_driver::{self, DriverChange};
-use crate::git::{hooks_dir, repo};
 
 use super::{OpError, Project};
 
@@ -243,7 +243,7 @@ pub const MERGE_DRIVER: &str = "merge-driver";
 /// Sets up the `MEMORY.md` merge driver (see [`merge_driver`]); its outcome names the local
 /// attributes file.
 fn install_merge_driver(project: &Project, binary: &Path) -> Result<HookOutcome, OpError> {
-    let repo = repo::open(project.git_root()?)?;
+    let repo = project.open_repository()?;
     let action = match merge_driver::install(&repo, binary)? {
         DriverChange::Written => HookAction::Installed,
         _ => HookAction::Unchanged,
@@ -287,7 +287,7 @@ pub fn uninstall(project: &Project) -> Result<Vec<HookOutcome>, OpError> {
             chained: restored,
         });
     }
-    let repo = repo::open(project.git_root()?)?;
+    let repo = project.open_repository()?;
     let action = match merge_driver::uninstall(&repo)? {
         DriverChange::Removed => HookAction::Removed,
         _ => HookAction::NotInstalled,
@@ -302,7 +302,7 @@ pub fn uninstall(project: &Project) -> Result<Vec<HookOutcome>, OpError> {
 }
 
 fn hooks_folder(project: &Project) -> Result<PathBuf, OpError> {
-    let repo = repo::open(project.git_root()?)?;
+    let repo = project.open_repository()?;
     let dir = hooks_dir::hooks_dir(&repo)?;
     std::fs::create_dir_all(&dir).map_err(|e| OpError::io(&dir, e))?;
     Ok(dir)

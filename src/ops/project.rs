@@ -101,6 +101,19 @@ impl Project {
             .ok_or_else(|| OpError::Usage("not inside a git repository — run this in your project's work tree (or pass -C DIR)".into()))
     }
 
+    /// Where the repository lives, or a usage error as [`Project::git_root`] gives.
+    pub fn repo_paths(&self) -> Result<&RepoPaths, OpError> {
+        self.git_root()?;
+        self.repo
+            .as_ref()
+            .ok_or_else(|| OpError::Usage("not inside a git repository".into()))
+    }
+
+    /// Opens the project's repository (as [`repo::discover`] found it).
+    pub fn open_repository(&self) -> Result<git2::Repository, OpError> {
+        Ok(repo::open(self.repo_paths()?)?)
+    }
+
     /// A scope's memory folder (which may not exist yet).
     pub fn scope_dir(&self, scope: ScopeKind) -> Result<PathBuf, OpError> {
         match self.layout.memory_dir(scope) {

@@ -23,7 +23,7 @@ use crate::domain::recall::usage::{self, UsageBook};
 use crate::domain::recall::{Analyzer, PROXIMITY_CANDIDATES, Query, points};
 use crate::domain::scope::{Layout, ScopeKind};
 use crate::domain::store::Stamp;
-use crate::git::{file_history, repo, snapshot};
+use crate::git::{file_history, snapshot};
 
 use super::cite::load_usage;
 use super::{OpError, Project};
@@ -582,7 +582,7 @@ fn freshness(
             })
             .collect();
         if !inside.is_empty() {
-            let repo = repo::open(&root)?;
+            let repo = project.open_repository()?;
             let names: Vec<String> = inside.iter().map(|(_, full)| full.clone()).collect();
             let head = file_history::head_blobs(&repo, &names)?;
             let mut committed = Vec::new();

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::domain::recall::usage::{self, DAY_SECS};
 use crate::domain::scope::ScopeKind;
-use crate::git::{file_history, repo};
+use crate::git::file_history;
 
 use super::cite::load_usage;
 use super::{OpError, Project};
@@ -44,7 +44,7 @@ pub fn creation_times(
         if let Ok(inside) = dir.strip_prefix(&root) {
             let prefix = inside.to_string_lossy().replace('\\', "/");
             let full: Vec<String> = rels.iter().map(|r| format!("{prefix}/{r}")).collect();
-            let repo = repo::open(&root)?;
+            let repo = project.open_repository()?;
             let added = file_history::first_additions(&repo, &full)?;
             for (rel, path) in rels.iter().zip(&full) {
                 if let Some(&t) = added.get(path) {

@@ -113,6 +113,12 @@ pub(crate) fn git_cli_network_command(
     let workdir = repo.workdir().unwrap_or(repo.path());
     let mut cmd = options.git.command();
     cmd.current_dir(workdir);
+    // The repository as teammem found it (`GIT_DIR`, a separate git folder): git's own walk up
+    // from the work tree could find another one, or none.
+    cmd.env("GIT_DIR", repo.path());
+    if let Some(workdir) = repo.workdir() {
+        cmd.env("GIT_WORK_TREE", workdir);
+    }
     for setting in [
         "core.hooksPath=/dev/null",
         "core.fsmonitor=false",

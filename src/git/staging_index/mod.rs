@@ -3,8 +3,11 @@
 //!
 //! - [`read`]: one folder's entries straight from the file, without loading the whole index.
 //! - [`splice`]: the team folder's run of entries replaced in the file's bytes.
+//! - [`git_cli`]: the same update through the git CLI, for the index forms libgit2 cannot read
+//!   (split and sparse indexes).
 //! - [`update`]: the new index built beside `.git/index` and put in place under git's lock.
 
+pub(crate) mod git_cli;
 pub(crate) mod read;
 pub(crate) mod splice;
 pub(crate) mod update;

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use git2::{Index, IndexEntry, IndexTime, Oid, Repository, Tree};
 
+use super::git_cli;
 use super::splice;
 use crate::git::GitError;
 use crate::git::status::{self, TreeFile};
@@ -99,7 +100,14 @@ pub fn update_team_entries(
         };
         let changed = match spliced {
             Some(changed) => changed,
-            None => rebuild_with_libgit2(&index_path, &side, workdir, dir, &desired, fresh)?,
+            None => match rebuild_with_libgit2(&index_path, &side, workdir, dir, &desired, fresh) {
+                // A split or sparse index: git itself updates it, in its own form.
+                Err(err) if git_cli::libgit2_cannot_read(&err) => {
+                    remove_if_there(&side)?;
+                    return git_cli::update_team_entries(repo, dir, &desired, patience);
+                }
+                other => other?,
+            },
         };
         if !changed {
             remove_if_there(&side)?;

@@ -23,7 +23,6 @@ use crate::domain::scope::Environment;
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
 use crate::domain::secrets::{self, SecretsIgnore};
 use crate::git::folder_history::{self, RangeHistory};
-use crate::git::repo;
 use crate::git::team_files::{self, FolderFile, MODE_SUBMODULE, MODE_SYMLINK};
 
 use super::{OpError, Project};
@@ -112,8 +111,7 @@ impl CheckReport {
 
 /// Runs the check on the project's repository.
 pub fn check(project: &Project, source: &Source) -> Result<CheckReport, OpError> {
-    let root = project.git_root()?;
-    let repo = repo::open(root)?;
+    let repo = project.open_repository()?;
     match source {
         Source::Staged => {
             let index_file = std::env::var_os("GIT_INDEX_FILE").map(PathBuf::from);

@@ -63,7 +63,7 @@ pub fn init_branch(project: &Project, name: &str, migrate: bool) -> Result<Branc
         ));
     };
     project.check_scope_safe(crate::domain::scope::ScopeKind::Team)?;
-    let repo = crate::git::repo::open(&paths.workdir)?;
+    let repo = crate::git::repo::open(paths)?;
     let remote = memory_branch::choose_remote(&repo)?;
     let memory = MemoryBranch {
         name: name.to_string(),

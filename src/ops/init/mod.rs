@@ -47,6 +47,7 @@ pub struct Initialised {
 /// Creates `.qwen/team-memory/` and its index; checks (and with `fix`, repairs) `.gitignore`.
 pub fn init(project: &Project, fix: bool) -> Result<Initialised, OpError> {
     let root = project.git_root()?.to_path_buf();
+    let paths = project.repo_paths()?;
     let dir = project.check_scope_safe(ScopeKind::Team)?;
     let created = !dir.exists();
     fs::create_dir_all(&dir).map_err(|e| OpError::io(&dir, e))?;
@@ -55,7 +56,7 @@ pub fn init(project: &Project, fix: bool) -> Result<Initialised, OpError> {
         store::write_atomic(&dir.join(INDEX_FILE), b"")?;
     }
 
-    let (mut ignored, qwen_ignored) = team_dir_ignored(&root)?;
+    let (mut ignored, qwen_ignored) = team_dir_ignored(paths)?;
     let fix_lines: Vec<String> = gitignore_fix(qwen_ignored)
         .into_iter()
         .map(String::from)
@@ -71,7 +72,7 @@ pub fn init(project: &Project, fix: bool) -> Result<Initialised, OpError> {
         text.push('\n');
         store::write_atomic(&path, text.as_bytes())?;
         gitignore_fixed = true;
-        ignored = team_dir_ignored(&root)?.0;
+        ignored = team_dir_ignored(paths)?.0;
     }
     Ok(Initialised {
         team_dir: dir,
@@ -90,8 +91,8 @@ pub fn init(project: &Project, fix: bool) -> Result<Initialised, OpError> {
 /// Whether git ignores the team index or a memory file in any type folder, and whether it
 /// ignores `.qwen/` itself. A fresh repository handle each time: libgit2 caches ignore rules per
 /// handle.
-pub fn team_dir_ignored(root: &std::path::Path) -> Result<(bool, bool), OpError> {
-    let repo = repo::open(root)?;
+pub fn team_dir_ignored(paths: &repo::RepoPaths) -> Result<(bool, bool), OpError> {
+    let repo = repo::open(paths)?;
     let check = |p: &str| {
         repo.is_path_ignored(p).map_err(|e| {
             OpError::Git(GitError::git(

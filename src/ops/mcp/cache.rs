@@ -214,7 +214,7 @@ fn opened<'b>(book: &'b mut Book, paths: &RepoPaths) -> Option<&'b Repository> {
         // objects arrive (fetch, index-pack) and in fsck, not on every read. This server only
         // reads its own repository's objects, for ages: it reads them as git does.
         git2::opts::strict_hash_verification(false);
-        book.repo = repo::open(&paths.workdir).ok();
+        book.repo = repo::open(paths).ok();
     }
     book.repo.as_ref()
 }

@@ -20,7 +20,6 @@ use crate::domain::scope::TEAM_DIR;
 use crate::domain::secrets;
 use crate::git::folder_history::{self, CommitInfo, RevisionChange};
 use crate::git::history;
-use crate::git::repo;
 use crate::git::team_files::{self, MODE_SYMLINK};
 
 use super::check::{Source, check_history};
@@ -114,7 +113,7 @@ pub fn review(project: &Project, spec: &str) -> Result<Review, OpError> {
     let Source::Range { base, head } = Source::range(spec)? else {
         return Err(OpError::Usage(format!("`{spec}` is not BASE..HEAD")));
     };
-    let repo = repo::open(project.git_root()?)?;
+    let repo = project.open_repository()?;
     review_range(&repo, &base, &head)
 }
 

@@ -56,7 +56,7 @@ fn noop(project: &Project, options: &SyncOptions, started: Instant) -> Option<Sy
         return None;
     }
     let paths = project.repo.as_ref()?;
-    let repo = PlainRepo::at(&paths.workdir)?;
+    let repo = PlainRepo::of(paths)?;
     let user = plain::user_configs()?;
     let view = view(&repo, &user)?;
     if !identity_configured(&repo.config, &user) || names_signing_program(&repo.config) {
@@ -144,7 +144,7 @@ fn build_record(
         return None;
     }
     let paths = project.repo.as_ref()?;
-    let plain_repo = PlainRepo::at(&paths.workdir)?;
+    let plain_repo = PlainRepo::of(paths)?;
     let user = plain::user_configs()?;
     let view = view(&plain_repo, &user)?;
     // Over any other remote the fast no-op never runs: no record to keep up.

@@ -95,6 +95,27 @@ impl Default for SyncOptions {
     }
 }
 
+/// What the push to one push URL did (`push_urls` in the report).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PushedUrl {
+    /// The URL, user-info redacted.
+    pub url: String,
+    /// Whether it took the push.
+    pub pushed: bool,
+    /// Why not.
+    pub error: Option<String>,
+}
+
+impl From<push::UrlPush> for PushedUrl {
+    fn from(url: push::UrlPush) -> Self {
+        PushedUrl {
+            url: url.url,
+            pushed: url.pushed,
+            error: url.error,
+        }
+    }
+}
+
 /// Why a sync stopped early. The JSON names are the contract (DESIGN.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -127,6 +148,9 @@ pub enum SkipReason {
     PushFailed,
     /// Teammates kept pushing: every attempt within the budget lost the race.
     RemoteBusy,
+    /// The remote has several push URLs and some took the push while others refused it
+    /// (`push_urls` says which, and why).
+    PushPartial,
     /// Branch mode: the memory branch refused the push (protected), so the commits went to
     /// the user's proposal branch (`proposal` names it) for a maintainer to merge.
     Proposed,
@@ -159,6 +183,7 @@ impl SkipReason {
             SkipReason::PushRejected => "push-rejected",
             SkipReason::PushFailed => "push-failed",
             SkipReason::RemoteBusy => "remote-busy",
+            SkipReason::PushPartial => "push-partial",
             SkipReason::Proposed => "proposed",
             SkipReason::NoRemote => "no-remote",
             SkipReason::TooLarge => "too-large",
@@ -212,6 +237,10 @@ pub struct SyncOutcome {
     /// Branch mode: teammates' files the gate kept out of the work tree, and why.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub withheld: Vec<Quarantined>,
+    /// When a push was tried: one line per push URL of the remote (git pushes to each of
+    /// `remote.<name>.pushurl`), credentials redacted. `pushed` is true only when all took it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub push_urls: Vec<PushedUrl>,
     /// How many team files the sync commit changed.
     #[serde(skip)]
     pub files_committed: usize,
@@ -320,7 +349,7 @@ fn run(
         );
         return Ok(());
     };
-    let repo = crate::git::repo::open(&paths.workdir)?;
+    let repo = crate::git::repo::open(paths)?;
     let mut memory = crate::git::memory_branch::mode(&repo)?;
     let advertised = advertise_first(&repo, memory.as_ref(), options, deadline)?;
     if memory.is_none() {
@@ -621,9 +650,29 @@ pub(crate) fn push_rounds<R: Rounds>(
         if !mode.land(repo, options, remote_tip, outcome)? || !options.push {
             return Ok(());
         }
-        match push::push(repo, up, remote_tip, net) {
+        let (pushed, urls) = push::push_every_url(repo, up, remote_tip, net);
+        outcome.push_urls = urls.into_iter().map(PushedUrl::from).collect();
+        match pushed {
             Ok(PushOutcome::Pushed { .. }) => {
-                outcome.pushed = true;
+                let refused: Vec<String> = outcome
+                    .push_urls
+                    .iter()
+                    .filter(|u| !u.pushed)
+                    .map(|u| format!("{} ({})", u.url, u.error.as_deref().unwrap_or("")))
+                    .collect();
+                outcome.pushed = refused.is_empty();
+                if !refused.is_empty() {
+                    outcome.skip(
+                        SkipReason::PushPartial,
+                        format!(
+                            "pushed to {} of {} push URLs of {}; not to {}",
+                            outcome.push_urls.len() - refused.len(),
+                            outcome.push_urls.len(),
+                            up.remote,
+                            refused.join("; ")
+                        ),
+                    );
+                }
                 return Ok(());
             }
             Ok(PushOutcome::LeaseRefused) if !options.pull => {
@@ -1327,7 +1376,7 @@ pub fn dry_run(project: &Project) -> Result<SyncPlan, OpError> {
         plan.skipped_reason = Some(SkipReason::NotAGitRepo);
         return Ok(plan);
     };
-    let repo = crate::git::repo::open(&paths.workdir)?;
+    let repo = crate::git::repo::open(paths)?;
     if let Some(memory) = crate::git::memory_branch::mode(&repo)? {
         // Branch mode: the folder against what it was last made to hold.
         let base = crate::git::memory_branch::materialised(&repo)?;

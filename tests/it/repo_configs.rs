@@ -1,0 +1,141 @@
+//! Repository configurations libgit2 cannot handle alone (issue 41), in current-branch mode:
+//! each with a bare remote, a git CLI teammate and the user's own work outside the team folder.
+//! The memory arrives both ways; `git status`, `git fsck`, the index outside the folder and
+//! `git diff --cached` are as git would leave them — or the sync refuses naming cause and fix.
+
+use crate::common::netsync;
+use crate::common::syncrun;
+
+use std::path::Path;
+
+use netsync::Team;
+use syncrun::{files_at, mate_pushes_memory, reason, sync_json, write_memory};
+
+const TEAM: &str = ".qwen/team-memory";
+
+/// The user's staged and unstaged work outside the team folder, as git shows it.
+fn outside(team: &Team, dir: &Path) -> (String, String, String) {
+    let text = |args: &[&str]| team.sb.git(dir, args);
+    let entries = text(&["ls-files", "-s"])
+        .lines()
+        .filter(|l| !l.contains(TEAM))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    (
+        text(&["diff", "--cached", "--", ":!.qwen"]),
+        text(&["diff", "--", ":!.qwen"]),
+        entries,
+    )
+}
+
+/// `configure` sets up `me`; then the teammate's memory and mine cross in one sync each.
+fn shares_both_ways(case: &str, configure: impl Fn(&Team)) {
+    let team = Team::new();
+    configure(&team);
+    // My own work: a staged change and an unstaged one, outside the folder.
+    crate::common::write(&team.me.join("src/staged.rs"), "// staged\n");
+    team.sb.git(&team.me, ["add", "src/staged.rs"]);
+    crate::common::write(&team.me.join("README.md"), "# project, edited\n");
+    let before = outside(&team, &team.me);
+
+    mate_pushes_memory(&team.sb, &team.mate, &format!("mate-{case}"));
+    write_memory(&team.me, "feedback", &format!("me-{case}"), "From me.\n");
+    let report = sync_json(&team.sb, &team.me, &[], &[]);
+    assert_eq!(reason(&report), "", "{case}: {report:#}");
+    assert_eq!(report["committed"], true, "{case}: {report:#}");
+    assert_eq!(report["pulled"], true, "{case}: {report:#}");
+    assert_eq!(report["pushed"], true, "{case}: {report:#}");
+    assert!(
+        team.me
+            .join(TEAM)
+            .join(format!("project/mate-{case}.md"))
+            .is_file(),
+        "{case}: the teammate's memory did not arrive"
+    );
+    assert!(files_at(&team.sb, &team.bare, "main").contains(&format!("feedback/me-{case}.md")));
+    assert_eq!(
+        outside(&team, &team.me),
+        before,
+        "{case}: work outside changed"
+    );
+    let status = team.sb.git(&team.me, ["status", "--porcelain"]);
+    assert_eq!(status, " M README.md\nA  src/staged.rs\n", "{case}");
+    let fsck = team.sb.git_output(&team.me, ["fsck", "--no-progress"]);
+    assert!(
+        fsck.status.success(),
+        "{case}: {}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+
+    // The teammate pulls mine with git.
+    team.sb.git(&team.mate, ["pull", "-q", "--ff-only"]);
+    assert!(
+        team.mate
+            .join(TEAM)
+            .join(format!("feedback/me-{case}.md"))
+            .is_file()
+    );
+}
+
+#[test]
+fn a_split_index_is_updated_by_git_itself() {
+    shares_both_ways("split", |team| {
+        team.sb.git(&team.me, ["config", "core.splitIndex", "true"]);
+        team.sb.git(&team.me, ["update-index", "--split-index"]);
+    });
+}
+
+#[test]
+fn a_sparse_index_with_the_folder_in_the_cone_is_updated_by_git_itself() {
+    shares_both_ways("sparse", |team| {
+        team.sb.git(
+            &team.me,
+            [
+                "sparse-checkout",
+                "set",
+                "--cone",
+                "--sparse-index",
+                ".qwen",
+                "src",
+            ],
+        );
+    });
+}
+
+/// A repository libgit2 cannot open: the sync stops with exit status 2, and the report names
+/// the cause and the command that fixes it.
+fn refused_with(init: &[&str], cause: &str, fix: &str) {
+    let sb = crate::common::Sandbox::new();
+    let dir = sb.path().join("repo");
+    std::fs::create_dir_all(dir.join(TEAM)).unwrap();
+    let mut args = vec!["init", "-q"];
+    args.extend_from_slice(init);
+    sb.git(&dir, &args);
+    let run = sb.teammem(&dir, ["sync", "--json"]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["skipped_reason"], "error");
+    let warning = report["warnings"][0].as_str().unwrap();
+    assert!(
+        warning.contains(cause) && warning.contains(fix),
+        "{warning}"
+    );
+}
+
+#[test]
+fn a_reftable_repository_is_refused_with_the_migration_command() {
+    refused_with(
+        &["--ref-format=reftable"],
+        "refstorage",
+        "git refs migrate --ref-format=files",
+    );
+}
+
+#[test]
+fn a_sha256_repository_is_refused_naming_the_object_format() {
+    refused_with(
+        &["--object-format=sha256"],
+        "SHA-256",
+        "--object-format=sha1",
+    );
+}
