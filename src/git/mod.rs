@@ -34,6 +34,7 @@ pub(crate) mod snapshot;
 pub(crate) mod status;
 pub(crate) mod team_files;
 pub(crate) mod transfer_note;
+pub(crate) mod tree_entries;
 pub(crate) mod upstream;
 
 // The public face of the git layer: what the binary, the tests, the benches and the fuzz

@@ -7,6 +7,7 @@ mod common;
 mod baseline;
 mod branch_advertise;
 mod branch_concurrent;
+mod branch_entries;
 mod branch_kill;
 mod branch_mode;
 mod branch_noop_fast;
