@@ -308,7 +308,14 @@ pub fn merge_team_folders(
                     Some((blob, t.1))
                 }
                 None => {
-                    let beside = conflict_name(path, short);
+                    let mut beside = conflict_name(path, short);
+                    if [&base_files, &ours, &theirs]
+                        .iter()
+                        .any(|side| side.contains_key(&beside))
+                        || merged.contains_key(&beside)
+                    {
+                        beside = crate::domain::conflict::plain_copy_path(path, short);
+                    }
                     merged.insert(beside.clone(), *o);
                     conflicts.push(KeptConflict {
                         path: format!("{TEAM_DIR}/{path}"),

@@ -8,13 +8,16 @@ use crate::common::branch_team::{BranchTeam, RawEntry, TEAM, has_memory, write_m
 
 use std::path::Path;
 
+/// How a case edits the team folder's top-level entries.
+type Edit = Box<dyn Fn(&BranchTeam, &Path, &mut Vec<RawEntry>)>;
+
 /// One crafted case: what the teammate adds to the team folder, and a piece of the name the
 /// report gives the withheld entry (`None`: the merge sync makes rewrites that entry into one
 /// git accepts — a folder where the generated `MEMORY.md` belongs gives way to it, duplicate
 /// entries become one).
 struct Case {
     name: &'static str,
-    edit: Box<dyn Fn(&BranchTeam, &Path, &mut Vec<RawEntry>)>,
+    edit: Edit,
     named: Option<&'static str>,
     /// A piece of the name reported when a clone with nothing to record takes the crafted tip
     /// as it is.

@@ -9,6 +9,7 @@ mod branch_advertise;
 mod branch_concurrent;
 mod branch_entries;
 mod branch_kill;
+mod branch_line_endings;
 mod branch_mode;
 mod branch_noop_fast;
 mod check_all_parallel;

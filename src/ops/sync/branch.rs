@@ -693,7 +693,7 @@ fn materialise(
             path: path.clone(),
             file: f,
         });
-        let on_disk = disk_blob(&abs)?;
+        let on_disk = disk_blob(repo, &path, &abs)?;
         if on_disk == f.map(|x| x.id) {
             continue;
         }
@@ -706,7 +706,10 @@ fn materialise(
             }
             (Some(bytes), false, true) => {
                 // An edit here that no commit holds yet: kept beside the teammate's version.
-                let copy = crate::domain::conflict::copy_path(&path, &short);
+                let mut copy = crate::domain::conflict::copy_path(&path, &short);
+                if workdir.join(&copy).exists() {
+                    copy = crate::domain::conflict::plain_copy_path(&path, &short);
+                }
                 let copy_abs = workdir.join(&copy);
                 std::fs::rename(&abs, &copy_abs).map_err(|e| OpError::io(&copy_abs, e))?;
                 store::write_atomic(&abs, bytes)?;
@@ -783,11 +786,16 @@ fn withhold(
     outcome.withheld.push(Quarantined::new(path, reasons));
 }
 
-/// The blob id of a regular file's bytes as they are (`None`: absent, or not a regular file).
-fn disk_blob(abs: &Path) -> Result<Option<Oid>, OpError> {
+/// The blob id git would store for a regular file (`None`: absent, or not a regular file).
+fn disk_blob(repo: &Repository, path: &str, abs: &Path) -> Result<Option<Oid>, OpError> {
     match std::fs::symlink_metadata(abs) {
         Ok(meta) if meta.is_file() => {
             let bytes = std::fs::read(abs).map_err(|e| OpError::io(abs, e))?;
+            // A file git would convert (CRLF under `core.autocrlf` or a `.gitattributes`
+            // `eol`) is compared as git stores it: line endings never make a conflict.
+            if bytes.contains(&b'\r') {
+                return Ok(Some(commit::store_blob(repo, path, Some(&bytes))?));
+            }
             Oid::hash_object(ObjectType::Blob, &bytes)
                 .map(Some)
                 .map_err(|e| {
