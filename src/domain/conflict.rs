@@ -12,7 +12,23 @@ pub const MARK: &str = ".conflict-";
 
 /// The path of the copy that keeps a version of `path` made in commit `short`:
 /// `feedback/use-postgres.md` becomes `feedback/use-postgres.md.conflict-abc1234.md`.
+///
+/// A conflict copy is never itself copied into a copy of a copy: a version of
+/// `a.md.conflict-abc1234.md` is kept as `a.md.conflict-<short>.md`, beside the original
+/// memory (unless that is the very name, which keeps the old form so no version is lost).
 pub fn copy_path(path: &str, short: &str) -> String {
+    if let Some(copy) = parse_copy(path) {
+        let beside = plain_copy_path(&copy.original, short);
+        if beside != path {
+            return beside;
+        }
+    }
+    plain_copy_path(path, short)
+}
+
+/// The copy's name with `path`'s whole name kept, even for a conflict copy: for the rare case
+/// where [`copy_path`]'s name is already taken.
+pub fn plain_copy_path(path: &str, short: &str) -> String {
     if path.ends_with(".md") {
         format!("{path}{MARK}{short}.md")
     } else {
@@ -68,6 +84,14 @@ pub fn is_copy(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_copy_of_a_copy_sits_beside_the_original() {
+        let copy = copy_path("project/a.md.conflict-abc1234.md", "def5678");
+        assert_eq!(copy, "project/a.md.conflict-def5678.md");
+        let same = copy_path("project/a.md.conflict-abc1234.md", "abc1234");
+        assert_ne!(same, "project/a.md.conflict-abc1234.md");
+    }
 
     #[test]
     fn a_copy_names_its_original_and_sorts_right_after_it() {

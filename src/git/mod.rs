@@ -34,6 +34,7 @@ pub(crate) mod staging_index;
 pub(crate) mod status;
 pub(crate) mod team_files;
 pub(crate) mod transfer_note;
+pub(crate) mod tree_entries;
 pub(crate) mod upstream;
 pub(crate) mod user_config;
 

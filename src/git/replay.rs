@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use git2::{Commit, FileMode, MergeFileInput, Oid, Repository, Tree, TreeWalkMode};
+use git2::{Commit, FileMode, MergeFileInput, Oid, Repository, Tree};
 
 use super::commit::{SYNC_SUBJECT, SYNC_TRAILER};
 use super::{GitError, history};
@@ -280,6 +280,7 @@ pub fn merge_team_folders(
         None => BTreeMap::new(),
     };
     let ours = team_files(repo, ours)?;
+    let theirs_team = super::team_files::subtree(repo, theirs, TEAM_DIR)?;
     let theirs = team_files(repo, theirs)?;
     let mut merged: BTreeMap<String, Version> = BTreeMap::new();
     let mut conflicts = Vec::new();
@@ -307,7 +308,14 @@ pub fn merge_team_folders(
                     Some((blob, t.1))
                 }
                 None => {
-                    let beside = conflict_name(path, short);
+                    let mut beside = conflict_name(path, short);
+                    if [&base_files, &ours, &theirs]
+                        .iter()
+                        .any(|side| side.contains_key(&beside))
+                        || merged.contains_key(&beside)
+                    {
+                        beside = crate::domain::conflict::plain_copy_path(path, short);
+                    }
                     merged.insert(beside.clone(), *o);
                     conflicts.push(KeptConflict {
                         path: format!("{TEAM_DIR}/{path}"),
@@ -322,15 +330,33 @@ pub fn merge_team_folders(
             merged.insert(path.clone(), version);
         }
     }
+    // A file at a path the other side made a folder: the file is kept beside it, as a copy.
+    let clashing: Vec<String> = merged
+        .keys()
+        .filter(|p| {
+            let below = format!("{p}/");
+            merged
+                .range(below.clone()..)
+                .next()
+                .is_some_and(|(k, _)| k.starts_with(&below))
+        })
+        .cloned()
+        .collect();
+    for path in clashing {
+        if let Some(version) = merged.remove(&path) {
+            let beside = conflict_name(&path, short);
+            merged.insert(beside.clone(), version);
+            conflicts.push(KeptConflict {
+                path: format!("{TEAM_DIR}/{path}"),
+                kept_as: format!("{TEAM_DIR}/{beside}"),
+            });
+        }
+    }
     if !merged.is_empty() {
         let index = regenerate_index(repo, &merged)?;
         merged.insert(INDEX_FILE.to_string(), (index, i32::from(FileMode::Blob)));
     }
-    let team_tree = if merged.is_empty() {
-        None
-    } else {
-        Some(build_tree(repo, &merged)?)
-    };
+    let team_tree = rebuilt(repo, theirs_team.as_ref(), &theirs, &merged)?;
     Ok(MergedFolder {
         team_tree,
         conflicts,
@@ -341,34 +367,111 @@ pub fn merge_team_folders(
 /// The team folder of `tree` with `MEMORY.md` regenerated from its memories, as a tree to put
 /// at `.qwen/team-memory` (`None` when the folder is empty). Creates objects only.
 pub fn regenerated_team_tree(repo: &Repository, tree: &Tree<'_>) -> Result<Option<Oid>, GitError> {
-    let mut files = team_files(repo, tree)?;
-    files.remove(INDEX_FILE);
-    if files.is_empty() {
-        return Ok(None);
+    let team = super::team_files::subtree(repo, tree, TEAM_DIR)?;
+    let files = team_files(repo, tree)?;
+    let mut wanted = files.clone();
+    wanted.remove(INDEX_FILE);
+    if !wanted.is_empty() {
+        let index = regenerate_index(repo, &wanted)?;
+        wanted.insert(INDEX_FILE.to_string(), (index, i32::from(FileMode::Blob)));
     }
-    let index = regenerate_index(repo, &files)?;
-    files.insert(INDEX_FILE.to_string(), (index, i32::from(FileMode::Blob)));
-    build_tree(repo, &files).map(Some)
+    rebuilt(repo, team.as_ref(), &files, &wanted)
 }
 
-/// The files under the team folder of `tree`, by path relative to it.
+/// The files under the team folder of `tree`, by path relative to it: those git can rebuild
+/// a tree from. An entry a teammate crafted that git refuses (`.GIT`, a duplicate, a name not
+/// in UTF-8) is left out here, and so stays in the tree it came with (see [`rebuilt`]).
 fn team_files(repo: &Repository, tree: &Tree<'_>) -> Result<BTreeMap<String, Version>, GitError> {
-    let mut files = BTreeMap::new();
-    let Ok(entry) = tree.get_path(std::path::Path::new(TEAM_DIR)) else {
-        return Ok(files);
+    match super::team_files::subtree(repo, tree, TEAM_DIR)? {
+        Some(team) => Ok(super::tree_entries::list(repo, &team)?.files),
+        None => Ok(BTreeMap::new()),
+    }
+}
+
+/// The team folder tree `start` (holding `had`) changed to hold `wanted` instead: only the
+/// paths that differ are rewritten, so entries git would refuse to write (which neither map
+/// lists) stay as they are rather than failing the write. `None` when nothing is left.
+fn rebuilt(
+    repo: &Repository,
+    start: Option<&Tree<'_>>,
+    had: &BTreeMap<String, Version>,
+    wanted: &BTreeMap<String, Version>,
+) -> Result<Option<Oid>, GitError> {
+    let context = "writing the merged team folder";
+    let Some(start) = start else {
+        return if wanted.is_empty() {
+            Ok(None)
+        } else {
+            build_tree(repo, wanted).map(Some)
+        };
     };
-    let Ok(team) = repo.find_tree(entry.id()) else {
-        return Ok(files);
-    };
-    team.walk(TreeWalkMode::PreOrder, |dir, entry| {
-        if entry.kind() != Some(git2::ObjectType::Tree) {
-            let name = String::from_utf8_lossy(entry.name_bytes());
-            files.insert(format!("{dir}{name}"), (entry.id(), entry.filemode()));
+    // A folder where a file goes (or a file where a folder goes) is taken out first: the tree
+    // update replaces files and folders only by their own kind.
+    let mut clearing = git2::build::TreeUpdateBuilder::new();
+    let mut cleared = false;
+    for (path, version) in wanted {
+        if had.get(path) == Some(version) {
+            continue;
         }
-        git2::TreeWalkResult::Ok
-    })
-    .map_err(|e| GitError::git("reading the team folder", e))?;
-    Ok(files)
+        let mut prefix = String::new();
+        for part in path.split('/') {
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(part);
+            let Ok(entry) = start.get_path(std::path::Path::new(&prefix)) else {
+                break;
+            };
+            let is_folder = entry.kind() == Some(git2::ObjectType::Tree);
+            if is_folder != (prefix.len() < path.len()) {
+                clearing.remove(prefix.as_str());
+                cleared = true;
+                break;
+            }
+        }
+    }
+    let cleared_tree;
+    let start = if cleared {
+        let id = clearing
+            .create_updated(repo, start)
+            .map_err(|e| GitError::git(context, e))?;
+        cleared_tree = repo.find_tree(id).map_err(|e| GitError::git(context, e))?;
+        &cleared_tree
+    } else {
+        start
+    };
+    let mut builder = git2::build::TreeUpdateBuilder::new();
+    let mut any = cleared;
+    for (path, version) in wanted {
+        if had.get(path) != Some(version) {
+            builder.upsert(path.as_str(), version.0, file_mode(version.1));
+            any = true;
+        }
+    }
+    for path in had.keys() {
+        if !wanted.contains_key(path) {
+            builder.remove(path.as_str());
+            any = true;
+        }
+    }
+    let id = if any {
+        builder
+            .create_updated(repo, start)
+            .map_err(|e| GitError::git(context, e))?
+    } else {
+        start.id()
+    };
+    let tree = repo.find_tree(id).map_err(|e| GitError::git(context, e))?;
+    Ok((!tree.is_empty()).then_some(id))
+}
+
+fn file_mode(raw: i32) -> FileMode {
+    match raw {
+        0o100755 => FileMode::BlobExecutable,
+        0o120000 => FileMode::Link,
+        0o160000 => FileMode::Commit,
+        _ => FileMode::Blob,
+    }
 }
 
 /// git's own text merge of one file; `None` when it conflicts, when either side is binary, or

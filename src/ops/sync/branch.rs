@@ -13,7 +13,7 @@
 //! or written, so the state of the work tree (detached HEAD, a rebase under way, dirty files,
 //! a sparse checkout) does not matter.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 use std::time::Instant;
 
@@ -31,6 +31,7 @@ use crate::git::remote::{Advertisement, Deadline, NetworkOptions};
 use crate::git::status::{self, ChangeKind, TreeFile};
 use crate::git::transfer_note;
 use crate::git::upstream::Upstream;
+use crate::git::{team_files, tree_entries};
 
 use crate::ops::quarantine::{self, Quarantined};
 use crate::ops::sync::{self, Rounds, SkipReason, SyncMode, SyncOptions, SyncOutcome};
@@ -603,8 +604,10 @@ fn propose(
 /// (`base`): a file the user left as materialised takes the new version; one already holding
 /// it is left alone; an edit not recorded (made while sync ran, or quarantined) is kept beside
 /// the new version as a conflict copy, or kept in place when the teammate deleted the file (the
-/// next sync records it). What the gate withholds is never written and is reported; the
-/// folder's `MEMORY.md` is regenerated from the memories on disk.
+/// next sync records it). Only the entries that differ between the two trees are read. What
+/// the gate withholds, and every entry a checkout cannot write safely (see
+/// [`tree_entries`]), is never written and is reported; the folder's `MEMORY.md` is
+/// regenerated from the memories on disk.
 fn materialise(
     project: &Project,
     repo: &Repository,
@@ -620,14 +623,14 @@ fn materialise(
     let git = |what: &str, e| crate::git::GitError::git(what.to_string(), e);
     let source = memory_branch::tree_of(repo, Some(tip))?;
     let base_tree = match base {
-        Some(m) => Some(
-            repo.find_tree(m.tree)
-                .map_err(|e| git("reading the materialised base", e))?,
-        ),
-        None => None,
+        Some(m) => repo
+            .find_tree(m.tree)
+            .map_err(|e| git("reading the materialised base", e))?,
+        None => crate::git::commit::empty_tree(repo)?,
     };
-    let old = status::tree_files(repo, base_tree.as_ref(), TEAM_DIR)?;
-    let new = status::tree_files(repo, Some(&source), TEAM_DIR)?;
+    let old_team = team_files::subtree(repo, &base_tree, TEAM_DIR)?;
+    let new_team = team_files::subtree(repo, &source, TEAM_DIR)?;
+    let changes = tree_entries::diff(repo, old_team.as_ref(), new_team.as_ref())?;
     // What this sync recorded is safe on the branch (at its path, or beside it as a conflict
     // copy): a file holding it may be replaced.
     let recorded_blobs: HashSet<Oid> = match recorded {
@@ -640,49 +643,57 @@ fn materialise(
         }
         None => HashSet::new(),
     };
-    let index_path = format!("{TEAM_DIR}/{INDEX_FILE}");
-    let team_prefix = format!("{TEAM_DIR}/");
     let (policy, _) = crate::ops::guard::policy(project);
+    let team_prefix = format!("{TEAM_DIR}/");
     let short = tip.to_string()[..7].to_string();
-    let mut adjust = Vec::new();
+    // The changes taken (written, or standing for an edit the next sync records): the folder
+    // as materialised is the base with these applied.
+    let mut taken = Vec::new();
+    let mut kept_out = false;
     let mut withheld = held_back;
     let mut wrote = false;
-    let paths: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
-    for path in paths {
-        if *path == index_path {
+    for change in changes {
+        let path = format!("{team_prefix}{}", change.rel);
+        let m = change.old.map(tree_file);
+        let f = change.new.map(tree_file);
+        if change.rel == INDEX_FILE && change.refused.is_none() {
+            // Never written: regenerated from the memories on disk.
+            taken.push(TeamUpdate { path, file: f });
             continue;
         }
-        let (m, f) = (old.get(path), new.get(path));
-        if m == f {
-            continue;
-        }
-        let rel = path.strip_prefix(&team_prefix).unwrap_or(path);
-        let abs = workdir.join(path);
-        if !safe_rel(rel) {
-            // A crafted tree (`..`, `.git`) must never reach outside the folder: not written,
-            // not removed.
-            let why = vec!["unsafe path: never written into the work tree".to_string()];
-            withhold(path, why, m, &mut adjust, &mut withheld, outcome);
+        let abs = team_dir.join(&change.rel);
+        let refusal = change
+            .refused
+            .or_else(|| f.and_then(|_| disk_refusal(&team_dir, &change.rel)));
+        if let Some(why) = refusal {
+            withhold(&path, vec![why.to_string()], &mut withheld, outcome);
+            kept_out = true;
             continue;
         }
         let incoming = match f {
             None => None,
-            Some(file) if file.mode == git2::FileMode::Link => {
-                let why = vec!["a symlink: never written into the work tree".to_string()];
-                withhold(path, why, m, &mut adjust, &mut withheld, outcome);
-                continue;
-            }
             Some(file) => {
-                let bytes = blob_bytes(repo, file.id)?;
-                let reasons = quarantine::check_team_bytes(path, rel, &bytes, &policy);
+                let Ok(blob) = repo.find_blob(file.id) else {
+                    let why = "the entry does not name a file git holds".to_string();
+                    withhold(&path, vec![why], &mut withheld, outcome);
+                    kept_out = true;
+                    continue;
+                };
+                let reasons =
+                    quarantine::check_team_bytes(&path, &change.rel, blob.content(), &policy);
                 if !reasons.is_empty() {
-                    withhold(path, reasons, m, &mut adjust, &mut withheld, outcome);
+                    withhold(&path, reasons, &mut withheld, outcome);
+                    kept_out = true;
                     continue;
                 }
-                Some(bytes)
+                Some(blob.content().to_vec())
             }
         };
-        let on_disk = disk_blob(&abs)?;
+        taken.push(TeamUpdate {
+            path: path.clone(),
+            file: f,
+        });
+        let on_disk = disk_blob(repo, &path, &abs)?;
         if on_disk == f.map(|x| x.id) {
             continue;
         }
@@ -695,7 +706,10 @@ fn materialise(
             }
             (Some(bytes), false, true) => {
                 // An edit here that no commit holds yet: kept beside the teammate's version.
-                let copy = crate::domain::conflict::copy_path(path, &short);
+                let mut copy = crate::domain::conflict::copy_path(&path, &short);
+                if workdir.join(&copy).exists() {
+                    copy = crate::domain::conflict::plain_copy_path(&path, &short);
+                }
                 let copy_abs = workdir.join(&copy);
                 std::fs::rename(&abs, &copy_abs).map_err(|e| OpError::io(&copy_abs, e))?;
                 store::write_atomic(&abs, bytes)?;
@@ -717,52 +731,71 @@ fn materialise(
     if wrote || team_dir.is_dir() {
         sync::regenerate_index(project, &team_dir, &withheld, &team_prefix, &policy)?;
     }
-    let materialised = commit::updated_tree(repo, &source, &adjust)?;
-    memory_branch::set_materialised(repo, Some(tip), materialised.id())?;
+    let materialised = if kept_out {
+        commit::updated_tree(repo, &base_tree, &taken)?.id()
+    } else {
+        source.id()
+    };
+    memory_branch::set_materialised(repo, Some(tip), materialised)?;
     Ok(())
 }
 
-/// Leaves a teammate's file out of the work tree: what the folder holds for it stays what was
-/// materialised before (`m`), so the next sync does not record its absence as a deletion.
+fn tree_file((id, mode): tree_entries::Version) -> TreeFile {
+    TreeFile {
+        id,
+        mode: match mode {
+            0o100755 => git2::FileMode::BlobExecutable,
+            0o120000 => git2::FileMode::Link,
+            0o160000 => git2::FileMode::Commit,
+            _ => git2::FileMode::Blob,
+        },
+    }
+}
+
+/// Why a file at `rel` cannot be written into the folder as it is on disk: a file or symlink
+/// where the memory branch has a folder above it, or a folder where it has the file. Such a
+/// file waits (withheld) until the user's own entry there is gone.
+fn disk_refusal(team_dir: &Path, rel: &str) -> Option<&'static str> {
+    let mut dir = team_dir.to_path_buf();
+    let mut parts: Vec<&str> = rel.split('/').collect();
+    parts.pop();
+    for part in parts {
+        dir.push(part);
+        match std::fs::symlink_metadata(&dir) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => return Some("a file or symlink here stands where it needs a folder"),
+            Err(_) => return None,
+        }
+    }
+    match std::fs::symlink_metadata(team_dir.join(rel)) {
+        Ok(meta) if meta.is_dir() => Some("a folder here stands where it is a file"),
+        _ => None,
+    }
+}
+
+/// Leaves a teammate's file out of the work tree and reports it. The caller leaves the change
+/// out of the materialised tree, so the folder's entry stays what was materialised before and
+/// the next sync does not record its absence as a deletion.
 fn withhold(
     path: &str,
     reasons: Vec<String>,
-    m: Option<&TreeFile>,
-    adjust: &mut Vec<TeamUpdate>,
     withheld: &mut HashSet<String>,
     outcome: &mut SyncOutcome,
 ) {
-    adjust.push(TeamUpdate {
-        path: path.to_string(),
-        file: m.copied(),
-    });
     withheld.insert(path.to_string());
     outcome.withheld.push(Quarantined::new(path, reasons));
 }
 
-/// Whether a path inside the team folder stays inside it: no empty, `.` or `..` component, no
-/// `.git` folder (in any case), no backslash.
-fn safe_rel(rel: &str) -> bool {
-    rel.split('/').all(|part| {
-        !part.is_empty()
-            && part != "."
-            && part != ".."
-            && !part.eq_ignore_ascii_case(".git")
-            && !part.contains('\\')
-    })
-}
-
-fn blob_bytes(repo: &Repository, id: Oid) -> Result<Vec<u8>, OpError> {
-    repo.find_blob(id)
-        .map(|b| b.content().to_vec())
-        .map_err(|e| crate::git::GitError::git(format!("reading blob {id}"), e).into())
-}
-
-/// The blob id of a regular file's bytes as they are (`None`: absent, or not a regular file).
-fn disk_blob(abs: &Path) -> Result<Option<Oid>, OpError> {
+/// The blob id git would store for a regular file (`None`: absent, or not a regular file).
+fn disk_blob(repo: &Repository, path: &str, abs: &Path) -> Result<Option<Oid>, OpError> {
     match std::fs::symlink_metadata(abs) {
         Ok(meta) if meta.is_file() => {
             let bytes = std::fs::read(abs).map_err(|e| OpError::io(abs, e))?;
+            // A file git would convert (CRLF under `core.autocrlf` or a `.gitattributes`
+            // `eol`) is compared as git stores it: line endings never make a conflict.
+            if bytes.contains(&b'\r') {
+                return Ok(Some(commit::store_blob(repo, path, Some(&bytes))?));
+            }
             Oid::hash_object(ObjectType::Blob, &bytes)
                 .map(Some)
                 .map_err(|e| {
@@ -775,32 +808,14 @@ fn disk_blob(abs: &Path) -> Result<Option<Oid>, OpError> {
     }
 }
 
+/// Removes a file or symlink; a folder in its place is left alone.
 fn remove_file(abs: &Path) -> Result<(), OpError> {
+    if std::fs::symlink_metadata(abs).is_ok_and(|m| m.is_dir()) {
+        return Ok(());
+    }
     match std::fs::remove_file(abs) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(OpError::io(abs, e)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn crafted_paths_never_leave_the_folder() {
-        assert!(safe_rel("project/a.md"));
-        assert!(safe_rel("MEMORY.md"));
-        for bad in [
-            "../x.md",
-            "a/../../b",
-            "./a",
-            "a//b",
-            ".git/config",
-            "a/.GIT/x",
-            "a\\b",
-        ] {
-            assert!(!safe_rel(bad), "{bad}");
-        }
     }
 }

@@ -199,3 +199,162 @@ pub fn assert_untouched(sb: &Sandbox, dir: &Path, before: &Outside) {
         String::from_utf8_lossy(&fsck.stderr)
     );
 }
+
+/// One entry of a tree as git stores it: mode, name (any bytes), object id (hex). The git CLI
+/// writes such entries verbatim, so a teammate can push trees no checkout can write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawEntry {
+    /// `100644`, `100755`, `120000`, `160000` or `40000`.
+    pub mode: String,
+    /// The entry's name, byte for byte.
+    pub name: Vec<u8>,
+    /// The object it names.
+    pub id: String,
+}
+
+impl RawEntry {
+    /// An entry of `mode` named `name` for object `id`.
+    pub fn new(mode: &str, name: impl AsRef<[u8]>, id: &str) -> RawEntry {
+        RawEntry {
+            mode: mode.to_string(),
+            name: name.as_ref().to_vec(),
+            id: id.trim().to_string(),
+        }
+    }
+
+    fn is_tree(&self) -> bool {
+        self.mode == "40000"
+    }
+}
+
+impl BranchTeam {
+    /// Runs git in `dir` with `input` on stdin; returns stdout, panicking when git fails.
+    pub fn git_with_input(&self, dir: &Path, args: &[&str], input: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut cmd = std::process::Command::new("git");
+        self.sb
+            .isolate(&mut cmd)
+            .current_dir(dir)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().expect("run git");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input)
+            .expect("write to git");
+        let out = child.wait_with_output().expect("wait for git");
+        assert!(
+            out.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    }
+
+    /// Writes `bytes` as a blob in `dir`'s repository; returns its id.
+    pub fn blob(&self, dir: &Path, bytes: &[u8]) -> String {
+        let out = self.git_with_input(dir, &["hash-object", "-w", "--stdin"], bytes);
+        String::from_utf8_lossy(&out).trim().to_string()
+    }
+
+    /// Writes a tree holding exactly `entries` (in git's order, duplicates kept) without any
+    /// of git's checks; returns its id.
+    pub fn raw_tree(&self, dir: &Path, entries: &[RawEntry]) -> String {
+        let mut sorted = entries.to_vec();
+        let key = |e: &RawEntry| {
+            let mut k = e.name.clone();
+            if e.is_tree() {
+                k.push(b'/');
+            }
+            k
+        };
+        sorted.sort_by_key(key);
+        let mut bytes = Vec::new();
+        for e in &sorted {
+            bytes.extend_from_slice(e.mode.as_bytes());
+            bytes.push(b' ');
+            bytes.extend_from_slice(&e.name);
+            bytes.push(0);
+            bytes.extend(
+                (0..e.id.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&e.id[i..i + 2], 16).expect("hex id")),
+            );
+        }
+        let args = ["hash-object", "-t", "tree", "--literally", "-w", "--stdin"];
+        let out = self.git_with_input(dir, &args, &bytes);
+        String::from_utf8_lossy(&out).trim().to_string()
+    }
+
+    /// The entries of tree `rev` in `dir`'s repository, names byte for byte.
+    pub fn tree_entries(&self, dir: &Path, rev: &str) -> Vec<RawEntry> {
+        let out = self.sb.git_output(dir, ["ls-tree", "-z", rev]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+            .split(|b| *b == 0)
+            .filter(|line| !line.is_empty())
+            .map(|line| {
+                let tab = line.iter().position(|b| *b == b'\t').expect("a tab");
+                let head = String::from_utf8_lossy(&line[..tab]).into_owned();
+                let parts: Vec<&str> = head.split(' ').collect();
+                let mode = parts[0].trim_start_matches('0');
+                RawEntry::new(mode, &line[tab + 1..], parts[2])
+            })
+            .collect()
+    }
+
+    /// A teammate using the git CLI alone (`dir`, a clone) pushes onto the memory branch a
+    /// commit whose team folder is the current one edited by `edit` (its top-level entries);
+    /// returns the commit.
+    pub fn push_crafted(&self, dir: &Path, edit: impl FnOnce(&mut Vec<RawEntry>)) -> String {
+        self.sb.git(dir, ["fetch", "-q", "origin", "team-memory"]);
+        let tip = self
+            .sb
+            .git(dir, ["rev-parse", "FETCH_HEAD"])
+            .trim()
+            .to_string();
+        let qwen_id = self.sb.git(dir, ["rev-parse", &format!("{tip}:.qwen")]);
+        let team_id = self.sb.git(dir, ["rev-parse", &format!("{tip}:{TEAM}")]);
+        let mut team = self.tree_entries(dir, team_id.trim());
+        edit(&mut team);
+        let team = self.raw_tree(dir, &team);
+        let mut qwen = self.tree_entries(dir, qwen_id.trim());
+        qwen.retain(|e| e.name != b"team-memory");
+        qwen.push(RawEntry::new("40000", "team-memory", &team));
+        let qwen = self.raw_tree(dir, &qwen);
+        let mut root = self.tree_entries(dir, &tip);
+        root.retain(|e| e.name != b".qwen");
+        root.push(RawEntry::new("40000", ".qwen", &qwen));
+        let root = self.raw_tree(dir, &root);
+        let commit = self.sb.git(
+            dir,
+            [
+                "commit-tree",
+                &root,
+                "-p",
+                &tip,
+                "-m",
+                "crafted team folder",
+            ],
+        );
+        let commit = commit.trim().to_string();
+        self.sb.git(
+            dir,
+            [
+                "push",
+                "-q",
+                "origin",
+                &format!("{commit}:refs/heads/team-memory"),
+            ],
+        );
+        commit
+    }
+}

@@ -1,0 +1,340 @@
+//! The entries of a team folder's tree as a checkout would meet them, read byte for byte.
+//!
+//! A teammate with the git CLI can push trees that no checkout can write safely: names git
+//! refuses (`.git` in any case or NTFS spelling, `..`, a `/` inside a name), names the file
+//! system refuses once teammem's temporary suffix is added, duplicate entries, symlinks,
+//! gitlinks, names that are not UTF-8. Each such entry is told apart here so the rest of the
+//! folder flows: [`list`] gives the files a merge can rebuild a tree from, [`diff`] the changes
+//! between two trees with, for each incoming entry, why it cannot be written (if it cannot).
+//! Only subtrees whose ids differ are read, so a diff costs what changed, not the folder's size.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use git2::{FileMode, Oid, Repository, Tree, TreeBuilder};
+
+use super::GitError;
+use crate::domain::scope::INDEX_FILE;
+
+/// The longest file or folder name the work tree takes from the memory branch, in bytes.
+/// Linux file systems allow 255 (`NAME_MAX`); teammem writes through a temporary name
+/// `.<name>.<pid>-<attempt>.tmp` (up to 20 bytes more) and may keep an edit beside its file as
+/// `<name>.conflict-<sha>.md` (20 bytes more), so a longer name could never be written safely.
+pub const MAX_NAME_BYTES: usize = 255 - 20 - 20;
+
+/// The longest path below the team folder the work tree takes, in bytes: far below `PATH_MAX`
+/// (4096) whatever the checkout's own location.
+pub const MAX_PATH_BYTES: usize = 1024;
+
+/// One version of a file: its blob (or commit, for a gitlink) and git's mode.
+pub type Version = (Oid, i32);
+
+/// An entry that cannot be taken as it is, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// Its path relative to the team folder (invalid UTF-8 shown as `\u{FFFD}`).
+    pub rel: String,
+    /// Why, in the user's words.
+    pub why: &'static str,
+}
+
+/// The files of a team folder tree that git can rebuild a tree from, and the entries it
+/// cannot (which a merge leaves as the other side has them).
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// Files (blobs, symlinks, gitlinks) by path relative to the folder.
+    pub files: BTreeMap<String, Version>,
+    /// Entries skipped: a name git refuses, a duplicate, a name that is not UTF-8.
+    pub refused: Vec<Refused>,
+}
+
+/// Tells which names libgit2 refuses in a tree, by asking it: the same check every later
+/// tree write makes (`.git` in any case or NTFS spelling such as `GIT~1` or `.git.`, `..`, a
+/// `/` inside a name), so what passes here never fails a merge or a record.
+pub struct NameCheck<'r> {
+    builder: TreeBuilder<'r>,
+    blob: Oid,
+}
+
+impl<'r> NameCheck<'r> {
+    /// A checker for trees of `repo`.
+    pub fn new(repo: &'r Repository) -> Result<NameCheck<'r>, GitError> {
+        let context = "preparing the tree entry check";
+        let blob = repo.blob(b"").map_err(|e| GitError::git(context, e))?;
+        let builder = repo
+            .treebuilder(None)
+            .map_err(|e| GitError::git(context, e))?;
+        Ok(NameCheck { builder, blob })
+    }
+
+    /// Why git refuses `name` as a tree entry, if it does.
+    pub fn refusal(&mut self, name: &[u8]) -> Option<&'static str> {
+        let Ok(text) = std::str::from_utf8(name) else {
+            return Some("the name is not valid UTF-8");
+        };
+        if text.is_empty() || text.contains(['/', '\\', '\0']) || text == "." || text == ".." {
+            return Some("a name git refuses in a tree");
+        }
+        if self
+            .builder
+            .insert(text, self.blob, i32::from(FileMode::Blob))
+            .is_err()
+        {
+            return Some("a name git refuses in a tree (.git)");
+        }
+        let _ = self.builder.remove(text);
+        None
+    }
+}
+
+/// Every file of `team` (the team folder's tree) a merge can work with; entries git would
+/// refuse are listed apart, with everything below them.
+pub fn list(repo: &Repository, team: &Tree<'_>) -> Result<Listing, GitError> {
+    let mut check = NameCheck::new(repo)?;
+    let mut listing = Listing::default();
+    list_into(repo, team, "", &mut check, &mut listing)?;
+    Ok(listing)
+}
+
+fn list_into(
+    repo: &Repository,
+    tree: &Tree<'_>,
+    prefix: &str,
+    check: &mut NameCheck<'_>,
+    out: &mut Listing,
+) -> Result<(), GitError> {
+    let entries = entries_of(tree);
+    for (name, versions) in &entries {
+        let rel = format!("{prefix}{}", String::from_utf8_lossy(name));
+        if versions.len() > 1 {
+            out.refused.push(Refused {
+                rel,
+                why: "a duplicate entry: the tree names it more than once",
+            });
+            continue;
+        }
+        if let Some(why) = check.refusal(name) {
+            out.refused.push(Refused { rel, why });
+            continue;
+        }
+        let (id, mode) = versions[0];
+        if prefix.is_empty() && name == INDEX_FILE.as_bytes() && is_tree(mode) {
+            out.refused.push(Refused {
+                rel,
+                why: "a folder where the generated MEMORY.md belongs",
+            });
+            continue;
+        }
+        if is_tree(mode) {
+            let sub = find_tree(repo, id, &rel)?;
+            list_into(repo, &sub, &format!("{rel}/"), check, out)?;
+        } else {
+            out.files.insert(rel, (id, mode));
+        }
+    }
+    Ok(())
+}
+
+/// One path that differs between two team folder trees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryChange {
+    /// Path relative to the folder.
+    pub rel: String,
+    /// The file in the old tree (`None`: not a file there).
+    pub old: Option<Version>,
+    /// The file in the new tree (`None`: removed, or refused — see `refused`).
+    pub new: Option<Version>,
+    /// Why the new tree's entry here cannot be written into a work tree, if it cannot. A
+    /// refused folder is one change for everything below it.
+    pub refused: Option<&'static str>,
+}
+
+/// The changes from `old` to `new` (team folder trees; `None`: empty), in path order. Only
+/// subtrees whose ids differ are read. An incoming entry a checkout cannot write safely — see
+/// the module doc — comes with its reason and no `new` version; the old tree's file at that
+/// path (if any) is reported so the caller can keep it.
+pub fn diff(
+    repo: &Repository,
+    old: Option<&Tree<'_>>,
+    new: Option<&Tree<'_>>,
+) -> Result<Vec<EntryChange>, GitError> {
+    let mut check = NameCheck::new(repo)?;
+    let mut out = Vec::new();
+    diff_into(repo, old, new, "", &mut check, &mut out)?;
+    Ok(out)
+}
+
+type Entries = BTreeMap<Vec<u8>, Vec<Version>>;
+
+fn entries_of(tree: &Tree<'_>) -> Entries {
+    let mut entries: Entries = BTreeMap::new();
+    for entry in tree.iter() {
+        entries
+            .entry(entry.name_bytes().to_vec())
+            .or_default()
+            .push((entry.id(), entry.filemode()));
+    }
+    entries
+}
+
+fn find_tree<'r>(repo: &'r Repository, id: Oid, rel: &str) -> Result<Tree<'r>, GitError> {
+    repo.find_tree(id)
+        .map_err(|e| GitError::git(format!("reading the folder {rel} of the team memory"), e))
+}
+
+fn is_tree(mode: i32) -> bool {
+    mode == i32::from(FileMode::Tree)
+}
+
+fn diff_into(
+    repo: &Repository,
+    old: Option<&Tree<'_>>,
+    new: Option<&Tree<'_>>,
+    prefix: &str,
+    check: &mut NameCheck<'_>,
+    out: &mut Vec<EntryChange>,
+) -> Result<(), GitError> {
+    let old_entries = old.map(entries_of).unwrap_or_default();
+    let new_entries = new.map(entries_of).unwrap_or_default();
+    let names: BTreeSet<&Vec<u8>> = old_entries.keys().chain(new_entries.keys()).collect();
+    for name in names {
+        let o = old_entries.get(name).filter(|v| v.len() == 1).map(|v| v[0]);
+        let n = new_entries.get(name);
+        if n.is_some_and(|v| v.len() == 1) && n.map(|v| v[0]) == o {
+            continue;
+        }
+        let rel = format!("{prefix}{}", String::from_utf8_lossy(name));
+        let refused = match n {
+            None => None,
+            Some(v) if v.len() > 1 => Some("a duplicate entry: the tree names it more than once"),
+            Some(v) if prefix.is_empty() && name == INDEX_FILE.as_bytes() && is_tree(v[0].1) => {
+                Some("a folder where the generated MEMORY.md belongs")
+            }
+            Some(v) => check
+                .refusal(name)
+                .or_else(|| entry_refusal(name, &rel, v[0].1)),
+        };
+        // What the old tree holds here, as files (a folder: everything below it).
+        let mut old_files = BTreeMap::new();
+        if let Some((id, mode)) = o {
+            if is_tree(mode) {
+                let sub = find_tree(repo, id, &rel)?;
+                old_files = list(repo, &sub)?
+                    .files
+                    .into_iter()
+                    .map(|(k, v)| (format!("{rel}/{k}"), v))
+                    .collect();
+            } else {
+                old_files.insert(rel.clone(), (id, mode));
+            }
+        }
+        if let Some(why) = refused {
+            // Withheld whole; the files the old tree held here (if any) stay as they were.
+            out.push(EntryChange {
+                rel: rel.clone(),
+                old: old_files.remove(&rel),
+                new: None,
+                refused: Some(why),
+            });
+            continue;
+        }
+        let n = n.map(|v| v[0]);
+        match (o, n) {
+            (Some((oid, om)), Some((nid, nm))) if is_tree(om) && is_tree(nm) => {
+                let (ot, nt) = (find_tree(repo, oid, &rel)?, find_tree(repo, nid, &rel)?);
+                diff_into(repo, Some(&ot), Some(&nt), &format!("{rel}/"), check, out)?;
+            }
+            (_, Some((nid, nm))) if is_tree(nm) => {
+                for (path, version) in old_files {
+                    out.push(EntryChange {
+                        rel: path,
+                        old: Some(version),
+                        new: None,
+                        refused: None,
+                    });
+                }
+                let nt = find_tree(repo, nid, &rel)?;
+                diff_into(repo, None, Some(&nt), &format!("{rel}/"), check, out)?;
+            }
+            (_, new_file) => {
+                let here = old_files.remove(&rel);
+                for (path, version) in old_files {
+                    out.push(EntryChange {
+                        rel: path,
+                        old: Some(version),
+                        new: None,
+                        refused: None,
+                    });
+                }
+                if here != new_file {
+                    out.push(EntryChange {
+                        rel,
+                        old: here,
+                        new: new_file,
+                        refused: None,
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Why an entry git accepts still cannot be written into a work tree: its kind, or a name
+/// or path too long for the file system.
+fn entry_refusal(name: &[u8], rel: &str, mode: i32) -> Option<&'static str> {
+    if name.len() > MAX_NAME_BYTES {
+        return Some("a name too long for the file system (with teammem's temporary suffix)");
+    }
+    if rel.len() > MAX_PATH_BYTES {
+        return Some("a path too long for the file system");
+    }
+    match mode {
+        m if m == i32::from(FileMode::Link) => Some("a symlink: never written into the work tree"),
+        m if m == i32::from(FileMode::Commit) => {
+            Some("a gitlink (submodule): never written into the work tree")
+        }
+        m if m == i32::from(FileMode::Tree)
+            || m == i32::from(FileMode::Blob)
+            || m == i32::from(FileMode::BlobExecutable) =>
+        {
+            None
+        }
+        _ => Some("an entry of unknown kind"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_refused_names_are_told_apart() {
+        let (_dir, repo) = crate::git::scratch_repo();
+        let mut check = NameCheck::new(&repo).unwrap();
+        for bad in [
+            &b".git"[..],
+            b".GIT",
+            b".Git",
+            b"..",
+            b".",
+            b"",
+            b"a/b",
+            b"caf\xe9",
+        ] {
+            assert!(check.refusal(bad).is_some(), "{bad:?}");
+        }
+        for good in ["a.md", ".gitignore", "MEMORY.md", "project"] {
+            assert_eq!(check.refusal(good.as_bytes()), None, "{good}");
+        }
+    }
+
+    #[test]
+    fn long_names_links_and_gitlinks_are_not_written() {
+        let long = "x".repeat(MAX_NAME_BYTES + 1);
+        assert!(entry_refusal(long.as_bytes(), &long, 0o100644).is_some());
+        let fits = "x".repeat(MAX_NAME_BYTES);
+        assert_eq!(entry_refusal(fits.as_bytes(), &fits, 0o100644), None);
+        assert!(entry_refusal(b"l", "l", 0o120000).is_some());
+        assert!(entry_refusal(b"s", "s", 0o160000).is_some());
+    }
+}
