@@ -43,9 +43,10 @@ pub mod store {
     pub use crate::domain::store::{load, load_index_entries, write_index};
 }
 
-/// What may enter team memory: the team index as the gate writes it.
+/// What may enter team memory: the team index as the gate writes it, the transform every
+/// door applies to what an agent reads, and the gate's verdict on one memory body.
 pub mod gate {
-    pub use crate::domain::gate::team_index_md;
+    pub use crate::domain::gate::{data_block, for_agent, judge_body, team_index_md};
 }
 
 /// Scopes: where memory folders live and which switches turn team memory on.

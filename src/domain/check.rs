@@ -223,6 +223,30 @@ pub const RULES: &[Rule] = &[
         help: "Check the link; add the host to allowed_hosts in your own ~/.qwen/teammem-check.json if it is trusted (a repository file can only shorten the list).",
         default_severity: Severity::Warning,
     },
+    Rule {
+        id: trust::JAILBREAK,
+        summary: "A jailbreak framing: a banner of new instructions, a \"developer mode\" switched on, a forgotten instruction, a special case for summaries, a fake configuration or a role to play",
+        help: "Remove the framing; memories record facts and preferences, they do not re-program the agent.",
+        default_severity: Severity::Error,
+    },
+    Rule {
+        id: trust::ENCODED_PAYLOAD,
+        summary: "Encoded text (base64, rot13, hex) with an order to decode it and obey",
+        help: "Write the text in plain words so reviewers read what the agent would.",
+        default_severity: Severity::Error,
+    },
+    Rule {
+        id: trust::QUOTED_ATTACK,
+        summary: "An injection or risky command quoted as an example (in code or quotes, in a memory about attacks); delivered to agents as inert data",
+        help: "Nothing to do if the memory warns about it; otherwise remove it.",
+        default_severity: Severity::Warning,
+    },
+    Rule {
+        id: trust::KNOWN_INSTALLER,
+        summary: "A download piped into a shell from a known installer's host, or from an allowed host in a fenced install step",
+        help: "Check the installer is the one you mean; agents receive the command as data.",
+        default_severity: Severity::Warning,
+    },
 ];
 
 /// The rule with this id.

@@ -16,6 +16,7 @@ use regex::{Regex, RegexBuilder};
 use super::check::{CheckConfig, MEMORY_INVALID, SECRET, Severity};
 use super::index::{self, DatedEntry, IndexLine};
 use super::memory::MemoryFile;
+use super::neutralise;
 use super::secrets::{self, SecretsIgnore};
 use super::trust;
 
@@ -169,6 +170,17 @@ impl Policy {
                 .is_empty()
     }
 
+    /// [`for_agent_allowing`] under this policy's link allow-list: what every door that
+    /// holds the policy hands an agent.
+    pub fn for_agent(&self, text: &str) -> String {
+        for_agent_allowing(text, &self.hosts)
+    }
+
+    /// [`data_block_allowing`] under this policy's link allow-list.
+    pub fn data_block(&self, source: &str, body: &str) -> String {
+        data_block_allowing(source, body, &self.hosts)
+    }
+
     /// Whether a path holds a secret the team did not accept (see [`secret_spans`]).
     pub fn path_has_secret(&self, path: &str) -> bool {
         !secret_spans(path, &self.ignore).is_empty()
@@ -217,6 +229,23 @@ pub fn redact_path(path: &str) -> String {
     secrets::redact_text(&out)
 }
 
+/// The gate's verdict on a memory body under the default policy (the default configuration,
+/// no accepted fingerprints), the body put in a minimal `feedback` memory: the rules at error
+/// severity (the memory is withheld when there is any) and those at warning severity (it is
+/// delivered, made inert). What the labelled injection set is measured with.
+pub fn judge_body(body: &str) -> (Broken, Broken) {
+    let text = format!(
+        "---\nname: Corpus entry\ndescription: An entry of the labelled set\ntype: feedback\n---\n{body}\n"
+    );
+    match Policy::default().judge("corpus.md", "feedback/corpus.md", text.as_bytes()) {
+        Verdict::Pass { warnings, .. } => (Broken::new(), warnings),
+        Verdict::Withheld(errors) => {
+            let (_, warnings) = Policy::default().text_problems(&text);
+            (errors, warnings)
+        }
+    }
+}
+
 /// The one line that tells a user (and the agent) what was withheld: how many memories, which
 /// rules, and the command that shows them. `None` when nothing was withheld.
 pub fn withheld_line(count: usize, rules: &Broken) -> Option<String> {
@@ -255,13 +284,28 @@ static ROLE_BRACKET: LazyLock<Option<Regex>> = LazyLock::new(|| {
     .ok()
 });
 
-/// Text made safe to put in an agent's context as data: invisible characters removed, every
-/// `<` that could open a tag, comment or chat-template token escaped as `&lt;` (so `</system>`,
-/// `<|im_start|>`, `<!--` and a closing data delimiter all lose their meaning), look-alike
-/// angle brackets escaped the same way, bracketed role markers turned into parentheses and
-/// line-start role labels marked as quoted. Secrets are redacted.
+/// Text made safe to put in an agent's context as data, links judged against the default
+/// allow-list (a door that holds the project's [`Policy`] uses [`Policy::for_agent`]); see
+/// [`for_agent_allowing`].
 pub fn for_agent(text: &str) -> String {
+    for_agent_allowing(text, &DEFAULT_HOSTS)
+}
+
+/// The default link allow-list ([`trust::DEFAULT_ALLOWED_HOSTS`]), resolved once.
+static DEFAULT_HOSTS: LazyLock<Vec<String>> =
+    LazyLock::new(|| CheckConfig::default().allowed_hosts());
+
+/// Text made safe to put in an agent's context as data, whatever the trust rules found:
+/// invisible characters removed, every link and image to a host outside `allowed` made plain
+/// text naming the host, without query or fragment, and every script, data or file URI
+/// dropped ([`neutralise::inert`]), every `<` that could open a tag, comment or
+/// chat-template token escaped as `&lt;` (so `</system>`, `<|im_start|>`, `<!--`, `<img>`
+/// and a closing data delimiter all lose their meaning), look-alike angle brackets escaped
+/// the same way, bracketed role markers turned into parentheses and line-start role labels
+/// (`System:`, `Human:`, `H:`, `A:`) marked as quoted. Secrets are redacted.
+pub fn for_agent_allowing(text: &str, allowed: &[String]) -> String {
     let visible: String = text.chars().filter(|&c| !trust::is_invisible(c)).collect();
+    let visible = neutralise::inert(&visible, allowed);
     let mut out = String::with_capacity(visible.len() + 16);
     let mut chars = visible.chars().peekable();
     while let Some(c) = chars.next() {
@@ -293,7 +337,7 @@ pub fn for_agent(text: &str) -> String {
 }
 
 /// The words a [`ROLE_LABEL`] match starts with, after its line's `[ \t>#*_]*`.
-const ROLE_LABEL_WORDS: [&str; 15] = [
+const ROLE_LABEL_WORDS: [&str; 17] = [
     "system",
     "assistant",
     "user",
@@ -309,6 +353,9 @@ const ROLE_LABEL_WORDS: [&str; 15] = [
     "input",
     "output",
     "context",
+    // Anthropic's short turn labels, last so that a longer word matches first.
+    "h",
+    "a",
 ];
 
 /// Whether a line of `text` starts (after `[ \t>#*_]*`) with a word of [`ROLE_LABEL_WORDS`],
@@ -337,7 +384,12 @@ pub const DATA_TAG: &str = "memory-data";
 /// A memory body wrapped as data: `source` names where it came from (`team:feedback/x.md`).
 /// The body is passed through [`for_agent`], so it cannot close the block early.
 pub fn data_block(source: &str, body: &str) -> String {
-    let mut body = for_agent(body);
+    data_block_allowing(source, body, &DEFAULT_HOSTS)
+}
+
+/// [`data_block`], links judged against `allowed`.
+pub fn data_block_allowing(source: &str, body: &str, allowed: &[String]) -> String {
+    let mut body = for_agent_allowing(body, allowed);
     if !body.ends_with('\n') {
         body.push('\n');
     }

@@ -10,6 +10,8 @@ pub(crate) mod index;
 pub(crate) mod index_merge;
 pub(crate) mod memory;
 pub(crate) mod memory_diff;
+pub(crate) mod neutralise;
+pub(crate) mod normalise;
 pub(crate) mod recall;
 pub(crate) mod scope;
 pub(crate) mod secrets;

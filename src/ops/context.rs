@@ -95,7 +95,7 @@ pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError>
         if index.trim().is_empty() {
             continue;
         }
-        let index = gate::for_agent(&index);
+        let index = policy.for_agent(&index);
         let path = secrets::redact_text(&dir.join(INDEX_FILE).display().to_string());
         text.push_str(&format!("\n## {heading} memory ({path})\n\n{index}"));
         if !index.ends_with('\n') {
@@ -136,7 +136,7 @@ pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError>
                     gate::for_agent(&source),
                     hit.age,
                     hit.description,
-                    gate::data_block(&source, &hit.body)
+                    policy.data_block(&source, &hit.body)
                 ));
             }
             recalled = found.hits.len();

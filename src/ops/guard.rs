@@ -169,13 +169,13 @@ pub fn index_policy(project: &Project, scope: ScopeKind) -> Option<Policy> {
 /// A memory as an agent may read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentMemory {
-    /// Its title, made safe ([`gate::for_agent`]).
+    /// Its title, made safe ([`Policy::for_agent`]).
     pub name: String,
     /// Its description, made safe.
     pub description: String,
     /// Its type.
     pub kind: crate::domain::memory::MemoryType,
-    /// Its body wrapped as data ([`gate::data_block`]).
+    /// Its body wrapped as data ([`Policy::data_block`]).
     pub body: String,
 }
 
@@ -224,10 +224,10 @@ pub fn agent_view(
 ) -> Result<AgentMemory, Withheld> {
     match policy.judge(shown, rel, bytes) {
         Verdict::Pass { file, .. } => Ok(AgentMemory {
-            name: gate::for_agent(&file.name),
-            description: gate::for_agent(&file.description),
+            name: policy.for_agent(&file.name),
+            description: policy.for_agent(&file.description),
             kind: file.kind,
-            body: gate::data_block(source, &file.body),
+            body: policy.data_block(source, &file.body),
         }),
         Verdict::Withheld(rules) => Err(Withheld { rules }),
     }
@@ -277,9 +277,9 @@ pub fn gate_recalled(
         };
         match verdict {
             Verdict::Pass { .. } => {
-                hit.name = gate::for_agent(&hit.name);
-                hit.description = gate::for_agent(&hit.description);
-                hit.body = gate::for_agent(&hit.body);
+                hit.name = policy.for_agent(&hit.name);
+                hit.description = policy.for_agent(&hit.description);
+                hit.body = policy.for_agent(&hit.body);
                 hit.path = secrets::redact_text(&hit.path);
                 true
             }

@@ -26,6 +26,8 @@ mod dream;
 mod example;
 mod forget_remember;
 mod gate;
+mod gate_corpus;
+mod gate_inert;
 mod index_rules;
 mod mcp;
 mod mcp_ages;
