@@ -14,6 +14,7 @@ pub(crate) mod recall;
 pub(crate) mod recall_index;
 pub(crate) mod recall_live;
 pub(crate) mod recall_refresh;
+pub(crate) mod references;
 pub(crate) mod scope;
 pub(crate) mod secrets;
 pub(crate) mod store;
