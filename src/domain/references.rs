@@ -54,6 +54,9 @@ pub struct Reference {
     pub line: usize,
     /// 1-based column (in characters) where the path starts.
     pub column: usize,
+    /// Byte range of the path as written (after any `./`, before any line suffix), for a
+    /// rewrite that replaces it.
+    pub span: (usize, usize),
 }
 
 /// Extensions a path in prose may end with: source, configuration and documentation files of
@@ -438,6 +441,7 @@ fn reference_in(
         lines,
         line,
         column,
+        span: (path_start, path_start + trimmed.len()),
     })
 }
 
@@ -725,6 +729,7 @@ mod tests {
         assert_eq!(refs.len(), 1);
         let r = &refs[0];
         assert_eq!((r.line, r.column), (2, 7));
+        assert_eq!(&text[r.span.0..r.span.1], "src/lib.rs");
         assert_eq!(r.lines, Some(Lines { start: 3, end: 3 }));
     }
 

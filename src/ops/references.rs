@@ -58,6 +58,15 @@ pub enum Broken {
 }
 
 impl Broken {
+    /// The path concerned.
+    pub fn path(&self) -> &str {
+        match self {
+            Broken::Removed { path, .. }
+            | Broken::Missing { path }
+            | Broken::PastEnd { path, .. } => path,
+        }
+    }
+
     /// What is wrong, in a few words: `names src/old.rs, removed in 1a2b3c4 by Alice on
     /// 2026-11-02`.
     pub fn describe(&self) -> String {
@@ -267,6 +276,66 @@ pub fn check_memories(
         named.iter().flatten().map(|r| (r.path.as_str(), r.form)),
     )?;
     Ok(named.iter().map(|refs| judge(&head, facts, refs)).collect())
+}
+
+/// One rewrite [`renamed_paths`] proposes: the path a memory's body names and the path git's
+/// rename detection maps it to, which exists at `HEAD`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathRewrite {
+    /// The path as the memory names it.
+    pub old: String,
+    /// Where it went.
+    pub new: String,
+}
+
+/// The body of a memory with every path that was renamed one-to-one (and whose new name
+/// exists at `HEAD`) rewritten to its new name, and the rewrites made; `None` when there is
+/// nothing to rewrite. A bare file name is left alone: it may name a file in another folder.
+pub fn renamed_paths(
+    project: &Project,
+    scope: ScopeKind,
+    body: &str,
+) -> Result<Option<(String, Vec<PathRewrite>)>, OpError> {
+    let checked = check_memories(project, &[(scope, body)])?;
+    let Some(root) = project.repo.as_ref().map(|r| r.workdir.clone()) else {
+        return Ok(None);
+    };
+    let repo = repo::open(&root)?;
+    let head = HeadTree::open(&repo)?;
+    let mut rewrites: Vec<PathRewrite> = Vec::new();
+    for broken in checked.iter().flat_map(|m| &m.broken) {
+        if let Broken::Removed { path, removal } = broken {
+            if let Some(new) = &removal.renamed_to {
+                if head.at(new) != AtHead::Missing {
+                    rewrites.push(PathRewrite {
+                        old: path.clone(),
+                        new: new.clone(),
+                    });
+                }
+            }
+        }
+    }
+    if rewrites.is_empty() {
+        return Ok(None);
+    }
+    let mut out = body.to_string();
+    let mut spans: Vec<(usize, usize, &str)> = references::extract(body)
+        .into_iter()
+        .filter(|r| r.form != Form::Bare)
+        .filter_map(|r| {
+            let to = rewrites.iter().find(|w| w.old == r.path)?;
+            Some((r.span.0, r.span.1, to.new.as_str()))
+        })
+        .collect();
+    // From the end, so earlier spans keep their offsets.
+    spans.sort_by_key(|s| std::cmp::Reverse(s.0));
+    let mut applied: Vec<String> = Vec::new();
+    for (start, end, new) in spans {
+        out.replace_range(start..end, new);
+        applied.push(new.to_string());
+    }
+    rewrites.retain(|w| applied.contains(&w.new));
+    Ok((!rewrites.is_empty()).then_some((out, rewrites)))
 }
 
 /// What is known of one path at the book's `HEAD`.
