@@ -41,6 +41,7 @@ mod no_panic;
 mod recall;
 mod recall_freshness;
 mod recall_live;
+mod references;
 mod review;
 mod scopes;
 mod secrets_guard;
