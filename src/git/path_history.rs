@@ -39,7 +39,11 @@ pub struct Removal {
     pub renamed_to: Option<String>,
 }
 
-/// How far [`removals`] may walk.
+/// The first commits of a walk are looked at whatever the deadline says: a recent removal is
+/// the common case, and its answer must not depend on how loaded the machine is.
+pub const ALWAYS_WALKED: usize = 64;
+
+/// How far [`removals`] may walk (past the first [`ALWAYS_WALKED`] commits).
 #[derive(Debug, Clone, Copy)]
 pub struct WalkLimit {
     /// The most first-parent commits looked at.
@@ -131,8 +135,8 @@ pub fn removals(
     let mut current = repo
         .find_commit(head)
         .map_err(|e| GitError::git(format!("reading commit {head}"), e))?;
-    for _ in 0..limit.commits {
-        if pending.is_empty() || Instant::now() >= limit.deadline {
+    for walked in 0..limit.commits.max(ALWAYS_WALKED) {
+        if pending.is_empty() || (walked >= ALWAYS_WALKED && Instant::now() >= limit.deadline) {
             break;
         }
         // A shallow clone's oldest commit has no parent here: the walk ends.
@@ -183,8 +187,8 @@ fn removed_on_side<'r>(
     if side.tree().ok()?.get_path(Path::new(path)).is_ok() {
         return None;
     }
-    for _ in 0..limit.commits {
-        if Instant::now() >= limit.deadline {
+    for walked in 0..limit.commits.max(ALWAYS_WALKED) {
+        if walked >= ALWAYS_WALKED && Instant::now() >= limit.deadline {
             return None;
         }
         let parent = side.parent(0).ok()?;

@@ -26,6 +26,7 @@ use super::{OpError, Project};
 
 /// How long one delivery may spend walking history for the paths that are gone: the walk is
 /// the only part whose cost grows with the repository, and a session must not wait for it.
+/// The first [`path_history::ALWAYS_WALKED`] commits are walked whatever the clock says.
 pub const HISTORY_BUDGET: Duration = Duration::from_millis(50);
 
 /// The most first-parent commits that walk looks at.

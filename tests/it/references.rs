@@ -7,9 +7,10 @@ use crate::common::lifecycle;
 use std::path::{Path, PathBuf};
 
 use common::invoke::stdout_json;
+use common::mcp_sdk::{call, drive, ok_text};
 use common::{Sandbox, write};
 use lifecycle::{put, team_dir};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 const MEMORY: &str = ".qwen/team-memory/project/migrations.md";
 
@@ -82,6 +83,33 @@ fn context_and_recall_name_the_commit_that_deleted_a_path() {
     let json = stdout_json(&sb.teammem(&repo, ["recall", "migrations", "--json"]));
     let refs = json["hits"][0]["references"].as_str().unwrap();
     assert!(refs.starts_with(&line), "{refs}");
+}
+
+#[test]
+fn mcp_read_and_search_carry_the_line_in_the_memory_tag() {
+    let sb = Sandbox::new();
+    let repo = project(&sb, BODY);
+    sb.git(&repo, ["rm", "-q", "src/old.rs"]);
+    commit_as(&sb, &repo, "Alice", "drop the old migrations");
+    let removed_in = head(&sb, &repo);
+    let out = drive(
+        &sb,
+        &repo,
+        json!([
+            call("memory_read", json!({"id": "team:project/migrations.md"})),
+            call("memory_search", json!({"query": "migrations"})),
+        ]),
+    );
+    let attribute =
+        format!("references=\"Note: names src/old.rs, removed in {removed_in} by Alice on ");
+    for step in out["steps"].as_array().unwrap() {
+        let text = ok_text(step);
+        let tag = text
+            .lines()
+            .find(|l| l.starts_with("<memory id=\"team:project/migrations.md\""))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(tag.contains(&attribute), "{tag}");
+    }
 }
 
 #[test]
