@@ -14,6 +14,11 @@ use crate::ops::{self, EXIT_OK, OpError, Project};
 /// one `teammem context` run), one at a time per scope (consolidation.lock). A memory sync kept
 /// in two versions, and its copy, are left alone until `teammem resolve` (merging them would
 /// hide the contradiction).
+///
+/// A path a memory names that git's rename detection maps one-to-one to a file at HEAD is
+/// rewritten to its new name (team memories through the same gate as every write); the
+/// memories whose paths were deleted, or whose lines are past a file's end, are listed for a
+/// person to update or forget.
 #[derive(Debug, Args)]
 pub struct DreamArgs {
     /// Run even if the 24-hour / 5-session gate says it is too soon.
@@ -26,7 +31,7 @@ pub struct DreamArgs {
     #[arg(long, value_enum)]
     scope: Option<ScopeArg>,
     /// Print JSON: [{scope, status, reason, deduped_entries, touched_topics, index_written, dry_run,
-    /// skipped_conflicts}].
+    /// skipped_conflicts, rewritten_paths, broken_references}].
     #[arg(long)]
     json: bool,
     /// `--format json` is the same as --json; `--format human` is the default.
@@ -71,6 +76,20 @@ pub fn run(project: &Project, args: DreamArgs) -> Result<u8, OpError> {
                 r.scope,
                 r.reason.as_deref().unwrap_or("")
             ),
+        }
+        for line in &r.rewritten_paths {
+            outln!(
+                "{}: {} path {line}",
+                r.scope,
+                if r.dry_run {
+                    "would rewrite"
+                } else {
+                    "rewrote"
+                }
+            );
+        }
+        for line in &r.broken_references {
+            outln!("{}: for a person to update or forget — {line}", r.scope);
         }
         if !r.skipped_conflicts.is_empty() {
             warning!(

@@ -39,7 +39,8 @@ pub struct RecallArgs {
     scope: Option<ScopeArg>,
     /// Print JSON: {query, tokens, scanned, hits: [{scope, id, type, name, description, path,
     /// score, age_days, age, changed_at, changed_from, changed_by, body, body_cut, usage_count,
-    /// last_usage}], withheld, withheld_rules}.
+    /// last_usage, references}], withheld, withheld_rules}; `references` is the line saying
+    /// whether the paths the memory names hold at HEAD.
     #[arg(long)]
     json: bool,
     /// `--format json` is the same as --json; `--format human` is the default.
@@ -125,6 +126,9 @@ pub fn run(project: &Project, args: RecallArgs) -> Result<u8, OpError> {
             hit.description,
             hit.age
         );
+        if let Some(line) = &hit.references {
+            outln!("   {line}");
+        }
         for line in hit.body.lines() {
             outln!("   {line}");
         }

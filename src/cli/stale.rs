@@ -6,11 +6,13 @@ use super::ScopeArg;
 use crate::domain::recall::usage;
 use crate::ops::{self, EXIT_OK, OpError, Project};
 
-/// List memories nobody used for a while.
+/// List memories nobody used for a while, and memories naming paths that no longer hold.
 ///
 /// A memory is stale when its last citation (`teammem cite`) is at least --days days old; one
 /// never cited counts from its creation: the commit that first added it when git tracks it,
-/// else its file time.
+/// else its file time. A team or private memory naming a path that is gone from HEAD (with the
+/// commit that removed or renamed it), or a line past a file's end, is listed too, however
+/// recently used.
 #[derive(Debug, Args)]
 pub struct StaleArgs {
     /// The window, in days.
@@ -19,7 +21,8 @@ pub struct StaleArgs {
     /// Only this scope.
     #[arg(long, value_enum)]
     scope: Option<ScopeArg>,
-    /// Print JSON: [{scope, id, name, days_unused, since, since_what, usage_count}].
+    /// Print JSON: [{scope, id, name, days_unused, since, since_what, usage_count, unused,
+    /// broken_references}].
     #[arg(long)]
     json: bool,
     /// `--format json` is the same as --json; `--format human` is the default.
@@ -37,7 +40,10 @@ pub fn run(project: &Project, args: StaleArgs) -> Result<u8, OpError> {
         return Ok(EXIT_OK);
     }
     if found.is_empty() {
-        outln!("No memory unused for {} days.", args.days);
+        outln!(
+            "No memory unused for {} days, and every path the memories name holds.",
+            args.days
+        );
     }
     for s in &found {
         let ago = days_ago(s.days_unused);
@@ -46,7 +52,14 @@ pub fn run(project: &Project, args: StaleArgs) -> Result<u8, OpError> {
             "first-commit" => format!("never cited; first committed {ago}"),
             _ => format!("never cited; file written {ago}"),
         };
-        outln!("{}:{} — {} ({what})", s.scope, s.id, s.name);
+        if s.unused {
+            outln!("{}:{} — {} ({what})", s.scope, s.id, s.name);
+        } else {
+            outln!("{}:{} — {}", s.scope, s.id, s.name);
+        }
+        for line in &s.broken_references {
+            outln!("  {line}");
+        }
     }
     Ok(EXIT_OK)
 }

@@ -72,6 +72,8 @@ pub const UNMERGED: &str = "unmerged";
 pub const CONFLICT_COPY: &str = "conflict-copy";
 /// A memory file that reads but breaks a style rule (lint, with its fix).
 pub const MEMORY_STYLE: &str = "memory-style";
+/// A team memory names a path that the checked change deletes or renames.
+pub const MEMORY_REFERENCE: &str = "memory-reference";
 /// The check configuration was changed inside the checked range.
 pub const CONFIG_CHANGED: &str = "config-changed";
 /// The check configuration cannot be read.
@@ -149,6 +151,12 @@ pub const RULES: &[Rule] = &[
         id: CONFLICT_COPY,
         summary: "A memory is kept in two versions (sync's conflict copy), so agents read both",
         help: "Run `teammem resolve <memory> --theirs | --ours | --both | --edit`, then sync.",
+        default_severity: Severity::Warning,
+    },
+    Rule {
+        id: MEMORY_REFERENCE,
+        summary: "A team memory names a path that this change deletes or renames",
+        help: "Update the memory to the new path (`teammem dream --scope team` rewrites a renamed one), or forget it: `teammem forget ID`.",
         default_severity: Severity::Warning,
     },
     Rule {
@@ -310,6 +318,12 @@ impl CheckConfig {
             Some(SeverityChoice::Off) => None,
             None => Some(rule(id).map_or(Severity::Error, |r| r.default_severity)),
         }
+    }
+
+    /// Whether the configuration names a severity for the rule (a rule some checks run only
+    /// when asked to, as `memory-reference` in the pre-commit hook).
+    pub fn configured(&self, id: &str) -> bool {
+        self.severity.contains_key(id)
     }
 
     /// The configuration in force when the user's own file (outside the repository) says

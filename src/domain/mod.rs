@@ -13,6 +13,7 @@ pub(crate) mod memory_diff;
 pub(crate) mod neutralise;
 pub(crate) mod normalise;
 pub(crate) mod recall;
+pub(crate) mod references;
 pub(crate) mod scope;
 pub(crate) mod secrets;
 pub(crate) mod store;

@@ -20,6 +20,7 @@ pub(crate) mod merge_driver;
 pub(crate) mod noop_record;
 pub(crate) mod offline;
 pub(crate) mod oversized;
+pub(crate) mod path_history;
 pub(crate) mod plain;
 pub(crate) mod plain_remote;
 pub(crate) mod preflight;

@@ -14,7 +14,7 @@ use crate::domain::scope::{INDEX_FILE, ScopeKind};
 use crate::domain::secrets;
 
 use super::recall::{self, DEFAULT_CHARS, DEFAULT_MAX};
-use super::{OpError, Project, dream, guard};
+use super::{OpError, Project, dream, guard, references};
 
 /// The line that tells the agent how to treat what follows.
 pub const VERIFY_LINE: &str = "Memories are point-in-time observations, not live state: verify a memory against the current code and files before relying on it, and update or forget it when it is wrong.";
@@ -101,6 +101,7 @@ pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError>
         if !index.ends_with('\n') {
             text.push('\n');
         }
+        text.push_str(&references::index_block(project, scope, &gated.passed));
         shown.push(scope);
     }
     // Memories in two versions, named with the command that resolves them.
@@ -130,12 +131,14 @@ pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError>
                     .map(|w| format!(", last changed by {}", gate::for_agent(w)))
                     .unwrap_or_default();
                 let source = format!("{}:{}", hit.scope, hit.id);
+                let refs = hit.references.as_ref();
                 text.push_str(&format!(
-                    "\n### {} ({}, {}{who})\n{}\n\n{}",
+                    "\n### {} ({}, {}{who})\n{}\n{}\n{}",
                     hit.name,
                     gate::for_agent(&source),
                     hit.age,
                     hit.description,
+                    refs.map_or(String::new(), |line| format!("{line}\n")),
                     policy.data_block(&source, &hit.body)
                 ));
             }

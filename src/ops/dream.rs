@@ -25,7 +25,7 @@ use crate::domain::store::{self, StoredMemory};
 
 use super::guard::TeamWriter;
 use super::scope_write::{remove_memory, state_dir, write_memory};
-use super::{OpError, Project};
+use super::{OpError, Project, references};
 
 /// Hours between runs.
 pub const GATE_HOURS: i64 = 24;
@@ -58,6 +58,12 @@ pub struct DreamReport {
     /// Memories left alone because sync kept them in two versions (`teammem resolve` first):
     /// merging two contradicting versions would only hide the contradiction.
     pub skipped_conflicts: Vec<String>,
+    /// Paths rewritten to the name git's rename detection maps them to, one-to-one:
+    /// `project/db.md: src/old.rs -> src/new.rs`.
+    pub rewritten_paths: Vec<String>,
+    /// Memories naming a path that no longer holds and that dream cannot rewrite (deleted,
+    /// renamed into several files, a line past the end): for a person to update or forget.
+    pub broken_references: Vec<String>,
 }
 
 fn meta_path(project: &Project, scope: ScopeKind) -> Result<PathBuf, OpError> {
@@ -191,6 +197,8 @@ pub fn dream_with(
         index_written: false,
         dry_run,
         skipped_conflicts: Vec::new(),
+        rewritten_paths: Vec::new(),
+        broken_references: Vec::new(),
     };
     let meta_file = meta_path(project, scope)?;
     let meta = read_meta(&meta_file);
@@ -244,6 +252,7 @@ pub fn dream_with(
             break;
         }
     }
+    follow_renames(&run, &mut report, &mut touched)?;
     report.touched_topics = touched.into_iter().collect();
     if dry_run {
         return Ok(report);
@@ -319,6 +328,60 @@ fn rewrite(
         &memory.rel,
         &file.render(),
     )?;
+    Ok(())
+}
+
+/// Rewrites the paths each memory's body names that git's rename detection maps one-to-one
+/// (through the gate, as every write), and lists the memories whose references still do not
+/// hold for a person.
+fn follow_renames(
+    run: &Run<'_>,
+    report: &mut DreamReport,
+    touched: &mut BTreeSet<String>,
+) -> Result<(), OpError> {
+    if run.scope == ScopeKind::User {
+        return Ok(());
+    }
+    for memory in run.memories()? {
+        if let Some((body, rewrites)) =
+            references::renamed_paths(run.project, run.scope, &memory.file.body)?
+        {
+            run.rewrite(&memory, body)?;
+            touched.insert(memory.rel.clone());
+            report.rewritten_paths.extend(
+                rewrites
+                    .iter()
+                    .map(|w| format!("{}: {} -> {}", memory.rel, w.old, w.new)),
+            );
+        }
+    }
+    // What is left, read again: a rewrite may have settled some of it.
+    let memories = run.memories()?;
+    let texts: Vec<String> = memories
+        .iter()
+        .map(|m| references::memory_text(&m.file))
+        .collect();
+    let pairs: Vec<(ScopeKind, &str)> = texts.iter().map(|t| (run.scope, t.as_str())).collect();
+    let checked = references::check_memories(run.project, &pairs)?;
+    for (memory, refs) in memories.iter().zip(checked) {
+        // In a dry run the renamed paths are still there: they are listed as rewritten.
+        let left: Vec<String> = refs
+            .broken
+            .iter()
+            .filter(|b| {
+                !report
+                    .rewritten_paths
+                    .iter()
+                    .any(|w| w.starts_with(&format!("{}: {} -> ", memory.rel, b.path())))
+            })
+            .map(|b| b.describe())
+            .collect();
+        if !left.is_empty() {
+            report
+                .broken_references
+                .push(format!("{}: {}", memory.rel, left.join("; ")));
+        }
+    }
     Ok(())
 }
 

@@ -22,6 +22,7 @@ pub(crate) mod pending;
 pub(crate) mod project;
 pub(crate) mod quarantine;
 pub(crate) mod recall;
+pub(crate) mod references;
 pub(crate) mod remember;
 pub(crate) mod resolve;
 pub(crate) mod review;

@@ -26,7 +26,7 @@ use crate::domain::store::Stamp;
 use crate::git::{file_history, snapshot};
 
 use super::cite::load_usage;
-use super::{OpError, Project};
+use super::{OpError, Project, references};
 
 /// Default number of results.
 pub const DEFAULT_MAX: usize = 5;
@@ -69,6 +69,8 @@ pub struct Hit {
     pub usage_count: u64,
     /// When last cited, seconds since the Unix epoch.
     pub last_usage: Option<i64>,
+    /// Whether the paths it names hold at HEAD, in one line ([`references::references_line`]).
+    pub references: Option<String>,
 }
 
 /// What recall found.
@@ -481,6 +483,12 @@ fn recall_once(
         .map(|(dir, _, rel, _, _, stamp)| (dir.as_path(), rel.as_str(), *stamp))
         .collect();
     let fresh = freshness(project, &places, ages)?;
+    let texts: Vec<(ScopeKind, String)> = shown
+        .iter()
+        .map(|(_, scope, _, _, file, _)| (*scope, references::memory_text(file)))
+        .collect();
+    let pairs: Vec<(ScopeKind, &str)> = texts.iter().map(|(s, t)| (*s, t.as_str())).collect();
+    let mut reference_lines = references::references_lines(project, &pairs).into_iter();
     let now = usage::now();
     let mut books: HashMap<ScopeKind, UsageBook> = HashMap::new();
     for ((dir, scope, rel, score, file, _), fresh) in shown.into_iter().zip(fresh) {
@@ -508,6 +516,7 @@ fn recall_once(
             body_cut,
             usage_count: u.usage_count,
             last_usage: u.last_usage,
+            references: reference_lines.next().flatten(),
         });
     }
     Ok(Some((recalled, proofs)))

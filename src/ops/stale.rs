@@ -1,5 +1,6 @@
 //! Memories nobody used for a while (`teammem stale`), as Codex's retention window sees them:
-//! unused for N days since their last citation, or since their creation when never cited.
+//! unused for N days since their last citation, or since their creation when never cited; and
+//! beside them, memories naming a path that no longer holds at HEAD, however recently used.
 
 use std::collections::HashMap;
 
@@ -10,9 +11,9 @@ use crate::domain::scope::ScopeKind;
 use crate::git::file_history;
 
 use super::cite::load_usage;
-use super::{OpError, Project};
+use super::{OpError, Project, references};
 
-/// A memory unused for at least the window.
+/// A memory unused for at least the window, or naming a path that no longer holds.
 #[derive(Debug, Clone, Serialize)]
 pub struct StaleMemory {
     /// Its scope.
@@ -29,6 +30,11 @@ pub struct StaleMemory {
     pub since_what: &'static str,
     /// Times cited.
     pub usage_count: u64,
+    /// Whether it is unused for at least the window (else it is listed for its references).
+    pub unused: bool,
+    /// Each reference that no longer holds: `names src/old.rs, removed in 1a2b3c4 by Alice on
+    /// 2026-11-02`.
+    pub broken_references: Vec<String>,
 }
 
 /// When each memory of a scope was created: the commit that first added it for files git
@@ -89,7 +95,14 @@ pub fn stale(
             .cloned()
             .collect();
         let created = creation_times(project, scope, &never_used)?;
-        for m in &loaded.memories {
+        let texts: Vec<String> = loaded
+            .memories
+            .iter()
+            .map(|m| references::memory_text(&m.file))
+            .collect();
+        let pairs: Vec<(ScopeKind, &str)> = texts.iter().map(|t| (scope, t.as_str())).collect();
+        let broken = references::check_memories(project, &pairs)?;
+        for (m, refs) in loaded.memories.iter().zip(broken) {
             let u = book.get(&m.rel);
             let (since, since_what) = match u.last_usage {
                 Some(t) => (t, "last-usage"),
@@ -98,7 +111,9 @@ pub fn stale(
                     None => continue,
                 },
             };
-            if now - since >= window {
+            let unused = now - since >= window;
+            let broken_references: Vec<String> = refs.broken.iter().map(|b| b.describe()).collect();
+            if unused || !broken_references.is_empty() {
                 out.push(StaleMemory {
                     scope,
                     id: m.rel.clone(),
@@ -107,6 +122,8 @@ pub fn stale(
                     since,
                     since_what,
                     usage_count: u.usage_count,
+                    unused,
+                    broken_references,
                 });
             }
         }

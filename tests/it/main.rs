@@ -46,6 +46,7 @@ mod no_panic;
 mod recall;
 mod recall_freshness;
 mod recall_live;
+mod references;
 mod repo_configs;
 mod repo_discovery;
 mod review;

@@ -192,6 +192,8 @@ pub fn github(report: &CheckReport) -> String {
 
 fn message_with_commit(f: &Finding) -> String {
     match &f.commit {
+        // Its message names the commit that removed the path; nothing was introduced.
+        Some(_) if f.rule == check::MEMORY_REFERENCE => f.message.clone(),
         Some(commit) => format!("{} (introduced in commit {})", f.message, short(commit)),
         None => f.message.clone(),
     }

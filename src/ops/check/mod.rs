@@ -6,6 +6,7 @@
 //! what is (about to be) committed.
 
 pub(crate) mod format;
+pub(crate) mod references;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use serde::Serialize;
 
 use crate::domain::check::{
     self, CONFIG_CHANGED, CONFIG_FILE, CONFIG_IGNORED, CONFIG_INVALID, CheckConfig, Depth,
-    EntryKind, Finding, Findings, SecretHit, Severity, UNMERGED,
+    EntryKind, Finding, Findings, MEMORY_REFERENCE, SecretHit, Severity, UNMERGED,
 };
 use crate::domain::gate::{self, Policy};
 use crate::domain::memory;
@@ -151,6 +152,15 @@ pub fn check_staged(repo: &Repository, index_file: Option<&Path>) -> Result<Chec
     check_tree_files(&mut out, &resolved, &accepted_secrets(&files), None);
     let mut list = out.list;
     untouched_to_warnings(repo, &files, &mut list);
+    // A commit that deletes a file is not refused for what a memory says of it, unless the
+    // configuration asks: the pull request's check reports it.
+    if config.configured(MEMORY_REFERENCE) {
+        let removed = crate::git::path_history::removed_in_index(repo, index_file)?;
+        let mut named = Findings::new(&config);
+        let files: Vec<FolderFile> = resolved.iter().map(|f| (*f).clone()).collect();
+        references::report(&mut named, &files, &removed, |_| HashMap::new());
+        list.extend(named.list);
+    }
     Ok(CheckReport::new("staged".into(), resolved.len(), list))
 }
 
@@ -225,7 +235,25 @@ pub fn check_range(repo: &Repository, base: &str, head: &str) -> Result<CheckRep
     let base_id = folder_history::resolve_commit(repo, base)?;
     let head_id = folder_history::resolve_commit(repo, head)?;
     let walked = folder_history::range(repo, base_id, head_id, TEAM_DIR)?;
-    check_history(repo, base_id, head_id, &walked, format!("{base}..{head}"))
+    check_history(
+        repo,
+        base_id,
+        head_id,
+        &walked,
+        format!("{base}..{head}"),
+        MemoryReferences::Report,
+    )
+}
+
+/// Whether a check reports the team memories whose paths the change deletes or renames
+/// (rule `memory-reference`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryReferences {
+    /// Always: a pull request's check and review.
+    Report,
+    /// Only when a configuration names the rule: the local hooks, where deleting a file
+    /// should not be blocked by memory.
+    WhenConfigured,
 }
 
 /// [`check_range`] over a history already walked; `source` names the range in the report.
@@ -235,6 +263,7 @@ pub fn check_history(
     head_id: Oid,
     walked: &RangeHistory,
     source: String,
+    memory_references: MemoryReferences,
 ) -> Result<CheckReport, OpError> {
     let base_files = team_files::at_revision(repo, &base_id.to_string(), TEAM_DIR)?.files;
     let (config, config_problem) = config_from(&base_files);
@@ -245,6 +274,9 @@ pub fn check_history(
     let final_files = head_read.files;
     let accepted = accepted_secrets(&base_files);
     let files_checked = check_changes(repo, &mut out, walked, &final_files, &accepted)?;
+    if memory_references == MemoryReferences::Report || config.configured(MEMORY_REFERENCE) {
+        references::in_range(repo, &mut out, base_id, head_id, &final_files)?;
+    }
     let mut report = CheckReport::new(source, files_checked, out.list);
     report.commits_checked = walked.commits.len();
     Ok(report)
@@ -318,7 +350,14 @@ pub fn check_new_commits(repo: &Repository, updates: &[RefUpdate]) -> Result<Che
         let one = match commit.parent_id(0) {
             Ok(parent) => {
                 let walked = folder_history::range(repo, parent, id, TEAM_DIR)?;
-                check_history(repo, parent, id, &walked, String::new())?
+                check_history(
+                    repo,
+                    parent,
+                    id,
+                    &walked,
+                    String::new(),
+                    MemoryReferences::WhenConfigured,
+                )?
             }
             Err(_) => root_commit_report(repo, id)?,
         };

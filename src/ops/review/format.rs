@@ -44,6 +44,16 @@ pub fn markdown_within(review: &Review, max_chars: Option<usize>) -> String {
         out.push_str("\nNo change to the team memory.\n");
     }
     let mut tail = String::new();
+    if !review.stale_references.is_empty() {
+        tail.push_str("\n### Team memories this change makes out of date\n\n");
+        for f in &review.stale_references {
+            tail.push_str(&format!(
+                "- {} {}\n",
+                code(&format!("{}:{}", f.path, f.line)),
+                risk_line(f)
+            ));
+        }
+    }
     if !review.other_files.is_empty() {
         tail.push_str("\n### Other files in .qwen/team-memory/\n\n");
         for line in &review.other_files {

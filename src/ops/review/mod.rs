@@ -22,7 +22,7 @@ use crate::git::folder_history::{self, CommitInfo, RevisionChange};
 use crate::git::history;
 use crate::git::team_files::{self, MODE_SYMLINK};
 
-use super::check::{Source, check_history};
+use super::check::{MemoryReferences, Source, check_history};
 use super::{OpError, Project};
 
 /// Counts shown at the top.
@@ -106,6 +106,10 @@ pub struct Review {
     /// Risks in files that are not among the changed memories (e.g. added and deleted in the
     /// range, or not memories).
     pub other_risks: Vec<Finding>,
+    /// Team memories naming a path the change deletes or renames (rule `memory-reference`),
+    /// whether or not the change touches them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stale_references: Vec<Finding>,
 }
 
 /// Builds the review of `spec` (`BASE..HEAD`).
@@ -123,7 +127,14 @@ pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review,
     let head_id = folder_history::resolve_commit(repo, head)?;
     let fork = history::merge_base(repo, base_id, head_id)?;
     let walked = folder_history::range(repo, base_id, head_id, TEAM_DIR)?;
-    let report = check_history(repo, base_id, head_id, &walked, format!("{base}..{head}"))?;
+    let report = check_history(
+        repo,
+        base_id,
+        head_id,
+        &walked,
+        format!("{base}..{head}"),
+        MemoryReferences::Report,
+    )?;
     let mut touched: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
     for change in &walked.changes {
         touched
@@ -135,7 +146,11 @@ pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review,
         folder_history::folder_diff(repo, &fork.to_string(), &head_id.to_string(), TEAM_DIR)?;
 
     let mut risks_by_path: BTreeMap<String, Vec<Finding>> = BTreeMap::new();
-    for finding in report.findings {
+    let (stale_references, findings): (Vec<Finding>, Vec<Finding>) = report
+        .findings
+        .into_iter()
+        .partition(|f| f.rule == check::MEMORY_REFERENCE);
+    for finding in findings {
         risks_by_path
             .entry(finding.path.clone())
             .or_default()
@@ -253,6 +268,7 @@ pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review,
         memories,
         other_files,
         other_risks,
+        stale_references,
     })
 }
 

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Session start with 1,000 team memories naming 3,000 paths (issue 39, goal: <= 10 ms added),
+# this branch against a build of `main`, side by side in the same hyperfine runs:
+#   - "all hold": every path named exists at HEAD (3,000 lookups in HEAD's tree);
+#   - "10 gone": 10 of the named files were deleted 200 commits ago, so session start also
+#     walks history for the commit that removed each.
+# Sync is switched off (QWEN_CODE_MEMORY_TEAM_SYNC=0): what is timed is reading, gating and
+# rendering the memories, and now checking what they name.
+#
+# Usage: scripts/bench-references.sh [N]   (N memories, default 1000; each names 3 paths)
+#        BIN=... OLD_BIN=... scripts/bench-references.sh   (time these binaries, build nothing)
+#        BASE_REV=<rev> ...   (the base to build, default main)
+# Both builds use thin LTO in 16 codegen units (CARGO_PROFILE_RELEASE_LTO=thin,
+# CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16) to spare a loaded machine the fat-LTO link; the base is
+# `git archive $BASE_REV` in /tmp/refs-base, with a copy of this tree's release target folder so
+# only the crate itself is compiled again. Needs hyperfine.
+set -euo pipefail
+
+N="${1:-1000}"
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+export CARGO_PROFILE_RELEASE_LTO=thin CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
+if [ -z "${BIN:-}" ]; then
+  cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml"
+  BIN="$ROOT/target/release/teammem"
+fi
+if [ -z "${OLD_BIN:-}" ]; then
+  BASE=/tmp/refs-base
+  rm -rf "$BASE"
+  mkdir -p "$BASE/target"
+  git -C "$ROOT" archive "${BASE_REV:-main}" | tar -x -C "$BASE"
+  cp -a "$ROOT/target/release" "$BASE/target/"
+  cargo build --release --quiet --manifest-path "$BASE/Cargo.toml"
+  OLD_BIN="$BASE/target/release/teammem"
+fi
+
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+export HOME="$WORK/home" QWEN_CODE_MEMORY_BASE_DIR="$WORK/home/.qwen"
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$WORK/home/.gitconfig"
+export QWEN_CODE_MEMORY_TEAM=1 QWEN_CODE_MEMORY_TEAM_SYNC=0
+mkdir -p "$HOME"
+printf '[user]\n\tname = Bench\n\temail = bench@example.com\n' > "$GIT_CONFIG_GLOBAL"
+
+REPO="$WORK/project"
+mkdir -p "$REPO"
+git -C "$REPO" init -q -b main
+echo "Generating $N team memories naming $((3 * N)) paths of $((3 * N)) source files"
+python3 - "$REPO" "$N" <<'PY'
+import os, sys
+repo, n = sys.argv[1], int(sys.argv[2])
+def write(rel, text):
+    path = os.path.join(repo, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+source = "".join(f"// line {k}\n" for k in range(1, 61))
+for i in range(n):
+    a, b, c = (f"src/module_{i % 40}/part_{i}_{k}.rs" for k in range(3))
+    for p in (a, b, c):
+        write(p, source)
+    write(
+        f".qwen/team-memory/project/memory-{i:05d}.md",
+        f"---\nname: Memory {i} about the ingest pipeline\n"
+        f"description: How stage {i} of the ingest pipeline is wired\ntype: project\n---\n"
+        f"Stage {i} reads its settings in `{a}` and validates them in {b}:12.\n\n"
+        f"Why: the parser in {c} rejects empty batches, see "
+        f"https://github.com/acme/ingest/blob/main/{a}#L3 and and/or I/O notes.\n"
+        f"How to apply: run the stage tests before touching `{a}`.\n",
+    )
+PY
+git -C "$REPO" add -A
+git -C "$REPO" commit -q -m "memories and code"
+(cd "$REPO" && "$BIN" index --scope team >/dev/null)
+git -C "$REPO" add -A
+git -C "$REPO" commit -q -m index
+
+GONE="$WORK/gone"
+git clone -q "$REPO" "$GONE"
+for i in $(seq 0 9); do git -C "$GONE" rm -q "src/module_$((i % 40))/part_${i}_0.rs"; done
+git -C "$GONE" commit -q -m "drop ten parts"
+for i in $(seq 1 200); do git -C "$GONE" commit -q --allow-empty -m "filler $i"; done
+
+# The new build must say what it checked; the old one says nothing of it.
+(cd "$REPO" && "$BIN" session-start) > "$WORK/holding.txt"
+(cd "$GONE" && "$BIN" session-start) > "$WORK/gone.txt"
+grep '^References:' "$WORK/holding.txt" || {
+  echo "the new build printed no References line" >&2
+  exit 1
+}
+grep -A2 '^References:' "$WORK/gone.txt" || true
+
+for dir in "$REPO" "$GONE"; do
+  echo
+  echo "== session-start, $(basename "$dir"): main vs this branch"
+  (cd "$dir" && hyperfine -N --warmup 5 --runs "${RUNS:-40}" \
+    -n main "$OLD_BIN session-start" \
+    -n branch "$BIN session-start")
+done

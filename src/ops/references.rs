@@ -1,0 +1,527 @@
+//! Whether what a memory names still holds at `HEAD`, said in one line where the memory is
+//! delivered (`context`, `session-start`, `prompt-context`, `recall`, MCP reads and searches)
+//! and listed by `stale` and `dream`.
+//!
+//! A path is looked up in `HEAD`'s tree (a file the work tree holds but no commit has yet
+//! still counts as there; nothing walks the work tree). For a path that is gone, history says
+//! which commit removed or renamed it. What a process learns is kept for its life (the MCP
+//! server's included), per repository and `HEAD`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use git2::{Oid, Repository};
+
+use crate::domain::gate;
+use crate::domain::memory::MemoryFile;
+use crate::domain::references::{self, Form, Lines, Reference};
+use crate::domain::scope::ScopeKind;
+use crate::domain::recall::usage::utc_date;
+use crate::git::path_history::{self, AtHead, HeadTree, Removal, WalkLimit};
+use crate::git::repo;
+
+use super::{OpError, Project};
+
+/// How long one delivery may spend walking history for the paths that are gone: the walk is
+/// the only part whose cost grows with the repository, and a session must not wait for it.
+/// The first [`path_history::ALWAYS_WALKED`] commits are walked whatever the clock says.
+pub const HISTORY_BUDGET: Duration = Duration::from_millis(50);
+
+/// The most first-parent commits that walk looks at.
+pub const HISTORY_COMMITS: usize = 5_000;
+
+/// A reference that no longer holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Broken {
+    /// The path is gone from `HEAD`; history names the commit that removed or renamed it.
+    Removed {
+        /// The path as the memory names it.
+        path: String,
+        /// The commit, its author and date, and the new name if it was renamed.
+        removal: Removal,
+    },
+    /// The path is not in `HEAD`, and the history walked does not say where it went.
+    Missing {
+        /// The path as the memory names it.
+        path: String,
+    },
+    /// A line past the file's end.
+    PastEnd {
+        /// The path.
+        path: String,
+        /// The lines named.
+        lines: Lines,
+        /// The file's lines at `HEAD`.
+        count: usize,
+    },
+}
+
+impl Broken {
+    /// The path concerned.
+    pub fn path(&self) -> &str {
+        match self {
+            Broken::Removed { path, .. }
+            | Broken::Missing { path }
+            | Broken::PastEnd { path, .. } => path,
+        }
+    }
+
+    /// What is wrong, in a few words: `names src/old.rs, removed in 1a2b3c4 by Alice on
+    /// 2026-11-02`.
+    pub fn describe(&self) -> String {
+        match self {
+            Broken::Removed { path, removal } => {
+                let when = format!(
+                    "in {} by {} on {}",
+                    short(removal.commit),
+                    removal.author,
+                    utc_date(removal.time)
+                );
+                match &removal.renamed_to {
+                    Some(new) => format!("names {path}, renamed to {new} {when}"),
+                    None => format!("names {path}, removed {when}"),
+                }
+            }
+            Broken::Missing { path } => format!("names {path}, which does not exist at HEAD"),
+            Broken::PastEnd { path, lines, count } => {
+                let at = if lines.start == lines.end {
+                    format!("{path}:{}", lines.start)
+                } else {
+                    format!("{path}:{}-{}", lines.start, lines.end)
+                };
+                format!(
+                    "{at} is past the file's end ({count} line{})",
+                    if *count == 1 { "" } else { "s" }
+                )
+            }
+        }
+    }
+}
+
+/// What one memory's references came to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemoryReferences {
+    /// Distinct paths checked that hold.
+    pub holding: usize,
+    /// The references that no longer hold, each path once, in the order named.
+    pub broken: Vec<Broken>,
+}
+
+impl MemoryReferences {
+    /// The line said beside the memory: the first reference that no longer holds (and how
+    /// many more), or a few words when all hold; `None` when the memory names no path that
+    /// could be checked.
+    pub fn line(&self) -> Option<String> {
+        match self.broken.split_first() {
+            Some((first, rest)) => {
+                let more = match rest.len() {
+                    0 => String::new(),
+                    1 => " (and 1 more reference that no longer holds)".to_string(),
+                    n => format!(" (and {n} more references that no longer hold)"),
+                };
+                Some(format!("Note: {}{more}.", first.describe()))
+            }
+            None if self.holding == 0 => None,
+            None => Some(format!(
+                "References checked: {} path{} exist{}.",
+                self.holding,
+                if self.holding == 1 { "" } else { "s" },
+                if self.holding == 1 { "s" } else { "" }
+            )),
+        }
+    }
+}
+
+/// The line to deliver beside one memory of `scope` whose text (frontmatter and body) is
+/// `text`: `Note: names src/old.rs, removed in 1a2b3c4 by Alice on 2026-11-02.` when a
+/// reference no longer holds, `References checked: 3 paths exist.` when all hold, `None` when
+/// it names nothing checkable, is a user memory (not tied to this repository), or the project
+/// has no repository. The line is safe to put in an agent's context as it is
+/// ([`gate::for_agent`]). Never fails: a repository that cannot be read gives `None`.
+///
+/// For many memories at once, [`references_lines`] opens the repository once.
+pub fn references_line(project: &Project, scope: ScopeKind, text: &str) -> Option<String> {
+    references_lines(project, &[(scope, text)]).pop().flatten()
+}
+
+/// [`references_line`] for each of several memories, in order, with one look at the
+/// repository for all of them.
+pub fn references_lines(project: &Project, memories: &[(ScopeKind, &str)]) -> Vec<Option<String>> {
+    let checked = check_memories(project, memories).unwrap_or_else(|_| {
+        memories
+            .iter()
+            .map(|_| MemoryReferences::default())
+            .collect()
+    });
+    checked
+        .iter()
+        .map(|m| m.line().map(|l| gate::for_agent(&l)))
+        .collect()
+}
+
+/// The text of a memory whose references are checked: its name, description, keywords and
+/// body (other frontmatter keys are the memory's own bookkeeping).
+pub fn memory_text(file: &MemoryFile) -> String {
+    let keywords = file.keywords.as_deref().unwrap_or_default().join(" ");
+    format!(
+        "{}\n{}\n{keywords}\n{}",
+        file.name, file.description, file.body
+    )
+}
+
+/// The most memories [`index_block`] names one by one.
+pub const LISTED: usize = 20;
+
+/// What is said under a scope's index at session start: how many paths its memories name
+/// that exist at `HEAD`, and each memory whose references no longer hold (the first
+/// [`LISTED`], then how many more). Empty when the memories name nothing checkable. Safe for
+/// an agent's context as it is.
+pub fn index_block(
+    project: &Project,
+    scope: ScopeKind,
+    memories: &[(String, MemoryFile)],
+) -> String {
+    let texts: Vec<String> = memories.iter().map(|(_, f)| memory_text(f)).collect();
+    let pairs: Vec<(ScopeKind, &str)> = texts.iter().map(|t| (scope, t.as_str())).collect();
+    let Ok(checked) = check_memories(project, &pairs) else {
+        return String::new();
+    };
+    let holding: usize = checked.iter().map(|m| m.holding).sum();
+    let broken: Vec<(&str, &MemoryReferences)> = memories
+        .iter()
+        .zip(&checked)
+        .filter(|(_, m)| !m.broken.is_empty())
+        .map(|((rel, _), m)| (rel.as_str(), m))
+        .collect();
+    if holding == 0 && broken.is_empty() {
+        return String::new();
+    }
+    let plural = |n: usize, one: &str, many: &str| {
+        if n == 1 {
+            one.to_string()
+        } else {
+            many.to_string()
+        }
+    };
+    let mut out = format!(
+        "\nReferences: {holding} {} named by these memories exist{} at HEAD",
+        plural(holding, "path", "paths"),
+        plural(holding, "s", ""),
+    );
+    if broken.is_empty() {
+        out.push_str(".\n");
+        return gate::for_agent(&out);
+    }
+    out.push_str(&format!(
+        "; {} {} (verify before relying on {}):\n",
+        broken.len(),
+        plural(
+            broken.len(),
+            "memory names a path that no longer holds",
+            "memories name paths that no longer hold"
+        ),
+        plural(broken.len(), "it", "them"),
+    ));
+    for (rel, m) in broken.iter().take(LISTED) {
+        if let Some(line) = m.line() {
+            out.push_str(&format!("- {scope}:{rel}: {line}\n"));
+        }
+    }
+    if broken.len() > LISTED {
+        out.push_str(&format!(
+            "- … and {} more: `teammem stale` lists them all.\n",
+            broken.len() - LISTED
+        ));
+    }
+    gate::for_agent(&out)
+}
+
+/// What each memory's references came to at `HEAD` (user memories and projects without a
+/// repository: nothing checked).
+pub fn check_memories(
+    project: &Project,
+    memories: &[(ScopeKind, &str)],
+) -> Result<Vec<MemoryReferences>, OpError> {
+    let named: Vec<Vec<Reference>> = memories
+        .iter()
+        .map(|(scope, text)| match scope {
+            ScopeKind::User => Vec::new(),
+            _ => references::extract(text),
+        })
+        .collect();
+    let Some(paths) = project.repo.as_ref() else {
+        return Ok(memories
+            .iter()
+            .map(|_| MemoryReferences::default())
+            .collect());
+    };
+    if named.iter().all(Vec::is_empty) {
+        return Ok(memories
+            .iter()
+            .map(|_| MemoryReferences::default())
+            .collect());
+    }
+    let root = paths.workdir.clone();
+    let mut book = BOOK.lock().unwrap_or_else(|e| e.into_inner());
+    let repo = repo::open(paths)?;
+    let head = HeadTree::open(&repo)?;
+    let facts = book
+        .get_or_insert_with(Book::default)
+        .facts_for(&root, head.commit());
+    learn(
+        &repo,
+        &head,
+        &root,
+        facts,
+        named.iter().flatten().map(|r| (r.path.as_str(), r.form)),
+    )?;
+    Ok(named.iter().map(|refs| judge(&head, facts, refs)).collect())
+}
+
+/// One rewrite [`renamed_paths`] proposes: the path a memory's body names and the path git's
+/// rename detection maps it to, which exists at `HEAD`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathRewrite {
+    /// The path as the memory names it.
+    pub old: String,
+    /// Where it went.
+    pub new: String,
+}
+
+/// The body of a memory with every path that was renamed one-to-one (and whose new name
+/// exists at `HEAD`) rewritten to its new name, and the rewrites made; `None` when there is
+/// nothing to rewrite. A bare file name is left alone: it may name a file in another folder.
+pub fn renamed_paths(
+    project: &Project,
+    scope: ScopeKind,
+    body: &str,
+) -> Result<Option<(String, Vec<PathRewrite>)>, OpError> {
+    let checked = check_memories(project, &[(scope, body)])?;
+    let Some(paths) = project.repo.as_ref() else {
+        return Ok(None);
+    };
+    let repo = repo::open(paths)?;
+    let head = HeadTree::open(&repo)?;
+    let mut rewrites: Vec<PathRewrite> = Vec::new();
+    for broken in checked.iter().flat_map(|m| &m.broken) {
+        if let Broken::Removed { path, removal } = broken {
+            if let Some(new) = &removal.renamed_to {
+                if head.at(new) != AtHead::Missing {
+                    rewrites.push(PathRewrite {
+                        old: path.clone(),
+                        new: new.clone(),
+                    });
+                }
+            }
+        }
+    }
+    if rewrites.is_empty() {
+        return Ok(None);
+    }
+    let mut out = body.to_string();
+    let mut spans: Vec<(usize, usize, &str)> = references::extract(body)
+        .into_iter()
+        .filter(|r| r.form != Form::Bare)
+        .filter_map(|r| {
+            let to = rewrites.iter().find(|w| w.old == r.path)?;
+            Some((r.span.0, r.span.1, to.new.as_str()))
+        })
+        .collect();
+    // From the end, so earlier spans keep their offsets.
+    spans.sort_by_key(|s| std::cmp::Reverse(s.0));
+    let mut applied: Vec<String> = Vec::new();
+    for (start, end, new) in spans {
+        out.replace_range(start..end, new);
+        applied.push(new.to_string());
+    }
+    rewrites.retain(|w| applied.contains(&w.new));
+    Ok((!rewrites.is_empty()).then_some((out, rewrites)))
+}
+
+/// What is known of one path at the book's `HEAD`.
+#[derive(Debug, Clone)]
+enum Fact {
+    /// A file at `HEAD`; its line count once a reference asked.
+    File(Oid, Option<Option<usize>>),
+    /// A folder at `HEAD`, or a file the work tree holds that no commit has yet.
+    Present,
+    /// Gone: the commit that removed it, when history within budget shows one.
+    Gone(Option<Removal>),
+}
+
+/// What this process has learned, for one repository and one `HEAD`.
+#[derive(Default)]
+struct Book {
+    root: PathBuf,
+    head: Option<Oid>,
+    facts: HashMap<String, Fact>,
+}
+
+impl Book {
+    /// The facts for `root` at `head`: kept when both are the book's, else a new page.
+    fn facts_for(&mut self, root: &Path, head: Option<Oid>) -> &mut HashMap<String, Fact> {
+        if self.root != root || self.head != head {
+            self.root = root.to_path_buf();
+            self.head = head;
+            self.facts.clear();
+        }
+        &mut self.facts
+    }
+}
+
+/// The process's book, opened by the first check.
+static BOOK: Mutex<Option<Book>> = Mutex::new(None);
+
+/// Looks up every path not yet in `facts`, then walks history once for those gone.
+fn learn<'a>(
+    repo: &Repository,
+    head: &HeadTree<'_>,
+    root: &Path,
+    facts: &mut HashMap<String, Fact>,
+    paths: impl Iterator<Item = (&'a str, Form)>,
+) -> Result<(), OpError> {
+    let mut gone: Vec<(String, bool)> = Vec::new();
+    for (path, form) in paths {
+        if facts.contains_key(path) {
+            continue;
+        }
+        let fact = match head.at(path) {
+            AtHead::File(blob) => Fact::File(blob, None),
+            AtHead::Folder => Fact::Present,
+            // One stat, for a file not committed yet (or a build output the memory means).
+            AtHead::Missing if std::fs::symlink_metadata(root.join(path)).is_ok() => Fact::Present,
+            AtHead::Missing => {
+                gone.push((path.to_string(), form == Form::Folder));
+                Fact::Gone(None)
+            }
+        };
+        facts.insert(path.to_string(), fact);
+    }
+    if let (false, Some(commit)) = (gone.is_empty(), head.commit()) {
+        let limit = WalkLimit {
+            commits: HISTORY_COMMITS,
+            deadline: Instant::now() + HISTORY_BUDGET,
+        };
+        for (path, removal) in path_history::removals(repo, commit, &gone, limit)? {
+            facts.insert(path, Fact::Gone(Some(removal)));
+        }
+    }
+    Ok(())
+}
+
+/// One memory's references against what is known.
+fn judge(
+    head: &HeadTree<'_>,
+    facts: &mut HashMap<String, Fact>,
+    refs: &[Reference],
+) -> MemoryReferences {
+    let mut out = MemoryReferences::default();
+    let mut seen: Vec<&str> = Vec::new();
+    for r in references::distinct(refs) {
+        let first_time = !seen.contains(&r.path.as_str());
+        seen.push(&r.path);
+        let Some(fact) = facts.get_mut(&r.path) else {
+            continue;
+        };
+        match fact {
+            Fact::Gone(Some(removal)) if first_time => out.broken.push(Broken::Removed {
+                path: r.path.clone(),
+                removal: removal.clone(),
+            }),
+            // A bare name may live in any folder: only history shows it left the root.
+            Fact::Gone(None) if first_time && r.form != Form::Bare => {
+                out.broken.push(Broken::Missing {
+                    path: r.path.clone(),
+                })
+            }
+            Fact::Gone(_) => {}
+            Fact::Present => out.holding += usize::from(first_time),
+            Fact::File(blob, count) => {
+                let Some(lines) = r.lines else {
+                    out.holding += usize::from(first_time);
+                    continue;
+                };
+                let count = *count.get_or_insert_with(|| head.line_count(*blob));
+                match count {
+                    Some(count) if lines.start as usize > count => {
+                        out.broken.push(Broken::PastEnd {
+                            path: r.path.clone(),
+                            lines,
+                            count,
+                        })
+                    }
+                    _ => out.holding += usize::from(first_time),
+                }
+            }
+        }
+    }
+    out
+}
+
+fn short(commit: Oid) -> String {
+    let hex = commit.to_string();
+    hex[..7.min(hex.len())].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn removal(renamed_to: Option<&str>) -> Removal {
+        Removal {
+            commit: Oid::from_str("1a2b3c4d5e6f00000000000000000000000000ff").unwrap(),
+            author: "Alice".into(),
+            time: 1_793_577_600, // 2026-11-02
+            renamed_to: renamed_to.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn lines_say_what_broke_or_that_all_holds() {
+        let broken = MemoryReferences {
+            holding: 2,
+            broken: vec![Broken::Removed {
+                path: "src/old.rs".into(),
+                removal: removal(None),
+            }],
+        };
+        assert_eq!(
+            broken.line().unwrap(),
+            "Note: names src/old.rs, removed in 1a2b3c4 by Alice on 2026-11-02."
+        );
+        let renamed = MemoryReferences {
+            holding: 0,
+            broken: vec![
+                Broken::Removed {
+                    path: "src/old.rs".into(),
+                    removal: removal(Some("src/new.rs")),
+                },
+                Broken::PastEnd {
+                    path: "src/lib.rs".into(),
+                    lines: Lines {
+                        start: 900,
+                        end: 900,
+                    },
+                    count: 120,
+                },
+            ],
+        };
+        assert_eq!(
+            renamed.line().unwrap(),
+            "Note: names src/old.rs, renamed to src/new.rs in 1a2b3c4 by Alice on 2026-11-02 \
+             (and 1 more reference that no longer holds)."
+        );
+        assert_eq!(
+            renamed.broken[1].describe(),
+            "src/lib.rs:900 is past the file's end (120 lines)"
+        );
+        let fine = MemoryReferences {
+            holding: 3,
+            broken: Vec::new(),
+        };
+        assert_eq!(fine.line().unwrap(), "References checked: 3 paths exist.");
+        assert_eq!(MemoryReferences::default().line(), None);
+    }
+}
