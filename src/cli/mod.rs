@@ -41,6 +41,7 @@ mod forget;
 mod hooks;
 mod index;
 mod init;
+mod install_agent;
 mod install_mcp;
 mod list;
 mod mcp;
@@ -132,6 +133,7 @@ enum Command {
     Man(shell::ManArgs),
     Mcp(mcp::McpArgs),
     InstallMcp(install_mcp::InstallMcpArgs),
+    InstallAgent(install_agent::InstallAgentArgs),
     #[command(hide = true)]
     MergeIndex(merge_index::MergeIndexArgs),
 }
@@ -149,6 +151,7 @@ impl Command {
             // Online only when team saves are published at once.
             Command::Mcp(args) => !args.publishes(),
             Command::InstallMcp(_) => true,
+            Command::InstallAgent(_) => true,
             Command::MergeIndex(_) => true,
             Command::Baseline(_)
             | Command::Recall(_)
@@ -459,6 +462,7 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Man(args) => shell::man(args),
         Command::Mcp(args) => mcp::run(project, args),
         Command::InstallMcp(args) => install_mcp::run(&project, args),
+        Command::InstallAgent(args) => install_agent::run(&project, args),
         Command::MergeIndex(args) => merge_index::run(cwd, args),
     }
 }

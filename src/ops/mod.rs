@@ -16,6 +16,7 @@ pub(crate) mod guard;
 pub(crate) mod hooks;
 pub(crate) mod index;
 pub(crate) mod init;
+pub(crate) mod install_agent;
 pub(crate) mod install_mcp;
 pub(crate) mod mcp;
 pub(crate) mod mounts;

@@ -25,6 +25,7 @@ mod example;
 mod forget_remember;
 mod gate;
 mod index_rules;
+mod install_agent;
 mod mcp;
 mod mcp_ages;
 mod mcp_door;
