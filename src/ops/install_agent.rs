@@ -48,8 +48,8 @@ pub struct HookSpec {
     pub event: &'static str,
     /// The teammem subcommand the hook runs.
     pub subcommand: &'static str,
-    /// How long the client lets it run, in seconds. Above session start's 15 s sync budget,
-    /// so the client never cuts a sync short.
+    /// How long Claude Code and Codex let it run, in seconds (Qwen Code keeps its default,
+    /// 60 s). Above session start's 15 s sync budget, so a sync is never cut short.
     pub timeout_secs: u64,
 }
 
@@ -265,10 +265,11 @@ fn set_hooks_json(
     let mut text = text.to_string();
     let mut sets = Vec::new();
     for hook in &HOOKS {
-        // Qwen Code counts hook timeouts in milliseconds, Claude Code and Codex in seconds.
+        // Qwen Code 0.23 reads a hook's timeout in milliseconds and 0.24 in seconds: no
+        // number means the same to both, so its hooks get its default (60 s in both).
         let timeout = match client {
-            Client::Qwen => hook.timeout_secs * 1000,
-            _ => hook.timeout_secs,
+            Client::Qwen => None,
+            _ => Some(hook.timeout_secs),
         };
         text = set_json_hook(path, &text, hook, &hook_command(hook), timeout)?;
         sets.push(format!("the {} hook", hook.event));
@@ -284,7 +285,7 @@ fn set_json_hook(
     text: &str,
     hook: &HookSpec,
     command: &str,
-    timeout: u64,
+    timeout: Option<u64>,
 ) -> Result<String, OpError> {
     let root = parse_json(path, text)?;
     let top = root
@@ -335,11 +336,14 @@ fn set_json_hook(
         }
     }
     // Built field by field: a JSON map would sort `type` after `command`.
-    let handler = CstInputValue::Object(vec![
+    let mut handler = vec![
         ("type".into(), CstInputValue::String("command".into())),
         ("command".into(), CstInputValue::String(command.to_string())),
-        ("timeout".into(), CstInputValue::Number(timeout.to_string())),
-    ]);
+    ];
+    if let Some(timeout) = timeout {
+        handler.push(("timeout".into(), CstInputValue::Number(timeout.to_string())));
+    }
+    let handler = CstInputValue::Object(handler);
     groups.append(CstInputValue::Object(vec![(
         "hooks".into(),
         CstInputValue::Array(vec![handler]),
@@ -435,7 +439,7 @@ mod tests {
     }
 
     #[test]
-    fn qwen_timeouts_are_milliseconds_and_one_file_holds_everything() {
+    fn qwen_hooks_carry_no_timeout_and_one_file_holds_everything() {
         let dir = tempfile::tempdir().unwrap();
         let p = plan(
             &places(dir.path()),
@@ -448,8 +452,8 @@ mod tests {
         assert!(p.files[0].path.ends_with("home/.qwen/settings.json"));
         let v = json(&p.files[0].after);
         assert_eq!(
-            v["hooks"]["SessionStart"][0]["hooks"][0]["timeout"],
-            json!(30000)
+            v["hooks"]["SessionStart"][0]["hooks"][0],
+            json!({"type": "command", "command": "teammem session-start --hook qwen"})
         );
         assert_eq!(v["mcpServers"]["teammem"]["command"], json!("teammem"));
         assert_eq!(p.next_step, None);

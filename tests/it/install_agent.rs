@@ -91,7 +91,7 @@ fn each_client_gets_both_hooks_and_the_server_and_a_second_run_changes_nothing()
     let qwen_settings = json_of(&repo.join(".qwen/settings.json"));
     assert_eq!(
         qwen_settings["hooks"]["SessionStart"][0]["hooks"][0],
-        json!({"type": "command", "command": "teammem session-start --hook qwen", "timeout": 30000})
+        json!({"type": "command", "command": "teammem session-start --hook qwen"})
     );
     assert_eq!(
         qwen_settings["mcpServers"]["teammem"],

@@ -16,6 +16,8 @@ mod check_hooks;
 mod check_range_parallel;
 mod cli_conventions;
 mod cli_smoke;
+mod clients_claude;
+mod clients_codex;
 mod clients_qwen;
 mod commands;
 mod demo;
