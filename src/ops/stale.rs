@@ -1,5 +1,6 @@
 //! Memories nobody used for a while (`teammem stale`), as Codex's retention window sees them:
-//! unused for N days since their last citation, or since their creation when never cited.
+//! unused for N days since they were last read (MCP) or cited, or since their creation when
+//! never used. Being surfaced unasked (`prompt-context`) is shown, but is not a use.
 
 use std::collections::HashMap;
 
@@ -29,6 +30,12 @@ pub struct StaleMemory {
     pub since_what: &'static str,
     /// Times cited.
     pub usage_count: u64,
+    /// Times read or found by an agent (MCP).
+    pub read_count: u64,
+    /// Times surfaced to a model unasked (`prompt-context`).
+    pub surfaced_count: u64,
+    /// When it was last surfaced, seconds since the Unix epoch.
+    pub last_surfaced: Option<i64>,
 }
 
 /// When each memory of a scope was created: the commit that first added it for files git
@@ -85,13 +92,13 @@ pub fn stale(
         let rels: Vec<String> = loaded.memories.iter().map(|m| m.rel.clone()).collect();
         let never_used: Vec<String> = rels
             .iter()
-            .filter(|r| book.get(r).last_usage.is_none())
+            .filter(|r| book.get(r).last_used().is_none())
             .cloned()
             .collect();
         let created = creation_times(project, scope, &never_used)?;
         for m in &loaded.memories {
             let u = book.get(&m.rel);
-            let (since, since_what) = match u.last_usage {
+            let (since, since_what) = match u.last_used() {
                 Some(t) => (t, "last-usage"),
                 None => match created.get(&m.rel) {
                     Some(&(t, what)) => (t, what),
@@ -107,6 +114,9 @@ pub fn stale(
                     since,
                     since_what,
                     usage_count: u.usage_count,
+                    read_count: u.read_count,
+                    surfaced_count: u.surfaced_count,
+                    last_surfaced: u.last_surfaced,
                 });
             }
         }

@@ -16,7 +16,7 @@ use crate::domain::memory::{MAX_FILE_BYTES, MemoryFile};
 use crate::domain::scope::ScopeKind;
 use crate::domain::secrets::{self, SecretsIgnore};
 use crate::domain::store;
-use crate::domain::usage;
+use crate::domain::usage::{self, UseKind};
 use crate::ops::add::{self, NewMemory};
 use crate::ops::catalog::MemoryId;
 use crate::ops::guard;
@@ -319,6 +319,11 @@ impl MemoryDoor {
             );
         }
         let hits = shown.len();
+        let found_ids: Vec<(ScopeKind, String)> = shown
+            .iter()
+            .map(|(hit, _, _)| (hit.scope, hit.id.clone()))
+            .collect();
+        self.count_reads(&found_ids);
         let mut text = if hits == 0 {
             format!("No memory matches \"{shown_query}\".")
         } else {
@@ -397,6 +402,7 @@ impl MemoryDoor {
                 (format!("{shown_id}:{n}"), entries[n - 1].text.clone())
             }
         };
+        self.count_reads(&[(scope, id.path.clone())]);
         let fresh = self
             .freshness
             .of(&[(path.as_path(), bytes.as_slice())])
@@ -415,6 +421,12 @@ impl MemoryDoor {
             &body,
         );
         Ok(Reply::text(text))
+    }
+
+    /// Counts memories found or read as read (`teammem stale`). Usage is a convenience: a
+    /// book that cannot be written costs the agent nothing, not even a line.
+    fn count_reads(&self, used: &[(ScopeKind, String)]) {
+        let _ = crate::ops::cite::record_use(&self.project, used, UseKind::Read);
     }
 
     fn save(&self, mut args: Arguments) -> Result<Reply, ToolError> {
