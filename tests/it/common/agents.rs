@@ -17,6 +17,10 @@ use crate::common::{memory_text, syncrun, write};
 
 /// What the index line of the deploy memory says (session start delivers it).
 pub const DEPLOY_DESCRIPTION: &str = "Deploys happen on Thursday afternoons";
+/// The deploy memory's line in the team index session start delivers (recall's block also
+/// names the description, so the index is counted by its line).
+pub const DEPLOY_INDEX_LINE: &str =
+    "(project/deploy-window.md) — Deploys happen on Thursday afternoons";
 /// A word only the deploy memory's body holds (per-prompt recall delivers it).
 pub const DEPLOY_BODY_MARKER: &str = "freeze-window-7731";
 /// What the index line of the on-call memory says.
@@ -29,9 +33,9 @@ pub const UNRELATED_PROMPT: &str = "Say OK.";
 /// A prompt the deploy memory answers.
 pub const DEPLOY_PROMPT: &str = "When is the deploy window? Is Thursday a deploy freeze?";
 
-/// A GitHub token made at run time, so no token sits in this file.
+/// A GitHub token (`ghp_` and 36 characters) made at run time, so no token sits in this file.
 pub fn withheld_token() -> String {
-    format!("ghp_{}", "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa98")
+    format!("ghp_{}", "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5")
 }
 
 /// A team (bare remote, my clone with upstream set) whose team memory holds a deploy memory,
@@ -182,4 +186,23 @@ pub fn bounded(secs: u64, program: &Path) -> Command {
     cmd.args(["-k", "5", &secs.to_string()]).arg(program);
     cmd.stdin(Stdio::null());
     cmd
+}
+
+/// Each place `needle` occurs in `haystack`, with 300 characters either side, for a failure
+/// message.
+pub fn places(haystack: &str, needle: &str) -> Vec<String> {
+    haystack
+        .match_indices(needle)
+        .map(|(at, _)| {
+            let mut start = at.saturating_sub(300);
+            while !haystack.is_char_boundary(start) {
+                start -= 1;
+            }
+            let mut end = (at + needle.len() + 300).min(haystack.len());
+            while !haystack.is_char_boundary(end) {
+                end += 1;
+            }
+            haystack[start..end].to_string()
+        })
+        .collect()
 }
