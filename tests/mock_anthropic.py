@@ -7,6 +7,10 @@ It listens on an ephemeral port of 127.0.0.1 (written to PORT_FILE), and answers
   each turn is {"tool": NAME, "input": {...}} (a tool_use) or {"text": "..."} (end of turn).
   The turn taken is the number of tool results already in the conversation, so Claude Code's
   retries and side requests do not move the script on.
+  Where Claude Code defers MCP tools behind its ToolSearch tool (2.1.3xx: the tool is absent
+  from `tools`, or marked `defer_loading`), the mock does what a model does: it first calls
+  ToolSearch with `select:NAME` to load the tool, then calls it. ToolSearch's own results do
+  not count as turns.
 - any other POST /v1/messages (titles, summaries, quota checks) with a short text;
 - everything else, including proxy requests (CONNECT or absolute URLs) that would leave the
   machine, with 403 Forbidden.
@@ -29,25 +33,57 @@ def log(entry):
         f.write(json.dumps(entry) + "\n")
 
 
+def tool_use_names(messages):
+    names = {}
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") == "assistant" and isinstance(content, list):
+            for block in content:
+                if block.get("type") == "tool_use":
+                    names[block.get("id")] = block.get("name")
+    return names
+
+
 def tool_results(messages):
+    names = tool_use_names(messages)
     count = 0
     for message in messages:
         content = message.get("content")
         if message.get("role") == "user" and isinstance(content, list):
-            count += sum(1 for block in content if block.get("type") == "tool_result")
+            count += sum(1 for block in content if block.get("type") == "tool_result"
+                         and names.get(block.get("tool_use_id")) != "ToolSearch")
     return count
 
 
+def searched(messages, name):
+    """Whether ToolSearch was already asked to load `name` in this conversation."""
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") == "assistant" and isinstance(content, list):
+            for block in content:
+                if block.get("type") == "tool_use" and block.get("name") == "ToolSearch" \
+                        and name in json.dumps(block.get("input")):
+                    return True
+    return False
+
+
 def reply_blocks(body):
-    tools = [t.get("name") for t in body.get("tools") or []]
+    tools = {t.get("name"): t for t in body.get("tools") or []}
+    messages = body.get("messages") or []
     turns = SCRIPT["turns"]
     first_tool = next((t["tool"] for t in turns if "tool" in t), None)
-    if first_tool is None or first_tool not in tools:
+    if first_tool is None or (first_tool not in tools and "ToolSearch" not in tools):
         return [{"type": "text", "text": "ok"}], "end_turn"
-    n = tool_results(body.get("messages") or [])
+    n = tool_results(messages)
     turn = turns[min(n, len(turns) - 1)]
     if "tool" in turn:
-        block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": turn["tool"], "input": turn["input"]}
+        name = turn["tool"]
+        deferred = name not in tools or tools[name].get("defer_loading")
+        if deferred and "ToolSearch" in tools and not searched(messages, name):
+            block = {"type": "tool_use", "id": f"toolu_mock_search_{n}", "name": "ToolSearch",
+                     "input": {"query": f"select:{name}", "max_results": 1}}
+            return [block], "tool_use"
+        block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": name, "input": turn["input"]}
         return [block], "tool_use"
     return [{"type": "text", "text": turn["text"]}], "end_turn"
 

@@ -1,8 +1,9 @@
 //! `teammem context`
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
-use crate::ops::context::{self, HookFormat};
+use super::hook::HookArg;
+use crate::ops::context;
 use crate::ops::{EXIT_OK, OpError, Project};
 
 /// Print the memory context an agent injects at session start.
@@ -18,7 +19,7 @@ pub struct ContextArgs {
     /// Also include the memories most relevant to this query.
     #[arg(long)]
     query: Option<String>,
-    /// Output shape: qwen and claude print SessionStart hook JSON
+    /// Output shape: qwen, claude and codex print SessionStart hook JSON
     /// ({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ...}}),
     /// plain prints the text.
     #[arg(long, value_enum, default_value = "plain")]
@@ -31,25 +32,9 @@ pub struct ContextArgs {
     format: Option<super::TextFormat>,
 }
 
-/// The hook format as named on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum HookArg {
-    /// Qwen Code hook JSON.
-    Qwen,
-    /// Claude Code hook JSON.
-    Claude,
-    /// Plain text.
-    Plain,
-}
-
 /// Runs `teammem context`; returns its exit status.
 pub fn run(project: &Project, args: ContextArgs) -> Result<u8, OpError> {
     let built = context::build(project, args.query.as_deref())?;
-    let format = match args.hook {
-        HookArg::Qwen => HookFormat::Qwen,
-        HookArg::Claude => HookFormat::Claude,
-        HookArg::Plain => HookFormat::Plain,
-    };
     if super::json_wanted(args.json, args.format) {
         super::print_json(&serde_json::json!({
             "context": built.text,
@@ -62,6 +47,6 @@ pub fn run(project: &Project, args: ContextArgs) -> Result<u8, OpError> {
     for warning in &built.warnings {
         warning!("{}", super::shown(warning));
     }
-    out!("{}", context::render(&built, format));
+    out!("{}", context::render(&built, args.hook.into()));
     Ok(EXIT_OK)
 }

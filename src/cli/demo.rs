@@ -7,11 +7,13 @@ use crate::ops::{EXIT_OK, OpError};
 
 /// Show the team memory at work in a throwaway team (nothing of yours is touched).
 ///
-/// Builds a bare remote and two clones, Alice's and Bob's, in a temp folder; writes memories
-/// as both and shows a memory file as written, syncs both ways, shows a secret refused, a
+/// Shows the setup commands it stands for (init, committing .gitignore, install-hooks,
+/// install-agent), then builds a bare remote and two clones, Alice's and Bob's, in a temp
+/// folder; writes memories as both and shows a memory file as written, syncs both ways, shows a secret refused, a
 /// memory both edited kept in two versions, the context Bob's agent receives, the review of
-/// what Bob's sync brought, and the conflict resolved with `teammem resolve`. Needs no git
-/// program. The temp folder is removed at the end unless --keep.
+/// what Bob's sync brought, and the conflict resolved with `teammem resolve`; ends with the
+/// commands that do the same in your repository. Needs no git program. The temp folder is
+/// removed at the end unless --keep.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
     /// Keep the temp folder and print where it is, to look around with git.

@@ -38,13 +38,16 @@ mod context;
 mod demo;
 mod dream;
 mod forget;
+mod hook;
 mod hooks;
 mod index;
 mod init;
+mod install_agent;
 mod install_mcp;
 mod list;
 mod mcp;
 mod merge_index;
+mod prompt_context;
 mod recall;
 mod redact;
 mod remember;
@@ -126,12 +129,14 @@ enum Command {
     Scan(scan::ScanArgs),
     Redact(redact::RedactArgs),
     SessionStart(session_start::SessionStartArgs),
+    PromptContext(prompt_context::PromptContextArgs),
     Share(share::ShareArgs),
     Demo(demo::DemoArgs),
     Completions(shell::CompletionsArgs),
     Man(shell::ManArgs),
     Mcp(mcp::McpArgs),
     InstallMcp(install_mcp::InstallMcpArgs),
+    InstallAgent(install_agent::InstallAgentArgs),
     #[command(hide = true)]
     MergeIndex(merge_index::MergeIndexArgs),
 }
@@ -149,7 +154,9 @@ impl Command {
             // Online only when team saves are published at once.
             Command::Mcp(args) => !args.publishes(),
             Command::InstallMcp(_) => true,
+            Command::InstallAgent(_) => true,
             Command::MergeIndex(_) => true,
+            Command::PromptContext(_) => true,
             Command::Baseline(_)
             | Command::Recall(_)
             | Command::Context(_)
@@ -299,8 +306,11 @@ pub fn main() -> ExitCode {
         Err(err) => return ExitCode::from(usage_error(&err)),
     };
     ui::init(cli.quiet, cli.verbose);
-    // A hook's reader closing early is no reason for session start to fail.
-    let always_ok = matches!(cli.command, Command::SessionStart(_));
+    // A hook's reader closing early is no reason for a hook command to fail.
+    let always_ok = matches!(
+        cli.command,
+        Command::SessionStart(_) | Command::PromptContext(_)
+    );
     let code = run_cli(cli);
     let code = ui::exit_status(code);
     ExitCode::from(if always_ok { EXIT_OK } else { code })
@@ -368,6 +378,8 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
     // Session start never fails, not even when the project cannot be read.
     let command = match command {
         Command::SessionStart(args) => return Ok(session_start::run(cwd, args)),
+        // Nor does a turn's recall: it fails open.
+        Command::PromptContext(args) => return Ok(prompt_context::run(cwd, args)),
         // Generated from the definitions above; no project needed.
         Command::Completions(args) => return shell::completions(args),
         Command::Man(args) => return shell::man(args),
@@ -445,11 +457,13 @@ fn run(command: Command, cwd: &std::path::Path) -> Result<u8, OpError> {
         Command::Redact(args) => redact::run(&project, args),
         Command::Share(args) => share::run(&project, args),
         Command::SessionStart(args) => Ok(session_start::run(cwd, args)),
+        Command::PromptContext(args) => Ok(prompt_context::run(cwd, args)),
         Command::Demo(args) => demo::run(args),
         Command::Completions(args) => shell::completions(args),
         Command::Man(args) => shell::man(args),
         Command::Mcp(args) => mcp::run(project, args),
         Command::InstallMcp(args) => install_mcp::run(&project, args),
+        Command::InstallAgent(args) => install_agent::run(&project, args),
         Command::MergeIndex(args) => merge_index::run(cwd, args),
     }
 }

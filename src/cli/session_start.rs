@@ -3,12 +3,16 @@
 use std::path::Path;
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
+use super::hook::{self, HookArg};
 use super::sync::TransportArg;
 use crate::ops::EXIT_OK;
-use crate::ops::context::{self, HookFormat};
+use crate::ops::context;
 use crate::ops::session_start::{self, SessionStartOptions};
+
+/// How long session start waits for the hook's JSON on stdin (clients write it at once).
+const INPUT_WAIT: Duration = Duration::from_millis(500);
 
 /// Sync the team memory, then print the memory context for the agent (a SessionStart hook).
 ///
@@ -17,13 +21,20 @@ use crate::ops::session_start::{self, SessionStartOptions};
 /// and team indexes rendered from the memories that pass the memory gate, the point-in-time
 /// reminder and the line on what was withheld — plus one line saying what sync did.
 ///
+/// Reads the hook's JSON on stdin (Claude Code, Codex and Qwen Code send `session_id` and
+/// `source`): a new, cleared, compacted or forked context gets the whole context; a resumed
+/// one gets nothing already in its transcript — at most one line naming the memories added,
+/// changed or removed since. Without input (a terminal, nothing, not JSON) it prints the whole
+/// context. What each session was given is kept on this machine for 7 days.
+///
 /// Always exits 0, whatever happened (outside a repository, offline, any error): the line says
 /// what went wrong and the session starts anyway.
 #[derive(Debug, Args)]
 pub struct SessionStartArgs {
-    /// Output shape: qwen and claude print SessionStart hook JSON
+    /// Output shape: qwen, claude and codex print SessionStart hook JSON
     /// ({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ...}}),
-    /// plain prints the text.
+    /// plain prints the text. With qwen the private and user indexes are left out (Qwen Code
+    /// shows them itself), and the team index too when Qwen Code's team memory is on.
     #[arg(long, value_enum, default_value = "plain")]
     hook: HookArg,
     /// The sync's time budget, network included, in seconds.
@@ -34,23 +45,12 @@ pub struct SessionStartArgs {
     transport: TransportArg,
     /// Print JSON instead of a hook's shape: {context, sync_line, sync (the `teammem sync
     /// --json` report, or null when sync is switched off; a project that cannot be read gives a
-    /// report with skipped_reason error), warnings}.
+    /// report with skipped_reason error), warnings, delivery (full, changes or nothing)}.
     #[arg(long)]
     json: bool,
     /// `--format json` is the same as --json; `--format human` is the default.
     #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
     format: Option<super::TextFormat>,
-}
-
-/// The hook format as named on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum HookArg {
-    /// Qwen Code hook JSON.
-    Qwen,
-    /// Claude Code hook JSON.
-    Claude,
-    /// Plain text.
-    Plain,
 }
 
 /// Runs session start in `cwd`; the exit status is always 0.
@@ -59,6 +59,7 @@ pub fn run(cwd: &Path, args: SessionStartArgs) -> u8 {
         timeout: Duration::from_secs(args.timeout),
         transport: args.transport.into(),
         qwen_hook: matches!(args.hook, HookArg::Qwen),
+        input: hook::read_input(INPUT_WAIT),
     };
     let progress = super::ui::progress("Syncing team memory");
     let started = session_start::session_start(cwd, &options);
@@ -69,6 +70,7 @@ pub fn run(cwd: &Path, args: SessionStartArgs) -> u8 {
             "sync_line": started.sync_line,
             "sync": started.outcome,
             "warnings": started.warnings,
+            "delivery": started.delivery,
         });
         // Session start never fails: a report that cannot be written is said on stderr.
         if let Err(err) = super::print_json(&report) {
@@ -79,11 +81,6 @@ pub fn run(cwd: &Path, args: SessionStartArgs) -> u8 {
     for warning in &started.warnings {
         warning!("{}", super::shown(warning));
     }
-    let format = match args.hook {
-        HookArg::Qwen => HookFormat::Qwen,
-        HookArg::Claude => HookFormat::Claude,
-        HookArg::Plain => HookFormat::Plain,
-    };
-    out!("{}", context::render(&started.context, format));
+    out!("{}", context::render(&started.context, args.hook.into()));
     EXIT_OK
 }

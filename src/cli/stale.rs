@@ -8,11 +8,13 @@ use crate::ops::{self, EXIT_OK, OpError, Project};
 
 /// List memories nobody used for a while, and memories naming paths that no longer hold.
 ///
-/// A memory is stale when its last citation (`teammem cite`) is at least --days days old; one
-/// never cited counts from its creation: the commit that first added it when git tracks it,
-/// else its file time. A team or private memory naming a path that is gone from HEAD (with the
-/// commit that removed or renamed it), or a line past a file's end, is listed too, however
-/// recently used.
+/// A memory is stale when its last use — read or found by an agent through MCP
+/// (`memory_read`, `memory_search`), or cited (`teammem cite`) — is at least --days days old;
+/// one never used counts from its creation: the commit that first added it when git tracks
+/// it, else its file time. Being surfaced unasked by `teammem prompt-context` is shown but is
+/// not a use. Usage is counted on this machine only, never committed. A team or private memory
+/// naming a path that is gone from HEAD (with the commit that removed or renamed it), or a line
+/// past a file's end, is listed too, however recently used.
 #[derive(Debug, Args)]
 pub struct StaleArgs {
     /// The window, in days.
@@ -21,8 +23,8 @@ pub struct StaleArgs {
     /// Only this scope.
     #[arg(long, value_enum)]
     scope: Option<ScopeArg>,
-    /// Print JSON: [{scope, id, name, days_unused, since, since_what, usage_count, unused,
-    /// broken_references}].
+    /// Print JSON: [{scope, id, name, days_unused, since, since_what, usage_count (cited),
+    /// read_count, surfaced_count, last_surfaced, unused, broken_references}].
     #[arg(long)]
     json: bool,
     /// `--format json` is the same as --json; `--format human` is the default.
@@ -47,11 +49,23 @@ pub fn run(project: &Project, args: StaleArgs) -> Result<u8, OpError> {
     }
     for s in &found {
         let ago = days_ago(s.days_unused);
-        let what = match s.since_what {
-            "last-usage" => format!("last cited {ago}"),
+        let mut what = match s.since_what {
+            "last-usage" => format!(
+                "last used {ago}: read {} time{}, cited {}",
+                s.read_count,
+                if s.read_count == 1 { "" } else { "s" },
+                s.usage_count
+            ),
             "first-commit" => format!("never cited; first committed {ago}"),
             _ => format!("never cited; file written {ago}"),
         };
+        if s.surfaced_count > 0 {
+            what.push_str(&format!(
+                "; surfaced {} time{} unasked",
+                s.surfaced_count,
+                if s.surfaced_count == 1 { "" } else { "s" }
+            ));
+        }
         if s.unused {
             outln!("{}:{} — {} ({what})", s.scope, s.id, s.name);
         } else {

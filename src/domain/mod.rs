@@ -6,6 +6,7 @@ pub(crate) mod conflict;
 pub(crate) mod consolidate;
 pub(crate) mod frontmatter;
 pub(crate) mod gate;
+pub(crate) mod hook_input;
 pub(crate) mod index;
 pub(crate) mod index_merge;
 pub(crate) mod memory;

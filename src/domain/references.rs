@@ -20,8 +20,10 @@
 
 use std::collections::BTreeSet;
 
+use serde::{Deserialize, Serialize};
+
 /// How a reference was written, which decides what its absence means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Form {
     /// A path with a slash (or a dotfile path): it should exist as written.
     Path,
@@ -33,7 +35,7 @@ pub enum Form {
 }
 
 /// Lines a reference points at, 1-based and inclusive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Lines {
     /// The first line.
     pub start: u32,
@@ -42,7 +44,7 @@ pub struct Lines {
 }
 
 /// One reference, where it was found in the memory's text.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reference {
     /// The path relative to the repository root: no `./`, no trailing slash.
     pub path: String,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::domain::recall::usage::{self, UsageBook};
+use crate::domain::recall::usage::{self, UsageBook, UseKind};
 use crate::domain::scope::ScopeKind;
 use crate::domain::store;
 
@@ -81,4 +81,33 @@ pub fn cite(project: &Project, ids: &[String]) -> Result<Vec<Cited>, OpError> {
         store::write_atomic(&path, book.to_json().as_bytes())?;
     }
     Ok(out)
+}
+
+/// Records one use of each memory (`scope`, path in it) through `kind`'s door. Usage is a
+/// convenience, never worth a failure: a book that cannot be written is skipped (the error is
+/// returned for a warning).
+pub fn record_use(
+    project: &Project,
+    used: &[(ScopeKind, String)],
+    kind: UseKind,
+) -> Result<(), OpError> {
+    let now = usage::now();
+    for scope in ScopeKind::ALL {
+        let mine: Vec<&String> = used
+            .iter()
+            .filter(|(s, _)| *s == scope)
+            .map(|(_, rel)| rel)
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let mut book = load_usage(project, scope);
+        for rel in mine {
+            book.record(rel, kind, now);
+        }
+        let path = state_dir(project, scope)?
+            .join(format!("{}-usage.json", state_prefix(project, scope)?));
+        store::write_atomic(&path, book.to_json().as_bytes())?;
+    }
+    Ok(())
 }

@@ -13,22 +13,14 @@ use crate::domain::index::{self, MAX_BYTES, MAX_LINES};
 use crate::domain::scope::{INDEX_FILE, ScopeKind};
 use crate::domain::secrets;
 
+use super::delivery::sessions::Delivered;
 use super::recall::{self, DEFAULT_CHARS, DEFAULT_MAX};
-use super::{OpError, Project, dream, guard, references};
+use super::{OpError, Project, dream, gate_cache, guard, references};
+
+pub use super::delivery::HookFormat;
 
 /// The line that tells the agent how to treat what follows.
 pub const VERIFY_LINE: &str = "Memories are point-in-time observations, not live state: verify a memory against the current code and files before relying on it, and update or forget it when it is wrong.";
-
-/// How the context is printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HookFormat {
-    /// Qwen Code's SessionStart hook JSON.
-    Qwen,
-    /// Claude Code's SessionStart hook JSON.
-    Claude,
-    /// Plain text.
-    Plain,
-}
 
 /// The context block.
 #[derive(Debug, Clone, Serialize)]
@@ -41,16 +33,55 @@ pub struct Context {
     pub recalled: usize,
     /// Problems that did not stop the context (a session that could not be counted).
     pub warnings: Vec<String>,
+    /// The memories whose index lines the context lists (`scope:rel`, a hash of the file).
+    #[serde(skip)]
+    pub delivered: Vec<Delivered>,
+}
+
+/// What goes into a context.
+#[derive(Debug, Clone)]
+pub struct BuildOptions<'a> {
+    /// The scopes whose indexes are shown.
+    pub scopes: Vec<ScopeKind>,
+    /// Also include the memories most relevant to this query.
+    pub query: Option<&'a str>,
+    /// Count the run as one session for each scope's dream gate.
+    pub count_session: bool,
+}
+
+impl BuildOptions<'_> {
+    /// The project's enabled scopes, no query, counted as a session.
+    pub fn of(project: &Project) -> BuildOptions<'static> {
+        BuildOptions {
+            scopes: project.default_scopes(),
+            query: None,
+            count_session: true,
+        }
+    }
 }
 
 /// Builds the context for the project's enabled scopes, with recall results for `query`.
 /// Counts as one session for each scope's dream gate.
 ///
-/// Every index is rendered from the memories that pass the gate ([`guard::gate_scope`]), never
+/// Every index is rendered from the memories that pass the gate ([`gate_cache::gate_scope`]), never
 /// read from a `MEMORY.md` as it is; what fails is counted in one line, and everything a memory
 /// contributes goes through [`gate::for_agent`].
 pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError> {
-    let scopes = project.default_scopes();
+    build_with(
+        project,
+        &BuildOptions {
+            query,
+            ..BuildOptions::of(project)
+        },
+    )
+}
+
+/// [`build`] for the scopes and query of `options`. A memory that passed the gate before,
+/// under the same rules, and whose file did not change since, is not judged again
+/// ([`gate_cache`]).
+pub fn build_with(project: &Project, options: &BuildOptions<'_>) -> Result<Context, OpError> {
+    let scopes = options.scopes.clone();
+    let query = options.query;
     let (policy, notes) = guard::policy(project);
     let mut warnings = notes;
     let mut text = String::from("# Memory\n\n");
@@ -59,6 +90,7 @@ pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError>
     text.push_str(gate::DATA_NOTE);
     text.push('\n');
     let mut shown = Vec::new();
+    let mut delivered = Vec::new();
     let mut withheld = Withheld::default();
     for &scope in &scopes {
         let dir = project.check_scope_safe(scope)?;
@@ -73,7 +105,7 @@ pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError>
         }
         // A scope that cannot be read safely (a symlink leading out of it) is left out, not
         // the whole context.
-        let gated = match guard::gate_scope(project, scope, &policy) {
+        let gated = match gate_cache::gate_scope(project, scope, &policy) {
             Ok(gated) => gated,
             Err(e) => {
                 let why = gate::for_agent(&e.to_string());
@@ -95,13 +127,26 @@ pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError>
         if index.trim().is_empty() {
             continue;
         }
+        delivered.extend(gated.passed.iter().filter_map(|m| {
+            let line = m.line.as_ref()?;
+            Some(Delivered {
+                id: format!("{scope}:{}", m.rel),
+                hash: m.hash.clone(),
+                name: policy.for_agent(&line.title),
+            })
+        }));
         let index = policy.for_agent(&index);
         let path = secrets::redact_text(&dir.join(INDEX_FILE).display().to_string());
         text.push_str(&format!("\n## {heading} memory ({path})\n\n{index}"));
         if !index.ends_with('\n') {
             text.push('\n');
         }
-        text.push_str(&references::index_block(project, scope, &gated.passed));
+        let named: Vec<(&str, &[_])> = gated
+            .passed
+            .iter()
+            .map(|m| (m.rel.as_str(), m.references.as_slice()))
+            .collect();
+        text.push_str(&references::index_block(project, scope, &named));
         shown.push(scope);
     }
     // Memories in two versions, named with the command that resolves them.
@@ -151,7 +196,7 @@ pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError>
         text.push('\n');
     }
     // Counting the session must never cost the agent its context.
-    for &scope in &scopes {
+    for &scope in scopes.iter().filter(|_| options.count_session) {
         if let Err(e) = dream::record_session(project, scope) {
             warnings.push(format!(
                 "could not count this session for the {scope} scope: {e}"
@@ -163,6 +208,7 @@ pub fn build(project: &Project, query: Option<&str>) -> Result<Context, OpError>
         scopes: shown,
         recalled,
         warnings,
+        delivered,
     })
 }
 
@@ -205,19 +251,12 @@ pub fn within_limits(index: &str) -> String {
     out
 }
 
-/// The context as the hook expects it: SessionStart JSON for Qwen Code and Claude Code, the
-/// text itself for plain.
+/// The context as the hook expects it: SessionStart JSON for the clients, the text itself
+/// for plain (see [`super::delivery::render`]).
 pub fn render(context: &Context, format: HookFormat) -> String {
-    match format {
-        HookFormat::Plain => context.text.clone(),
-        HookFormat::Qwen | HookFormat::Claude => {
-            let value = serde_json::json!({
-                "hookSpecificOutput": {
-                    "hookEventName": "SessionStart",
-                    "additionalContext": context.text,
-                }
-            });
-            format!("{value}\n")
-        }
-    }
+    super::delivery::render(
+        format,
+        super::delivery::HookEvent::SessionStart,
+        &context.text,
+    )
 }

@@ -1,8 +1,9 @@
 //! `teammem demo`: a throwaway team in a temp folder — a bare remote and two clones, Alice's
-//! and Bob's — driven by teammem's own operations, to show the main job end to end: memories
-//! a memory file as written, synced both ways, a secret refused, the context an agent
+//! and Bob's — driven by teammem's own operations, to show the main job end to end: the setup
+//! commands it stands for, a memory file as written, synced both ways, a secret refused, the context an agent
 //! receives, a memory both edited kept in two versions and then resolved, and the review of
-//! what a sync brought. git2 only: no git program is needed.
+//! what a sync brought; it ends with the same setup for the user's own repository. git2
+//! only: no git program is needed.
 
 use std::fs;
 use std::io::Write;
@@ -97,6 +98,13 @@ pub enum DemoStep {
         /// The review.
         markdown: String,
     },
+    /// Commands a person runs: the setup the demo stands for, or the same in your repository.
+    Commands {
+        /// What they do.
+        purpose: String,
+        /// The command lines, as typed.
+        commands: Vec<String>,
+    },
     /// A memory kept in two versions made one again by `teammem resolve`.
     ConflictResolved {
         /// Who resolved it.
@@ -127,6 +135,19 @@ impl Story<'_> {
             steps: Vec::new(),
         });
         writeln!(self.out, "\n== {title}").map_err(io)
+    }
+
+    /// Shows command lines a person would type, and records them.
+    fn commands(&mut self, purpose: &str, lines: &[&str]) -> Result<(), OpError> {
+        writeln!(self.out, "{purpose}:").map_err(io)?;
+        for line in lines {
+            writeln!(self.out, "  {line}").map_err(io)?;
+        }
+        self.record(DemoStep::Commands {
+            purpose: purpose.to_string(),
+            commands: lines.iter().map(|l| l.to_string()).collect(),
+        });
+        Ok(())
     }
 
     fn record(&mut self, step: DemoStep) {
@@ -176,6 +197,19 @@ fn story(root: &Path, story: &mut Story<'_>) -> Result<(), OpError> {
     Repository::init_bare(&remote)
         .and_then(|r| r.set_head("refs/heads/main"))
         .map_err(|e| git("creating the bare remote", e))?;
+
+    story.heading("The setup this demo stands for")?;
+    story.commands(
+        "What Alice runs once in her clone, and Bob after cloning; below, the demo does the \
+         same through teammem's library in a temp folder",
+        &[
+            "alice$ teammem init --fix-gitignore",
+            "alice$ git add .gitignore .qwen/team-memory && git commit -m \"Share team memory\"",
+            "alice$ teammem install-hooks",
+            "alice$ teammem install-agent --client claude   # and --client qwen, --client codex",
+            "bob$ git clone TEAM-REMOTE && teammem install-hooks && teammem install-agent --client claude",
+        ],
+    )?;
 
     story.heading("Alice starts the team memory and syncs")?;
     let alice = new_clone(root, "alice", "Alice", &remote, false)?;
@@ -312,6 +346,20 @@ fn story(root: &Path, story: &mut Story<'_>) -> Result<(), OpError> {
     say_sync(story, &alice, &sync_now(&alice)?)?;
     let alice_now = Project::open_with(&alice.dir, alice.project.env.clone())?;
     say_context(story, "alice", &alice_now)?;
+
+    story.heading("Now in your repository")?;
+    story.commands(
+        "In a clone of your repository, with its remote (README.md, \"Quick start\", says each \
+         step and what each client then asks of you)",
+        &[
+            "teammem init --fix-gitignore",
+            "git add .gitignore .qwen/team-memory && git commit -m \"Share team memory\"",
+            "teammem install-hooks",
+            "teammem install-agent --client claude",
+            "teammem install-agent --client qwen",
+            "teammem install-agent --client codex",
+        ],
+    )?;
     Ok(())
 }
 

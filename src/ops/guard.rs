@@ -11,8 +11,6 @@ use std::path::{Path, PathBuf};
 
 use crate::domain::check::{CONFIG_FILE, CheckConfig, USER_CONFIG_FILE};
 use crate::domain::gate::{self, Broken, Policy, Verdict};
-use crate::domain::index::IndexLine;
-use crate::domain::memory::MemoryFile;
 use crate::domain::scope::{ScopeKind, TEAM_DIR};
 use crate::domain::secrets::{self, Finding, IGNORE_FILE, SecretsIgnore};
 use crate::domain::store;
@@ -68,90 +66,8 @@ fn read_config(path: &Path, notes: &mut Vec<String>) -> Option<CheckConfig> {
     }
 }
 
-/// A scope's memories after the gate.
-#[derive(Debug, Default)]
-pub struct GatedScope {
-    /// The memories that passed, sorted by path.
-    pub passed: Vec<(String, MemoryFile)>,
-    /// Each withheld file (relative to the scope folder) and the rules it broke.
-    pub withheld: BTreeMap<String, Broken>,
-}
-
-impl GatedScope {
-    /// The index lines of the memories that passed.
-    pub fn index_entries(&self) -> Vec<IndexLine> {
-        self.passed
-            .iter()
-            .filter_map(|(rel, file)| file.index_entry(rel))
-            .collect()
-    }
-}
-
-/// The fewest files a gate thread gets: below that, threads cost more than they save.
-const MIN_CHUNK: usize = 128;
-
-/// Reads every memory of `dir` (shown in messages as `shown_as`) through the gate, on several
-/// threads when there are many.
-pub fn gate_dir(dir: &Path, shown_as: &str, policy: &Policy) -> Result<GatedScope, OpError> {
-    let paths = store::memory_paths(dir)?;
-    let threads = match paths.len() > MIN_CHUNK {
-        true => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
-        false => 1,
-    };
-    let chunk = paths.len().div_ceil(threads).max(MIN_CHUNK);
-    let judge_part = |part: &[String]| -> Result<Vec<(String, Verdict)>, OpError> {
-        part.iter()
-            .map(|rel| {
-                let bytes = store::read_capped(&dir.join(rel))?;
-                let verdict = policy.judge(&format!("{shown_as}{rel}"), rel, &bytes);
-                Ok((rel.clone(), verdict))
-            })
-            .collect()
-    };
-    let parts: Vec<Result<Vec<(String, Verdict)>, OpError>> = if paths.len() <= chunk {
-        vec![judge_part(&paths)]
-    } else {
-        std::thread::scope(|scope| {
-            let workers: Vec<_> = paths
-                .chunks(chunk)
-                .map(|part| scope.spawn(move || judge_part(part)))
-                .collect();
-            workers
-                .into_iter()
-                .map(|w| {
-                    w.join().unwrap_or_else(|_| {
-                        Err(OpError::io(
-                            dir,
-                            std::io::Error::other("a gate thread stopped"),
-                        ))
-                    })
-                })
-                .collect()
-        })
-    };
-    let mut out = GatedScope::default();
-    for part in parts {
-        for (rel, verdict) in part? {
-            match verdict {
-                Verdict::Pass { file, .. } => out.passed.push((rel, *file)),
-                Verdict::Withheld(broken) => {
-                    out.withheld.insert(rel, broken);
-                }
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// A scope's memories through the gate, after the scope's safety check.
-pub fn gate_scope(
-    project: &Project,
-    scope: ScopeKind,
-    policy: &Policy,
-) -> Result<GatedScope, OpError> {
-    let dir = project.check_scope_safe(scope)?;
-    gate_dir(&dir, &project.shown_prefix(scope), policy)
-}
+// A scope's memories through the gate, for an index: `super::gate_cache::gate_scope`, which
+// keeps the verdicts of unchanged files.
 
 /// Whether a scope's memories are gated like team memory when its index is written: team
 /// memory, and a private memory folder that git tracks.

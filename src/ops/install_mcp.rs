@@ -41,21 +41,43 @@ pub enum Client {
 pub struct Places {
     /// The project's root (the git work tree).
     pub project: PathBuf,
+    /// The user's home folder (`$HOME`), for the clients' user-wide files.
+    pub home: Option<PathBuf>,
     /// Codex's home folder (`$CODEX_HOME`, else `~/.codex`).
     pub codex_home: Option<PathBuf>,
 }
 
 impl Places {
-    /// The places for `project`, Codex's home taken from the environment.
+    /// The places for `project`, the home folders taken from the environment.
     pub fn from_env(project: PathBuf) -> Places {
+        let home = std::env::var_os("HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from);
         let codex_home = std::env::var_os("CODEX_HOME")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".codex")));
+            .or_else(|| home.as_ref().map(|h| h.join(".codex")));
         Places {
             project,
+            home,
             codex_home,
         }
+    }
+
+    /// The user's home folder, or an error saying how to set it.
+    pub(crate) fn home(&self) -> Result<&Path, OpError> {
+        self.home.as_deref().ok_or_else(|| {
+            OpError::Usage("cannot find your home folder: set HOME and run again".into())
+        })
+    }
+
+    /// Codex's home folder, or an error saying how to set it.
+    pub(crate) fn codex_home(&self) -> Result<&Path, OpError> {
+        self.codex_home.as_deref().ok_or_else(|| {
+            OpError::Usage(
+                "cannot find Codex's folder: set CODEX_HOME (or HOME) and run again".into(),
+            )
+        })
     }
 }
 
@@ -102,6 +124,17 @@ pub struct ServerCommand {
 }
 
 impl ServerCommand {
+    /// The server entry's fields for `client`: `type` (Claude Code only), `command`, `args`.
+    pub(crate) fn fields(&self, client: Client) -> Vec<(&'static str, Value)> {
+        let mut fields: Vec<(&str, Value)> = Vec::new();
+        if client == Client::Claude {
+            fields.push(("type", json!("stdio")));
+        }
+        fields.push(("command", json!(self.program)));
+        fields.push(("args", json!(self.args(client))));
+        fields
+    }
+
     fn args(&self, client: Client) -> Vec<String> {
         let mut args = Vec::new();
         // Cursor may start servers outside the project; its config expands ${workspaceFolder}.
@@ -118,27 +151,13 @@ impl ServerCommand {
 /// writing anything.
 pub fn plan(places: &Places, client: Client, command: &ServerCommand) -> Result<Plan, OpError> {
     let path = config_path(places, client)?;
-    let before = match fs::read_to_string(&path) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(OpError::io(&path, e)),
-    };
-    let args = command.args(client);
-    let mut fields: Vec<(&str, Value)> = Vec::new();
-    if client == Client::Claude {
-        fields.push(("type", json!("stdio")));
-    }
-    fields.push(("command", json!(command.program)));
-    fields.push(("args", json!(args)));
+    let before = read_config(&path)?;
+    let fields = command.fields(client);
     let (after, other_servers, entry) = match client {
-        Client::Codex => edit_toml(&path, before.as_deref().unwrap_or(""), &fields)?,
-        _ => edit_json(&path, before.as_deref().unwrap_or(""), &fields)?,
+        Client::Codex => set_toml_server(&path, before.as_deref().unwrap_or(""), &fields)?,
+        _ => set_json_server(&path, before.as_deref().unwrap_or(""), &fields)?,
     };
-    let change = match &before {
-        None => Change::Created,
-        Some(text) if *text == after => Change::Unchanged,
-        Some(_) => Change::Updated,
-    };
+    let change = Change::between(before.as_deref(), &after);
     Ok(Plan {
         client,
         path,
@@ -150,15 +169,41 @@ pub fn plan(places: &Places, client: Client, command: &ServerCommand) -> Result<
     })
 }
 
+impl Change {
+    /// What writing `after` over a file holding `before` (`None`: no file) does.
+    pub(crate) fn between(before: Option<&str>, after: &str) -> Change {
+        match before {
+            None => Change::Created,
+            Some(text) if text == after => Change::Unchanged,
+            Some(_) => Change::Updated,
+        }
+    }
+}
+
 /// Writes a plan's file (atomically; its folder is created when missing).
 pub fn apply(plan: &Plan) -> Result<(), OpError> {
-    if plan.change == Change::Unchanged {
+    write_config(&plan.path, &plan.change, &plan.after)
+}
+
+/// A configuration file's text, `None` when it does not exist.
+pub(crate) fn read_config(path: &Path) -> Result<Option<String>, OpError> {
+    match fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(OpError::io(path, e)),
+    }
+}
+
+/// Writes a configuration file's new text (atomically; its folder is created when missing),
+/// unless nothing changed.
+pub(crate) fn write_config(path: &Path, change: &Change, after: &str) -> Result<(), OpError> {
+    if *change == Change::Unchanged {
         return Ok(());
     }
-    if let Some(parent) = plan.path.parent() {
+    if let Some(parent) = path.parent() {
         fs::create_dir_all(parent).map_err(|e| OpError::io(parent, e))?;
     }
-    store::write_atomic(&plan.path, plan.after.as_bytes())?;
+    store::write_atomic(path, after.as_bytes())?;
     Ok(())
 }
 
@@ -167,19 +212,41 @@ fn config_path(places: &Places, client: Client) -> Result<PathBuf, OpError> {
         Client::Claude => places.project.join(".mcp.json"),
         Client::Qwen => places.project.join(".qwen").join("settings.json"),
         Client::Cursor => places.project.join(".cursor").join("mcp.json"),
-        Client::Codex => places
-            .codex_home
-            .as_ref()
-            .ok_or_else(|| {
-                OpError::Usage(
-                    "cannot find Codex's folder: set CODEX_HOME (or HOME) and run again".into(),
-                )
-            })?
-            .join("config.toml"),
+        Client::Codex => places.codex_home()?.join("config.toml"),
     })
 }
 
-fn cst_value(value: &Value) -> CstInputValue {
+/// The error for a configuration file teammem cannot edit safely: nothing is written.
+pub(crate) fn unusable(path: &Path, what: &str) -> OpError {
+    OpError::Usage(format!(
+        "{}: {what} — fix the file by hand (or move it aside) and run again; nothing was written",
+        path.display()
+    ))
+}
+
+/// Parses a JSON (or JSONC) configuration file's text into a tree that keeps its comments and
+/// layout; empty text is an empty object.
+pub(crate) fn parse_json(path: &Path, text: &str) -> Result<CstRootNode, OpError> {
+    let source = if text.trim().is_empty() { "{}\n" } else { text };
+    let root = CstRootNode::parse(source, &ParseOptions::default())
+        .map_err(|e| unusable(path, &format!("not valid JSON ({e})")))?;
+    if root.object_value().is_none() {
+        return Err(unusable(path, "the top level is not a JSON object"));
+    }
+    Ok(root)
+}
+
+/// A JSON tree's text, ending in a newline.
+pub(crate) fn json_text(root: &CstRootNode) -> String {
+    let mut text = root.to_string();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+/// A JSON value as input for the tree editor.
+pub(crate) fn cst_value(value: &Value) -> CstInputValue {
     match value {
         Value::Null => CstInputValue::Null,
         Value::Bool(b) => CstInputValue::Bool(*b),
@@ -194,20 +261,13 @@ fn cst_value(value: &Value) -> CstInputValue {
 
 /// Sets `mcpServers.teammem`'s fields in a JSON (or JSONC) document, keeping everything else.
 /// Returns the new text, the other servers' names and the entry as it ends up.
-fn edit_json(
+pub(crate) fn set_json_server(
     path: &Path,
     text: &str,
     fields: &[(&str, Value)],
 ) -> Result<(String, Vec<String>, Value), OpError> {
-    let unusable = |what: &str| {
-        OpError::Usage(format!(
-            "{}: {what} — fix the file by hand (or move it aside) and run again; nothing was written",
-            path.display()
-        ))
-    };
-    let source = if text.trim().is_empty() { "{}\n" } else { text };
-    let root = CstRootNode::parse(source, &ParseOptions::default())
-        .map_err(|e| unusable(&format!("not valid JSON ({e})")))?;
+    let unusable = |what: &str| unusable(path, what);
+    let root = parse_json(path, text)?;
     let Some(top) = root.object_value() else {
         return Err(unusable("the top level is not a JSON object"));
     };
@@ -248,25 +308,16 @@ fn edit_json(
         }
     }
     let final_entry = entry.to_serde_value().unwrap_or(Value::Null);
-    let mut after = root.to_string();
-    if !after.ends_with('\n') {
-        after.push('\n');
-    }
-    Ok((after, other_servers, final_entry))
+    Ok((json_text(&root), other_servers, final_entry))
 }
 
 /// Sets `[mcp_servers.teammem]`'s fields in a TOML document, keeping everything else.
-fn edit_toml(
+pub(crate) fn set_toml_server(
     path: &Path,
     text: &str,
     fields: &[(&str, Value)],
 ) -> Result<(String, Vec<String>, Value), OpError> {
-    let unusable = |what: String| {
-        OpError::Usage(format!(
-            "{}: {what} — fix the file by hand (or move it aside) and run again; nothing was written",
-            path.display()
-        ))
-    };
+    let unusable = |what: String| unusable(path, &what);
     let mut doc: toml_edit::DocumentMut = text
         .parse()
         .map_err(|e| unusable(format!("not valid TOML ({e})")))?;
@@ -345,6 +396,7 @@ mod tests {
     fn places(dir: &Path) -> Places {
         Places {
             project: dir.to_path_buf(),
+            home: Some(dir.join("home")),
             codex_home: Some(dir.join("codex-home")),
         }
     }

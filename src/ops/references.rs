@@ -16,9 +16,9 @@ use git2::{Oid, Repository};
 
 use crate::domain::gate;
 use crate::domain::memory::MemoryFile;
+use crate::domain::recall::usage::utc_date;
 use crate::domain::references::{self, Form, Lines, Reference};
 use crate::domain::scope::ScopeKind;
-use crate::domain::recall::usage::utc_date;
 use crate::git::path_history::{self, AtHead, HeadTree, Removal, WalkLimit};
 use crate::git::repo;
 
@@ -181,11 +181,13 @@ pub const LISTED: usize = 20;
 pub fn index_block(
     project: &Project,
     scope: ScopeKind,
-    memories: &[(String, MemoryFile)],
+    memories: &[(&str, &[Reference])],
 ) -> String {
-    let texts: Vec<String> = memories.iter().map(|(_, f)| memory_text(f)).collect();
-    let pairs: Vec<(ScopeKind, &str)> = texts.iter().map(|t| (scope, t.as_str())).collect();
-    let Ok(checked) = check_memories(project, &pairs) else {
+    if scope == ScopeKind::User {
+        return String::new();
+    }
+    let named: Vec<&[Reference]> = memories.iter().map(|(_, refs)| *refs).collect();
+    let Ok(checked) = check_named(project, &named) else {
         return String::new();
     };
     let holding: usize = checked.iter().map(|m| m.holding).sum();
@@ -193,7 +195,7 @@ pub fn index_block(
         .iter()
         .zip(&checked)
         .filter(|(_, m)| !m.broken.is_empty())
-        .map(|((rel, _), m)| (rel.as_str(), m))
+        .map(|((rel, _), m)| (*rel, m))
         .collect();
     if holding == 0 && broken.is_empty() {
         return String::new();
@@ -251,17 +253,22 @@ pub fn check_memories(
             _ => references::extract(text),
         })
         .collect();
+    let named: Vec<&[Reference]> = named.iter().map(Vec::as_slice).collect();
+    check_named(project, &named)
+}
+
+/// [`check_memories`] for references already extracted (the gate's cache keeps them with each
+/// verdict, so session start reads no memory file twice).
+pub fn check_named(
+    project: &Project,
+    named: &[&[Reference]],
+) -> Result<Vec<MemoryReferences>, OpError> {
+    let unchecked = || named.iter().map(|_| MemoryReferences::default()).collect();
     let Some(paths) = project.repo.as_ref() else {
-        return Ok(memories
-            .iter()
-            .map(|_| MemoryReferences::default())
-            .collect());
+        return Ok(unchecked());
     };
-    if named.iter().all(Vec::is_empty) {
-        return Ok(memories
-            .iter()
-            .map(|_| MemoryReferences::default())
-            .collect());
+    if named.iter().all(|refs| refs.is_empty()) {
+        return Ok(unchecked());
     }
     let root = paths.workdir.clone();
     let mut book = BOOK.lock().unwrap_or_else(|e| e.into_inner());
@@ -275,7 +282,11 @@ pub fn check_memories(
         &head,
         &root,
         facts,
-        named.iter().flatten().map(|r| (r.path.as_str(), r.form)),
+        named
+            .iter()
+            .copied()
+            .flatten()
+            .map(|r| (r.path.as_str(), r.form)),
     )?;
     Ok(named.iter().map(|refs| judge(&head, facts, refs)).collect())
 }

@@ -1,5 +1,6 @@
 //! Memories nobody used for a while (`teammem stale`), as Codex's retention window sees them:
-//! unused for N days since their last citation, or since their creation when never cited; and
+//! unused for N days since they were last read (MCP) or cited, or since their creation when
+//! never used (being surfaced unasked by `prompt-context` is shown, but is not a use); and
 //! beside them, memories naming a path that no longer holds at HEAD, however recently used.
 
 use std::collections::HashMap;
@@ -30,6 +31,12 @@ pub struct StaleMemory {
     pub since_what: &'static str,
     /// Times cited.
     pub usage_count: u64,
+    /// Times read or found by an agent (MCP).
+    pub read_count: u64,
+    /// Times surfaced to a model unasked (`prompt-context`).
+    pub surfaced_count: u64,
+    /// When it was last surfaced, seconds since the Unix epoch.
+    pub last_surfaced: Option<i64>,
     /// Whether it is unused for at least the window (else it is listed for its references).
     pub unused: bool,
     /// Each reference that no longer holds: `names src/old.rs, removed in 1a2b3c4 by Alice on
@@ -91,7 +98,7 @@ pub fn stale(
         let rels: Vec<String> = loaded.memories.iter().map(|m| m.rel.clone()).collect();
         let never_used: Vec<String> = rels
             .iter()
-            .filter(|r| book.get(r).last_usage.is_none())
+            .filter(|r| book.get(r).last_used().is_none())
             .cloned()
             .collect();
         let created = creation_times(project, scope, &never_used)?;
@@ -104,7 +111,7 @@ pub fn stale(
         let broken = references::check_memories(project, &pairs)?;
         for (m, refs) in loaded.memories.iter().zip(broken) {
             let u = book.get(&m.rel);
-            let (since, since_what) = match u.last_usage {
+            let (since, since_what) = match u.last_used() {
                 Some(t) => (t, "last-usage"),
                 None => match created.get(&m.rel) {
                     Some(&(t, what)) => (t, what),
@@ -122,6 +129,9 @@ pub fn stale(
                     since,
                     since_what,
                     usage_count: u.usage_count,
+                    read_count: u.read_count,
+                    surfaced_count: u.surfaced_count,
+                    last_surfaced: u.last_surfaced,
                     unused,
                     broken_references,
                 });

@@ -3,6 +3,7 @@
 //! on generated memory sets, and teammem must give the same bytes and the same fields.
 
 use crate::common;
+use crate::common::clients;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -11,20 +12,17 @@ use std::time::{Duration, SystemTime};
 
 use common::Sandbox;
 
-/// Where the CI install script puts Qwen Code; `QWEN_CODE_PKG` overrides it.
+/// The Qwen Code these checks compare against: the newest pinned version
+/// (`.ci/install.d/20-qwen-code.sh`); `QWEN_CODE_PKG` overrides it.
 fn qwen_pkg() -> PathBuf {
-    let pkg = std::env::var_os("QWEN_CODE_PKG")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from("/opt/teammem-clients/qwen/node_modules/@qwen-code/qwen-code")
-        });
-    let manifest = fs::read_to_string(pkg.join("package.json")).unwrap_or_default();
-    assert!(
-        manifest.contains("\"version\": \"0.24.4\""),
-        "Qwen Code 0.24.4 is not installed at {} — run .ci/install.d/20-qwen-code.sh (or set QWEN_CODE_PKG)",
-        pkg.display()
-    );
-    pkg
+    match std::env::var_os("QWEN_CODE_PKG") {
+        Some(pkg) => PathBuf::from(pkg),
+        None => {
+            let qwen = clients::newest("qwen");
+            qwen.require();
+            qwen.package_dir()
+        }
+    }
 }
 
 /// Runs `tests/clients/qwen_memory.mjs MODE ARGS…` with the sandbox's environment and returns
@@ -898,4 +896,28 @@ fn equal_times_are_ordered_by_file_name_as_nodes_locale_compare_orders_them() {
     let mut ours = ascii.clone();
     ours.sort_by(|a, b| teammem::index::locale_cmp(a, b));
     assert_eq!(ours, theirs);
+}
+
+#[test]
+fn a_client_version_that_is_not_installed_fails_naming_the_client_the_version_and_ci_run() {
+    let missing = clients::PinnedClient {
+        name: "qwen".into(),
+        package: "@qwen-code/qwen-code".into(),
+        version: "0.0.0-not-installed".into(),
+    };
+    let message = std::panic::catch_unwind(|| missing.require())
+        .expect_err("a missing version must fail the test");
+    let message = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        message.contains("qwen 0.0.0-not-installed (@qwen-code/qwen-code) is not installed at /opt/teammem-clients/qwen-0.0.0-not-installed"),
+        "{message}"
+    );
+    assert!(message.contains("run .ci/run"), "{message}");
+    assert!(
+        message.contains(".ci/install.d/20-qwen-code.sh"),
+        "{message}"
+    );
 }

@@ -34,6 +34,8 @@ fn the_demo_tells_the_whole_story_and_removes_its_folder() {
     run.expect_code(0);
     let out = &run.stdout;
     for line in [
+        "== The setup this demo stands for",
+        "  alice$ teammem init --fix-gitignore\n  alice$ git add .gitignore .qwen/team-memory && git commit -m \"Share team memory\"\n  alice$ teammem install-hooks\n  alice$ teammem install-agent --client claude",
         "== Alice starts the team memory and syncs",
         "== Bob clones, adds a memory and syncs",
         "== Bob tries to save a token in team memory",
@@ -77,6 +79,18 @@ fn the_demo_tells_the_whole_story_and_removes_its_folder() {
         "{last}"
     );
     assert!(out.contains("pulled teammates' changes; pushed"), "{out}");
+    // It ends pointing to the same setup in the user's own repository.
+    let end = &out[out
+        .rfind("== Now in your repository")
+        .expect("no pointer at the end")..];
+    assert!(end.contains("README.md, \"Quick start\""), "{end}");
+    for command in [
+        "  teammem init --fix-gitignore\n",
+        "  teammem install-hooks\n",
+        "  teammem install-agent --client claude\n  teammem install-agent --client qwen\n  teammem install-agent --client codex\n",
+    ] {
+        assert!(end.contains(command), "missing {command:?} in:\n{end}");
+    }
     // The fake token is shown redacted only.
     assert!(!out.contains("ghp_x7Kq"), "{out}");
     assert!(out.contains("ghp_…"), "{out}");

@@ -33,7 +33,12 @@ fn the_demo_as_json_holds_each_step_of_the_story() {
         .iter()
         .map(|s| s["title"].as_str().unwrap())
         .collect();
-    assert_eq!(titles[0], "Alice starts the team memory and syncs");
+    assert_eq!(titles[0], "The setup this demo stands for");
+    assert_eq!(titles[1], "Alice starts the team memory and syncs");
+    assert_eq!(titles.last(), Some(&"Now in your repository"));
+    let commands = steps(&doc, "commands");
+    assert_eq!(commands.len(), 2, "{doc}");
+    assert_eq!(commands[1]["commands"][0], "teammem init --fix-gitignore");
     assert!(
         titles.contains(&"What Bob's agent receives at session start"),
         "{titles:?}"

@@ -3,6 +3,7 @@
 //! on 127.0.0.1 (tests/mock_anthropic.py). Also `teammem install-mcp` for each client.
 
 use crate::common;
+use crate::common::clients;
 use crate::common::mcp_sdk::{
     call, drive, drive_command, drive_with, ok_text, protocol_error, python, refused_text, save,
     script, text,
@@ -574,17 +575,13 @@ fn install_mcp_writes_each_clients_file_keeps_what_is_there_and_the_result_serve
     );
 }
 
-/// Claude Code from npm (.ci/install.d/31-claude-code.sh), or `TEAMMEM_CLAUDE`.
+/// Claude Code from npm (.ci/install.d/31-claude-code.sh), the newest pinned version, or
+/// `TEAMMEM_CLAUDE`.
 fn claude() -> PathBuf {
-    let path = std::env::var_os("TEAMMEM_CLAUDE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/opt/teammem-clients/claude/node_modules/.bin/claude"));
-    assert!(
-        path.exists(),
-        "Claude Code is missing at {}: run .ci/install.d/31-claude-code.sh",
-        path.display()
-    );
-    path
+    match std::env::var_os("TEAMMEM_CLAUDE") {
+        Some(path) => PathBuf::from(path),
+        None => clients::newest("claude").bin(),
+    }
 }
 
 /// Whether this machine lets us make a network namespace (root, or user namespaces).
@@ -699,12 +696,24 @@ fn claude_session(
     ClaudeSession { run, requests }
 }
 
-/// The text of every tool result in a Messages API request.
+/// The text of every tool result in a Messages API request, leaving out ToolSearch's (Claude
+/// Code 2.1.3xx defers MCP tools behind it, and the mock loads each tool through it first).
 fn tool_results(request: &Value) -> Vec<String> {
+    let messages = request["body"]["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let searches: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .flat_map(|m| m["content"].as_array().into_iter().flatten())
+        .filter(|b| b["type"] == "tool_use" && b["name"] == "ToolSearch")
+        .map(|b| &b["id"])
+        .collect();
     let mut out = Vec::new();
-    for message in request["body"]["messages"].as_array().into_iter().flatten() {
+    for message in &messages {
         for block in message["content"].as_array().into_iter().flatten() {
-            if block["type"] == "tool_result" {
+            if block["type"] == "tool_result" && !searches.contains(&&block["tool_use_id"]) {
                 out.push(match &block["content"] {
                     Value::String(s) => s.clone(),
                     Value::Array(parts) => parts

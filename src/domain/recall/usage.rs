@@ -1,6 +1,9 @@
 //! How often and how lately each memory was used, kept in machine-local state (`usage.json`
 //! beside a scope's memory folder), never in the memory files themselves: citing a team memory
-//! must not change what the team shares.
+//! must not change what the team shares. Three doors count apart: a memory *surfaced* (put in
+//! front of the model unasked, by `teammem prompt-context`), *read* (found by MCP
+//! `memory_search` or opened by `memory_read`, which the agent asked for) and *cited* (`teammem
+//! cite`, told that it was used).
 
 use std::collections::BTreeMap;
 
@@ -16,6 +19,41 @@ pub struct Usage {
     pub usage_count: u64,
     /// When it was last cited, seconds since the Unix epoch.
     pub last_usage: Option<i64>,
+    /// How many times it was read or found by an agent (MCP `memory_read`, `memory_search`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub read_count: u64,
+    /// When it was last read or found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_read: Option<i64>,
+    /// How many times it was surfaced to a model unasked (`teammem prompt-context`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub surfaced_count: u64,
+    /// When it was last surfaced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_surfaced: Option<i64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Through which door a memory was used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UseKind {
+    /// Put in front of the model unasked.
+    Surfaced,
+    /// Found or opened by an agent.
+    Read,
+    /// Cited as used.
+    Cited,
+}
+
+impl Usage {
+    /// When it was last read or cited: what says the memory is still in use (a memory only
+    /// surfaced may never have helped anyone).
+    pub fn last_used(&self) -> Option<i64> {
+        self.last_usage.max(self.last_read)
+    }
 }
 
 /// A scope's usage records, by memory path (relative to the scope folder).
@@ -47,11 +85,21 @@ impl UsageBook {
         text
     }
 
-    /// Records one use of `path` at `now`.
+    /// Records one citation of `path` at `now`.
     pub fn cite(&mut self, path: &str, now: i64) -> Usage {
+        self.record(path, UseKind::Cited, now)
+    }
+
+    /// Records one use of `path` through `kind`'s door at `now`.
+    pub fn record(&mut self, path: &str, kind: UseKind, now: i64) -> Usage {
         let usage = self.memories.entry(path.to_string()).or_default();
-        usage.usage_count += 1;
-        usage.last_usage = Some(now);
+        let (count, last) = match kind {
+            UseKind::Cited => (&mut usage.usage_count, &mut usage.last_usage),
+            UseKind::Read => (&mut usage.read_count, &mut usage.last_read),
+            UseKind::Surfaced => (&mut usage.surfaced_count, &mut usage.last_surfaced),
+        };
+        *count += 1;
+        *last = Some(now);
         *usage
     }
 
@@ -136,9 +184,20 @@ mod tests {
             u,
             Usage {
                 usage_count: 2,
-                last_usage: Some(9)
+                last_usage: Some(9),
+                ..Usage::default()
             }
         );
+        book.record("a.md", UseKind::Surfaced, 10);
+        let u = book.record("a.md", UseKind::Read, 11);
+        assert_eq!((u.surfaced_count, u.read_count, u.usage_count), (1, 1, 2));
+        assert_eq!(u.last_used(), Some(11));
+        // An old file without the new counts still reads.
+        let old = UsageBook::from_json(
+            r#"{"version":1,"memories":{"b.md":{"usage_count":3,"last_usage":4}}}"#,
+        )
+        .unwrap();
+        assert_eq!(old.get("b.md").usage_count, 3);
         let back = UsageBook::from_json(&book.to_json()).unwrap();
         assert_eq!(back, book);
     }

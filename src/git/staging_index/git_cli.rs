@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use git2::Repository;
 
+use super::update::IndexUpdate;
 use crate::git::GitError;
 use crate::git::cli::{local_command, run_local};
-use super::update::IndexUpdate;
 use crate::git::remote::Deadline;
 use crate::git::status::TreeFile;
 

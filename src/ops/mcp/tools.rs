@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use crate::domain::check::{MEMORY_INVALID, SECRET};
 use crate::domain::gate::{Policy, for_agent};
 use crate::domain::memory::{MAX_FILE_BYTES, MemoryFile};
-use crate::domain::recall::usage;
+use crate::domain::recall::usage::{self, UseKind};
 use crate::domain::scope::ScopeKind;
 use crate::domain::secrets::{self, SecretsIgnore};
 use crate::domain::store;
@@ -344,6 +344,11 @@ impl MemoryDoor {
             );
         }
         let hits = shown.len();
+        let found_ids: Vec<(ScopeKind, String)> = shown
+            .iter()
+            .map(|(hit, _, _)| (hit.scope, hit.id.clone()))
+            .collect();
+        self.count_reads(&found_ids);
         let mut text = if hits == 0 {
             format!("No memory matches \"{shown_query}\".")
         } else {
@@ -422,6 +427,7 @@ impl MemoryDoor {
                 (format!("{shown_id}:{n}"), entries[n - 1].text.clone())
             }
         };
+        self.count_reads(&[(scope, id.path.clone())]);
         let fresh = self
             .freshness
             .of(&[(path.as_path(), bytes.as_slice())])
@@ -442,6 +448,12 @@ impl MemoryDoor {
             &body,
         );
         Ok(Reply::text(text))
+    }
+
+    /// Counts memories found or read as read (`teammem stale`). Usage is a convenience: a
+    /// book that cannot be written costs the agent nothing, not even a line.
+    fn count_reads(&self, used: &[(ScopeKind, String)]) {
+        let _ = crate::ops::cite::record_use(&self.project, used, UseKind::Read);
     }
 
     fn save(&self, mut args: Arguments) -> Result<Reply, ToolError> {

@@ -4,17 +4,23 @@
 //! session always starts (invariant 5).
 
 mod coexist;
+mod resume;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::time::Duration;
 
+use serde::Serialize;
+
 use crate::domain::gate;
+use crate::domain::hook_input::HookInput;
+use crate::domain::scope::ScopeKind;
 use crate::git::remote::Transport;
 
-use super::Project;
-use super::context::{self, Context, VERIFY_LINE};
+use super::context::{self, BuildOptions, Context, VERIFY_LINE};
+use super::delivery::sessions::{SessionRecord, Sessions};
 use super::sync::{self, SyncOptions, SyncOutcome};
+use super::{Project, gate_cache, guard};
 
 /// How session start syncs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,8 +29,11 @@ pub struct SessionStartOptions {
     pub timeout: Duration,
     /// How fetch and push reach the remote.
     pub transport: Transport,
-    /// The context goes to Qwen Code's hook (which shows the team index itself when on).
+    /// The context goes to Qwen Code's hook (which shows the private and user indexes
+    /// itself, and the team index when its team memory is on).
     pub qwen_hook: bool,
+    /// What the client's hook said on stdin (`None`: no input, or not a hook's JSON).
+    pub input: Option<HookInput>,
 }
 
 impl Default for SessionStartOptions {
@@ -33,6 +42,7 @@ impl Default for SessionStartOptions {
             timeout: sync::DEFAULT_TIMEOUT,
             transport: Transport::Builtin,
             qwen_hook: false,
+            input: None,
         }
     }
 }
@@ -48,6 +58,20 @@ pub struct SessionStart {
     pub outcome: Option<SyncOutcome>,
     /// Problems for stderr (settings files, sync warnings).
     pub warnings: Vec<String>,
+    /// What the context holds for this session.
+    pub delivery: Delivery,
+}
+
+/// What a session start delivers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Delivery {
+    /// The whole context (a new, cleared, compacted or forked context, or no hook input).
+    Full,
+    /// A resumed session: one line on the memories that changed since its context was given.
+    Changes,
+    /// A resumed session whose context is up to date: nothing is printed.
+    Nothing,
 }
 
 /// Syncs and builds the context for the project around `cwd`.
@@ -66,36 +90,66 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
                 sync_line: line,
                 outcome: Some(outcome),
                 warnings: Vec::new(),
+                delivery: Delivery::Full,
             };
         }
     };
     let mut warnings = project.warnings.clone();
     let (sync_line, outcome) = sync_if_on(&project, options);
     let sync_line = coexist::sync_line(&project, sync_line);
-    let (shown, team_note) = coexist::context_project(&project, options.qwen_hook);
+    let shown = coexist::shown(&project, options.qwen_hook);
     // An error message can quote a path or a remote's words: the line is made safe like memory.
     let sync_line = gate::for_agent(&sync_line);
     if let Some(outcome) = &outcome {
         warnings.extend(outcome.warnings.iter().cloned());
     }
-    let built = catch_unwind(AssertUnwindSafe(|| context::build(&shown, None)));
+    let input = options.input.as_ref();
+    let resumed = input
+        .and_then(|i| i.source)
+        .is_some_and(|s| s.keeps_transcript());
+    let build = BuildOptions {
+        scopes: shown.scopes.clone(),
+        query: None,
+        // A resumed session is the same session, not one more for the dream gate.
+        count_session: !resumed,
+    };
+    let built = catch_unwind(AssertUnwindSafe(|| context::build_with(&project, &build)));
+    let mut delivery = Delivery::Full;
     let context = match built {
         Ok(Ok(mut built)) => {
             warnings.append(&mut built.warnings);
-            if !built.text.ends_with('\n') {
-                built.text.push('\n');
+            let record = input.and_then(|i| i.session_id.as_deref()).map(|session| {
+                let sessions = Sessions::of(&project);
+                let before = sessions.load(session);
+                (sessions, session, before)
+            });
+            if resumed {
+                let before = record.as_ref().and_then(|(_, _, before)| before.as_ref());
+                if let Some(line) = resume::what_is_new(before, &built, input) {
+                    delivery = match line {
+                        Some(_) => Delivery::Changes,
+                        None => Delivery::Nothing,
+                    };
+                    built.text = line.map(|l| format!("{l}\n")).unwrap_or_default();
+                }
             }
-            built.text.push('\n');
-            for line in team_note
-                .iter()
-                .map(String::as_str)
-                .chain([coexist::SHARE_LINE])
-            {
-                built.text.push_str(line);
-                built.text.push('\n');
+            if delivery == Delivery::Full {
+                finish_full(&project, &shown, &sync_line, &mut built);
             }
-            built.text.push_str(&sync_line);
-            built.text.push('\n');
+            if let Some((sessions, session, before)) = record {
+                // A new context starts a new record; a resumed one keeps the bodies its turns
+                // received (they are still in its transcript).
+                let mut next = match (delivery, before) {
+                    (Delivery::Full, _) | (_, None) => SessionRecord::new(session),
+                    (_, Some(before)) => before,
+                };
+                next.indexed = built.delivered.clone();
+                if let Err(e) = sessions.save(&mut next) {
+                    warnings.push(format!(
+                        "could not record what this session was given ({e}); a resumed session may get its memory again"
+                    ));
+                }
+            }
             built
         }
         Ok(Err(err)) => bare_context(&format!(
@@ -110,6 +164,33 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
         sync_line,
         outcome,
         warnings,
+        delivery,
+    }
+}
+
+/// Ends a full context: the notes on what the client shows itself, the line on team memories
+/// withheld from an index Qwen Code shows anyway, how to share, and what sync did.
+fn finish_full(project: &Project, shown: &coexist::Shown, sync_line: &str, built: &mut Context) {
+    if !built.text.ends_with('\n') {
+        built.text.push('\n');
+    }
+    built.text.push('\n');
+    let mut lines = shown.notes.clone();
+    if shown.team_by_qwen {
+        let (policy, _) = guard::policy(project);
+        if let Ok(team) = gate_cache::gate_scope(project, ScopeKind::Team, &policy) {
+            let mut rules = gate::Broken::new();
+            for broken in team.withheld.values() {
+                rules.extend(broken.iter().copied());
+            }
+            lines.extend(coexist::qwen_withheld_line(team.withheld.len(), &rules));
+        }
+    }
+    lines.push(coexist::SHARE_LINE.to_string());
+    lines.push(sync_line.to_string());
+    for line in lines {
+        built.text.push_str(&line);
+        built.text.push('\n');
     }
 }
 
@@ -178,5 +259,6 @@ fn bare_context(line: &str) -> Context {
         scopes: Vec::new(),
         recalled: 0,
         warnings: Vec::new(),
+        delivered: Vec::new(),
     }
 }

@@ -12,23 +12,35 @@ use serde_json::{Value, json};
 
 use crate::common::Sandbox;
 
-/// The Python interpreter that has the `mcp` package, by absolute path (the sandbox replaces
-/// HOME, which version managers' shims need).
+/// The MCP Python SDK version `.ci/install.d/30-mcp-python.sh` pins.
+pub const MCP_SDK_VERSION: &str = "1.30.0";
+
+/// The Python interpreter of the pinned MCP SDK's own virtual environment, by absolute path
+/// (the sandbox replaces HOME, which version managers' shims need). The machine's own Python
+/// is never used: an SDK of another major version there would change the client API.
 pub fn python() -> &'static str {
     static PYTHON: OnceLock<String> = OnceLock::new();
     PYTHON.get_or_init(|| {
-        let out = Command::new("python3")
-            .args(["-c", "import sys, mcp.client.stdio; print(sys.executable)"])
+        let venv = format!("/opt/teammem-clients/mcp-python-{MCP_SDK_VERSION}");
+        let python = format!("{venv}/bin/python");
+        let out = Command::new(&python)
+            .args([
+                "-c",
+                "import importlib.metadata as m, mcp.client.stdio; print(m.version('mcp'))",
+            ])
             .output();
-        match out {
+        let found = match &out {
             Ok(out) if out.status.success() => {
                 String::from_utf8_lossy(&out.stdout).trim().to_string()
             }
-            _ => panic!(
-                "the MCP Python SDK is missing: run .ci/install.d/30-mcp-python.sh \
-                 (python3 -m pip install mcp)"
-            ),
-        }
+            _ => "nothing".to_string(),
+        };
+        assert_eq!(
+            found, MCP_SDK_VERSION,
+            "the MCP Python SDK {MCP_SDK_VERSION} is not installed in {venv} (found: {found}): \
+             run .ci/run, or `bash .ci/install.d/30-mcp-python.sh`"
+        );
+        python
     })
 }
 

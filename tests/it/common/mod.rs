@@ -6,7 +6,9 @@
 
 #![allow(dead_code)]
 
+pub mod agents;
 pub mod branch_team;
+pub mod clients;
 pub mod count_proxy;
 pub mod invoke;
 pub mod lifecycle;

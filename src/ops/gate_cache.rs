@@ -1,0 +1,305 @@
+//! The gate's verdicts kept between runs, as the recall index keeps its postings: a memory
+//! whose file stamp (size, times, inode) is unchanged since it passed the gate under the same
+//! rule set is not read or judged again. The rule set's version is a hash of the policy in
+//! force (the layered check configuration and the team's accepted fingerprints) and of this
+//! binary (its version and its file's stamp), so a changed rule, configuration or build
+//! judges everything again. Only passes are kept: a withheld memory is judged at every run
+//! (they are few, and a withheld line must name the rules it breaks today).
+//!
+//! The cache lives beside the scope's recall index, in its state folder outside the work
+//! tree (`<folder>-gate.json`); a cache that cannot be read is ignored and rewritten.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::domain::gate::{Broken, Policy, Verdict};
+use crate::domain::index::IndexLine;
+use crate::domain::memory::MemoryType;
+use crate::domain::references::{self, Reference};
+use crate::domain::scope::{Layout, ScopeKind};
+use crate::domain::store::{self, Stamp};
+
+use super::delivery::sessions::content_hash;
+use super::recall::SETTLE;
+use super::references::memory_text;
+use super::{OpError, Project};
+
+/// The cache file's format version.
+const VERSION: u32 = 2;
+
+/// The fewest files a gate thread gets: below that, threads cost more than they save.
+const MIN_CHUNK: usize = 128;
+
+/// A memory that passed the gate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PassedMemory {
+    /// Its path relative to the scope folder.
+    pub rel: String,
+    /// Its line in Qwen Code's index (`None` for a file that index leaves out).
+    pub line: Option<IndexLine>,
+    /// A hash of its bytes ([`content_hash`]).
+    pub hash: String,
+    /// The repository paths its text names ([`references::extract`]), kept with the verdict
+    /// so that checking them at session start reads no file again.
+    pub references: Vec<Reference>,
+}
+
+/// A scope's memories after the gate, as an index needs them.
+#[derive(Debug, Default)]
+pub struct GatedIndex {
+    /// The memories that passed, sorted by path.
+    pub passed: Vec<PassedMemory>,
+    /// Each withheld file (relative to the scope folder) and the rules it broke.
+    pub withheld: BTreeMap<String, Broken>,
+    /// How many memories were read and judged (not answered from the cache).
+    pub judged: usize,
+}
+
+impl GatedIndex {
+    /// The index lines of the memories that passed.
+    pub fn index_entries(&self) -> Vec<IndexLine> {
+        self.passed.iter().filter_map(|m| m.line.clone()).collect()
+    }
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct CacheFile {
+    version: u32,
+    rules: String,
+    passed: HashMap<String, CachedPass>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct CachedPass {
+    /// Size, mtime (ns), ctime (ns), inode.
+    stamp: (u64, i64, i64, u64),
+    hash: String,
+    /// Title, description, type — when Qwen's index lists it.
+    line: Option<(String, String, String)>,
+    /// The paths its text names.
+    references: Vec<Reference>,
+}
+
+fn stamp_key(s: Stamp) -> (u64, i64, i64, u64) {
+    (s.size, s.mtime_ns, s.ctime_ns, s.ino)
+}
+
+impl CachedPass {
+    fn memory(&self, rel: &str) -> Option<PassedMemory> {
+        let line = match &self.line {
+            None => None,
+            Some((title, description, kind)) => Some(IndexLine {
+                path: rel.to_string(),
+                title: title.clone(),
+                description: description.clone(),
+                kind: MemoryType::parse(kind)?,
+            }),
+        };
+        Some(PassedMemory {
+            rel: rel.to_string(),
+            line,
+            hash: self.hash.clone(),
+            references: self.references.clone(),
+        })
+    }
+}
+
+/// The rule set's version: the policy in force and this binary.
+pub fn rules_version(policy: &Policy) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
+    if let Some(meta) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| std::fs::metadata(exe).ok())
+    {
+        let s = stamp_key(Stamp::of(&meta));
+        hasher.update(format!("{s:?}").as_bytes());
+    }
+    hasher.update(format!("{:?}\n{:?}", policy.config, policy.ignore).as_bytes());
+    hasher.finalize()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Where a scope's gate cache lives: beside its recall index, outside the work tree.
+pub fn cache_file(project: &Project, scope: ScopeKind, dir: &Path) -> Option<PathBuf> {
+    if !cfg!(unix) {
+        // Without inode numbers and ctime a stamp cannot see every edit.
+        return None;
+    }
+    let folder = dir.file_name()?.to_string_lossy();
+    let local = scope == ScopeKind::Private && project.layout.local_private;
+    let outside = Layout {
+        local_private: false,
+        ..project.layout.clone()
+    };
+    let name = format!("{}{folder}-gate.json", if local { "local-" } else { "" });
+    Some(outside.state_dir(scope)?.join(name))
+}
+
+/// A scope's memories through the gate, after the scope's safety check, answered from the
+/// cache for every file unchanged since it passed.
+pub fn gate_scope(
+    project: &Project,
+    scope: ScopeKind,
+    policy: &Policy,
+) -> Result<GatedIndex, OpError> {
+    let dir = project.check_scope_safe(scope)?;
+    let cache = cache_file(project, scope, &dir);
+    gate_dir(&dir, &project.shown_prefix(scope), policy, cache.as_deref())
+}
+
+/// Reads the memories of `dir` (shown in messages as `shown_as`) through the gate, judging
+/// only those the cache at `cache` (if any) does not vouch for, and updates the cache.
+pub fn gate_dir(
+    dir: &Path,
+    shown_as: &str,
+    policy: &Policy,
+    cache: Option<&Path>,
+) -> Result<GatedIndex, OpError> {
+    let paths = store::memory_paths(dir)?;
+    let rules = rules_version(policy);
+    let mut book = cache
+        .and_then(|p| std::fs::read(p).ok())
+        .and_then(|b| serde_json::from_slice::<CacheFile>(&b).ok())
+        .filter(|c| c.version == VERSION && c.rules == rules)
+        .unwrap_or_else(|| CacheFile {
+            version: VERSION,
+            rules,
+            passed: HashMap::new(),
+        });
+    let rels: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let stamps = if cache.is_some() {
+        store::stamps(dir, &rels)
+    } else {
+        vec![None; rels.len()]
+    };
+    let mut out = GatedIndex::default();
+    let mut misses: Vec<(&str, Option<Stamp>)> = Vec::new();
+    for (rel, stamp) in rels.iter().zip(&stamps) {
+        let cached = stamp.and_then(|s| {
+            book.passed
+                .get(*rel)
+                .filter(|c| c.stamp == stamp_key(s))
+                .and_then(|c| c.memory(rel))
+        });
+        match cached {
+            Some(memory) => out.passed.push(memory),
+            None => misses.push((rel, *stamp)),
+        }
+    }
+    out.judged = misses.len();
+    let judged = judge_all(dir, shown_as, policy, &misses)?;
+    let now_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64);
+    let settle_ns = SETTLE.as_nanos() as i64;
+    let mut dirty = false;
+    for ((rel, stamp), judged) in misses.iter().zip(judged) {
+        match judged {
+            Judged::Pass(memory) => {
+                // A stamp within the clock's tick may not change with the next edit: such a
+                // verdict is used now and not kept.
+                if let Some(stamp) = stamp.filter(|s| s.settled(now_ns, settle_ns)) {
+                    let line = memory
+                        .line
+                        .as_ref()
+                        .map(|l| (l.title.clone(), l.description.clone(), l.kind.to_string()));
+                    let entry = CachedPass {
+                        stamp: stamp_key(stamp),
+                        hash: memory.hash.clone(),
+                        line,
+                        references: memory.references.clone(),
+                    };
+                    dirty |= book.passed.insert(rel.to_string(), entry.clone()) != Some(entry);
+                }
+                out.passed.push(memory);
+            }
+            Judged::Withheld(broken) => {
+                dirty |= book.passed.remove(*rel).is_some();
+                out.withheld.insert(rel.to_string(), broken);
+            }
+        }
+    }
+    out.passed.sort_by(|a, b| a.rel.cmp(&b.rel));
+    if let Some(path) = cache {
+        // Forget files that are gone, so the cache never outgrows the folder.
+        let before = book.passed.len();
+        let present: std::collections::HashSet<&str> = rels.iter().copied().collect();
+        book.passed.retain(|rel, _| present.contains(rel.as_str()));
+        dirty |= before != book.passed.len();
+        if dirty {
+            if let Ok(bytes) = serde_json::to_vec(&book) {
+                // A cache that cannot be written only costs the next run its speed.
+                let _ = store::write_cache(path, &bytes);
+            }
+        }
+    }
+    Ok(out)
+}
+
+enum Judged {
+    Pass(PassedMemory),
+    Withheld(Broken),
+}
+
+/// Judges each file of `misses`, on several threads when there are many.
+fn judge_all(
+    dir: &Path,
+    shown_as: &str,
+    policy: &Policy,
+    misses: &[(&str, Option<Stamp>)],
+) -> Result<Vec<Judged>, OpError> {
+    let judge_part = |part: &[(&str, Option<Stamp>)]| -> Result<Vec<Judged>, OpError> {
+        part.iter()
+            .map(|(rel, _)| {
+                let bytes = store::read_capped(&dir.join(rel))?;
+                Ok(
+                    match policy.judge(&format!("{shown_as}{rel}"), rel, &bytes) {
+                        Verdict::Pass { file, .. } => Judged::Pass(PassedMemory {
+                            rel: rel.to_string(),
+                            line: file.index_entry(rel),
+                            hash: content_hash(&bytes),
+                            references: references::extract(&memory_text(&file)),
+                        }),
+                        Verdict::Withheld(broken) => Judged::Withheld(broken),
+                    },
+                )
+            })
+            .collect()
+    };
+    let threads = match misses.len() > MIN_CHUNK {
+        true => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+        false => 1,
+    };
+    let chunk = misses.len().div_ceil(threads).max(MIN_CHUNK);
+    if misses.len() <= chunk {
+        return judge_part(misses);
+    }
+    let parts: Vec<Result<Vec<Judged>, OpError>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = misses
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || judge_part(part)))
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join().unwrap_or_else(|_| {
+                    Err(OpError::io(
+                        dir,
+                        std::io::Error::other("a gate thread stopped"),
+                    ))
+                })
+            })
+            .collect()
+    });
+    let mut out = Vec::with_capacity(misses.len());
+    for part in parts {
+        out.extend(part?);
+    }
+    Ok(out)
+}

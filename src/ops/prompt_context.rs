@@ -1,0 +1,199 @@
+//! Per-turn recall for a UserPromptSubmit hook (`teammem prompt-context`): the few memories
+//! most relevant to the prompt, across the enabled scopes (team only for Qwen Code, which
+//! recalls its own private and user memory), through the gate, each at most once per session.
+//! Nothing clears the score floor → nothing is returned: a turn gets memory only when some is
+//! relevant.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use crate::domain::gate;
+use crate::domain::hook_input::HookInput;
+use crate::domain::recall::usage::UseKind;
+use crate::domain::recall::{Analyzer, fold};
+use crate::domain::scope::ScopeKind;
+
+use super::cite::record_use;
+use super::delivery::sessions::{SessionRecord, Sessions, content_hash};
+use super::recall::{self, Recalled};
+use super::{OpError, Project, guard};
+
+/// The most memories one turn receives.
+pub const MAX_MEMORIES: usize = 5;
+/// The most characters of body per memory (the cut is marked).
+pub const MAX_CHARS: usize = 1_200;
+/// The score a memory must reach (recall's points: BM25F × 100). One occurrence of a term
+/// that most memories share scores well below it; a rare term of the prompt in the title, or
+/// two of its terms in the body, above it.
+pub const MIN_SCORE: u32 = 120;
+/// The score a memory sharing a single term with a prompt of several must reach: only a term
+/// that few memories hold scores this much (in a handful of memories none does), so that a
+/// prompt about something else that happens to share one word brings nothing.
+pub const MIN_SCORE_ONE_TERM: u32 = 300;
+/// How many more candidates than wanted are asked of recall, for those the session already
+/// has (bounded: an old session does not make every turn slower).
+const MAX_SKIPPED: usize = 20;
+
+/// What a turn gets.
+#[derive(Debug, Clone)]
+pub struct PromptOptions {
+    /// Only team memories (Qwen Code recalls its own private and user scopes).
+    pub team_only: bool,
+    /// The score floor ([`MIN_SCORE`]).
+    pub min_score: u32,
+}
+
+impl Default for PromptOptions {
+    fn default() -> Self {
+        PromptOptions {
+            team_only: false,
+            min_score: MIN_SCORE,
+        }
+    }
+}
+
+/// The memories for one turn, and what delivering them changes (see [`PromptContext::record`]).
+#[derive(Debug)]
+pub struct PromptContext {
+    /// The text to add to the turn; empty when nothing is relevant.
+    pub text: String,
+    /// The memories in it (`scope`, path).
+    pub shown: Vec<(ScopeKind, String)>,
+    project: Option<Project>,
+    session: Option<(Sessions, SessionRecord)>,
+}
+
+impl PromptContext {
+    fn nothing() -> PromptContext {
+        PromptContext {
+            text: String::new(),
+            shown: Vec::new(),
+            project: None,
+            session: None,
+        }
+    }
+
+    /// Records the delivery, once it is printed: the session will not get these memories
+    /// again, and each counts as surfaced. Returns the problems (for stderr).
+    pub fn record(self) -> Vec<String> {
+        let mut problems = Vec::new();
+        if let Some((sessions, mut record)) = self.session {
+            if let Err(e) = sessions.save(&mut record) {
+                problems.push(format!("could not record this session's memories: {e}"));
+            }
+        }
+        if let Some(project) = &self.project {
+            if let Err(e) = record_use(project, &self.shown, UseKind::Surfaced) {
+                problems.push(format!("could not count the memories surfaced: {e}"));
+            }
+        }
+        problems
+    }
+}
+
+/// The memories relevant to the prompt of `input`, for the project around `cwd`.
+pub fn prompt_context(
+    cwd: &Path,
+    input: &HookInput,
+    options: &PromptOptions,
+) -> Result<PromptContext, OpError> {
+    let Some(prompt) = input.prompt.as_deref().filter(|p| !p.trim().is_empty()) else {
+        return Ok(PromptContext::nothing());
+    };
+    let project = Project::open_plain(cwd)?;
+    let scopes: Vec<ScopeKind> = project
+        .default_scopes()
+        .into_iter()
+        .filter(|s| !options.team_only || *s == ScopeKind::Team)
+        .collect();
+    if scopes.is_empty() {
+        return Ok(PromptContext::nothing());
+    }
+    let sessions = input.session_id.as_deref().map(|id| {
+        let sessions = Sessions::of(&project);
+        let record = sessions.load(id).unwrap_or_else(|| SessionRecord::new(id));
+        (sessions, record)
+    });
+    let had = sessions.as_ref().map_or(0, |(_, r)| r.bodies.len());
+    let pool = MAX_MEMORIES + had.min(MAX_SKIPPED);
+    let mut found: Recalled = recall::recall(&project, &scopes, prompt, pool, MAX_CHARS)?;
+    let delivered = |id: &str| sessions.as_ref().is_some_and(|(_, r)| r.has_body(id));
+    let wanted = found.tokens.len().min(2);
+    found.hits.retain(|hit| {
+        let enough = hit.score >= options.min_score
+            && (hit.score >= options.min_score.max(MIN_SCORE_ONE_TERM)
+                || terms_shared(&found.tokens, hit) >= wanted);
+        enough && !delivered(&format!("{}:{}", hit.scope, hit.id))
+    });
+    let (policy, _) = guard::policy(&project);
+    // Withheld memories are left out without a word: a turn is not the place for the gate's
+    // report (session start and `teammem check` give it).
+    guard::gate_recalled(&policy, &mut found);
+    found.hits.truncate(MAX_MEMORIES);
+    if found.hits.is_empty() {
+        return Ok(PromptContext::nothing());
+    }
+    let mut text = String::from("# Memory relevant to this prompt (teammem)\n\n");
+    text.push_str(
+        "Point-in-time observations: verify one against the current code before relying on it.\n",
+    );
+    text.push_str(gate::DATA_NOTE);
+    text.push('\n');
+    let mut shown = Vec::new();
+    let mut session = sessions;
+    for hit in &found.hits {
+        let id = format!("{}:{}", hit.scope, hit.id);
+        // The id is made safe by its path alone: as a whole, `user:…` would read as a role
+        // label to the gate's neutraliser.
+        let shown_id = format!("{}:{}", hit.scope, gate::for_agent(&hit.id));
+        let who = hit
+            .changed_by
+            .as_ref()
+            .map(|w| format!(", last changed by {}", gate::for_agent(w)))
+            .unwrap_or_default();
+        text.push_str(&format!(
+            "\n## {} ({}, {}, {}{who})\n{}\n\n{}",
+            hit.name,
+            shown_id,
+            hit.kind,
+            hit.age,
+            hit.description,
+            gate::data_block(&id, &hit.body)
+        ));
+        if let Some((_, record)) = &mut session {
+            record.add_body(&id, content_hash(hit.body.as_bytes()), &hit.name);
+        }
+        // An entry (`path:n`) counts for its file, as `teammem cite` counts it.
+        let file = hit.id.split(':').next().unwrap_or(&hit.id);
+        shown.push((hit.scope, file.to_string()));
+    }
+    Ok(PromptContext {
+        text,
+        shown,
+        project: Some(project),
+        session,
+    })
+}
+
+/// How many of the query's terms (`tokens`, as recall analysed them) a hit's title,
+/// description and shown body hold.
+fn terms_shared(tokens: &[String], hit: &recall::Hit) -> usize {
+    let mut analyzer = Analyzer::new();
+    let mut held = HashSet::new();
+    // The note that marks a cut body is teammem's words, not the memory's.
+    let body = match hit.body_cut {
+        true => hit
+            .body
+            .rsplit_once("\n\n[cut:")
+            .map_or(&hit.body[..], |(b, _)| b),
+        false => &hit.body,
+    };
+    let text = fold(&format!("{}\n{}\n{}", hit.name, hit.description, body));
+    analyzer.terms(&text, |term, _| {
+        held.insert(term);
+    });
+    tokens
+        .iter()
+        .filter(|token| held.contains(&analyzer.number(token)))
+        .count()
+}

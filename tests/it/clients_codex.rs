@@ -1,0 +1,146 @@
+//! Codex in headless sessions (`codex exec`, then `codex exec resume --last`), wired by
+//! `teammem install-agent --client codex`, against a mock Responses API on 127.0.0.1
+//! (tests/mock_openai_responses.py) that records every request: each team memory reaches the
+//! model once per context, per-prompt recall brings the relevant one once and never again in
+//! that session, and the memory holding a token never reaches it. Run on the oldest and the
+//! newest Codex that `.ci/clients` pins.
+//!
+//! Codex runs no hook a person has not trusted in `/hooks` (a hash per hook, kept in
+//! config.toml); a headless test cannot open `/hooks`, so it passes Codex's own
+//! `--dangerously-bypass-hook-trust`, which skips exactly that review and nothing else.
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common;
+use crate::common::agents::{
+    DEPLOY_BODY_MARKER, DEPLOY_INDEX_LINE, DEPLOY_PROMPT, MockServer, ONCALL_DESCRIPTION,
+    UNRELATED_PROMPT, WITHHELD_DESCRIPTION, agent_team, bounded, count, install_agent, places,
+    withheld_token,
+};
+use crate::common::clients::{self, PinnedClient};
+use crate::common::netsync::Team;
+
+/// The user's own Codex settings before teammem is installed: the mock model provider, no
+/// update checks, no analytics. `install-agent` must keep all of it.
+const USER_CONFIG: &str = "# my Codex\nmodel = \"mock-model\"\nmodel_provider = \"mock\"\ncheck_for_update_on_startup = false\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"http://127.0.0.1:9/v1\"\nwire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\n\n[analytics]\nenabled = false\n";
+
+/// One `codex exec ARGS` in my clone against the mock; asserts it succeeded.
+fn codex(
+    team: &Team,
+    codex: &PinnedClient,
+    home: &Path,
+    mock: &MockServer,
+    args: &[&str],
+) -> common::Run {
+    let mut cmd = bounded(240, &codex.bin());
+    team.sb
+        .isolate(&mut cmd)
+        .current_dir(&team.me)
+        .env("CODEX_HOME", home)
+        .env("MOCK_API_KEY", "mock-key")
+        .args(["exec", "--dangerously-bypass-hook-trust", "-c"])
+        .arg(format!(
+            "model_providers.mock.base_url=\"http://127.0.0.1:{}/v1\"",
+            mock.port
+        ))
+        .args(args);
+    let run = common::Run::from(cmd.output().expect("run codex"));
+    assert_eq!(
+        run.code, 0,
+        "codex {} {args:?} failed:\n{}\n{}",
+        codex.version, run.stdout, run.stderr
+    );
+    run
+}
+
+/// The model input of the last Responses request among `requests`, as text.
+fn last_input(run: &common::Run, requests: &[Value]) -> String {
+    let last = requests
+        .iter()
+        .rev()
+        .find(|r| r["method"] == "POST" && r["path"].as_str().unwrap_or("").ends_with("/responses"))
+        .unwrap_or_else(|| panic!("Codex sent the model nothing: {requests:?}\n{run:?}"));
+    last["body"]["input"].to_string()
+}
+
+fn each_memory_once_per_context(version: PinnedClient) {
+    let team = agent_team();
+    let sb = &team.sb;
+    let home = sb.path().join("codex-home");
+    common::write(&home.join("config.toml"), USER_CONFIG);
+    let home_str = home.to_str().unwrap();
+    let out = install_agent(&team, "codex", &[], &[("CODEX_HOME", home_str)]);
+    assert!(
+        out.contains("Next: start `codex`, open `/hooks` and trust the two teammem hooks"),
+        "{out}"
+    );
+    let config = fs::read_to_string(home.join("config.toml")).unwrap();
+    assert!(config.starts_with(USER_CONFIG), "{config}");
+    let mut mock = MockServer::start("mock_openai_responses.py", sb.path());
+    let mut everything = String::new();
+
+    // A new session: the index of the team memory, each line once; the withheld one never.
+    let run = codex(&team, &version, &home, &mock, &[UNRELATED_PROMPT]);
+    let requests = mock.take();
+    let input = last_input(&run, &requests);
+    everything.push_str(&serde_json::to_string(&requests).unwrap());
+    assert_eq!(count(&input, DEPLOY_INDEX_LINE), 1, "startup: {input}");
+    assert_eq!(count(&input, ONCALL_DESCRIPTION), 1, "startup: {input}");
+    assert_eq!(count(&input, DEPLOY_BODY_MARKER), 0, "startup: {input}");
+
+    // Resumed, with a question the deploy memory answers: nothing from session start is
+    // repeated, and the deploy memory's body arrives once, through per-prompt recall.
+    let run = codex(
+        &team,
+        &version,
+        &home,
+        &mock,
+        &["resume", "--last", DEPLOY_PROMPT],
+    );
+    let requests = mock.take();
+    let input = last_input(&run, &requests);
+    everything.push_str(&serde_json::to_string(&requests).unwrap());
+    assert_eq!(count(&input, ONCALL_DESCRIPTION), 1, "resume: {input}");
+    assert_eq!(count(&input, DEPLOY_BODY_MARKER), 1, "resume: {input}");
+
+    // The same question again: recall does not repeat what this session already has.
+    let run = codex(
+        &team,
+        &version,
+        &home,
+        &mock,
+        &["resume", "--last", DEPLOY_PROMPT],
+    );
+    let requests = mock.take();
+    let input = last_input(&run, &requests);
+    everything.push_str(&serde_json::to_string(&requests).unwrap());
+    assert_eq!(count(&input, ONCALL_DESCRIPTION), 1, "repeat: {input}");
+    assert_eq!(count(&input, DEPLOY_BODY_MARKER), 1, "repeat: {input}");
+
+    let token = withheld_token();
+    assert_eq!(
+        count(&everything, WITHHELD_DESCRIPTION),
+        0,
+        "{:#?}",
+        places(&everything, WITHHELD_DESCRIPTION)
+    );
+    assert_eq!(
+        count(&everything, &token[4..]),
+        0,
+        "{:#?}",
+        places(&everything, &token[4..])
+    );
+}
+
+#[test]
+fn codex_newest_gets_each_team_memory_once_per_context_and_never_the_withheld_one() {
+    each_memory_once_per_context(clients::newest("codex"));
+}
+
+#[test]
+fn codex_oldest_gets_each_team_memory_once_per_context_and_never_the_withheld_one() {
+    each_memory_once_per_context(clients::oldest("codex"));
+}
