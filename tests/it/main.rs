@@ -73,3 +73,4 @@ mod sync_network;
 mod sync_push_urls;
 mod sync_report_unopened;
 mod usage_context;
+mod usage_doors;
