@@ -53,7 +53,7 @@ PY
 echo "team memories: $(find "$repo/.qwen/team-memory" -name 'memory-*.md' | wc -l)"
 cd "$repo"
 for bin in "$BASELINE" "$TEAMMEM"; do
-  "$bin" session-start --hook claude </dev/null | grep -o 'Team memory sync: [^"]*' | head -1
+  "$bin" session-start --hook claude </dev/null | grep -o 'Team memory sync: [^"]*' | head -1 || true
 done
 
 hyperfine -N --warmup 5 --runs "${RUNS:-60}" \

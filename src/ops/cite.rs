@@ -83,9 +83,11 @@ pub fn cite(project: &Project, ids: &[String]) -> Result<Vec<Cited>, OpError> {
     Ok(out)
 }
 
-/// Records one use of each memory (`scope`, path in it) through `kind`'s door. Usage is a
-/// convenience, never worth a failure: a book that cannot be written is skipped (the error is
-/// returned for a warning).
+/// Records one use of each memory (`scope`, path in it) through `kind`'s door, for the doors
+/// an agent waits on (a prompt's hook, an MCP call): the book is replaced atomically but
+/// without waiting for the disk (an fsync cost 8 ms here, a prompt's whole budget is 20), so a
+/// machine crash may cost the counts. Usage is a convenience, never worth a failure: the error
+/// is returned for a warning.
 pub fn record_use(
     project: &Project,
     used: &[(ScopeKind, String)],
@@ -107,7 +109,7 @@ pub fn record_use(
         }
         let path = state_dir(project, scope)?
             .join(format!("{}-usage.json", state_prefix(project, scope)?));
-        store::write_atomic(&path, book.to_json().as_bytes())?;
+        store::write_cache(&path, book.to_json().as_bytes())?;
     }
     Ok(())
 }

@@ -64,3 +64,4 @@ mod sync_merge_driver;
 mod sync_network;
 mod sync_report_unopened;
 mod usage_context;
+mod usage_doors;

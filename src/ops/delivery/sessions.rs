@@ -126,7 +126,8 @@ impl Sessions {
         (record.session == session && fresh).then_some(record)
     }
 
-    /// Writes `record` atomically (stamped now), then forgets sessions idle for more than
+    /// Writes `record` atomically (stamped now; without waiting for the disk, as a record torn
+    /// by a machine crash is read as none), then forgets sessions idle for more than
     /// [`KEEP_DAYS`] days and the least recently used beyond [`MAX_SESSIONS`].
     pub fn save(&self, record: &mut SessionRecord) -> Result<(), OpError> {
         record.updated = usage::now();
@@ -136,7 +137,7 @@ impl Sessions {
             .map_err(|e| OpError::Usage(format!("cannot encode the session record: {e}")))?;
         text.push(b'\n');
         let path = self.file(&record.session);
-        store::write_atomic(&path, &text)?;
+        store::write_cache(&path, &text)?;
         self.clean_up(&path);
         Ok(())
     }
