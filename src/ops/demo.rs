@@ -200,8 +200,9 @@ fn story(root: &Path, story: &mut Story<'_>) -> Result<(), OpError> {
 
     story.heading("The setup this demo stands for")?;
     story.commands(
-        "What Alice runs once in her clone, and Bob after cloning; below, the demo does the \
-         same through teammem's library in a temp folder",
+        "What Alice runs once in her clone, and Bob after cloning; below, the demo shows the \
+         team memory at work through teammem's library (it wires no agent and touches nothing \
+         outside its temp folder)",
         &[
             "alice$ teammem init --fix-gitignore",
             "alice$ git add .gitignore .qwen/team-memory && git commit -m \"Share team memory\"",
