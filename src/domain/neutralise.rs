@@ -25,8 +25,9 @@ static DEFINITION: LazyLock<Option<Regex>> =
     LazyLock::new(|| build(r"(?m)^([ \t]{0,3})\[([^\]\n]+)\]:[ \t]*(<[^>\n]*>|\S*)([^\n]*)$"));
 
 /// A URL with a scheme and an authority, up to white space or markup around it.
-static URL: LazyLock<Option<Regex>> =
-    LazyLock::new(|| build(r#"\b(?:https?|ftp)://([^\s/?#<>()\[\]"'`]+)([^\s<>()\[\]"'`]*)"#));
+static URL: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    build(r#"(?-u:\b)(?:https?|ftp)://([^\s/?#<>()\[\]"'`]+)([^\s<>()\[\]"'`]*)"#)
+});
 
 /// A URI that runs script, embeds data or names a local file.
 static SCRIPT_URI: LazyLock<Option<Regex>> = LazyLock::new(|| {

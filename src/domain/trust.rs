@@ -421,12 +421,18 @@ const EXFILTRATION_PATTERNS: &[&str] = &[
     // Through DNS: a lookup of a name built from a command's output.
     r"\b(?:nslookup|dig|host|drill|ping|resolve-dnsname|traceroute)\b[^\n]{0,80}?(?:\$\(|`(?:whoami|hostname|id|cat|env|printenv|base64|head|git)\b)",
     // Through a URL: a command's output or a secret's variable in it.
-    r"\bhttps?://[^\s\x22'<>]*(?:\$\(|`[^`\n]*`|\?[^\s\x22'<>]*\$\{?[a-z0-9_]*(?:key|token|secret|pass|password|passwd|cred|credentials|auth|session|cookie)[a-z0-9_]*\b)",
+    // (Split so that each needs a word a plain link lacks: `$(`, a backquoted command, or a
+    // secret's name; every memory holds a plain link.)
+    r"\bhttps?://[^\s\x22'<>]*\$\(",
+    r"\bhttps?://[^\s\x22'<>]*`(?:whoami|hostname|id|cat|env|printenv|base64|head|git)\b",
+    r"\bhttps?://[^\s\x22'<>]*\?[^\s\x22'<>]*\$\{?[a-z0-9_]*(?:key|token|secret|pass|password|passwd|cred|credentials|auth|session|cookie)[a-z0-9_]*\b",
     r"!\[[^\]\n]*\]\(\s*<?https?://[^)\s]*[?&#][^)\s]*(?:\$\(|\$\{|\{\{|%7b%7b|\{[a-z_]+\}|<[a-z_]+>|\[[a-z_]+\])",
     r"\b(?:append|add|include|put|insert|embed|encode|attach)\b[^\n.]{0,60}?\b(?:secrets?|tokens?|api\s*keys?|passwords?|credentials?|conversation|chat\s+history|system\s+prompt|env(?:ironment)?\s+variables?|private\s+keys?|previous\s+messages)\b[^\n.]{0,60}?\b(?:urls?|links?|image|query\s+(?:string|param(?:eter)?s?))\b",
     r"\b(?:send|post|upload|email|e-mail|forward|exfiltrate|transmit|leak|paste|copy|push)\b[^\n]{0,40}?(?:~|\$HOME)?/?\.(?:aws/credentials|ssh/id_\S+|netrc|git-credentials|env\b|npmrc|pypirc|kube/config|docker/config)[^\n]{0,60}?\b(?:to|at|into|in)\b",
     // Through a socket or an upload of a credential file.
-    r"\|\s*(?:nc|ncat|netcat|socat)\s+(?:-\S+\s+)*[a-z0-9.-]+\s+\d{2,5}\b|\b(?:nc|ncat|netcat)\s+(?:-\S+\s+)*[a-z0-9.-]+\s+\d{2,5}\s*<\s*\S|\bwget\b[^\n]*--post-(?:file|data)\b",
+    r"\|\s*\b(?:nc|ncat|netcat|socat)\b\s+(?:-\S+\s+)*[a-z0-9.-]+\s+\d{2,5}\b",
+    r"\b(?:nc|ncat|netcat)\b\s+(?:-\S+\s+)*[a-z0-9.-]+\s+\d{2,5}\s*<\s*\S",
+    r"\bwget\b[^\n]*--post-(?:file|data)\b",
     r"\b(?:cat|base64|tar|zip|gzip|xxd)\b[^\n]*(?:\.aws|\.ssh|\.netrc|\.env\b|\.git-credentials|/etc/shadow|/etc/passwd|\.kube|\.docker)[^\n]*\|\s*(?:[^\n|]*\|\s*)*(?:curl|nc|ncat|netcat|wget|socat)\b",
 ];
 
@@ -1671,7 +1677,37 @@ const TRIGGER_WORDS: &[&[(bool, &[&str])]] = &[
             ],
         ),
     ],
-    &[(false, &["http"]), (false, &["://"])],
+    &[(false, &["http"]), (false, &["://"]), (false, &["$("])],
+    &[
+        (false, &["http"]),
+        (false, &["://"]),
+        (
+            false,
+            &[
+                "base64", "cat", "env", "git", "head", "hostname", "id", "printenv", "whoami",
+            ],
+        ),
+    ],
+    &[
+        (false, &["http"]),
+        (false, &["://"]),
+        (
+            false,
+            &[
+                "auth",
+                "cookie",
+                "cred",
+                "credentials",
+                "key",
+                "pass",
+                "passwd",
+                "password",
+                "secret",
+                "session",
+                "token",
+            ],
+        ),
+    ],
     &[(false, &["http"]), (false, &["://"]), (false, &["!["])],
     &[
         (
@@ -1732,7 +1768,13 @@ const TRIGGER_WORDS: &[&[(bool, &[&str])]] = &[
             ],
         ),
     ],
-    &[(false, &["nc", "ncat", "netcat", "socat", "wget"])],
+    &[(true, &["nc", "ncat", "netcat", "socat"])],
+    &[(true, &["nc", "ncat", "netcat"])],
+    &[
+        (true, &["wget"]),
+        (false, &["--post-"]),
+        (false, &["data", "file"]),
+    ],
     &[
         (true, &["base64", "cat", "gzip", "tar", "xxd", "zip"]),
         (
