@@ -7,6 +7,7 @@
 //! would show; a rename is what git's rename detection (`git diff -M`, libgit2's
 //! `Diff::find_similar`) finds in that commit. The walk is bounded in commits and time.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Instant;
@@ -52,11 +53,13 @@ pub struct WalkLimit {
     pub deadline: Instant,
 }
 
-/// `HEAD`'s tree, for many lookups.
+/// `HEAD`'s tree, for many lookups. Each folder's tree is found once: paths named by the
+/// memories of one project share a few folders, so most lookups are one search by name.
 pub struct HeadTree<'r> {
     repo: &'r Repository,
     commit: Option<Oid>,
     tree: Option<Tree<'r>>,
+    folders: RefCell<HashMap<String, Option<Tree<'r>>>>,
 }
 
 impl<'r> HeadTree<'r> {
@@ -71,6 +74,7 @@ impl<'r> HeadTree<'r> {
                     repo,
                     commit: Some(commit.id()),
                     tree: Some(tree),
+                    folders: RefCell::default(),
                 })
             }
             Err(e)
@@ -81,6 +85,7 @@ impl<'r> HeadTree<'r> {
                     repo,
                     commit: None,
                     tree: None,
+                    folders: RefCell::default(),
                 })
             }
             Err(e) => Err(GitError::git("reading HEAD", e)),
@@ -94,18 +99,27 @@ impl<'r> HeadTree<'r> {
 
     /// What the tree holds at `path` (relative to the repository root, `/`-separated).
     pub fn at(&self, path: &str) -> AtHead {
-        let Some(tree) = &self.tree else {
+        let Some(root) = &self.tree else {
             return AtHead::Missing;
         };
-        match tree.get_path(Path::new(path)) {
-            Ok(entry) => match entry.kind() {
-                Some(ObjectType::Tree) => AtHead::Folder,
-                Some(ObjectType::Blob) => AtHead::File(entry.id()),
-                // A submodule: something is there.
-                _ => AtHead::Folder,
-            },
-            Err(_) => AtHead::Missing,
-        }
+        let kind = |entry: git2::TreeEntry<'_>| match entry.kind() {
+            Some(ObjectType::Blob) => AtHead::File(entry.id()),
+            // A folder, or a submodule: something is there.
+            _ => AtHead::Folder,
+        };
+        let Some((folder, name)) = path.rsplit_once('/') else {
+            return root.get_name(path).map_or(AtHead::Missing, kind);
+        };
+        let mut folders = self.folders.borrow_mut();
+        let tree = folders.entry(folder.to_string()).or_insert_with(|| {
+            root.get_path(Path::new(folder))
+                .ok()
+                .and_then(|entry| entry.to_object(self.repo).ok())
+                .and_then(|object| object.into_tree().ok())
+        });
+        tree.as_ref()
+            .and_then(|tree| tree.get_name(name))
+            .map_or(AtHead::Missing, kind)
     }
 
     /// How many lines a file has (a last line without a newline counts), or `None` for a
