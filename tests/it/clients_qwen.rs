@@ -1041,10 +1041,15 @@ fn qwen_gets_each_memory_once_per_context(version: clients::PinnedClient) {
             1,
             "{round}: {turn}"
         );
-        // ... but not session start's index: Qwen Code keeps a SessionStart hook's context out
-        // of the saved conversation, so after `--continue` it is gone, and `session-start`
-        // (which answers `resume` with nothing) leaves a resumed Qwen session without it.
-        // Not asserted here until session-start gives Qwen Code the index again on resume.
+        // ... and session start's index once: Qwen Code keeps a SessionStart hook's context
+        // out of the saved conversation, so `session-start --hook qwen` gives it again on
+        // resume ...
+        assert_eq!(
+            agents::count(turn, agents::DEPLOY_INDEX_LINE),
+            1,
+            "{round}: {turn}"
+        );
+        // ... and the body prompt-context added to the first resumed turn once.
         assert_eq!(
             agents::count(turn, agents::DEPLOY_BODY_MARKER),
             1,

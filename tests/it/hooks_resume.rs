@@ -236,6 +236,16 @@ fn qwen_hook_leaves_out_what_qwen_shows_and_still_names_withheld_team_memories()
         "{qwen}"
     );
     assert!(!qwen.contains(&token), "{qwen}");
+    // Qwen Code does not keep a SessionStart hook's output in the conversation it saves: a
+    // resumed Qwen session gets the index again (a Claude Code one gets nothing repeated).
+    let resumed = context(&start(&sb, &repo, "qwen", &hook_input("q", "resume")));
+    assert!(resumed.contains("Use the real database"), "{resumed}");
+    let claude_resumed = start(&sb, &repo, "claude", &hook_input("c", "resume"));
+    assert!(
+        !claude_resumed.stdout.contains("Use the real database"),
+        "{}",
+        claude_resumed.stdout
+    );
 
     // Qwen Code's team memory on (current-branch mode): its own index lists the withheld
     // file, and the context says so, with the way out.

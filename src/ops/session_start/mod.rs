@@ -107,6 +107,10 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
     let resumed = input
         .and_then(|i| i.source)
         .is_some_and(|s| s.keeps_transcript());
+    // Qwen Code keeps a SessionStart hook's output out of the conversation it saves (what its
+    // UserPromptSubmit hook added stays): a resumed Qwen session gets the whole context again,
+    // and keeps the record of the bodies its turns received.
+    let context_kept = resumed && !options.qwen_hook;
     let build = BuildOptions {
         scopes: shown.scopes.clone(),
         query: None,
@@ -123,7 +127,7 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
                 let before = sessions.load(session);
                 (sessions, session, before)
             });
-            if resumed {
+            if context_kept {
                 let before = record.as_ref().and_then(|(_, _, before)| before.as_ref());
                 if let Some(line) = resume::what_is_new(before, &built, input) {
                     delivery = match line {
@@ -140,6 +144,7 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
                 // A new context starts a new record; a resumed one keeps the bodies its turns
                 // received (they are still in its transcript).
                 let mut next = match (delivery, before) {
+                    (Delivery::Full, Some(before)) if resumed => before,
                     (Delivery::Full, _) | (_, None) => SessionRecord::new(session),
                     (_, Some(before)) => before,
                 };
