@@ -8,6 +8,7 @@ mod baseline;
 mod branch_advertise;
 mod branch_concurrent;
 mod branch_entries;
+mod branch_flood;
 mod branch_kill;
 mod branch_line_endings;
 mod branch_mode;
