@@ -100,7 +100,7 @@ if [ -n "${FLOOD:-}" ]; then
       end=$(date +%s.%N)
       files=$(find "$dir/me/$team" -type f | wc -l)
       pushed=no
-      git --git-dir="$dir/remote.git" ls-tree -r --name-only team-memory | grep -q feedback/mine.md && pushed=yes
+      [ -n "$(git --git-dir="$dir/remote.git" ls-tree --name-only team-memory "$team/feedback/mine.md")" ] && pushed=yes
       context=no
       [ -n "$out" ] && context=yes
       printf 'memories=%s run=%s wall=%.2fs context=%s files=%s own-memory-pushed=%s\n' \
