@@ -13,6 +13,7 @@ mod branch_kill;
 mod branch_line_endings;
 mod branch_mode;
 mod branch_noop_fast;
+mod branch_proposals;
 mod check_all_parallel;
 mod check_cli;
 mod check_hooks;
