@@ -85,6 +85,59 @@ fn a_hijacked_proposal_branch_is_not_adopted_and_does_not_block() {
         "{mine:?}"
     );
     assert!(!mine.iter().any(|f| f.ends_with("planted.md")), "{mine:?}");
+    // A reviewer sees who made each commit of the hijacked branch: the forged author is the
+    // owner's name, but the committer and the flag on my own branch's review tell them apart.
+    let reviewer = team.clone_as("reviewer");
+    team.sb.git(&reviewer, ["fetch", "-q", "origin"]);
+    let review = team.teammem(
+        &reviewer,
+        &[
+            "review",
+            "origin/team-memory..origin/team-memory-proposals/me-2",
+        ],
+        0,
+    );
+    assert!(review.contains("### Proposal commits"), "{review}");
+    assert!(review.contains("author `me <me@example.com>`"), "{review}");
+    assert!(!review.contains("not the proposal's owner"), "{review}");
+    team.sb.git(
+        &attacker,
+        [
+            "-c",
+            "user.name=attacker",
+            "-c",
+            "user.email=attacker@example.com",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "unforged",
+        ],
+    );
+    team.sb.git(
+        &attacker,
+        [
+            "push",
+            "-q",
+            "origin",
+            "hijack:refs/heads/team-memory-proposals/me",
+        ],
+    );
+    team.sb.git(&reviewer, ["fetch", "-q", "origin"]);
+    let review = team.teammem(
+        &reviewer,
+        &[
+            "review",
+            "origin/team-memory..origin/team-memory-proposals/me",
+        ],
+        0,
+    );
+    assert!(
+        review.contains(
+            "committer `attacker <attacker@example.com>` — **author is not the proposal's owner**"
+        ),
+        "{review}"
+    );
     // Again: the same proposal, no new branch.
     let again = team.sync(&me);
     assert_eq!(again["proposal"], "team-memory-proposals/me-2", "{again:#}");
