@@ -29,6 +29,14 @@
 # Needs hyperfine, git, jq; python3, lighttpd, apache2, nginx and fcgiwrap for their transports.
 # Goals (issue 11): branch mode <= 0.3x the git CLI; the big repository costs branch mode no
 # more than the small one (it never walks the work tree outside the folder).
+#
+# FLOOD="1000 10000 50000" measures instead branch-mode session start with that many memories
+# on the memory branch (issue 37): for each count, a remote whose `team-memory` holds them
+# (made with `git fast-import`), a fresh clone with a memory of its own, then
+# `teammem session-start --hook claude` run RUNS times in a row (the first materialises up to
+# the limit within the budget, the later ones go on from there). Prints each run's wall time,
+# whether the context was printed, the files in the folder and whether the clone's own memory
+# reached the remote.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,6 +66,49 @@ export HOME="$work/home" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$work/home/.gi
 mkdir -p "$HOME"
 # No auto gc: a detached one still writing into the seed made its `rm -rf` fail at load 15.
 printf '[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n[gc]\n\tauto = 0\n' >"$GIT_CONFIG_GLOBAL"
+
+if [ -n "${FLOOD:-}" ]; then
+  for count in $FLOOD; do
+    dir="$work/flood-$count"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    git init -q --bare "$dir/remote.git"
+    git clone -q "$dir/remote.git" "$dir/seed" 2>/dev/null
+    (
+      cd "$dir/seed"
+      echo '# project' >README.md
+      git add -A && git commit -qm initial && git push -q origin main
+      "$teammem" init --branch >/dev/null
+      "$teammem" sync --json >/dev/null || true
+      git fetch -q origin team-memory
+      tip=$(git rev-parse FETCH_HEAD)
+      {
+        printf 'commit refs/heads/flood\ncommitter Flood <flood@example.com> 0 +0000\ndata 6\nflood\nfrom %s\n' "$tip"
+        for n in $(seq 1 "$count"); do
+          text=$(printf -- '---\nname: flood %s\ndescription: Flood %s\ntype: project\n---\nFlooded.\n' "$n" "$n")
+          printf 'M 100644 inline %s/project/flood-%06d.md\ndata %s\n%s\n' "$team" "$n" "$(( ${#text} + 1 ))" "$text"
+        done
+      } | git fast-import --quiet
+      git push -q origin refs/heads/flood:refs/heads/team-memory
+    )
+    git clone -q "$dir/remote.git" "$dir/me" 2>/dev/null
+    mkdir -p "$dir/me/$team/feedback"
+    printf -- '---\nname: mine\ndescription: My own memory\ntype: feedback\n---\nMine.\n' >"$dir/me/$team/feedback/mine.md"
+    for run in $(seq 1 "$runs"); do
+      start=$(date +%s.%N)
+      out=$(cd "$dir/me" && echo '{"source":"startup"}' | "$teammem" session-start --hook claude 2>/dev/null || true)
+      end=$(date +%s.%N)
+      files=$(find "$dir/me/$team" -type f | wc -l)
+      pushed=no
+      [ -n "$(git --git-dir="$dir/remote.git" ls-tree --name-only team-memory "$team/feedback/mine.md")" ] && pushed=yes
+      context=no
+      [ -n "$out" ] && context=yes
+      printf 'memories=%s run=%s wall=%.2fs context=%s files=%s own-memory-pushed=%s\n' \
+        "$count" "$run" "$(echo "$end - $start" | bc)" "$context" "$files" "$pushed"
+    done
+  done
+  exit 0
+fi
 
 rm -rf "$work/srv"
 mkdir -p "$work/srv"

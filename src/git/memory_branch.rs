@@ -566,10 +566,16 @@ pub fn import_history(repo: &Repository, limit: usize) -> Result<Option<Oid>, Gi
 pub fn proposal_user(repo: &Repository) -> String {
     let config = repo.config().ok();
     let get = |key: &str| config.as_ref().and_then(|c| c.get_string(key).ok());
-    let raw = get("user.email")
+    proposal_user_of(get("user.email").as_deref(), get("user.name").as_deref())
+}
+
+/// The proposal-branch user part for a person with `email` and `name` (see [`proposal_user`]):
+/// how a review tells whether a proposal's commit was made by the branch's owner.
+pub fn proposal_user_of(email: Option<&str>, name: Option<&str>) -> String {
+    let raw = email
         .and_then(|e| e.split('@').next().map(str::to_string))
         .filter(|s| !s.trim().is_empty())
-        .or_else(|| get("user.name"))
+        .or_else(|| name.map(str::to_string))
         .unwrap_or_default();
     let mut user: String = raw
         .trim()

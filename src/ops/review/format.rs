@@ -43,6 +43,23 @@ pub fn markdown_within(review: &Review, max_chars: Option<usize>) -> String {
     if review.memories.is_empty() && review.other_files.is_empty() {
         out.push_str("\nNo change to the team memory.\n");
     }
+    if !review.proposal_commits.is_empty() {
+        out.push_str("\n### Proposal commits\n\n");
+        for c in &review.proposal_commits {
+            let flag = if c.not_the_owner {
+                " — **author is not the proposal's owner**"
+            } else {
+                ""
+            };
+            out.push_str(&format!(
+                "- {} {} — author {}, committer {}{flag}\n",
+                code(short(&c.commit)),
+                code(&c.subject),
+                code(&c.author),
+                code(&c.committer)
+            ));
+        }
+    }
     let mut tail = String::new();
     if !review.stale_references.is_empty() {
         tail.push_str("\n### Team memories this change makes out of date\n\n");

@@ -110,6 +110,73 @@ pub struct Review {
     /// whether or not the change touches them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stale_references: Vec<Finding>,
+    /// When HEAD names a proposal branch (`team-memory-proposals/<owner>`): each commit of the
+    /// range, oldest first, with who made it. Anyone who can push may push there with any
+    /// author, so a commit whose author is not the owner is flagged.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub proposal_commits: Vec<ProposalCommit>,
+}
+
+/// One commit of a proposal branch under review.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProposalCommit {
+    /// Its id (full).
+    pub commit: String,
+    /// Its subject line.
+    pub subject: String,
+    /// `Name <email>` of its author.
+    pub author: String,
+    /// `Name <email>` of its committer.
+    pub committer: String,
+    /// Whether the author is not the proposal branch's owner.
+    pub not_the_owner: bool,
+}
+
+/// The commits of `base..head` with their authors, when `head` names a proposal branch.
+fn proposal_commits(
+    repo: &Repository,
+    base: git2::Oid,
+    head_spec: &str,
+    head: git2::Oid,
+) -> Result<Vec<ProposalCommit>, OpError> {
+    let prefix = crate::git::memory_branch::PROPOSALS_PREFIX;
+    let Some((_, owner)) = head_spec.split_once(prefix) else {
+        return Ok(Vec::new());
+    };
+    // `<owner>-2` … is the same owner's fresh name (a taken branch was not adopted).
+    let owner = match owner.rsplit_once('-') {
+        Some((who, n)) if n.parse::<u8>().is_ok() => who,
+        _ => owner,
+    };
+    let git = |e| crate::git::GitError::git(format!("listing the commits of {head_spec}"), e);
+    let mut walk = repo.revwalk().map_err(git)?;
+    walk.push(head).map_err(git)?;
+    walk.hide(base).map_err(git)?;
+    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)
+        .map_err(git)?;
+    let mut out = Vec::new();
+    for id in walk {
+        let commit = repo.find_commit(id.map_err(git)?).map_err(git)?;
+        let person = |s: git2::Signature<'_>| {
+            format!(
+                "{} <{}>",
+                String::from_utf8_lossy(s.name_bytes()),
+                String::from_utf8_lossy(s.email_bytes())
+            )
+        };
+        let author = commit.author();
+        let made_by =
+            crate::git::memory_branch::proposal_user_of(author.email().ok(), author.name().ok());
+        out.push(ProposalCommit {
+            commit: commit.id().to_string(),
+            subject: String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default())
+                .into_owned(),
+            author: person(commit.author()),
+            committer: person(commit.committer()),
+            not_the_owner: made_by != owner,
+        });
+    }
+    Ok(out)
 }
 
 /// Builds the review of `spec` (`BASE..HEAD`).
@@ -269,6 +336,7 @@ pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review,
         other_files,
         other_risks,
         stale_references,
+        proposal_commits: proposal_commits(repo, base_id, head, head_id)?,
     })
 }
 

@@ -98,11 +98,8 @@ pub fn run(
     if base.is_none() && local.is_none() && options.pull {
         outcome.pulled = fetch_unknown_branch(repo, memory, advertised, deadline);
     }
-    let Recording {
-        go_on,
-        recorded,
-        held_back,
-    } = record_folder(project, repo, memory, base, &mut local, &settings, outcome)?;
+    let recording = record_folder(project, repo, memory, base, &mut local, &settings, outcome)?;
+    let go_on = recording.go_on;
     if go_on && (options.pull || options.push) {
         if Instant::now() >= deadline {
             outcome.skip(
@@ -132,7 +129,7 @@ pub fn run(
         }
     }
     if go_on {
-        materialise(project, repo, base, recorded, local, held_back, outcome)?;
+        materialise(project, repo, base, recording, local, deadline, outcome)?;
     }
     outcome.memory_tip = local.map(|o| o.to_string());
     super::fast_noop::record(project, repo, memory, outcome);
@@ -527,8 +524,13 @@ impl Rounds for BranchRounds<'_> {
     }
 }
 
+/// How many proposal branch names a sync tries: `<user>`, then `<user>-2` … `<user>-9`.
+const PROPOSAL_NAMES: usize = 9;
+
 /// The memory branch refused the push: the same commits go to the user's proposal branch
-/// (`team-memory-proposals/<user>`), with a lease on what the remote holds there.
+/// (`team-memory-proposals/<user>`), with a lease on what the remote holds there. A proposal
+/// branch holding commits this clone lacks (someone else pushed there) is not adopted and does
+/// not block: the commits go to the next free name (`<user>-2`, …), and the report says so.
 fn propose(
     repo: &Repository,
     memory: &MemoryBranch,
@@ -539,64 +541,96 @@ fn propose(
     outcome: &mut SyncOutcome,
 ) -> Result<(), OpError> {
     let user = memory_branch::proposal_user(repo);
-    let name = format!("{}{user}", memory_branch::PROPOSALS_PREFIX);
-    let Some(target) = memory.proposal(&user) else {
-        return Ok(());
-    };
     let remote = &up.remote;
-    let said = |outcome: &mut SyncOutcome| {
-        outcome.proposal = Some(name.clone());
-        outcome.skip(
-            SkipReason::Proposed,
-            format!(
-                "the remote refused the push to {} ({refusal}), so your memory is proposed on \
-                 {name} for a maintainer to merge; see it with `teammem review \
-                 {remote}/{}..{remote}/{name}`; once merged, the next sync takes it in",
-                memory.name, memory.name
-            ),
-        );
-    };
-    let seen = match fetch::fetch(repo, &target, net) {
-        Ok(fetched) => fetched.tip,
-        Err(failure) => {
-            sync::network_skip(
-                outcome,
-                &failure,
-                SkipReason::PushRejected,
-                &format!(
-                    " (after the remote refused the push to {}: {refusal})",
-                    memory.name
+    let mut taken = Vec::new();
+    for n in 1..=PROPOSAL_NAMES {
+        let branch = if n == 1 {
+            user.clone()
+        } else {
+            format!("{user}-{n}")
+        };
+        let name = format!("{}{branch}", memory_branch::PROPOSALS_PREFIX);
+        let Some(target) = memory.proposal(&branch) else {
+            return Ok(());
+        };
+        let said = |outcome: &mut SyncOutcome, taken: &[String]| {
+            outcome.proposal = Some(name.clone());
+            if !taken.is_empty() {
+                outcome.warnings.push(format!(
+                    "{} holds commits this clone did not make, so it was not used; your memory \
+                     is proposed on {name} instead",
+                    taken.join(", ")
+                ));
+            }
+            outcome.skip(
+                SkipReason::Proposed,
+                format!(
+                    "the remote refused the push to {} ({refusal}), so your memory is proposed \
+                     on {name} for a maintainer to merge; see it with `teammem review \
+                     {remote}/{}..{remote}/{name}`; once merged, the next sync takes it in",
+                    memory.name, memory.name
                 ),
             );
+        };
+        let seen = match fetch::fetch(repo, &target, net) {
+            Ok(fetched) => fetched.tip,
+            Err(failure) => {
+                sync::network_skip(
+                    outcome,
+                    &failure,
+                    SkipReason::PushRejected,
+                    &format!(
+                        " (after the remote refused the push to {}: {refusal})",
+                        memory.name
+                    ),
+                );
+                return Ok(());
+            }
+        };
+        if seen == Some(tip) {
+            said(outcome, &taken);
             return Ok(());
         }
-    };
-    if seen == Some(tip) {
-        said(outcome);
+        if seen.is_some_and(|s| !crate::git::history::contains(repo, tip, s).unwrap_or(false)) {
+            // Commits this clone lacks: not the user's to build on.
+            taken.push(name);
+            continue;
+        }
+        match push::push(repo, &target, seen, net) {
+            Ok(PushOutcome::Pushed { .. }) => said(outcome, &taken),
+            Ok(PushOutcome::LeaseRefused) => outcome.skip(
+                SkipReason::PushRejected,
+                format!(
+                    "the remote refused the push to {} ({refusal}), and {name} moved while \
+                     sync ran, so nothing was proposed; the commits stay on the local memory \
+                     branch and the next sync proposes them",
+                    memory.name
+                ),
+            ),
+            Ok(PushOutcome::Rejected { message }) => outcome.skip(
+                SkipReason::PushRejected,
+                format!(
+                    "the remote refused the push to {} ({refusal}) and to {name} ({message}); \
+                     the commits stay on the local memory branch",
+                    memory.name
+                ),
+            ),
+            Err(failure) => {
+                sync::network_skip(outcome, &failure, SkipReason::PushFailed, "");
+            }
+        }
         return Ok(());
     }
-    match push::push(repo, &target, seen, net) {
-        Ok(PushOutcome::Pushed { .. }) => said(outcome),
-        Ok(PushOutcome::LeaseRefused) => outcome.skip(
-            SkipReason::PushRejected,
-            format!(
-                "the remote refused the push to {} ({refusal}), and {name} holds commits this \
-                 clone lacks, so nothing was proposed; the commits stay on the local memory branch",
-                memory.name
-            ),
+    outcome.skip(
+        SkipReason::PushRejected,
+        format!(
+            "the remote refused the push to {} ({refusal}), and every proposal branch name of \
+             yours ({}) holds commits this clone did not make, so nothing was proposed; the \
+             commits stay on the local memory branch",
+            memory.name,
+            taken.join(", ")
         ),
-        Ok(PushOutcome::Rejected { message }) => outcome.skip(
-            SkipReason::PushRejected,
-            format!(
-                "the remote refused the push to {} ({refusal}) and to {name} ({message}); the \
-                 commits stay on the local memory branch",
-                memory.name
-            ),
-        ),
-        Err(failure) => {
-            sync::network_skip(outcome, &failure, SkipReason::PushFailed, "");
-        }
-    }
+    );
     Ok(())
 }
 
@@ -612,12 +646,17 @@ fn materialise(
     project: &Project,
     repo: &Repository,
     base: Option<memory_branch::Materialised>,
-    recorded: Option<Oid>,
+    recording: Recording,
     tip: Option<Oid>,
-    held_back: HashSet<String>,
+    deadline: Instant,
     outcome: &mut SyncOutcome,
 ) -> Result<(), OpError> {
     let Some(tip) = tip else { return Ok(()) };
+    let Recording {
+        recorded,
+        held_back,
+        ..
+    } = recording;
     let workdir = project.git_root()?;
     let team_dir = workdir.join(TEAM_DIR);
     let git = |what: &str, e| crate::git::GitError::git(what.to_string(), e);
@@ -631,6 +670,10 @@ fn materialise(
     let old_team = team_files::subtree(repo, &base_tree, TEAM_DIR)?;
     let new_team = team_files::subtree(repo, &source, TEAM_DIR)?;
     let changes = tree_entries::diff(repo, old_team.as_ref(), new_team.as_ref())?;
+    let limits = Limits::of(repo);
+    let mut room = Room::of(repo, old_team.as_ref(), &limits)?;
+    let mut past_limit: Vec<(&'static str, String)> = Vec::new();
+    let mut unfinished = 0usize;
     // What this sync recorded is safe on the branch (at its path, or beside it as a conflict
     // copy): a file holding it may be replaced.
     let recorded_blobs: HashSet<Oid> = match recorded {
@@ -659,6 +702,22 @@ fn materialise(
         if change.rel == INDEX_FILE && change.refused.is_none() {
             // Never written: regenerated from the memories on disk.
             taken.push(TeamUpdate { path, file: f });
+            continue;
+        }
+        if unfinished > 0 || Instant::now() >= deadline {
+            // Out of time: the rest waits for the next sync (left out of the materialised
+            // tree, so it is neither lost nor taken for a deletion).
+            unfinished += 1;
+            kept_out = true;
+            continue;
+        }
+        if change.new.is_none() {
+            room.free(repo, change.old);
+        }
+        if let Some(limit) = change.new.and_then(|n| room.take(repo, change.old, n)) {
+            past_limit.push((limit, path));
+            withheld.insert(past_limit[past_limit.len() - 1].1.clone());
+            kept_out = true;
             continue;
         }
         let abs = team_dir.join(&change.rel);
@@ -728,6 +787,36 @@ fn materialise(
             }
         }
     }
+    for limit in [TOO_MANY, TOO_LARGE] {
+        let over: Vec<&String> = past_limit
+            .iter()
+            .filter(|(l, _)| *l == limit)
+            .map(|(_, p)| p)
+            .collect();
+        let Some(first) = over.first() else { continue };
+        let (key, value) = if limit == TOO_MANY {
+            ("teammem.maxMemories", limits.memories as u64)
+        } else {
+            ("teammem.maxBytes", limits.bytes)
+        };
+        // One line for them all: a flood is named, not listed.
+        let line = format!(
+            "{limit}: {} memories past the memory branch's limit ({key} = {value}) are not \
+             written, first {}; raise it with `git config --global {key} N`",
+            over.len(),
+            crate::domain::gate::redact_path(first)
+        );
+        outcome
+            .withheld
+            .push(Quarantined::new(TEAM_DIR, vec![line.clone()]));
+        outcome.warnings.push(line);
+    }
+    if unfinished > 0 {
+        outcome.warnings.push(format!(
+            "the time budget ran out while writing the team folder: {unfinished} changes wait \
+             for the next sync"
+        ));
+    }
     if wrote || team_dir.is_dir() {
         sync::regenerate_index(project, &team_dir, &withheld, &team_prefix, &policy)?;
     }
@@ -738,6 +827,107 @@ fn materialise(
     };
     memory_branch::set_materialised(repo, Some(tip), materialised)?;
     Ok(())
+}
+
+/// The `withheld` reason of a memory past the count limit.
+const TOO_MANY: &str = "too-many";
+/// The `withheld` reason of a memory past the size limit.
+const TOO_LARGE: &str = "too-large";
+
+/// How much of the memory branch the folder takes: at most this many files and bytes
+/// (defaults 5,000 and 20 MB; `teammem.maxMemories` / `teammem.maxBytes` in git config change
+/// them), so a flood pushed onto the branch costs a bounded time to write.
+struct Limits {
+    memories: usize,
+    bytes: u64,
+}
+
+impl Limits {
+    const DEFAULT_MEMORIES: usize = 5_000;
+    const DEFAULT_BYTES: u64 = 20 * 1024 * 1024;
+
+    fn of(repo: &Repository) -> Limits {
+        let config = repo.config().ok();
+        let get = |key: &str| {
+            config
+                .as_ref()
+                .and_then(|c| c.get_i64(key).ok())
+                .filter(|v| *v > 0)
+        };
+        Limits {
+            memories: get("teammem.maxMemories")
+                .and_then(|v| usize::try_from(v).ok())
+                .unwrap_or(Self::DEFAULT_MEMORIES),
+            bytes: get("teammem.maxBytes")
+                .and_then(|v| u64::try_from(v).ok())
+                .unwrap_or(Self::DEFAULT_BYTES),
+        }
+    }
+}
+
+/// What the folder holds against its [`Limits`]: files and bytes materialised so far.
+struct Room<'l> {
+    limits: &'l Limits,
+    files: usize,
+    bytes: u64,
+}
+
+impl<'l> Room<'l> {
+    /// The room the materialised folder `team` already takes.
+    fn of(
+        repo: &Repository,
+        team: Option<&git2::Tree<'_>>,
+        limits: &'l Limits,
+    ) -> Result<Self, OpError> {
+        let mut room = Room {
+            limits,
+            files: 0,
+            bytes: 0,
+        };
+        if let Some(team) = team {
+            for version in tree_entries::list(repo, team)?.files.values() {
+                room.files += 1;
+                room.bytes += blob_size(repo, version.0);
+            }
+        }
+        Ok(room)
+    }
+
+    /// Gives back the room of a file removed.
+    fn free(&mut self, repo: &Repository, old: Option<tree_entries::Version>) {
+        if let Some(old) = old {
+            self.files = self.files.saturating_sub(1);
+            self.bytes = self.bytes.saturating_sub(blob_size(repo, old.0));
+        }
+    }
+
+    /// Takes room for `new` replacing `old`; the limit it would pass, if any.
+    fn take(
+        &mut self,
+        repo: &Repository,
+        old: Option<tree_entries::Version>,
+        new: tree_entries::Version,
+    ) -> Option<&'static str> {
+        let files = self.files + usize::from(old.is_none());
+        if files > self.limits.memories {
+            return Some(TOO_MANY);
+        }
+        let old_size = old.map_or(0, |o| blob_size(repo, o.0));
+        let bytes = (self.bytes + blob_size(repo, new.0)).saturating_sub(old_size);
+        if bytes > self.limits.bytes {
+            return Some(TOO_LARGE);
+        }
+        self.files = files;
+        self.bytes = bytes;
+        None
+    }
+}
+
+/// A blob's size from its header alone (0 when it cannot be read: the write step says why).
+fn blob_size(repo: &Repository, id: Oid) -> u64 {
+    repo.odb()
+        .and_then(|odb| odb.read_header(id))
+        .map_or(0, |(size, _)| size as u64)
 }
 
 fn tree_file((id, mode): tree_entries::Version) -> TreeFile {

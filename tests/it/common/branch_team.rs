@@ -358,3 +358,52 @@ impl BranchTeam {
         commit
     }
 }
+
+impl BranchTeam {
+    /// A teammate using the git CLI alone (`dir`, a clone) pushes `count` small valid memories
+    /// (`project/flood-<n>.md`) onto the memory branch in one commit, made with
+    /// `git fast-import`; returns the commit.
+    pub fn push_flood(&self, dir: &Path, count: usize) -> String {
+        self.sb.git(dir, ["fetch", "-q", "origin", "team-memory"]);
+        let tip = self
+            .sb
+            .git(dir, ["rev-parse", "FETCH_HEAD"])
+            .trim()
+            .to_string();
+        let mut stream = Vec::new();
+        let message = "a flood of memories\n";
+        stream.extend_from_slice(
+            format!(
+                "commit refs/heads/flood\ncommitter Flood <flood@example.com> 0 +0000\n\
+                 data {}\n{message}from {tip}\n",
+                message.len()
+            )
+            .as_bytes(),
+        );
+        for n in 0..count {
+            let slug = format!("flood-{n:06}");
+            let text = memory_text(&slug, &format!("Flood {n}"), "project", "Flooded.\n");
+            stream.extend_from_slice(
+                format!(
+                    "M 100644 inline {TEAM}/project/{slug}.md\ndata {}\n{text}\n",
+                    text.len()
+                )
+                .as_bytes(),
+            );
+        }
+        self.git_with_input(dir, &["fast-import", "--quiet"], &stream);
+        self.sb.git(
+            dir,
+            [
+                "push",
+                "-q",
+                "origin",
+                "refs/heads/flood:refs/heads/team-memory",
+            ],
+        );
+        self.sb
+            .git(dir, ["rev-parse", "refs/heads/flood"])
+            .trim()
+            .to_string()
+    }
+}
