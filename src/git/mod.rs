@@ -14,6 +14,7 @@ pub(crate) mod folder_history;
 pub(crate) mod helper;
 pub(crate) mod history;
 pub(crate) mod hooks_dir;
+pub(crate) mod ignore_rule;
 pub(crate) mod index;
 pub(crate) mod index_cli;
 pub(crate) mod index_file;

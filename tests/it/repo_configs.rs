@@ -139,3 +139,55 @@ fn a_sha256_repository_is_refused_naming_the_object_format() {
         "--object-format=sha1",
     );
 }
+
+/// The ignored-folder trap: the team's `.gitignore` ignores `.qwen/` (only `MEMORY.md` was
+/// force-added). A new memory in that clone is not published, and neither is a `MEMORY.md`
+/// line for it; the warning names the rule and the exact lines to commit.
+#[test]
+fn an_ignored_team_folder_is_never_half_published() {
+    let team = Team::new();
+    crate::common::write(&team.mate.join(".gitignore"), ".qwen/\n");
+    team.sb.git(&team.mate, ["add", ".gitignore"]);
+    team.sb
+        .git(&team.mate, ["commit", "-q", "-m", "ignore .qwen"]);
+    team.sb.git(&team.mate, ["push", "-q", "origin", "main"]);
+    team.sb.git(&team.me, ["pull", "-q", "--ff-only"]);
+    let index_before = team
+        .sb
+        .git(&team.bare, ["show", &format!("main:{TEAM}/MEMORY.md")]);
+
+    write_memory(&team.me, "project", "bobs-new-memory", "Bob's.\n");
+    let report = sync_json(&team.sb, &team.me, &[], &[]);
+    let remote = files_at(&team.sb, &team.bare, "main");
+    assert!(!remote.contains("bobs-new-memory"), "{remote}");
+    let index_after = team
+        .sb
+        .git(&team.bare, ["show", &format!("main:{TEAM}/MEMORY.md")]);
+    assert_eq!(
+        index_after, index_before,
+        "an index line for an unpublished file"
+    );
+    let local_index = std::fs::read_to_string(team.me.join(TEAM).join("MEMORY.md")).unwrap();
+    assert!(!local_index.contains("bobs-new-memory"), "{local_index}");
+    let warnings = report["warnings"].to_string();
+    assert!(warnings.contains(".gitignore:1:.qwen/"), "{report:#}");
+    assert!(
+        warnings.contains("!/.qwen/")
+            && warnings.contains("/.qwen/*")
+            && warnings.contains("!/.qwen/team-memory/"),
+        "{report:#}"
+    );
+    assert_eq!(team.sb.git(&team.me, ["status", "--porcelain"]), "");
+
+    // The advice works: with those lines committed, the next sync publishes the memory.
+    let lines = "!/.qwen/\n/.qwen/*\n!/.qwen/team-memory/\n!/.qwen/team-memory/**\n";
+    crate::common::write(&team.me.join(".gitignore"), &format!(".qwen/\n{lines}"));
+    team.sb.git(&team.me, ["add", ".gitignore"]);
+    team.sb
+        .git(&team.me, ["commit", "-q", "-m", "share team memory"]);
+    team.sb.git(&team.me, ["push", "-q", "origin", "main"]);
+    let report = sync_json(&team.sb, &team.me, &[], &[]);
+    assert_eq!(report["pushed"], true, "{report:#}");
+    let remote = files_at(&team.sb, &team.bare, "main");
+    assert!(remote.contains("project/bobs-new-memory.md"), "{remote}");
+}

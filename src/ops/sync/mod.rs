@@ -991,13 +991,6 @@ pub fn check_repository(
         }
         Err(err) => return Err(err),
     }
-    let probe = format!("{TEAM_DIR}/{INDEX_FILE}");
-    if repo.is_path_ignored(&probe).unwrap_or(false) {
-        outcome.warnings.push(format!(
-            "{TEAM_DIR}/ is ignored by git, so new team memories are not committed; find the rule \
-             with `git check-ignore -v {probe}` and add `!/{TEAM_DIR}/` after it"
-        ));
-    }
     Ok(Some(branch))
 }
 
@@ -1029,6 +1022,16 @@ pub fn commit_team_changes(
     };
     remove_stale_temp_files(&workdir.join(TEAM_DIR));
     let changes = status::team_changes(repo, head_tree.as_ref(), TEAM_DIR)?;
+    // Memories git ignores in this clone are never published, nor listed in MEMORY.md; one
+    // ignore lookup rules the scan out when the folder is not ignored.
+    let probe = format!("{TEAM_DIR}/{INDEX_FILE}");
+    let ignored = match repo.is_path_ignored(&probe).unwrap_or(false) {
+        true => ignored_memories(project, repo, head_tree.as_ref(), &changes)?,
+        false => Vec::new(),
+    };
+    if !ignored.is_empty() {
+        outcome.warnings.push(ignored_warning(repo, &ignored));
+    }
     if changes.is_empty() && !commit::index_pending(repo) {
         return Ok(());
     }
@@ -1070,6 +1073,8 @@ pub fn commit_team_changes(
     }
 
     let team_dir = workdir.join(TEAM_DIR);
+    // The index lists only what is published: no line for a file git leaves out.
+    held_back.extend(ignored);
     regenerate_index(project, &team_dir, &held_back, &team_prefix, &policy)?;
     let index_abs = workdir.join(&index_path);
     if index_abs.is_file() {
@@ -1164,6 +1169,48 @@ pub fn commit_team_changes(
         );
     }
     Ok(())
+}
+
+/// The memories on disk that neither HEAD nor this commit holds because git ignores them in
+/// this clone (a `.gitignore` rule, `info/exclude`, a global excludes file).
+fn ignored_memories(
+    project: &Project,
+    repo: &Repository,
+    head_tree: Option<&git2::Tree<'_>>,
+    changes: &[status::TeamChange],
+) -> Result<Vec<String>, OpError> {
+    let team_prefix = format!("{TEAM_DIR}/");
+    let team_dir = project.git_root()?.join(TEAM_DIR);
+    let (entries, _) =
+        store::load_index_entries(&team_dir, &project.shown_prefix(ScopeKind::Team))?;
+    let mut ignored = Vec::new();
+    for entry in entries {
+        let full = format!("{team_prefix}{}", entry.path);
+        let tracked = head_tree.is_some_and(|t| t.get_path(Path::new(&full)).is_ok());
+        if tracked || changes.iter().any(|c| c.path == full) {
+            continue;
+        }
+        if repo.is_path_ignored(&full).unwrap_or(false) {
+            ignored.push(full);
+        }
+    }
+    Ok(ignored)
+}
+
+/// Names the ignored memories, the rule that ignores them and the exact `.gitignore` lines
+/// that publish them (the same `teammem init --fix-gitignore` writes).
+fn ignored_warning(repo: &Repository, ignored: &[String]) -> String {
+    let rule = crate::git::ignore_rule::rule_for(repo, &ignored[0])
+        .map(|r| format!("the rule `{r}`"))
+        .unwrap_or_else(|| "an ignore rule".to_string());
+    let qwen_ignored = repo.is_path_ignored(".qwen/").unwrap_or(false);
+    let lines = crate::ops::init::gitignore_fix(qwen_ignored)[1..].join("\n");
+    format!(
+        "not published, and left out of MEMORY.md: {} — git ignores {} in this clone \
+         ({rule}); to share them, add these lines at the end of .gitignore and commit it:\n{lines}",
+        ignored.join(", "),
+        if ignored.len() == 1 { "it" } else { "them" },
+    )
 }
 
 /// Rewrites `MEMORY.md` from the memories on disk as Qwen Code would, leaving quarantined files
