@@ -35,6 +35,7 @@ pub(crate) mod replay;
 pub(crate) mod repo;
 pub(crate) mod sign;
 pub(crate) mod snapshot;
+pub(crate) mod staged_removal;
 pub(crate) mod status;
 pub(crate) mod team_files;
 pub(crate) mod transfer_note;

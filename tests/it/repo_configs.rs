@@ -191,3 +191,44 @@ fn an_ignored_team_folder_is_never_half_published() {
     let remote = files_at(&team.sb, &team.bare, "main");
     assert!(remote.contains("project/bobs-new-memory.md"), "{remote}");
 }
+
+/// `git rm --cached` of a team memory is never silently undone: a sync that would commit
+/// refuses naming the file and both ways out; deleting the file then publishes the removal.
+#[test]
+fn a_staged_removal_is_refused_then_published_as_a_removal() {
+    let team = Team::new();
+    let gone = format!("{TEAM}/project/release-train.md");
+    team.sb.git(&team.me, ["rm", "-q", "--cached", &gone]);
+    write_memory(
+        &team.me,
+        "feedback",
+        "another-change",
+        "Something to commit.\n",
+    );
+
+    let report = sync_json(&team.sb, &team.me, &[], &[]);
+    assert_eq!(reason(&report), "staged-removal", "{report:#}");
+    let warning = report["warnings"][0].as_str().unwrap();
+    assert!(
+        warning.contains(&gone) && warning.contains("git restore --staged"),
+        "{warning}"
+    );
+    let status = team
+        .sb
+        .git(&team.me, ["status", "--porcelain", "--", &gone]);
+    assert_eq!(
+        status,
+        format!("D  {gone}\n?? {gone}\n"),
+        "the removal was undone"
+    );
+    assert!(files_at(&team.sb, &team.bare, "main").contains("project/release-train.md"));
+
+    std::fs::remove_file(team.me.join(&gone)).unwrap();
+    let report = sync_json(&team.sb, &team.me, &[], &[]);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    let remote = files_at(&team.sb, &team.bare, "main");
+    assert!(!remote.contains("project/release-train.md"), "{remote}");
+    assert!(remote.contains("feedback/another-change.md"), "{remote}");
+    assert_eq!(team.sb.git(&team.me, ["status", "--porcelain"]), "");
+}

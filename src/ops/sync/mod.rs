@@ -148,6 +148,9 @@ pub enum SkipReason {
     PushFailed,
     /// Teammates kept pushing: every attempt within the budget lost the race.
     RemoteBusy,
+    /// A team file was unstaged with `git rm --cached` while still on disk: committing the
+    /// folder would put it back.
+    StagedRemoval,
     /// The remote has several push URLs and some took the push while others refused it
     /// (`push_urls` says which, and why).
     PushPartial,
@@ -184,6 +187,7 @@ impl SkipReason {
             SkipReason::PushFailed => "push-failed",
             SkipReason::RemoteBusy => "remote-busy",
             SkipReason::PushPartial => "push-partial",
+            SkipReason::StagedRemoval => "staged-removal",
             SkipReason::Proposed => "proposed",
             SkipReason::NoRemote => "no-remote",
             SkipReason::TooLarge => "too-large",
@@ -1033,6 +1037,22 @@ pub fn commit_team_changes(
         outcome.warnings.push(ignored_warning(repo, &ignored));
     }
     if changes.is_empty() && !commit::index_pending(repo) {
+        return Ok(());
+    }
+    // Only now, when the commit would make the index match the folder: a `git rm --cached`
+    // left alone by a sync with nothing to commit stays staged as the user left it.
+    let removed = crate::git::staged_removal::staged_removals(repo, head_tree.as_ref(), TEAM_DIR)?;
+    if !removed.is_empty() {
+        outcome.skip(
+            SkipReason::StagedRemoval,
+            format!(
+                "{} staged for removal (`git rm --cached`) but still on disk, and a sync would \
+                 publish it again; to unpublish it, delete the file (`teammem forget`, or `rm`) \
+                 and sync; to keep it, `git restore --staged {}`",
+                removed.join(", "),
+                removed.join(" ")
+            ),
+        );
         return Ok(());
     }
     if Instant::now() >= deadline {
