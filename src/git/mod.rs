@@ -22,6 +22,7 @@ pub(crate) mod index_splice;
 pub(crate) mod lock;
 pub(crate) mod memory_branch;
 pub(crate) mod merge_driver;
+pub(crate) mod missing_blobs;
 pub(crate) mod noop_record;
 pub(crate) mod offline;
 pub(crate) mod oversized;

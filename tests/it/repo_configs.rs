@@ -232,3 +232,38 @@ fn a_staged_removal_is_refused_then_published_as_a_removal() {
     assert!(remote.contains("feedback/another-change.md"), "{remote}");
     assert_eq!(team.sb.git(&team.me, ["status", "--porcelain"]), "");
 }
+
+/// A partial clone (`--filter=blob:none`): the teammate's memory blob is not in the clone after
+/// the fetch; git fetches it from the promisor remote, and the sync goes through.
+#[test]
+fn a_partial_clone_fetches_the_team_blobs_it_lacks() {
+    let team = Team::new();
+    team.sb
+        .git(&team.bare, ["config", "uploadpack.allowFilter", "true"]);
+    team.sb.git(
+        &team.bare,
+        ["config", "uploadpack.allowAnySHA1InWant", "true"],
+    );
+    let url = format!("file://{}", team.bare.display());
+    team.sb.git(
+        team.sb.path(),
+        ["clone", "-q", "--filter=blob:none", &url, "partial"],
+    );
+    let me = team.sb.path().join("partial");
+    mate_pushes_memory(&team.sb, &team.mate, "mate-partial");
+    write_memory(&me, "feedback", "me-partial", "From the partial clone.\n");
+
+    let report = sync_json(&team.sb, &me, &[], &[]);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert_eq!(report["pulled"], true, "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert!(me.join(TEAM).join("project/mate-partial.md").is_file());
+    assert!(files_at(&team.sb, &team.bare, "main").contains("feedback/me-partial.md"));
+    assert_eq!(team.sb.git(&me, ["status", "--porcelain"]), "");
+    let fsck = team.sb.git_output(&me, ["fsck", "--no-progress"]);
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+}

@@ -877,20 +877,33 @@ pub(crate) fn fetch_round(
     if !pull {
         return Some(tracked);
     }
+    // A partial clone lacks the team files' blobs of what it fetched (now or before) until git
+    // fetches them.
+    let local = repo.refname_to_id(&up.local_ref).ok();
+    let blobs_fetched = |tip: Option<git2::Oid>, outcome: &mut SyncOutcome| {
+        let commits: Vec<git2::Oid> = tip.into_iter().chain(local).collect();
+        match crate::git::missing_blobs::fetch_missing(repo, &commits, TEAM_DIR, net) {
+            Ok(_) => true,
+            Err(failure) => {
+                network_skip(outcome, &failure, SkipReason::FetchFailed, "");
+                false
+            }
+        }
+    };
     // The first round's advertisement already says the remote holds what this clone has:
     // nothing to fetch (a later round fetches: the remote moved under a push).
     if attempt == 1
         && advertised.and_then(|adv| adv.tip(&up.remote, &up.merge_ref)) == Some(tracked)
     {
         offline::forget_failure(repo.path());
-        return Some(tracked);
+        return blobs_fetched(tracked, outcome).then_some(tracked);
     }
     match fetch::fetch(repo, up, net) {
         Ok(fetched) => {
             if attempt == 1 {
                 offline::forget_failure(repo.path());
             }
-            Some(fetched.tip)
+            blobs_fetched(fetched.tip, outcome).then_some(fetched.tip)
         }
         Err(failure) => {
             offline::remember_failure(repo.path(), &failure.message);
