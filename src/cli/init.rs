@@ -80,6 +80,12 @@ pub fn run(project: &Project, args: InitArgs) -> Result<u8, OpError> {
     }
     if done.gitignore_fixed {
         status!("Added to .gitignore:\n  {}", done.fix_lines.join("\n  "));
+        // Sync commits the team folder only: until .gitignore is committed and pushed, every
+        // teammate's clone still ignores the folder.
+        warning!(
+            "commit and push .gitignore now (`git add .gitignore && git commit -m \"Share team \
+             memory\"`): teammates' clones ignore the team folder until they have it"
+        );
     }
     if done.ignored {
         errln!(

@@ -139,3 +139,131 @@ fn a_sha256_repository_is_refused_naming_the_object_format() {
         "--object-format=sha1",
     );
 }
+
+/// The ignored-folder trap: the team's `.gitignore` ignores `.qwen/` (only `MEMORY.md` was
+/// force-added). A new memory in that clone is not published, and neither is a `MEMORY.md`
+/// line for it; the warning names the rule and the exact lines to commit.
+#[test]
+fn an_ignored_team_folder_is_never_half_published() {
+    let team = Team::new();
+    crate::common::write(&team.mate.join(".gitignore"), ".qwen/\n");
+    team.sb.git(&team.mate, ["add", ".gitignore"]);
+    team.sb
+        .git(&team.mate, ["commit", "-q", "-m", "ignore .qwen"]);
+    team.sb.git(&team.mate, ["push", "-q", "origin", "main"]);
+    team.sb.git(&team.me, ["pull", "-q", "--ff-only"]);
+    let index_before = team
+        .sb
+        .git(&team.bare, ["show", &format!("main:{TEAM}/MEMORY.md")]);
+
+    write_memory(&team.me, "project", "bobs-new-memory", "Bob's.\n");
+    let report = sync_json(&team.sb, &team.me, &[], &[]);
+    let remote = files_at(&team.sb, &team.bare, "main");
+    assert!(!remote.contains("bobs-new-memory"), "{remote}");
+    let index_after = team
+        .sb
+        .git(&team.bare, ["show", &format!("main:{TEAM}/MEMORY.md")]);
+    assert_eq!(
+        index_after, index_before,
+        "an index line for an unpublished file"
+    );
+    let local_index = std::fs::read_to_string(team.me.join(TEAM).join("MEMORY.md")).unwrap();
+    assert!(!local_index.contains("bobs-new-memory"), "{local_index}");
+    let warnings = report["warnings"].to_string();
+    assert!(warnings.contains(".gitignore:1:.qwen/"), "{report:#}");
+    assert!(
+        warnings.contains("!/.qwen/")
+            && warnings.contains("/.qwen/*")
+            && warnings.contains("!/.qwen/team-memory/"),
+        "{report:#}"
+    );
+    assert_eq!(team.sb.git(&team.me, ["status", "--porcelain"]), "");
+
+    // The advice works: with those lines committed, the next sync publishes the memory.
+    let lines = "!/.qwen/\n/.qwen/*\n!/.qwen/team-memory/\n!/.qwen/team-memory/**\n";
+    crate::common::write(&team.me.join(".gitignore"), &format!(".qwen/\n{lines}"));
+    team.sb.git(&team.me, ["add", ".gitignore"]);
+    team.sb
+        .git(&team.me, ["commit", "-q", "-m", "share team memory"]);
+    team.sb.git(&team.me, ["push", "-q", "origin", "main"]);
+    let report = sync_json(&team.sb, &team.me, &[], &[]);
+    assert_eq!(report["pushed"], true, "{report:#}");
+    let remote = files_at(&team.sb, &team.bare, "main");
+    assert!(remote.contains("project/bobs-new-memory.md"), "{remote}");
+}
+
+/// `git rm --cached` of a team memory is never silently undone: a sync that would commit
+/// refuses naming the file and both ways out; deleting the file then publishes the removal.
+#[test]
+fn a_staged_removal_is_refused_then_published_as_a_removal() {
+    let team = Team::new();
+    let gone = format!("{TEAM}/project/release-train.md");
+    team.sb.git(&team.me, ["rm", "-q", "--cached", &gone]);
+    write_memory(
+        &team.me,
+        "feedback",
+        "another-change",
+        "Something to commit.\n",
+    );
+
+    let report = sync_json(&team.sb, &team.me, &[], &[]);
+    assert_eq!(reason(&report), "staged-removal", "{report:#}");
+    let warning = report["warnings"][0].as_str().unwrap();
+    assert!(
+        warning.contains(&gone) && warning.contains("git restore --staged"),
+        "{warning}"
+    );
+    let status = team
+        .sb
+        .git(&team.me, ["status", "--porcelain", "--", &gone]);
+    assert_eq!(
+        status,
+        format!("D  {gone}\n?? {gone}\n"),
+        "the removal was undone"
+    );
+    assert!(files_at(&team.sb, &team.bare, "main").contains("project/release-train.md"));
+
+    std::fs::remove_file(team.me.join(&gone)).unwrap();
+    let report = sync_json(&team.sb, &team.me, &[], &[]);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    let remote = files_at(&team.sb, &team.bare, "main");
+    assert!(!remote.contains("project/release-train.md"), "{remote}");
+    assert!(remote.contains("feedback/another-change.md"), "{remote}");
+    assert_eq!(team.sb.git(&team.me, ["status", "--porcelain"]), "");
+}
+
+/// A partial clone (`--filter=blob:none`): the teammate's memory blob is not in the clone after
+/// the fetch; git fetches it from the promisor remote, and the sync goes through.
+#[test]
+fn a_partial_clone_fetches_the_team_blobs_it_lacks() {
+    let team = Team::new();
+    team.sb
+        .git(&team.bare, ["config", "uploadpack.allowFilter", "true"]);
+    team.sb.git(
+        &team.bare,
+        ["config", "uploadpack.allowAnySHA1InWant", "true"],
+    );
+    let url = format!("file://{}", team.bare.display());
+    team.sb.git(
+        team.sb.path(),
+        ["clone", "-q", "--filter=blob:none", &url, "partial"],
+    );
+    let me = team.sb.path().join("partial");
+    mate_pushes_memory(&team.sb, &team.mate, "mate-partial");
+    write_memory(&me, "feedback", "me-partial", "From the partial clone.\n");
+
+    let report = sync_json(&team.sb, &me, &[], &[]);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert_eq!(report["pulled"], true, "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert!(me.join(TEAM).join("project/mate-partial.md").is_file());
+    assert!(files_at(&team.sb, &team.bare, "main").contains("feedback/me-partial.md"));
+    assert_eq!(team.sb.git(&me, ["status", "--porcelain"]), "");
+    let fsck = team.sb.git_output(&me, ["fsck", "--no-progress"]);
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+}

@@ -424,7 +424,9 @@ fn preflight_ignored_team_folder_is_a_warning_with_the_fix() {
     let report = sync_json(&sb, &repo);
     assert_eq!(report["committed"], false);
     let warnings = report["warnings"].to_string();
-    assert!(warnings.contains("git check-ignore -v"), "{warnings}");
+    // The rule that ignores it, and the lines that un-ignore it under an ignored `.qwen/`.
+    assert!(warnings.contains(".gitignore:1:.qwen/"), "{warnings}");
+    assert!(warnings.contains("/.qwen/*") && warnings.contains("!/.qwen/team-memory/**"));
 }
 
 #[test]

@@ -18,7 +18,7 @@ pub(crate) mod branch;
 /// The lines `init` adds to `.gitignore` when git would ignore the team folder. When `.qwen/`
 /// itself is ignored, only the team folder is let back in: the rest of `.qwen/` (settings,
 /// local memory) stays ignored, so nothing private is published by accident.
-fn gitignore_fix(qwen_dir_ignored: bool) -> Vec<&'static str> {
+pub(crate) fn gitignore_fix(qwen_dir_ignored: bool) -> Vec<&'static str> {
     let mut lines = vec!["# teammem: share team memory through git"];
     if qwen_dir_ignored {
         lines.extend(["!/.qwen/", "/.qwen/*"]);

@@ -148,6 +148,9 @@ pub enum SkipReason {
     PushFailed,
     /// Teammates kept pushing: every attempt within the budget lost the race.
     RemoteBusy,
+    /// A team file was unstaged with `git rm --cached` while still on disk: committing the
+    /// folder would put it back.
+    StagedRemoval,
     /// The remote has several push URLs and some took the push while others refused it
     /// (`push_urls` says which, and why).
     PushPartial,
@@ -184,6 +187,7 @@ impl SkipReason {
             SkipReason::PushFailed => "push-failed",
             SkipReason::RemoteBusy => "remote-busy",
             SkipReason::PushPartial => "push-partial",
+            SkipReason::StagedRemoval => "staged-removal",
             SkipReason::Proposed => "proposed",
             SkipReason::NoRemote => "no-remote",
             SkipReason::TooLarge => "too-large",
@@ -873,20 +877,33 @@ pub(crate) fn fetch_round(
     if !pull {
         return Some(tracked);
     }
+    // A partial clone lacks the team files' blobs of what it fetched (now or before) until git
+    // fetches them.
+    let local = repo.refname_to_id(&up.local_ref).ok();
+    let blobs_fetched = |tip: Option<git2::Oid>, outcome: &mut SyncOutcome| {
+        let commits: Vec<git2::Oid> = tip.into_iter().chain(local).collect();
+        match crate::git::missing_blobs::fetch_missing(repo, &commits, TEAM_DIR, net) {
+            Ok(_) => true,
+            Err(failure) => {
+                network_skip(outcome, &failure, SkipReason::FetchFailed, "");
+                false
+            }
+        }
+    };
     // The first round's advertisement already says the remote holds what this clone has:
     // nothing to fetch (a later round fetches: the remote moved under a push).
     if attempt == 1
         && advertised.and_then(|adv| adv.tip(&up.remote, &up.merge_ref)) == Some(tracked)
     {
         offline::forget_failure(repo.path());
-        return Some(tracked);
+        return blobs_fetched(tracked, outcome).then_some(tracked);
     }
     match fetch::fetch(repo, up, net) {
         Ok(fetched) => {
             if attempt == 1 {
                 offline::forget_failure(repo.path());
             }
-            Some(fetched.tip)
+            blobs_fetched(fetched.tip, outcome).then_some(fetched.tip)
         }
         Err(failure) => {
             offline::remember_failure(repo.path(), &failure.message);
@@ -991,13 +1008,6 @@ pub fn check_repository(
         }
         Err(err) => return Err(err),
     }
-    let probe = format!("{TEAM_DIR}/{INDEX_FILE}");
-    if repo.is_path_ignored(&probe).unwrap_or(false) {
-        outcome.warnings.push(format!(
-            "{TEAM_DIR}/ is ignored by git, so new team memories are not committed; find the rule \
-             with `git check-ignore -v {probe}` and add `!/{TEAM_DIR}/` after it"
-        ));
-    }
     Ok(Some(branch))
 }
 
@@ -1029,7 +1039,33 @@ pub fn commit_team_changes(
     };
     remove_stale_temp_files(&workdir.join(TEAM_DIR));
     let changes = status::team_changes(repo, head_tree.as_ref(), TEAM_DIR)?;
+    // Memories git ignores in this clone are never published, nor listed in MEMORY.md; one
+    // ignore lookup rules the scan out when the folder is not ignored.
+    let probe = format!("{TEAM_DIR}/{INDEX_FILE}");
+    let ignored = match repo.is_path_ignored(&probe).unwrap_or(false) {
+        true => ignored_memories(project, repo, head_tree.as_ref(), &changes)?,
+        false => Vec::new(),
+    };
+    if !ignored.is_empty() {
+        outcome.warnings.push(ignored_warning(repo, &ignored));
+    }
     if changes.is_empty() && !commit::index_pending(repo) {
+        return Ok(());
+    }
+    // Only now, when the commit would make the index match the folder: a `git rm --cached`
+    // left alone by a sync with nothing to commit stays staged as the user left it.
+    let removed = crate::git::staged_removal::staged_removals(repo, head_tree.as_ref(), TEAM_DIR)?;
+    if !removed.is_empty() {
+        outcome.skip(
+            SkipReason::StagedRemoval,
+            format!(
+                "{} staged for removal (`git rm --cached`) but still on disk, and a sync would \
+                 publish it again; to unpublish it, delete the file (`teammem forget`, or `rm`) \
+                 and sync; to keep it, `git restore --staged {}`",
+                removed.join(", "),
+                removed.join(" ")
+            ),
+        );
         return Ok(());
     }
     if Instant::now() >= deadline {
@@ -1070,6 +1106,8 @@ pub fn commit_team_changes(
     }
 
     let team_dir = workdir.join(TEAM_DIR);
+    // The index lists only what is published: no line for a file git leaves out.
+    held_back.extend(ignored);
     regenerate_index(project, &team_dir, &held_back, &team_prefix, &policy)?;
     let index_abs = workdir.join(&index_path);
     if index_abs.is_file() {
@@ -1164,6 +1202,48 @@ pub fn commit_team_changes(
         );
     }
     Ok(())
+}
+
+/// The memories on disk that neither HEAD nor this commit holds because git ignores them in
+/// this clone (a `.gitignore` rule, `info/exclude`, a global excludes file).
+fn ignored_memories(
+    project: &Project,
+    repo: &Repository,
+    head_tree: Option<&git2::Tree<'_>>,
+    changes: &[status::TeamChange],
+) -> Result<Vec<String>, OpError> {
+    let team_prefix = format!("{TEAM_DIR}/");
+    let team_dir = project.git_root()?.join(TEAM_DIR);
+    let (entries, _) =
+        store::load_index_entries(&team_dir, &project.shown_prefix(ScopeKind::Team))?;
+    let mut ignored = Vec::new();
+    for entry in entries {
+        let full = format!("{team_prefix}{}", entry.path);
+        let tracked = head_tree.is_some_and(|t| t.get_path(Path::new(&full)).is_ok());
+        if tracked || changes.iter().any(|c| c.path == full) {
+            continue;
+        }
+        if repo.is_path_ignored(&full).unwrap_or(false) {
+            ignored.push(full);
+        }
+    }
+    Ok(ignored)
+}
+
+/// Names the ignored memories, the rule that ignores them and the exact `.gitignore` lines
+/// that publish them (the same `teammem init --fix-gitignore` writes).
+fn ignored_warning(repo: &Repository, ignored: &[String]) -> String {
+    let rule = crate::git::ignore_rule::rule_for(repo, &ignored[0])
+        .map(|r| format!("the rule `{r}`"))
+        .unwrap_or_else(|| "an ignore rule".to_string());
+    let qwen_ignored = repo.is_path_ignored(".qwen/").unwrap_or(false);
+    let lines = crate::ops::init::gitignore_fix(qwen_ignored)[1..].join("\n");
+    format!(
+        "not published, and left out of MEMORY.md: {} — git ignores {} in this clone \
+         ({rule}); to share them, add these lines at the end of .gitignore and commit it:\n{lines}",
+        ignored.join(", "),
+        if ignored.len() == 1 { "it" } else { "them" },
+    )
 }
 
 /// Rewrites `MEMORY.md` from the memories on disk as Qwen Code would, leaving quarantined files
