@@ -8,7 +8,7 @@ use std::path::Path;
 use git2::{Repository, Tree};
 
 use super::GitError;
-use super::index_file::{self, FolderEntries};
+use super::staging_index::read::{self as index_file, FolderEntries};
 use super::status;
 
 /// The team files under `dir` (paths relative to the work tree) that HEAD's `head_tree` holds,
