@@ -151,8 +151,13 @@ pub fn prompt_context(
             .as_ref()
             .map(|w| format!(", last changed by {}", gate::for_agent(w)))
             .unwrap_or_default();
+        // A path it names that no longer holds at HEAD, in one line (`references_line`).
+        let refs = hit
+            .references
+            .as_ref()
+            .map_or(String::new(), |line| format!("{line}\n"));
         text.push_str(&format!(
-            "\n## {} ({}, {}, {}{who})\n{}\n\n{}",
+            "\n## {} ({}, {}, {}{who})\n{}\n{refs}\n{}",
             hit.name,
             shown_id,
             hit.kind,

@@ -83,6 +83,20 @@ fn context_and_recall_name_the_commit_that_deleted_a_path() {
     let json = stdout_json(&sb.teammem(&repo, ["recall", "migrations", "--json"]));
     let refs = json["hits"][0]["references"].as_str().unwrap();
     assert!(refs.starts_with(&line), "{refs}");
+
+    // The per-turn hook says it beside the memory it delivers.
+    let turn = sb.teammem_with_input(
+        &repo,
+        ["prompt-context", "--hook", "plain"],
+        r#"{"session_id": "s1", "hook_event_name": "UserPromptSubmit", "prompt": "where do the startup migrations run?"}"#,
+    );
+    turn.expect_code(0);
+    assert!(
+        turn.stdout.contains("Migrations run at startup"),
+        "{}",
+        turn.stdout
+    );
+    assert!(turn.stdout.contains(&line), "{}", turn.stdout);
 }
 
 #[test]

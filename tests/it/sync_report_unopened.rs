@@ -59,8 +59,16 @@ fn sync_json_outside_a_repository_says_not_a_git_repo() {
 #[test]
 fn session_start_json_carries_the_report_when_the_project_cannot_be_read() {
     let sb = Sandbox::new();
-    let repo = broken_repo(&sb);
-    let run = sb.teammem(&repo, ["session-start", "--json"]);
+    let repo = sb.repo("project");
+    // Discovery reads no config (git does not either to find a repository); a `GIT_DIR` that
+    // names nothing is a project git itself cannot open.
+    let missing = sb.path().join("no-such-git-dir");
+    let run = common::syncrun::teammem_env(
+        &sb,
+        &repo,
+        &["session-start", "--json"],
+        &[("GIT_DIR", missing.to_str().unwrap())],
+    );
     run.expect_code(0);
     let started = json(&run.stdout);
     assert_eq!(started["sync"]["skipped_reason"], "error", "{started:#}");

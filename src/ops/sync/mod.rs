@@ -1053,8 +1053,13 @@ pub fn commit_team_changes(
         return Ok(());
     }
     // Only now, when the commit would make the index match the folder: a `git rm --cached`
-    // left alone by a sync with nothing to commit stays staged as the user left it.
-    let removed = crate::git::staged_removal::staged_removals(repo, head_tree.as_ref(), TEAM_DIR)?;
+    // left alone by a sync with nothing to commit stays staged as the user left it. An index
+    // that a killed sync left behind its branch lacks that sync's new files for the same
+    // reason a `git rm --cached` would: that lag is teammem's own, finished here, not refused.
+    let removed = match commit::index_pending(repo) {
+        true => Vec::new(),
+        false => crate::git::staged_removal::staged_removals(repo, head_tree.as_ref(), TEAM_DIR)?,
+    };
     if !removed.is_empty() {
         outcome.skip(
             SkipReason::StagedRemoval,
