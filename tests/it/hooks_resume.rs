@@ -5,8 +5,6 @@
 use std::fs;
 use std::path::Path;
 
-use serde_json::Value;
-
 use crate::common::{Run, Sandbox, memory_text, write};
 
 /// A repository with two team memories, committed.
@@ -54,20 +52,7 @@ fn start(sb: &Sandbox, repo: &Path, hook: &str, input: &str) -> Run {
 
 /// The injected text of a hook's output; empty when nothing was printed.
 fn context(run: &Run) -> String {
-    if run.stdout.is_empty() {
-        return String::new();
-    }
-    let value: Value = serde_json::from_str(&run.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", run.stdout));
-    let object = value.as_object().unwrap();
-    // Codex rejects any key outside its schema: exactly these two levels, these keys.
-    assert_eq!(object.keys().collect::<Vec<_>>(), ["hookSpecificOutput"]);
-    let inner = value["hookSpecificOutput"].as_object().unwrap();
-    let mut keys: Vec<&String> = inner.keys().collect();
-    keys.sort();
-    assert_eq!(keys, ["additionalContext", "hookEventName"]);
-    assert_eq!(inner["hookEventName"], "SessionStart");
-    inner["additionalContext"].as_str().unwrap().to_string()
+    crate::common::hook_context(run, "SessionStart")
 }
 
 #[test]

@@ -63,21 +63,7 @@ fn ask(sb: &Sandbox, repo: &Path, hook: &str, input: &str) -> Run {
 
 /// The injected text of a hook's output; empty when nothing was printed.
 fn added(run: &Run) -> String {
-    if run.stdout.is_empty() {
-        return String::new();
-    }
-    let value: Value = serde_json::from_str(&run.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", run.stdout));
-    assert_eq!(value.as_object().unwrap().len(), 1, "{value}");
-    assert_eq!(value["hookSpecificOutput"].as_object().unwrap().len(), 2);
-    assert_eq!(
-        value["hookSpecificOutput"]["hookEventName"],
-        "UserPromptSubmit"
-    );
-    value["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap()
-        .to_string()
+    crate::common::hook_context(run, "UserPromptSubmit")
 }
 
 const DATABASE_PROMPT: &str = "How should the integration tests reach the Postgres database?";

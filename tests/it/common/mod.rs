@@ -196,3 +196,22 @@ pub fn write(path: &Path, text: &str) {
 pub fn memory_text(name: &str, description: &str, kind: &str, body: &str) -> String {
     format!("---\nname: {name}\ndescription: {description}\ntype: {kind}\n---\n{body}")
 }
+
+/// The context a hook's output adds, checked against the one shape every client takes
+/// (Codex rejects any other key): `{"hookSpecificOutput": {"hookEventName": EVENT,
+/// "additionalContext": …}}`; empty when nothing was printed.
+pub fn hook_context(run: &Run, event: &str) -> String {
+    if run.stdout.is_empty() {
+        return String::new();
+    }
+    let value: serde_json::Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", run.stdout));
+    let object = value.as_object().unwrap();
+    assert_eq!(object.keys().collect::<Vec<_>>(), ["hookSpecificOutput"]);
+    let inner = value["hookSpecificOutput"].as_object().unwrap();
+    let mut keys: Vec<&String> = inner.keys().collect();
+    keys.sort();
+    assert_eq!(keys, ["additionalContext", "hookEventName"]);
+    assert_eq!(inner["hookEventName"], event);
+    inner["additionalContext"].as_str().unwrap().to_string()
+}
