@@ -1,9 +1,10 @@
 //! Codex in headless sessions (`codex exec`, then `codex exec resume --last`), wired by
 //! `teammem install-agent --client codex`, against a mock Responses API on 127.0.0.1
 //! (tests/mock_openai_responses.py) that records every request: each team memory reaches the
-//! model once per context, per-prompt recall brings the relevant one once and never again in
-//! that session, and the memory holding a token never reaches it. Run on the oldest and the
-//! newest Codex that `.ci/clients` pins.
+//! model once per context (after startup, after a resume and after an automatic compaction),
+//! per-prompt recall brings the relevant one once and never again in that session, and the
+//! memory holding a token never reaches it. Run on the oldest and the newest Codex that
+//! `.ci/clients` pins.
 //!
 //! Codex runs no hook a person has not trusted in `/hooks` (a hash per hook, kept in
 //! config.toml); a headless test cannot open `/hooks`, so it passes Codex's own
@@ -119,6 +120,36 @@ fn each_memory_once_per_context(version: PinnedClient) {
     everything.push_str(&serde_json::to_string(&requests).unwrap());
     assert_eq!(count(&input, ONCALL_DESCRIPTION), 1, "repeat: {input}");
     assert_eq!(count(&input, DEPLOY_BODY_MARKER), 1, "repeat: {input}");
+
+    // Codex compacts the conversation when its tokens pass `model_auto_compact_token_limit`
+    // (a PreCompact hook, a summary request, then SessionStart with `"source": "compact"`):
+    // the summary replaced the history, so the team index comes back, once.
+    let run = codex(
+        &team,
+        &version,
+        &home,
+        &mock,
+        &[
+            "-c",
+            "model_auto_compact_token_limit=5",
+            "resume",
+            "--last",
+            UNRELATED_PROMPT,
+        ],
+    );
+    let requests = mock.take();
+    // A plain resumed turn asks the model once; a compaction asks it for the summary first.
+    let asked = requests
+        .iter()
+        .filter(|r| {
+            r["method"] == "POST" && r["path"].as_str().unwrap_or("").ends_with("/responses")
+        })
+        .count();
+    assert!(asked >= 2, "Codex did not compact: {requests:#?}");
+    let input = last_input(&run, &requests);
+    everything.push_str(&serde_json::to_string(&requests).unwrap());
+    assert_eq!(count(&input, DEPLOY_INDEX_LINE), 1, "compact: {input}");
+    assert_eq!(count(&input, ONCALL_DESCRIPTION), 1, "compact: {input}");
 
     let token = withheld_token();
     assert_eq!(
