@@ -584,12 +584,19 @@ impl MockModel {
                     }
                     let body = String::from_utf8_lossy(&body).into_owned();
                     let streaming = body.contains("\"stream\":true");
+                    // Usage as a real model reports it (about 4 bytes a token): Qwen Code's
+                    // `/compress` compares it with the summary's size.
+                    let usage = format!(
+                        "{{\"prompt_tokens\":{},\"completion_tokens\":1,\"total_tokens\":{}}}",
+                        body.len() / 4,
+                        body.len() / 4 + 1
+                    );
                     if request_line.starts_with("POST") {
                         kept.lock().unwrap().push(body);
                     }
                     let chunk = |delta: &str, finish: &str| {
                         format!(
-                            "data: {{\"id\":\"m\",\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":\"mock\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}],\"usage\":{{\"prompt_tokens\":1,\"completion_tokens\":1,\"total_tokens\":2}}}}\n\n"
+                            "data: {{\"id\":\"m\",\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":\"mock\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}],\"usage\":{usage}}}\n\n"
                         )
                     };
                     let response = if !request_line.starts_with("POST") {
@@ -604,7 +611,9 @@ impl MockModel {
                             events.len()
                         )
                     } else {
-                        let json = "{\"id\":\"m\",\"object\":\"chat.completion\",\"created\":0,\"model\":\"mock\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"OK\"},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1,\"total_tokens\":2}}";
+                        let json = format!(
+                            "{{\"id\":\"m\",\"object\":\"chat.completion\",\"created\":0,\"model\":\"mock\",\"choices\":[{{\"index\":0,\"message\":{{\"role\":\"assistant\",\"content\":\"OK\"}},\"finish_reason\":\"stop\"}}],\"usage\":{usage}}}"
+                        );
                         format!(
                             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{json}",
                             json.len()
@@ -1057,6 +1066,40 @@ fn qwen_gets_each_memory_once_per_context(version: clients::PinnedClient) {
             agents::places(turn, agents::DEPLOY_BODY_MARKER)
         );
     }
+    // `/compress` replaces the saved conversation with the model's summary; the next resumed
+    // turn has the team index once (not once from the summary and once from the hook).
+    qwen_run(
+        sb,
+        &team.me,
+        &version,
+        &model,
+        &["--auth-type", "openai", "--continue", "-p", "/compress"],
+    );
+    let summary = model.take();
+    assert!(!summary.is_empty(), "/compress asked the model nothing");
+    everything.push_str(&summary.concat());
+    qwen_run(
+        sb,
+        &team.me,
+        &version,
+        &model,
+        &[
+            "--auth-type",
+            "openai",
+            "--continue",
+            "-p",
+            agents::UNRELATED_PROMPT,
+        ],
+    );
+    let bodies = model.take();
+    everything.push_str(&bodies.concat());
+    let turn = request_with(&bodies, agents::UNRELATED_PROMPT);
+    assert_eq!(
+        agents::count(turn, agents::DEPLOY_INDEX_LINE),
+        1,
+        "compact: {turn}"
+    );
+
     let token = agents::withheld_token();
     assert_eq!(agents::count(&everything, agents::WITHHELD_DESCRIPTION), 0);
     assert_eq!(agents::count(&everything, &token[4..]), 0);
