@@ -4,7 +4,6 @@
 //! Every helper isolates `HOME`, the global and system git config and Qwen's base folder, so a
 //! test never reads or writes the developer's own settings.
 
-#![allow(dead_code)]
 
 pub mod agents;
 pub mod branch_team;

@@ -2,7 +2,6 @@
 //! one for a teammate (driven through the git CLI), with libgit2 kept away from the developer's
 //! own git config.
 
-#![allow(dead_code)]
 
 use std::fs;
 use std::path::{Path, PathBuf};

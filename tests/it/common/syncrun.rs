@@ -1,6 +1,5 @@
 //! Running `teammem sync --json` as a user would, and reading what a remote holds.
 
-#![allow(dead_code)]
 
 use std::fs;
 use std::path::Path;
