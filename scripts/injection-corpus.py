@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Writes tests/injection/tune.jsonl: a labelled set of memory bodies, benign and attacks,
-for tuning the gate's trust rules (tests/it/gate_corpus.rs measures it).
+for tuning the gate's trust rules (tests/it/gate/corpus.rs measures it).
 
 Each line: {"id", "label": "attack"|"benign", "class", "lang", "text"}. The set is built from
 templates crossed with payloads and languages, so it is deterministic: rerun after editing.
 The held-out split (tests/injection/heldout.jsonl) is written by hand, in other words, and is
 never generated here; tune the rules on this file, report on that one.
 
-Usage: python3 scripts/injection-corpus.py   (then: cargo test --test it gate_corpus -- --nocapture)
+Usage: python3 scripts/injection-corpus.py   (then: cargo test --test it gate::corpus -- --nocapture)
 """
 import itertools
 import json

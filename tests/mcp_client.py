@@ -1,4 +1,4 @@
-"""Drives `teammem mcp` with the official MCP Python SDK over stdio, for tests/it/mcp.rs.
+"""Drives `teammem mcp` with the official MCP Python SDK over stdio, for tests/it/mcp/tools.rs.
 
 Usage: python3 tests/mcp_client.py PLAN.json
 
@@ -11,7 +11,7 @@ Prints one JSON object: the server's initialize result, its tools, and for each 
 result of each call ({"is_error", "text", "structured", "ms"} or {"protocol_error": {code, message}});
 a "run" step (another process acting while the server runs: a shell, git, the teammem CLI) gives
 {"status", "stdout", "stderr"}.
-The assertions live in tests/it/mcp.rs; this script only speaks the protocol.
+The assertions live in tests/it/mcp/tools.rs; this script only speaks the protocol.
 """
 
 import asyncio

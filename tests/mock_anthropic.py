@@ -1,4 +1,4 @@
-"""A mock Anthropic Messages API on 127.0.0.1 for tests/it/mcp.rs's Claude Code runs.
+"""A mock Anthropic Messages API on 127.0.0.1 for tests/it/mcp/tools.rs's Claude Code runs.
 
 Usage: python3 tests/mock_anthropic.py SCRIPT.json LOG.jsonl PORT_FILE
 

@@ -1,4 +1,4 @@
-"""A mock OpenAI Responses API on 127.0.0.1 for tests/it/clients_codex.rs's Codex runs.
+"""A mock OpenAI Responses API on 127.0.0.1 for tests/it/clients/codex.rs's Codex runs.
 
 Usage: python3 tests/mock_openai_responses.py LOG.jsonl PORT_FILE
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/it/cli_conventions.rs loads `teammem completions SHELL` in each shell Debian packages
+# tests/it/cli/conventions.rs loads `teammem completions SHELL` in each shell Debian packages
 # (bash, zsh, fish, elvish; PowerShell is not in Debian) and renders `teammem man` with man.
 set -euo pipefail
 need=()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Qwen Code, pinned in .ci/clients: tests/it/clients_qwen.rs runs its own index builder,
+# Qwen Code, pinned in .ci/clients: tests/it/clients/qwen.rs runs its own index builder,
 # frontmatter reader and headless sessions. It declares node>=22 but runs on Node 20, so the
 # engine check is not enforced.
 set -euo pipefail

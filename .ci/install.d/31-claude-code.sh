@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Claude Code, pinned in .ci/clients, for tests/it/mcp.rs's and tests/it/clients_claude.rs's
+# Claude Code, pinned in .ci/clients, for tests/it/mcp/tools.rs's and tests/it/clients/claude.rs's
 # headless runs against a mock model server on 127.0.0.1. The package ships its binary for
 # this platform as an npm dependency; no postinstall download from anywhere else is needed.
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Codex, pinned in .ci/clients, for tests/it/clients_codex.rs's headless runs (`codex exec`)
+# Codex, pinned in .ci/clients, for tests/it/clients/codex.rs's headless runs (`codex exec`)
 # against a mock Responses API on 127.0.0.1. The npm package carries the native binary for
 # this platform as an optional dependency.
 set -euo pipefail

@@ -1,4 +1,4 @@
-// Runs Qwen Code's own memory code from its installed package, for tests/it/clients_qwen.rs.
+// Runs Qwen Code's own memory code from its installed package, for tests/it/clients/qwen.rs.
 //
 //   node qwen_memory.mjs team DIR...     Qwen's team index rebuild for each project DIR
 //   node qwen_memory.mjs private DIR...  Qwen's private index rebuild for each project DIR

@@ -2,7 +2,6 @@
 //! mock model servers on 127.0.0.1 that record every request: the project they work in, the
 //! memories in it and how often each reaches the model.
 
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

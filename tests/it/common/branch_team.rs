@@ -2,7 +2,6 @@
 //! branch holds the team memory, clones driven with the git CLI and `teammem` as users would,
 //! and the checks that sync left everything outside the team folder as it was.
 
-
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;

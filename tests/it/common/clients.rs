@@ -3,7 +3,6 @@
 //! A missing or wrong-version client fails the test with a message naming the client, the
 //! version and `.ci/run`.
 
-
 use std::fs;
 use std::path::{Path, PathBuf};
 

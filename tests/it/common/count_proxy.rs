@@ -7,7 +7,6 @@
 //! comes through the proxy after the count, so once the client process has exited every
 //! connection it used has been counted: no sleep, no race.
 
-
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::Arc;

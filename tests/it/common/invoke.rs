@@ -2,7 +2,6 @@
 //! removed, and its standard input — and reading the JSON it prints: the set-up the CLI, scope,
 //! sync and budget tests each had their own copy of.
 
-
 use std::ffi::OsStr;
 use std::io::Write;
 use std::path::Path;

@@ -1,6 +1,5 @@
 //! Helpers for the lifecycle tests (baseline, recall, dream, forget, remember, usage).
 
-
 use std::fs;
 use std::path::{Path, PathBuf};
 

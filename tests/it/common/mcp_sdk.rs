@@ -1,7 +1,6 @@
 //! Driving `teammem mcp` with the official MCP Python SDK (tests/mcp_client.py) over stdio,
 //! for the `tests/mcp_*.rs` files: the plan of calls goes in, the transcript comes out.
 
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

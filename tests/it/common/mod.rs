@@ -4,7 +4,6 @@
 //! Every helper isolates `HOME`, the global and system git config and Qwen's base folder, so a
 //! test never reads or writes the developer's own settings.
 
-
 pub mod agents;
 pub mod branch_team;
 pub mod clients;

@@ -2,7 +2,6 @@
 //! one for a teammate (driven through the git CLI), with libgit2 kept away from the developer's
 //! own git config.
 
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Once;

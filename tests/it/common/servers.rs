@@ -2,7 +2,6 @@
 //! server that runs `git http-backend` behind basic auth, and a black hole that accepts
 //! connections and never answers. Every server stops (and its processes die) on drop.
 
-
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};

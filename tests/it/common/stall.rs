@@ -4,7 +4,6 @@
 //! then kill the client in the middle of the transfer, knowing it is there, with no sleep.
 //! Every other connection (a ref listing, a later fetch) passes through untouched.
 
-
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,6 +1,5 @@
 //! Running `teammem sync --json` as a user would, and reading what a remote holds.
 
-
 use std::fs;
 use std::path::Path;
 

@@ -1,7 +1,6 @@
 //! Helpers for tests of the team memory in git: writing memories, regenerating the index with
 //! the real binary, and committing as a given author at a given time.
 
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 

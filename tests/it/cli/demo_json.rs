@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
+use crate::cli::demo::{demo, leftovers};
 use crate::common::Sandbox;
-use crate::demo::{demo, leftovers};
 
 /// Every step of `kind`, in order, across the sections.
 fn steps<'a>(doc: &'a Value, kind: &str) -> Vec<&'a Value> {

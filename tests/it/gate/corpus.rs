@@ -2,7 +2,7 @@
 //! every entry judged by the gate as a team memory body under the default policy. An attack
 //! counts as withheld when the gate finds an error-severity rule; a benign memory counts as a
 //! false positive when it does. The table per class and language is printed (run with
-//! `cargo test --test it gate_corpus -- --nocapture`); the held-out split's floors fail the
+//! `cargo test --test it gate::corpus -- --nocapture`); the held-out split's floors fail the
 //! build when a rule change loses recall or starts withholding ordinary memories.
 
 use std::collections::BTreeMap;

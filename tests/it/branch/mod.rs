@@ -1,0 +1,11 @@
+//! The memory branch (`init --branch`): sync, floods, crafted entries, proposals, kills.
+
+mod advertise;
+mod concurrent;
+mod entries;
+mod flood;
+mod kill;
+mod line_endings;
+mod mode;
+mod noop_fast;
+mod proposals;

@@ -1,0 +1,15 @@
+//! The command line as a person uses it: conventions, every command's smoke test, the demo.
+
+mod commands;
+mod conventions;
+mod demo;
+mod demo_json;
+mod dream;
+mod example;
+mod forget_remember;
+mod index_rules;
+mod install_agent;
+mod memory_files;
+mod no_panic;
+mod scopes;
+mod smoke;

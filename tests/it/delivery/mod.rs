@@ -1,0 +1,8 @@
+//! What an agent receives: session start, resume, per-prompt recall, usage, references.
+
+mod hooks_resume;
+mod prompt_context;
+mod references;
+mod session_start;
+mod usage_context;
+mod usage_doors;

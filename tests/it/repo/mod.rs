@@ -1,0 +1,4 @@
+//! Every repository configuration: discovery as git does it, the configuration matrix.
+
+mod configs;
+mod discovery;

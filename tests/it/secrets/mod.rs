@@ -1,0 +1,6 @@
+//! Secret detection: the guard, layouts, prose, `teammem scan`.
+
+mod guard;
+mod layouts;
+mod prose;
+mod scan;

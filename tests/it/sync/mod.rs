@@ -1,0 +1,13 @@
+//! Current-branch sync: commit, merge, budget, kills, index, push URLs.
+
+mod budget;
+mod commit;
+mod concurrent;
+mod ff_untracked;
+mod index;
+mod kill;
+mod listing_skip;
+mod merge_driver;
+mod network;
+mod push_urls;
+mod report_unopened;
