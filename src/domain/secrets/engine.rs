@@ -402,12 +402,14 @@ fn prose_nearby(bytes: &[u8], after: usize) -> bool {
     let span = &bytes[after.saturating_sub(PROSE_REACH)..(after + PROSE_REACH).min(bytes.len())];
     let [marks, high, spaces, firsts] = span_masks::<4, PROSE_WORDS>(
         span,
-        [
-            Probe::of(b"=:(\"'`"),
-            Probe::NON_ASCII,
-            Probe::of(b" "),
-            Probe::of(b"iwacel").folded(),
-        ],
+        &const {
+            [
+                Probe::of(b"=:(\"'`"),
+                Probe::NON_ASCII,
+                Probe::of(b" "),
+                Probe::folded(b"iwacel"),
+            ]
+        },
     );
     marks.iter().chain(&high).any(|&w| w != 0)
         || set_bits(and(spaces, shift_down(firsts))).any(|at| prose_verb(&span[at + 1..]))
@@ -445,38 +447,47 @@ const _: () = assert!(
 /// one by one.
 type SpanBits<const W: usize> = [u64; W];
 
-/// Which bytes a [`span_masks`] mask marks.
+/// Which bytes a [`span_masks`] mask marks: a table of the 256 byte values, built when the
+/// program is compiled (the probes are constants).
 #[derive(Clone, Copy)]
 struct Probe {
-    /// The bytes looked for.
-    set: &'static [u8],
-    /// Whether bytes are compared ASCII case-insensitively (`set` in lower case).
-    folded: bool,
-    /// Whether every byte that is not ASCII is marked too.
-    high: bool,
+    /// Whether each byte value is marked.
+    marks: [bool; 256],
 }
 
 impl Probe {
     /// The bytes that are not ASCII.
-    const NON_ASCII: Probe = Probe {
-        set: b"",
-        folded: false,
-        high: true,
-    };
+    const NON_ASCII: Probe = Probe::build(b"", false, true);
 
     /// The bytes of `set`.
     const fn of(set: &'static [u8]) -> Probe {
-        Probe {
-            set,
-            folded: false,
-            high: false,
-        }
+        Probe::build(set, false, false)
     }
 
-    /// The letters of `set` (lower case) in either case.
-    const fn folded(mut self) -> Probe {
-        self.folded = true;
-        self
+    /// The letters of `set` (lower case) in either case: a byte is compared with its ASCII
+    /// `0x20` bit set.
+    const fn folded(set: &'static [u8]) -> Probe {
+        Probe::build(set, true, false)
+    }
+
+    const fn build(set: &'static [u8], folded: bool, high: bool) -> Probe {
+        let mut marks = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            let compared = if folded { b as u8 | 0x20 } else { b as u8 };
+            let mut i = 0;
+            while i < set.len() {
+                if set[i] == compared {
+                    marks[b] = true;
+                }
+                i += 1;
+            }
+            if high && b >= 0x80 {
+                marks[b] = true;
+            }
+            b += 1;
+        }
+        Probe { marks }
     }
 }
 
@@ -484,12 +495,15 @@ impl Probe {
 /// keywords look at a few dozen bytes each, and one pass making every probe's bits beats a
 /// search started for each byte class. Bytes past `64 * W` are not looked at.
 #[inline(always)]
-fn span_masks<const N: usize, const W: usize>(span: &[u8], probes: [Probe; N]) -> [SpanBits<W>; N] {
+fn span_masks<const N: usize, const W: usize>(
+    span: &[u8],
+    probes: &[Probe; N],
+) -> [SpanBits<W>; N] {
     let span = &span[..span.len().min(64 * W)];
     let mut out = [[0u64; W]; N];
     let mut mark = |index: usize, block: &[u8; 16]| {
-        for (bits, probe) in out.iter_mut().zip(&probes) {
-            bits[index / 4] |= u64::from(block_mask(block, *probe)) << (16 * (index % 4));
+        for (bits, probe) in out.iter_mut().zip(probes) {
+            bits[index / 4] |= u64::from(block_mask(block, probe)) << (16 * (index % 4));
         }
     };
     let mut chunks = span.chunks_exact(16);
@@ -559,12 +573,13 @@ impl<const W: usize> Iterator for SetBits<W> {
 
 /// Bit `i` is set when `probe` marks `block[i]`.
 #[inline(always)]
-fn block_mask(block: &[u8; 16], probe: Probe) -> u32 {
-    block.iter().enumerate().fold(0, |mask, (i, &b)| {
-        let compared = if probe.folded { b | 0x20 } else { b };
-        let hit = (probe.high && !b.is_ascii()) || probe.set.contains(&compared);
-        mask | (u32::from(hit) << i)
-    })
+fn block_mask(block: &[u8; 16], probe: &Probe) -> u32 {
+    let mut flags = [0u8; 16];
+    for (flag, &b) in flags.iter_mut().zip(block) {
+        *flag = u8::from(probe.marks[usize::from(b)]);
+    }
+    // 16 flags fit in 32 bits.
+    super::plain::pack_flags(&flags) as u32
 }
 
 /// How far after a prose secret's keyword its verb may be (a few words between), and how far
@@ -585,13 +600,15 @@ fn prose_secret_nearby(bytes: &[u8], after: usize) -> bool {
     let ahead = &bytes[from..(from + PROSE_SECRET_AHEAD).min(bytes.len())];
     let [newlines, parens, high, spaces, firsts] = span_masks::<5, KEY_WORDS>(
         ahead,
-        [
-            Probe::of(b"\n"),
-            Probe::of(b"("),
-            Probe::NON_ASCII,
-            Probe::of(b" "),
-            Probe::of(b"iwel").folded(),
-        ],
+        &const {
+            [
+                Probe::of(b"\n"),
+                Probe::of(b"("),
+                Probe::NON_ASCII,
+                Probe::of(b" "),
+                Probe::folded(b"iwel"),
+            ]
+        },
     );
     let end = set_bits(newlines).next().unwrap_or(ahead.len());
     let ahead = &ahead[..end];
@@ -609,7 +626,7 @@ fn prose_secret_nearby(bytes: &[u8], after: usize) -> bool {
     let behind = &bytes[after.saturating_sub(PROSE_SECRET_BEHIND)..after];
     let [newlines, spaces, firsts] = span_masks::<3, KEY_WORDS>(
         behind,
-        [Probe::of(b"\n"), Probe::of(b" "), Probe::of(b"ac").folded()],
+        &const { [Probe::of(b"\n"), Probe::of(b" "), Probe::folded(b"ac")] },
     );
     let start = set_bits(newlines).last().map_or(0, |at| at + 1);
     set_bits(and(spaces, shift_down(firsts)))
@@ -697,8 +714,10 @@ fn first_separator(bytes: &[u8], from: usize, to: usize) -> Option<usize> {
             .find(|&at| b"=:|".contains(&span[at]) || word_at(at))
             .map(|at| from + at);
     }
-    let [marks, spaces, firsts] =
-        span_masks::<3, KEY_WORDS>(span, [Probe::of(b"=:|"), Probe::of(b" "), Probe::of(b"iw")]);
+    let [marks, spaces, firsts] = span_masks::<3, KEY_WORDS>(
+        span,
+        &const { [Probe::of(b"=:|"), Probe::of(b" "), Probe::of(b"iw")] },
+    );
     let words = and(spaces, shift_down(firsts));
     let mut candidates = words;
     for (word, mark) in candidates.iter_mut().zip(marks) {
