@@ -10,9 +10,9 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::gate::Policy;
+use super::gate::trust;
 use super::memory::{self, MemoryFile, MemoryType};
 use super::scope::{INDEX_FILE, TEAM_DIR};
-use super::trust;
 
 /// The configuration file, relative to the team folder.
 pub const CONFIG_FILE: &str = ".teammem-check.json";

@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::domain::check::{CheckConfig, Severity};
+use crate::domain::gate::trust;
 use crate::domain::memory::{self, MemoryFile};
 use crate::domain::scope::ScopeKind;
-use crate::domain::trust;
 
 use super::guard::TeamWriter;
 use super::pending;

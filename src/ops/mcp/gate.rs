@@ -11,8 +11,8 @@
 
 use crate::domain::check::{self, Severity};
 use crate::domain::gate::Policy;
+use crate::domain::gate::trust;
 use crate::domain::secrets;
-use crate::domain::trust;
 
 /// One problem the gate found in a text: the rule and the line, never the matched text.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,6 +7,16 @@
 //! characters are removed, tag-like markup (fake role markers, HTML comments, chat-template
 //! tokens) is escaped, and bodies are wrapped as data ([`data_block`]). That second layer holds
 //! even for a spelling the detectors do not know.
+//!
+//! Its parts: the trust rules ([`trust`]), the copy of a text they match on ([`normalise`]:
+//! NFKC, look-alikes folded, invisible characters dropped) and what makes links and markup
+//! inert ([`neutralise`]). The doors that call it stay thin: the pre-commit hook and `check`
+//! (`ops/check`), writes (`ops/scope_write`, `ops/guard`), sync's quarantine
+//! (`ops/quarantine`) and MCP (`ops/mcp/gate`).
+
+pub(crate) mod neutralise;
+pub(crate) mod normalise;
+pub(crate) mod trust;
 
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
@@ -16,9 +26,7 @@ use regex::{Regex, RegexBuilder};
 use super::check::{CheckConfig, MEMORY_INVALID, SECRET, Severity};
 use super::index::{self, DatedEntry, IndexLine};
 use super::memory::MemoryFile;
-use super::neutralise;
 use super::secrets::{self, SecretsIgnore};
-use super::trust;
 
 /// The rules a file broke, as shown to a user (never what matched).
 pub type Broken = BTreeSet<&'static str>;

@@ -15,9 +15,9 @@ use std::sync::{LazyLock, OnceLock};
 use regex::bytes::{Regex, RegexBuilder};
 use regex_automata::meta;
 
-use super::index::is_hidden;
-use super::memory::line_col;
 use super::normalise;
+use crate::domain::index::is_hidden;
+use crate::domain::memory::line_col;
 
 /// Invisible or direction-changing characters (bidi controls, zero-width, Unicode tags).
 pub const HIDDEN_CHARACTER: &str = "trust-hidden-character";
