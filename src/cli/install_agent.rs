@@ -4,7 +4,7 @@ use clap::{Args, ValueEnum};
 
 use super::ui;
 use crate::ops::install_agent::{self, AgentScope};
-use crate::ops::install_mcp::{Change, Client, Places, ServerCommand};
+use crate::ops::install_mcp::{Client, ConfigChange, Places, ServerCommand};
 use crate::ops::{EXIT_OK, OpError, Project};
 
 /// Wire a coding agent to teammem: session hooks and the MCP server, in the client's own files.
@@ -95,14 +95,14 @@ pub fn run(project: &Project, args: InstallAgentArgs) -> Result<u8, OpError> {
         let path = file.path.display();
         let sets = file.sets.join(", ");
         let verb = match (args.dry_run, &file.change) {
-            (_, Change::Unchanged) => {
+            (_, ConfigChange::Unchanged) => {
                 ui::status(format_args!("{path}: already has {sets}, nothing to do."));
                 continue;
             }
-            (true, Change::Created) => "would create",
-            (true, Change::Updated) => "would update",
-            (false, Change::Created) => "created",
-            (false, Change::Updated) => "updated",
+            (true, ConfigChange::Created) => "would create",
+            (true, ConfigChange::Updated) => "would update",
+            (false, ConfigChange::Created) => "created",
+            (false, ConfigChange::Updated) => "updated",
         };
         ui::status(format_args!("{path}: {verb} with {sets}."));
         if args.dry_run {

@@ -3,7 +3,7 @@
 use clap::{Args, ValueEnum};
 
 use super::ui;
-use crate::ops::install_mcp::{self, Change, Client, Places, ServerCommand};
+use crate::ops::install_mcp::{self, Client, ConfigChange, Places, ServerCommand};
 use crate::ops::{EXIT_OK, OpError, Project};
 
 /// Add `teammem mcp` to an MCP client's configuration.
@@ -87,16 +87,16 @@ pub fn run(project: &Project, args: InstallMcpArgs) -> Result<u8, OpError> {
             plan.other_servers.join(", ")
         ),
     };
-    if plan.change == Change::Unchanged {
+    if plan.change == ConfigChange::Unchanged {
         ui::status(format_args!(
             "{path}: already configured, nothing to do (teammem: {entry}{kept})."
         ));
         return Ok(EXIT_OK);
     }
     let verb = match (args.dry_run, &plan.change) {
-        (true, Change::Created) => "would create",
+        (true, ConfigChange::Created) => "would create",
         (true, _) => "would update",
-        (false, Change::Created) => "created",
+        (false, ConfigChange::Created) => "created",
         (false, _) => "updated",
     };
     if !args.dry_run {

@@ -75,7 +75,7 @@ pub fn run(project: &Project, args: RecallArgs) -> Result<u8, OpError> {
             ops::guard::gate_recalled(policy, found)
         },
     )?;
-    let rules: gate::Broken = out.values().flatten().copied().collect();
+    let rules: gate::BrokenRules = out.values().flatten().copied().collect();
     let withheld = out.len();
     let withheld_line = gate::withheld_line(withheld, &rules);
     if json {

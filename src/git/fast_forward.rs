@@ -119,8 +119,8 @@ pub fn move_branch(
         to: to.to_string(),
     };
     match helper::run(program, repo, job, budget.deadline, None) {
-        Ok(helper::Reply::Moved(wire)) => wire.outcome().map_err(|e| helper_error(to, e)),
-        Ok(helper::Reply::Error(e)) => Err(helper_error(to, e)),
+        Ok(helper::HelperReply::Moved(wire)) => wire.outcome().map_err(|e| helper_error(to, e)),
+        Ok(helper::HelperReply::Error(e)) => Err(helper_error(to, e)),
         Ok(other) => Err(helper_error(to, format!("the helper answered {other:?}"))),
         Err(helper::Abandoned::Timeout) => Ok(BranchMove::OutOfTime),
         Err(helper::Abandoned::Failed(e)) => Err(helper_error(to, e)),
@@ -192,8 +192,8 @@ pub fn resume_interrupted(
         budget.deadline,
         None,
     ) {
-        Ok(helper::Reply::Resumed(said)) => Ok(said.map_or(Resumed::Nothing, Resumed::Done)),
-        Ok(helper::Reply::Error(e)) => Err(fail(e)),
+        Ok(helper::HelperReply::Resumed(said)) => Ok(said.map_or(Resumed::Nothing, Resumed::Done)),
+        Ok(helper::HelperReply::Error(e)) => Err(fail(e)),
         Ok(other) => Err(fail(format!("the helper answered {other:?}"))),
         Err(helper::Abandoned::Timeout) => Ok(Resumed::OutOfTime),
         Err(helper::Abandoned::Failed(e)) => Err(fail(e)),

@@ -64,7 +64,7 @@ fn fetch_in_helper(
     let reply = helper::run(program, repo, job, options.deadline, Some(options));
     shallow.restore();
     match reply.map_err(|a| helper::net_failure(a, &what))? {
-        helper::Reply::Fetched(tip) => Ok(Fetched {
+        helper::HelperReply::Fetched(tip) => Ok(Fetched {
             tip: tip
                 .as_deref()
                 .map(helper::parse_oid)

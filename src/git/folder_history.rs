@@ -27,7 +27,7 @@ pub struct CommitInfo {
 
 /// One file change a commit made in the folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileChange {
+pub struct FolderChange {
     /// Index of the commit in [`RangeHistory::commits`].
     pub commit: usize,
     /// Path relative to the folder.
@@ -42,7 +42,7 @@ pub struct RangeHistory {
     /// Commits reachable from HEAD but not from BASE, parents before children.
     pub commits: Vec<CommitInfo>,
     /// Changes in commit order.
-    pub changes: Vec<FileChange>,
+    pub changes: Vec<FolderChange>,
 }
 
 /// Resolves a revision to a commit id.
@@ -165,7 +165,7 @@ pub fn range(
             let rel = String::from_utf8_lossy(file.path_bytes().unwrap_or_default()).into_owned();
             let new =
                 (delta.status() != Delta::Deleted).then(|| (file.id(), u32::from(file.mode())));
-            out.changes.push(FileChange {
+            out.changes.push(FolderChange {
                 commit: index,
                 rel,
                 new,

@@ -80,7 +80,7 @@ pub(crate) enum Job {
 
 /// The helper's answer.
 #[derive(Debug, Serialize, Deserialize)]
-pub(crate) enum Reply {
+pub(crate) enum HelperReply {
     /// The fetch brought the remote's tip (`None`: the remote lacks the branch).
     Fetched(Option<String>),
     /// The push's outcome.
@@ -277,7 +277,7 @@ pub(crate) fn run(
     job: Job,
     deadline: Deadline,
     network: Option<&NetworkOptions>,
-) -> Result<Reply, Abandoned> {
+) -> Result<HelperReply, Abandoned> {
     let default_git = GitProgram::from_process();
     let request = Request {
         parent: std::process::id(),
@@ -316,7 +316,7 @@ pub(crate) fn run(
             return Err(Abandoned::Timeout);
         }
     };
-    match serde_json::from_slice::<Reply>(&done.stdout) {
+    match serde_json::from_slice::<HelperReply>(&done.stdout) {
         Ok(reply) => Ok(reply),
         Err(_) => {
             clean_after(repo, done.pid);
@@ -348,9 +348,9 @@ pub(crate) fn net_failure(abandoned: Abandoned, what: &str) -> NetFailure {
 }
 
 /// Turns a helper reply that is not the expected one into a failure.
-pub(crate) fn unexpected(reply: Reply, what: &str) -> NetFailure {
+pub(crate) fn unexpected(reply: HelperReply, what: &str) -> NetFailure {
     match reply {
-        Reply::NetFailed {
+        HelperReply::NetFailed {
             timeout,
             too_large,
             message,
@@ -362,7 +362,7 @@ pub(crate) fn unexpected(reply: Reply, what: &str) -> NetFailure {
             },
             message,
         },
-        Reply::Error(message) => NetFailure::failed(format!("{what}: {message}")),
+        HelperReply::Error(message) => NetFailure::failed(format!("{what}: {message}")),
         other => NetFailure::failed(format!("{what}: the helper answered {other:?}")),
     }
 }
@@ -400,10 +400,12 @@ fn die_with_parent(parent: u32) {
     crate::sys::die_with_parent(parent);
 }
 
-fn answer(request: Request, budget: Duration) -> Reply {
+fn answer(request: Request, budget: Duration) -> HelperReply {
     let repo = match Repository::open(&request.repo) {
         Ok(repo) => repo,
-        Err(e) => return Reply::Error(format!("{}: {}", request.repo.display(), e.message())),
+        Err(e) => {
+            return HelperReply::Error(format!("{}: {}", request.repo.display(), e.message()));
+        }
     };
     let options = NetworkOptions {
         deadline: Deadline::after(budget),
@@ -415,7 +417,7 @@ fn answer(request: Request, budget: Duration) -> Reply {
         },
         helper: None,
     };
-    let net = |failure: NetFailure| Reply::NetFailed {
+    let net = |failure: NetFailure| HelperReply::NetFailed {
         timeout: failure.kind == NetFailureKind::Timeout,
         too_large: failure.kind == NetFailureKind::TooLarge,
         message: failure.message,
@@ -424,24 +426,24 @@ fn answer(request: Request, budget: Duration) -> Reply {
         Job::Fetch { upstream } => {
             let _note = match super::transfer_note::TransferNote::announce(&repo) {
                 Ok(note) => note,
-                Err(e) => return Reply::Error(e.to_string()),
+                Err(e) => return HelperReply::Error(e.to_string()),
             };
             match super::fetch::fetch_in_process(&repo, &upstream.into(), &options) {
-                Ok(fetched) => Reply::Fetched(fetched.tip.map(|t| t.to_string())),
+                Ok(fetched) => HelperReply::Fetched(fetched.tip.map(|t| t.to_string())),
                 Err(failure) => net(failure),
             }
         }
         Job::Push { upstream, expected } => {
             let expected = match expected.as_deref().map(parse_oid).transpose() {
                 Ok(expected) => expected,
-                Err(e) => return Reply::Error(e),
+                Err(e) => return HelperReply::Error(e),
             };
             let _note = match super::transfer_note::TransferNote::announce(&repo) {
                 Ok(note) => note,
-                Err(e) => return Reply::Error(e.to_string()),
+                Err(e) => return HelperReply::Error(e.to_string()),
             };
             match super::push::push_in_process(&repo, &upstream.into(), expected, &options) {
-                Ok(outcome) => Reply::Pushed(PushWire::of(&outcome)),
+                Ok(outcome) => HelperReply::Pushed(PushWire::of(&outcome)),
                 Err(failure) => net(failure),
             }
         }
@@ -452,20 +454,20 @@ fn answer(request: Request, budget: Duration) -> Reply {
         } => {
             let from = match from.as_deref().map(parse_oid).transpose() {
                 Ok(from) => from,
-                Err(e) => return Reply::Error(e),
+                Err(e) => return HelperReply::Error(e),
             };
             let to = match parse_oid(&to) {
                 Ok(to) => to,
-                Err(e) => return Reply::Error(e),
+                Err(e) => return HelperReply::Error(e),
             };
             match super::fast_forward::move_branch_in_process(&repo, &branch_ref, from, to) {
-                Ok(moved) => Reply::Moved(MoveWire::of(&moved)),
-                Err(e) => Reply::Error(e.to_string()),
+                Ok(moved) => HelperReply::Moved(MoveWire::of(&moved)),
+                Err(e) => HelperReply::Error(e.to_string()),
             }
         }
         Job::ResumeCheckout => match super::checkout_resume::resume_in_process(&repo) {
-            Ok(said) => Reply::Resumed(said),
-            Err(e) => Reply::Error(e.to_string()),
+            Ok(said) => HelperReply::Resumed(said),
+            Err(e) => HelperReply::Error(e.to_string()),
         },
     }
 }

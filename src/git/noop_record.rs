@@ -24,7 +24,7 @@ const HEADER: &str = "teammem no-op record 1";
 
 /// A stat of one file or symlink of the folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stamp {
+pub struct RecordedFile {
     /// Relative to the work tree, `/`-separated.
     pub path: String,
     /// `st_mode`.
@@ -59,12 +59,12 @@ pub struct NoopRecord {
     /// When the record was written (seconds, nanoseconds since the epoch).
     pub written: (i64, i64),
     /// Every file of the folder, sorted by path, with its blob id when the tip holds it.
-    pub files: Vec<(Stamp, Option<String>)>,
+    pub files: Vec<(RecordedFile, Option<String>)>,
 }
 
 /// Stats every file and symlink under `workdir/rel`, sorted by path (an absent folder has
 /// none). `None` when a name is not UTF-8 or holds a newline, or a folder cannot be read.
-pub fn stamp_folder(workdir: &Path, rel: &str) -> Option<Vec<Stamp>> {
+pub fn stamp_folder(workdir: &Path, rel: &str) -> Option<Vec<RecordedFile>> {
     let mut out = Vec::new();
     match std::fs::symlink_metadata(workdir.join(rel)) {
         Ok(meta) if meta.is_dir() => walk(&workdir.join(rel), rel, &mut out)?,
@@ -76,7 +76,7 @@ pub fn stamp_folder(workdir: &Path, rel: &str) -> Option<Vec<Stamp>> {
     Some(out)
 }
 
-fn walk(abs: &Path, rel: &str, out: &mut Vec<Stamp>) -> Option<()> {
+fn walk(abs: &Path, rel: &str, out: &mut Vec<RecordedFile>) -> Option<()> {
     for entry in std::fs::read_dir(abs).ok()? {
         let entry = entry.ok()?;
         let name = entry.file_name().into_string().ok()?;
@@ -89,7 +89,7 @@ fn walk(abs: &Path, rel: &str, out: &mut Vec<Stamp>) -> Option<()> {
         if meta.is_dir() {
             walk(&path, &rel, out)?;
         } else {
-            out.push(Stamp {
+            out.push(RecordedFile {
                 path: rel,
                 mode: meta.mode(),
                 size: meta.size(),
@@ -114,7 +114,7 @@ pub fn now() -> (i64, i64) {
     )
 }
 
-impl Stamp {
+impl RecordedFile {
     /// Whether the file changed within the two seconds before `written` (or after): a later
     /// change in the same clock tick could have left this stat as it was (FAT keeps mtime and
     /// ctime to two seconds).
@@ -213,7 +213,7 @@ impl NoopRecord {
             let dev = num()?.parse().ok()?;
             let path = parts.next()?.to_string();
             files.push((
-                Stamp {
+                RecordedFile {
                     path,
                     mode,
                     size,

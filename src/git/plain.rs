@@ -45,7 +45,7 @@ pub struct PlainRepo {
 
 /// One `key = value` of a config file: section and key lowercased, subsection as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub struct ConfigEntry {
     /// `remote` in `[remote "origin"]`.
     pub section: String,
     /// `origin` in `[remote "origin"]`.
@@ -60,7 +60,7 @@ pub struct Entry {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
     /// Every entry, in file order.
-    pub entries: Vec<Entry>,
+    pub entries: Vec<ConfigEntry>,
 }
 
 impl Config {
@@ -477,7 +477,7 @@ pub fn parse_config(bytes: &[u8]) -> Option<Config> {
         if name == "url" && matches!(key.as_str(), "insteadof" | "pushinsteadof") {
             return None;
         }
-        entries.push(Entry {
+        entries.push(ConfigEntry {
             section: name,
             subsection: sub,
             key,

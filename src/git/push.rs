@@ -226,7 +226,7 @@ fn push_in_helper(
     match helper::run(program, repo, job, options.deadline, Some(options))
         .map_err(|a| helper::net_failure(a, &what))?
     {
-        helper::Reply::Pushed(wire) => wire
+        helper::HelperReply::Pushed(wire) => wire
             .outcome()
             .map_err(|e| NetFailure::failed(format!("{what}: {e}"))),
         other => Err(helper::unexpected(other, &what)),

@@ -40,7 +40,7 @@ pub struct Refused {
 /// The files of a team folder tree that git can rebuild a tree from, and the entries it
 /// cannot (which a merge leaves as the other side has them).
 #[derive(Debug, Default)]
-pub struct Listing {
+pub struct TreeListing {
     /// Files (blobs, symlinks, gitlinks) by path relative to the folder.
     pub files: BTreeMap<String, Version>,
     /// Entries skipped: a name git refuses, a duplicate, a name that is not UTF-8.
@@ -88,9 +88,9 @@ impl<'r> NameCheck<'r> {
 
 /// Every file of `team` (the team folder's tree) a merge can work with; entries git would
 /// refuse are listed apart, with everything below them.
-pub fn list(repo: &Repository, team: &Tree<'_>) -> Result<Listing, GitError> {
+pub fn list(repo: &Repository, team: &Tree<'_>) -> Result<TreeListing, GitError> {
     let mut check = NameCheck::new(repo)?;
-    let mut listing = Listing::default();
+    let mut listing = TreeListing::default();
     list_into(repo, team, "", &mut check, &mut listing)?;
     Ok(listing)
 }
@@ -100,7 +100,7 @@ fn list_into(
     tree: &Tree<'_>,
     prefix: &str,
     check: &mut NameCheck<'_>,
-    out: &mut Listing,
+    out: &mut TreeListing,
 ) -> Result<(), GitError> {
     let entries = entries_of(tree);
     for (name, versions) in &entries {

@@ -1,4 +1,4 @@
-//! Listing memories across scopes and finding one by its id.
+//! Catalog memories across scopes and finding one by its id.
 //!
 //! An id is the memory's path relative to its scope folder (`feedback/use-real-db.md`), or
 //! `path:index` for one entry of a legacy file that holds several bullet entries. It may carry a
@@ -48,7 +48,7 @@ pub struct EntryId {
 
 /// What `list` found.
 #[derive(Debug, Default, Serialize)]
-pub struct Listing {
+pub struct Catalog {
     /// Valid memories, by scope then id.
     pub memories: Vec<Listed>,
     /// Files that are not valid memories, with the problem and fix.
@@ -56,8 +56,8 @@ pub struct Listing {
 }
 
 /// Lists the memories of the given scopes.
-pub fn list(project: &Project, scopes: &[ScopeKind]) -> Result<Listing, OpError> {
-    let mut listing = Listing::default();
+pub fn list(project: &Project, scopes: &[ScopeKind]) -> Result<Catalog, OpError> {
+    let mut listing = Catalog::default();
     for &scope in scopes {
         let dir = project.scope_dir(scope)?;
         let loaded = project.load(scope)?;
@@ -136,7 +136,7 @@ impl MemoryId {
 
 /// A memory found by id.
 #[derive(Debug, Clone)]
-pub struct Found {
+pub struct FoundById {
     /// The scope it lives in.
     pub scope: ScopeKind,
     /// The memory.
@@ -146,7 +146,7 @@ pub struct Found {
 }
 
 /// Finds the memory an id names, across `scopes` (or the id's own scope).
-pub fn find(project: &Project, id: &MemoryId, scopes: &[ScopeKind]) -> Result<Found, OpError> {
+pub fn find(project: &Project, id: &MemoryId, scopes: &[ScopeKind]) -> Result<FoundById, OpError> {
     let search: Vec<ScopeKind> = match id.scope {
         Some(s) => vec![s],
         None => scopes.to_vec(),
@@ -200,7 +200,7 @@ pub fn find(project: &Project, id: &MemoryId, scopes: &[ScopeKind]) -> Result<Fo
             }
         }
     };
-    Ok(Found {
+    Ok(FoundById {
         scope,
         memory,
         entry,

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use crate::domain::gate::{self, Broken};
+use crate::domain::gate::{self, BrokenRules};
 use crate::domain::index::{self, MAX_BYTES, MAX_LINES};
 use crate::domain::scope::{INDEX_FILE, ScopeKind};
 use crate::domain::secrets;
@@ -217,11 +217,11 @@ pub fn build_with(project: &Project, options: &BuildOptions<'_>) -> Result<Conte
 #[derive(Debug, Default)]
 struct Withheld {
     ids: BTreeSet<String>,
-    rules: Broken,
+    rules: BrokenRules,
 }
 
 impl Withheld {
-    fn add<'a>(&mut self, files: impl Iterator<Item = (String, &'a Broken)>) {
+    fn add<'a>(&mut self, files: impl Iterator<Item = (String, &'a BrokenRules)>) {
         for (id, broken) in files {
             self.ids.insert(id);
             self.rules.extend(broken.iter().copied());

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::domain::gate::{Broken, Policy, Verdict};
+use crate::domain::gate::{BrokenRules, Policy, Verdict};
 use crate::domain::index::IndexLine;
 use crate::domain::memory::MemoryType;
 use crate::domain::references::{self, Reference};
@@ -53,7 +53,7 @@ pub struct GatedIndex {
     /// The memories that passed, sorted by path.
     pub passed: Vec<PassedMemory>,
     /// Each withheld file (relative to the scope folder) and the rules it broke.
-    pub withheld: BTreeMap<String, Broken>,
+    pub withheld: BTreeMap<String, BrokenRules>,
     /// How many memories were read and judged (not answered from the cache).
     pub judged: usize,
 }
@@ -255,7 +255,7 @@ fn gate_dir_settled(
 
 enum Judged {
     Pass(PassedMemory),
-    Withheld(Broken),
+    Withheld(BrokenRules),
 }
 
 /// Judges each file of `misses`, on several threads when there are many.

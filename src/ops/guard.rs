@@ -10,9 +10,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::domain::check::{CONFIG_FILE, CheckConfig, USER_CONFIG_FILE};
-use crate::domain::gate::{self, Broken, Policy, Verdict};
+use crate::domain::gate::{self, BrokenRules, Policy, Verdict};
 use crate::domain::scope::{ScopeKind, TEAM_DIR};
-use crate::domain::secrets::{self, Finding, IGNORE_FILE, SecretsIgnore};
+use crate::domain::secrets::{self, IGNORE_FILE, SecretFinding, SecretsIgnore};
 use crate::domain::store;
 
 use super::{OpError, Project};
@@ -99,7 +99,7 @@ pub struct AgentMemory {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Withheld {
     /// The rule ids.
-    pub rules: Broken,
+    pub rules: BrokenRules,
 }
 
 impl Withheld {
@@ -183,7 +183,7 @@ pub fn private_is_tracked(project: &Project) -> bool {
 pub fn gate_recalled(
     policy: &Policy,
     found: &mut super::recall::Recalled,
-) -> BTreeMap<String, Broken> {
+) -> BTreeMap<String, BrokenRules> {
     let mut withheld = BTreeMap::new();
     found.hits.retain_mut(|hit| {
         let rel = hit.id.split(':').next().unwrap_or(&hit.id).to_string();
@@ -303,7 +303,7 @@ pub fn refuse_secrets_in_team_with(
 }
 
 /// The refusal message for findings in a text that `writer` meant for team memory.
-pub fn team_refusal(writer: TeamWriter, shown_path: &str, findings: &[Finding]) -> String {
+pub fn team_refusal(writer: TeamWriter, shown_path: &str, findings: &[SecretFinding]) -> String {
     let mut msg = format!(
         "refusing to write {shown_path}: it contains {}:\n",
         count(findings.len())
@@ -322,7 +322,7 @@ pub fn team_refusal(writer: TeamWriter, shown_path: &str, findings: &[Finding]) 
 }
 
 /// The warning for findings in a text written to private or user memory.
-pub fn private_warning(shown_path: &str, findings: &[Finding]) -> String {
+pub fn private_warning(shown_path: &str, findings: &[SecretFinding]) -> String {
     let mut msg = format!("{shown_path} contains {}:\n", count(findings.len()));
     list_findings(&mut msg, findings);
     msg.push_str(
@@ -340,7 +340,7 @@ fn count(n: usize) -> String {
     }
 }
 
-fn list_findings(msg: &mut String, findings: &[Finding]) {
+fn list_findings(msg: &mut String, findings: &[SecretFinding]) {
     for f in findings {
         let _ = writeln!(
             msg,

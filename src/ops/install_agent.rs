@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::OpError;
 use super::install_mcp::{
-    self, Change, Client, Places, ServerCommand, json_text, parse_json, unusable,
+    self, Client, ConfigChange, Places, ServerCommand, json_text, parse_json, unusable,
 };
 
 /// Whose files are written.
@@ -73,7 +73,7 @@ pub struct FileEdit {
     /// The file.
     pub path: PathBuf,
     /// Created, updated or unchanged.
-    pub change: Change,
+    pub change: ConfigChange,
     /// What teammem sets in it, in words (`the teammem MCP server`, `the SessionStart hook`).
     pub sets: Vec<String>,
     /// Its text now (empty when it does not exist).
@@ -237,7 +237,7 @@ fn edit_file(
     let (after, sets) = edit(path, before.as_deref().unwrap_or(""))?;
     Ok(FileEdit {
         path: path.to_path_buf(),
-        change: Change::between(before.as_deref(), &after),
+        change: ConfigChange::between(before.as_deref(), &after),
         sets,
         before: before.unwrap_or_default(),
         after,
@@ -421,7 +421,7 @@ mod tests {
         assert_eq!(p.files.len(), 2);
         assert!(p.files[0].path.ends_with("project/.mcp.json"));
         assert!(p.files[1].path.ends_with("project/.claude/settings.json"));
-        assert!(p.files.iter().all(|f| f.change == Change::Created));
+        assert!(p.files.iter().all(|f| f.change == ConfigChange::Created));
         let settings = json(&p.files[1].after);
         assert_eq!(
             settings["hooks"]["SessionStart"],
@@ -522,7 +522,7 @@ mod tests {
         fs::write(&settings, before).unwrap();
         let p = plan(&places, Client::Claude, AgentScope::Project, &command()).unwrap();
         let after = &p.files[1].after;
-        assert_eq!(p.files[1].change, Change::Updated);
+        assert_eq!(p.files[1].change, ConfigChange::Updated);
         assert!(
             after.starts_with("{\n  // my settings\n  \"model\": \"opus\",\n"),
             "{after}"
@@ -537,7 +537,12 @@ mod tests {
         assert_eq!(after.matches("prompt-context").count(), 1, "{after}");
         apply(&p).unwrap();
         let again = plan(&places, Client::Claude, AgentScope::Project, &command()).unwrap();
-        assert!(again.files.iter().all(|f| f.change == Change::Unchanged));
+        assert!(
+            again
+                .files
+                .iter()
+                .all(|f| f.change == ConfigChange::Unchanged)
+        );
     }
 
     #[test]
@@ -556,7 +561,12 @@ mod tests {
         );
         apply(&p).unwrap();
         let again = plan(&places, Client::Codex, AgentScope::User, &cmd).unwrap();
-        assert!(again.files.iter().all(|f| f.change == Change::Unchanged));
+        assert!(
+            again
+                .files
+                .iter()
+                .all(|f| f.change == ConfigChange::Unchanged)
+        );
     }
 
     #[test]

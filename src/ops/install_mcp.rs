@@ -84,7 +84,7 @@ impl Places {
 /// What installing would change, or changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Change {
+pub enum ConfigChange {
     /// The file did not exist.
     Created,
     /// The file existed and its `teammem` entry was added or corrected.
@@ -101,7 +101,7 @@ pub struct Plan {
     /// The configuration file.
     pub path: PathBuf,
     /// What happens to it.
-    pub change: Change,
+    pub change: ConfigChange,
     /// The server entry as it will be.
     pub entry: Value,
     /// Other servers already configured there, kept as they are.
@@ -157,7 +157,7 @@ pub fn plan(places: &Places, client: Client, command: &ServerCommand) -> Result<
         Client::Codex => set_toml_server(&path, before.as_deref().unwrap_or(""), &fields)?,
         _ => set_json_server(&path, before.as_deref().unwrap_or(""), &fields)?,
     };
-    let change = Change::between(before.as_deref(), &after);
+    let change = ConfigChange::between(before.as_deref(), &after);
     Ok(Plan {
         client,
         path,
@@ -169,13 +169,13 @@ pub fn plan(places: &Places, client: Client, command: &ServerCommand) -> Result<
     })
 }
 
-impl Change {
+impl ConfigChange {
     /// What writing `after` over a file holding `before` (`None`: no file) does.
-    pub(crate) fn between(before: Option<&str>, after: &str) -> Change {
+    pub(crate) fn between(before: Option<&str>, after: &str) -> ConfigChange {
         match before {
-            None => Change::Created,
-            Some(text) if text == after => Change::Unchanged,
-            Some(_) => Change::Updated,
+            None => ConfigChange::Created,
+            Some(text) if text == after => ConfigChange::Unchanged,
+            Some(_) => ConfigChange::Updated,
         }
     }
 }
@@ -196,8 +196,8 @@ pub(crate) fn read_config(path: &Path) -> Result<Option<String>, OpError> {
 
 /// Writes a configuration file's new text (atomically; its folder is created when missing),
 /// unless nothing changed.
-pub(crate) fn write_config(path: &Path, change: &Change, after: &str) -> Result<(), OpError> {
-    if *change == Change::Unchanged {
+pub(crate) fn write_config(path: &Path, change: &ConfigChange, after: &str) -> Result<(), OpError> {
+    if *change == ConfigChange::Unchanged {
         return Ok(());
     }
     if let Some(parent) = path.parent() {
@@ -416,7 +416,7 @@ mod tests {
         let before = "{\n  // the team's settings\n  \"memory\": {\"enableTeamMemory\": true},\n  \"mcpServers\": {\n    \"other\": {\"command\": \"x\"},\n    \"teammem\": {\"command\": \"old\", \"env\": {\"A\": \"1\"}}\n  }\n}\n";
         fs::write(&path, before).unwrap();
         let plan1 = plan(&places(dir.path()), Client::Qwen, &command()).unwrap();
-        assert_eq!(plan1.change, Change::Updated);
+        assert_eq!(plan1.change, ConfigChange::Updated);
         assert_eq!(plan1.other_servers, vec!["other".to_string()]);
         apply(&plan1).unwrap();
         let after = fs::read_to_string(&path).unwrap();
@@ -429,7 +429,7 @@ mod tests {
         assert_eq!(value["mcpServers"]["teammem"]["args"], json!(["mcp"]));
         assert_eq!(value["mcpServers"]["teammem"]["env"], json!({"A": "1"}));
         let plan2 = plan(&places(dir.path()), Client::Qwen, &command()).unwrap();
-        assert_eq!(plan2.change, Change::Unchanged);
+        assert_eq!(plan2.change, ConfigChange::Unchanged);
     }
 
     #[test]
@@ -437,7 +437,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         for client in [Client::Claude, Client::Cursor, Client::Qwen] {
             let p = plan(&places(dir.path()), client, &command()).unwrap();
-            assert_eq!(p.change, Change::Created);
+            assert_eq!(p.change, ConfigChange::Created);
             let value: Value = serde_json::from_str(&p.after).unwrap();
             let entry = &value["mcpServers"]["teammem"];
             assert_eq!(entry["command"], json!("teammem"));
@@ -463,7 +463,7 @@ mod tests {
         let before = "# my codex\nmodel = \"o3\"\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\n\n[mcp_servers.teammem]\ncommand = \"teammem\"\nstartup_timeout_sec = 20\n";
         fs::write(&path, before).unwrap();
         let p = plan(&places(dir.path()), Client::Codex, &command()).unwrap();
-        assert_eq!(p.change, Change::Updated);
+        assert_eq!(p.change, ConfigChange::Updated);
         apply(&p).unwrap();
         let after = fs::read_to_string(&path).unwrap();
         assert!(after.starts_with("# my codex\nmodel = \"o3\"\n"), "{after}");
@@ -474,7 +474,7 @@ mod tests {
         assert!(after.contains("startup_timeout_sec = 20"), "{after}");
         assert!(after.contains("args = [\"mcp\"]"), "{after}");
         let again = plan(&places(dir.path()), Client::Codex, &command()).unwrap();
-        assert_eq!(again.change, Change::Unchanged);
+        assert_eq!(again.change, ConfigChange::Unchanged);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::domain::scope::ScopeKind;
-use crate::domain::secrets::{self, Finding, SecretsIgnore};
+use crate::domain::secrets::{self, SecretFinding, SecretsIgnore};
 
 use super::{OpError, Project};
 
@@ -21,7 +21,7 @@ pub struct FileFinding {
     /// The file relative to the repository's work tree, when it lies inside it.
     pub repo_path: Option<String>,
     /// What was found.
-    pub finding: Finding,
+    pub finding: SecretFinding,
 }
 
 /// What a scan found.
@@ -42,7 +42,7 @@ struct Scanned {
     /// Its name in the report.
     shown: String,
     /// Its findings and size, or `None` when it is binary; the error when it could not be read.
-    found: Result<Option<(Vec<Finding>, u64)>, OpError>,
+    found: Result<Option<(Vec<SecretFinding>, u64)>, OpError>,
 }
 
 /// The scanned files: those with something to report, and the counts of the others.
@@ -61,7 +61,7 @@ impl Collected {
     /// the `(path, shown)` name that `name` gives; whether it was kept.
     fn add(
         &mut self,
-        found: Result<Option<(Vec<Finding>, u64)>, OpError>,
+        found: Result<Option<(Vec<SecretFinding>, u64)>, OpError>,
         name: impl FnOnce() -> (PathBuf, String),
     ) -> bool {
         match found {
@@ -121,7 +121,7 @@ fn scan_file(
     path: &Path,
     ignore: &SecretsIgnore,
     buffer: &mut FileBuffer,
-) -> Result<Option<(Vec<Finding>, u64)>, OpError> {
+) -> Result<Option<(Vec<SecretFinding>, u64)>, OpError> {
     buffer
         .read(path)
         .map_err(|e| OpError::io(path, e))

@@ -29,7 +29,7 @@ use super::memory::MemoryFile;
 use super::secrets::{self, SecretsIgnore};
 
 /// The rules a file broke, as shown to a user (never what matched).
-pub type Broken = BTreeSet<&'static str>;
+pub type BrokenRules = BTreeSet<&'static str>;
 
 /// The team `MEMORY.md` for its memories' index lines — the one builder of a team index, for
 /// every writer and checker of one (`teammem index`, each rebuild after a write, `check`'s
@@ -67,10 +67,10 @@ pub enum Verdict {
         /// The parsed file.
         file: Box<MemoryFile>,
         /// Warning-severity rules it hit (it still passes).
-        warnings: Broken,
+        warnings: BrokenRules,
     },
     /// The memory must not reach an agent, a commit or a teammate.
-    Withheld(Broken),
+    Withheld(BrokenRules),
 }
 
 /// The rules and accepted findings a gate applies.
@@ -116,9 +116,9 @@ impl Policy {
     /// The error-severity rules broken by `text`'s secrets and trust risks (warnings in the
     /// second set). `text` is any text an agent or a teammate would read: a path, a body, an
     /// index line.
-    pub fn text_problems(&self, text: &str) -> (Broken, Broken) {
-        let mut errors = Broken::new();
-        let mut warnings = Broken::new();
+    pub fn text_problems(&self, text: &str) -> (BrokenRules, BrokenRules) {
+        let mut errors = BrokenRules::new();
+        let mut warnings = BrokenRules::new();
         if !self.ignore.filter(secrets::scan_text(text)).is_empty() {
             errors.insert(SECRET);
         }
@@ -139,7 +139,7 @@ impl Policy {
     /// Judges one memory file: `rel` is its path relative to its scope folder, `shown` how
     /// messages name it, `bytes` its content.
     pub fn judge(&self, shown: &str, rel: &str, bytes: &[u8]) -> Verdict {
-        let mut broken = Broken::new();
+        let mut broken = BrokenRules::new();
         if self.path_has_secret(rel) {
             broken.insert(SECRET);
         }
@@ -241,12 +241,12 @@ pub fn redact_path(path: &str) -> String {
 /// no accepted fingerprints), the body put in a minimal `feedback` memory: the rules at error
 /// severity (the memory is withheld when there is any) and those at warning severity (it is
 /// delivered, made inert). What the labelled injection set is measured with.
-pub fn judge_body(body: &str) -> (Broken, Broken) {
+pub fn judge_body(body: &str) -> (BrokenRules, BrokenRules) {
     let text = format!(
         "---\nname: Corpus entry\ndescription: An entry of the labelled set\ntype: feedback\n---\n{body}\n"
     );
     match Policy::default().judge("corpus.md", "feedback/corpus.md", text.as_bytes()) {
-        Verdict::Pass { warnings, .. } => (Broken::new(), warnings),
+        Verdict::Pass { warnings, .. } => (BrokenRules::new(), warnings),
         Verdict::Withheld(errors) => {
             let (_, warnings) = Policy::default().text_problems(&text);
             (errors, warnings)
@@ -256,7 +256,7 @@ pub fn judge_body(body: &str) -> (Broken, Broken) {
 
 /// The one line that tells a user (and the agent) what was withheld: how many memories, which
 /// rules, and the command that shows them. `None` when nothing was withheld.
-pub fn withheld_line(count: usize, rules: &Broken) -> Option<String> {
+pub fn withheld_line(count: usize, rules: &BrokenRules) -> Option<String> {
     if count == 0 {
         return None;
     }
@@ -442,10 +442,10 @@ mod tests {
 
     const GOOD: &str = "---\nname: Real DB\ndescription: Tests hit a real Postgres\ntype: feedback\n---\nAlways run the tests.\n";
 
-    fn withheld(rel: &str, text: &str) -> Broken {
+    fn withheld(rel: &str, text: &str) -> BrokenRules {
         match policy().judge(rel, rel, text.as_bytes()) {
             Verdict::Withheld(b) => b,
-            Verdict::Pass { .. } => Broken::new(),
+            Verdict::Pass { .. } => BrokenRules::new(),
         }
     }
 
@@ -627,7 +627,7 @@ mod tests {
 
     #[test]
     fn the_withheld_line_names_count_and_rules_only() {
-        let rules: Broken = [SECRET, trust::ROLE_MARKER].into_iter().collect();
+        let rules: BrokenRules = [SECRET, trust::ROLE_MARKER].into_iter().collect();
         let line = withheld_line(2, &rules).unwrap_or_default();
         assert!(line.contains("2 memories"), "{line}");
         assert!(line.contains("secret, trust-role-marker"), "{line}");

@@ -14,7 +14,7 @@ use regex_automata::{Input, Span};
 use super::judge::{self, Confidence};
 use super::keywords::Keywords;
 use super::plain::{self, PlainKeyword, Reach};
-use super::rules::{Check, RULES, Rule};
+use super::rules::{Check, RULES, SecretRule};
 
 /// How far before a keyword a single-line match may start.
 const BACK: usize = 256;
@@ -209,7 +209,7 @@ impl Scanner {
         let Some(regex) = self.regex(index) else {
             return;
         };
-        let rule: &Rule = &RULES[index];
+        let rule: &SecretRule = &RULES[index];
         let bytes = text.as_bytes();
         let window = &bytes[start..end];
         let mut at = 0;
@@ -249,7 +249,7 @@ impl Scanner {
                 && (!typed || literal)
                 && bounded(bytes, s, e, rule)
                 && text.get(s..e).is_some_and(|value| {
-                    let context = judge::Context {
+                    let context = judge::JudgeContext {
                         key,
                         next: bytes.get(e).copied(),
                         before,
@@ -364,7 +364,7 @@ fn declares_a_type(between: &[u8], value: &[u8]) -> bool {
 /// A cheap look past a keyword before any window opens: an assignment needs `=`, `:`, `|` or
 /// ` is ` right after its key, a URL password needs an `@`, a rule with a probe its byte.
 /// Prose mentioning "token" or linking a page costs nothing more than this.
-fn could_match(rule: &Rule, bytes: &[u8], after: usize, separators: &mut Separators) -> bool {
+fn could_match(rule: &SecretRule, bytes: &[u8], after: usize, separators: &mut Separators) -> bool {
     let ahead = |n: usize| &bytes[after..(after + n).min(bytes.len())];
     if let Some((offset, byte)) = rule.probe {
         return bytes.get(after + offset) == Some(&byte);
@@ -730,7 +730,7 @@ fn first_separator(bytes: &[u8], from: usize, to: usize) -> Option<usize> {
 }
 
 /// Refuses a match that is the middle of a longer token.
-fn bounded(bytes: &[u8], start: usize, end: usize, rule: &Rule) -> bool {
+fn bounded(bytes: &[u8], start: usize, end: usize, rule: &SecretRule) -> bool {
     let before = start > 0
         && judge::continues_before(rule.tail, bytes[start - 1])
         && judge::continues(rule.tail, bytes[start]);
@@ -902,7 +902,7 @@ fn table_cells(text: &str, busy: &[Range<usize>], out: &mut Vec<(RawFinding, Con
 /// Judges one table cell under the column `key` (see [`table_cells`]).
 fn judge_cell(
     text: &str,
-    rule: &Rule,
+    rule: &SecretRule,
     rule_index: usize,
     key: &str,
     start: usize,
@@ -922,7 +922,7 @@ fn judge_cell(
     if value.is_empty() || value.contains(char::is_whitespace) || value.len() > 200 {
         return;
     }
-    let context = judge::Context {
+    let context = judge::JudgeContext {
         key,
         next: None,
         before: "",

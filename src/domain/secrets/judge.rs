@@ -2,7 +2,7 @@
 //! an environment reference, a redacted form, an identifier).
 
 use super::decode::{self, OpenSshKey};
-use super::rules::{Check, Rule, Tail};
+use super::rules::{Check, SecretRule, Tail};
 
 /// Shannon entropy of `s` in bits per char.
 pub(crate) fn entropy(s: &str) -> f64 {
@@ -1174,7 +1174,7 @@ fn names_an_api_key(words: &[String]) -> bool {
 }
 
 /// Judges a generic `key = value` assignment.
-pub(crate) fn is_generic_secret(value: &str, context: &Context, min_entropy: f64) -> bool {
+pub(crate) fn is_generic_secret(value: &str, context: &JudgeContext, min_entropy: f64) -> bool {
     let declared = declared_name(context.key);
     let key = declared.to_ascii_lowercase();
     let words = key_words(declared);
@@ -1400,7 +1400,7 @@ const NOT_PROSE_NOUNS: &[&str] = &[
 
 /// Judges a password given in prose or a build script ([`Check::Prose`]): a quoted literal
 /// of 6 chars or more that is no stand-in, name or path, or a bare value that looks random.
-pub(crate) fn is_prose_password(value: &str, context: &Context, min_entropy: f64) -> bool {
+pub(crate) fn is_prose_password(value: &str, context: &JudgeContext, min_entropy: f64) -> bool {
     // The rule's regex bounds no length (bounded repeats cost lazy-DFA states): a key runs
     // at most a few words to its verb, a value at most 200 chars.
     if context.key.len() > 64 || value.len() > 200 {
@@ -1526,7 +1526,7 @@ const PROSE_TAIL_NOUNS: &[&str] = &[
 /// secret word is judged like an assignment's key, the words after it must not name a
 /// property of the secret, and the value must look random (it is judged as a bare value even
 /// when quoted: prose quotes names and labels as often as secrets).
-pub(crate) fn is_prose_secret(value: &str, context: &Context, min_entropy: f64) -> bool {
+pub(crate) fn is_prose_secret(value: &str, context: &JudgeContext, min_entropy: f64) -> bool {
     // The rule's regex bounds no length (bounded repeats cost NFA and lazy-DFA states).
     if context.key.len() > 120
         || value.len() > 200
@@ -1567,7 +1567,7 @@ pub(crate) fn is_prose_secret(value: &str, context: &Context, min_entropy: f64) 
     if is_standin(&value.trim_end_matches(['.', '!', '?']).to_ascii_lowercase()) {
         return false;
     }
-    let bare = Context {
+    let bare = JudgeContext {
         key: head,
         quoted: false,
         assigned: false,
@@ -1788,7 +1788,7 @@ pub(crate) enum Confidence {
 
 /// What the judge knows about a match beyond its value.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Context<'a> {
+pub(crate) struct JudgeContext<'a> {
     /// The assigned name (generic rule), the header's scheme, or empty.
     pub key: &'a str,
     /// The byte after the value.
@@ -1804,7 +1804,7 @@ pub(crate) struct Context<'a> {
 }
 
 /// Judges one match of `rule`: `secret` is the captured value.
-pub(crate) fn judge(rule: &Rule, secret: &str, context: &Context) -> Option<Confidence> {
+pub(crate) fn judge(rule: &SecretRule, secret: &str, context: &JudgeContext) -> Option<Confidence> {
     // Plain words in plain prose (no quote, no `=`, no mark after them) are not a secret,
     // except where a rule says they may be one; the keyword search skips plain prose on this
     // ground (`plain.rs`).

@@ -33,7 +33,7 @@ pub const IGNORE_FILE: &str = ".secretsignore";
 
 /// A secret found in a text.
 #[derive(Debug, Clone)]
-pub struct Finding {
+pub struct SecretFinding {
     /// Stable rule id, e.g. `github-pat`.
     pub rule: &'static str,
     /// Human label, e.g. `GitHub personal access token`.
@@ -46,11 +46,11 @@ pub struct Finding {
     pub start: usize,
     /// End of the secret's byte range in the scanned text.
     pub end: usize,
-    /// The secret itself; never print it, show [`Finding::redacted`].
+    /// The secret itself; never print it, show [`SecretFinding::redacted`].
     pub secret: SecretString,
 }
 
-impl Finding {
+impl SecretFinding {
     /// The secret as it may be shown: at most its first 4 and last 2 chars, and never more than
     /// a quarter of it, around `…`.
     pub fn redacted(&self) -> String {
@@ -64,7 +64,7 @@ impl Finding {
     }
 }
 
-/// The fingerprint of `secret` found by rule `rule` (see `Finding::fingerprint`).
+/// The fingerprint of `secret` found by rule `rule` (see `SecretFinding::fingerprint`).
 pub fn fingerprint(rule: &str, secret: &str) -> String {
     let mut hasher = Sha256::new();
     hasher.update(rule.as_bytes());
@@ -95,7 +95,7 @@ fn scanner() -> &'static engine::Scanner {
 }
 
 /// Every secret in `text`, in order. Lines holding `teammem:allow` are skipped.
-pub fn scan_text(text: &str) -> Vec<Finding> {
+pub fn scan_text(text: &str) -> Vec<SecretFinding> {
     let raw = scanner().find(text);
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(raw.len());
@@ -117,7 +117,7 @@ pub fn scan_text(text: &str) -> Vec<Finding> {
             continue;
         }
         let rule = &rules::RULES[f.rule];
-        out.push(Finding {
+        out.push(SecretFinding {
             rule: rule.id,
             label: rule.label,
             line,
@@ -167,7 +167,7 @@ pub fn decode_text(bytes: &[u8]) -> Option<Cow<'_, str>> {
 
 /// Every secret in file bytes, or `None` when they look binary. Byte ranges refer to the
 /// decoded text (see [`decode_text`]), which is the bytes themselves for valid UTF-8.
-pub fn scan_bytes(bytes: &[u8]) -> Option<Vec<Finding>> {
+pub fn scan_bytes(bytes: &[u8]) -> Option<Vec<SecretFinding>> {
     decode_text(bytes).map(|text| scan_text(&text))
 }
 
@@ -245,12 +245,12 @@ impl SecretsIgnore {
     }
 
     /// Whether the finding was accepted.
-    pub fn allows(&self, finding: &Finding) -> bool {
+    pub fn allows(&self, finding: &SecretFinding) -> bool {
         self.fingerprints.contains(&finding.fingerprint())
     }
 
     /// The findings that were not accepted.
-    pub fn filter(&self, findings: Vec<Finding>) -> Vec<Finding> {
+    pub fn filter(&self, findings: Vec<SecretFinding>) -> Vec<SecretFinding> {
         if self.fingerprints.is_empty() {
             return findings;
         }

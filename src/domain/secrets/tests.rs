@@ -1,4 +1,4 @@
-//! Rule-by-rule tests: generated positives for every rule, hard negatives, placeholders, CRLF,
+//! SecretRule-by-rule tests: generated positives for every rule, hard negatives, placeholders, CRLF,
 //! non-ASCII neighbours, overlaps and the adversarial inputs.
 
 use secrecy::ExposeSecret;
@@ -60,7 +60,7 @@ fn expand(template: &str, rng: &mut Rng) -> (String, std::ops::Range<usize>) {
     (out, range)
 }
 
-fn ids(findings: &[Finding]) -> Vec<&'static str> {
+fn ids(findings: &[SecretFinding]) -> Vec<&'static str> {
     findings.iter().map(|f| f.rule).collect()
 }
 

@@ -241,14 +241,14 @@ pub fn check_range(repo: &Repository, base: &str, head: &str) -> Result<CheckRep
         head_id,
         &walked,
         format!("{base}..{head}"),
-        MemoryReferences::Report,
+        ReferenceReport::Report,
     )
 }
 
 /// Whether a check reports the team memories whose paths the change deletes or renames
 /// (rule `memory-reference`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MemoryReferences {
+pub enum ReferenceReport {
     /// Always: a pull request's check and review.
     Report,
     /// Only when a configuration names the rule: the local hooks, where deleting a file
@@ -263,7 +263,7 @@ pub fn check_history(
     head_id: Oid,
     walked: &RangeHistory,
     source: String,
-    memory_references: MemoryReferences,
+    memory_references: ReferenceReport,
 ) -> Result<CheckReport, OpError> {
     let base_files = team_files::at_revision(repo, &base_id.to_string(), TEAM_DIR)?.files;
     let (config, config_problem) = config_from(&base_files);
@@ -274,7 +274,7 @@ pub fn check_history(
     let final_files = head_read.files;
     let accepted = accepted_secrets(&base_files);
     let files_checked = check_changes(repo, &mut out, walked, &final_files, &accepted)?;
-    if memory_references == MemoryReferences::Report || config.configured(MEMORY_REFERENCE) {
+    if memory_references == ReferenceReport::Report || config.configured(MEMORY_REFERENCE) {
         references::in_range(repo, &mut out, base_id, head_id, &final_files)?;
     }
     let mut report = CheckReport::new(source, files_checked, out.list);
@@ -356,7 +356,7 @@ pub fn check_new_commits(repo: &Repository, updates: &[RefUpdate]) -> Result<Che
                     id,
                     &walked,
                     String::new(),
-                    MemoryReferences::WhenConfigured,
+                    ReferenceReport::WhenConfigured,
                 )?
             }
             Err(_) => root_commit_report(repo, id)?,

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use crate::domain::store;
 use crate::git::plain::{hex, object_id};
 
-use super::cache::{Change, Changes};
+use super::cache::{CacheChange, Changes};
 
 /// The file's name in the git folder.
 pub(super) const FILE_NAME: &str = "teammem-mcp-ages";
@@ -69,7 +69,7 @@ pub(super) fn load(git_dir: &Path, head: &str, key: &str) -> Option<Changes> {
     for _ in 0..commits {
         let (commit, rest) = lines.next()?.split_once(' ')?;
         let (time, author) = rest.split_once(' ')?;
-        changes.push(Arc::new(Change {
+        changes.push(Arc::new(CacheChange {
             commit: object_id(commit)?,
             time: time.parse().ok()?,
             author: author.to_string(),
@@ -92,8 +92,8 @@ pub(super) fn load(git_dir: &Path, head: &str, key: &str) -> Option<Changes> {
 /// Keeps `changes`, found at `head` under `key`, for the next server. Best effort: a folder
 /// that cannot be written, or a path or name that cannot sit on one line, keeps nothing.
 pub(super) fn store(git_dir: &Path, head: &str, key: &str, changes: &Changes) {
-    let mut commits: Vec<&Arc<Change>> = Vec::new();
-    let mut index: HashMap<*const Change, usize> = HashMap::new();
+    let mut commits: Vec<&Arc<CacheChange>> = Vec::new();
+    let mut index: HashMap<*const CacheChange, usize> = HashMap::new();
     let mut files: Vec<(&String, &[u8; 20], usize)> = Vec::with_capacity(changes.len());
     for (path, (blob, change)) in changes {
         if path.contains('\n') || change.author.contains('\n') {
@@ -159,12 +159,12 @@ mod tests {
     use super::*;
 
     fn sample() -> Changes {
-        let alice = Arc::new(Change {
+        let alice = Arc::new(CacheChange {
             commit: [1; 20],
             time: 1_000,
             author: "Alice Ñ".into(),
         });
-        let bob = Arc::new(Change {
+        let bob = Arc::new(CacheChange {
             commit: [2; 20],
             time: 2_000,
             author: "Bob".into(),

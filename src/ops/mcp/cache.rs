@@ -36,7 +36,7 @@ pub struct Freshness {
 
 /// The last commit that changed a memory: what its age line says.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct Change {
+pub(super) struct CacheChange {
     /// The commit's id.
     pub(super) commit: [u8; 20],
     /// Author time, seconds since the Unix epoch (what `git log` shows).
@@ -47,7 +47,7 @@ pub(super) struct Change {
 
 /// Path (relative to the repository root) → the blob the commit holds there and the last
 /// commit that changed it, for every file the commit holds below the memory folders.
-pub(super) type Changes = HashMap<String, ([u8; 20], Arc<Change>)>;
+pub(super) type Changes = HashMap<String, ([u8; 20], Arc<CacheChange>)>;
 
 /// Where `HEAD` was when the book was filled.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,13 +159,13 @@ impl FreshnessBook {
             Tip::Git(Some(id)) => Some(*id),
         };
         if let (Some(start), Some(repo)) = (start, book.repo.as_ref()) {
-            let mut commits: HashMap<Oid, Arc<Change>> = HashMap::new();
+            let mut commits: HashMap<Oid, Arc<CacheChange>> = HashMap::new();
             for dir in &self.dirs {
                 for (path, (blob, change)) in history_below(repo, start, dir) {
                     let change = commits
                         .entry(change.commit)
                         .or_insert_with(|| {
-                            Arc::new(Change {
+                            Arc::new(CacheChange {
                                 commit: oid_bytes(change.commit),
                                 time: change.time,
                                 author: change.author.clone(),
@@ -648,7 +648,7 @@ mod tests {
             panic!("a plain repository");
         };
         let key = ages_file::key(&git_dir, &[".qwen/team-memory".to_string()]);
-        let kept = Arc::new(Change {
+        let kept = Arc::new(CacheChange {
             commit: [7; 20],
             time: 42,
             author: "Kept Author".into(),

@@ -1,7 +1,7 @@
 //! The checks between an agent talking MCP and the memory folders that are MCP's own: every
 //! memory it is asked to save passes [`judge`] on each field, which names the field's line and
 //! the kind of secret or risk (never the matched text) so the agent can fix a refused save; and
-//! the one line ([`Withheld`]) said in place of a memory the gate kept from the agent.
+//! the one line ([`WithheldFromAgent`]) said in place of a memory the gate kept from the agent.
 //!
 //! What an agent may read is not decided here: search hits, reads and list lines go through
 //! session start's reader, [`crate::ops::guard::agent_view`]. The rules [`judge`] applies are
@@ -55,14 +55,14 @@ pub fn judge(policy: &Policy, text: &str) -> Vec<Problem> {
 
 /// A memory the gate kept from the agent, reported in one line without its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Withheld {
+pub struct WithheldFromAgent {
     /// The memory's id as the agent would name it, secrets in it redacted.
     pub id: String,
     /// The rules it failed, each once, in the order found; or why it could not be read.
     pub reasons: Vec<String>,
 }
 
-impl Withheld {
+impl WithheldFromAgent {
     /// The one line the agent sees in place of the memory.
     pub fn line(&self) -> String {
         format!(
@@ -74,8 +74,8 @@ impl Withheld {
 }
 
 /// The withheld line for a file that is not a readable memory.
-pub fn unreadable(id: &str) -> Withheld {
-    Withheld {
+pub fn unreadable(id: &str) -> WithheldFromAgent {
+    WithheldFromAgent {
         id: secrets::redact_text(id),
         reasons: vec!["not a readable memory file".into()],
     }

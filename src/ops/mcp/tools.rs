@@ -25,7 +25,7 @@ use crate::ops::sync::{self, SyncOptions};
 use crate::ops::{OpError, Project, forget, recall, references};
 
 use super::cache::{Freshness, FreshnessBook, PolicyBook};
-use super::gate::{self, Withheld};
+use super::gate::{self, WithheldFromAgent};
 use super::input::{self, Arguments, BadInput};
 use super::live::LiveIndex;
 
@@ -251,7 +251,7 @@ impl MemoryDoor {
         scope: ScopeKind,
         rel: &str,
         bytes: &[u8],
-    ) -> Result<guard::AgentMemory, Withheld> {
+    ) -> Result<guard::AgentMemory, WithheldFromAgent> {
         let id = format!("{scope}:{rel}");
         let shown = format!("{}{rel}", self.project.shown_prefix(scope));
         guard::agent_view(policy, &id, &shown, rel, bytes)
@@ -292,7 +292,7 @@ impl MemoryDoor {
         // freshness is told about.
         let started = Instant::now();
         let policy = self.policy();
-        let mut withheld: Vec<Withheld> = Vec::new();
+        let mut withheld: Vec<WithheldFromAgent> = Vec::new();
         let mut shown = Vec::new();
         for hit in &found.hits {
             let id = format!("{}:{}", hit.scope, hit.id);
@@ -403,7 +403,7 @@ impl MemoryDoor {
         args.finish()?;
         let (scope, path) = self.locate(&text, &id)?;
         let shown_id = format!("{scope}:{}", id.path);
-        let withheld = |w: Withheld| Reply::text(w.line());
+        let withheld = |w: WithheldFromAgent| Reply::text(w.line());
         let bytes = store::read_capped(&path).map_err(OpError::from)?;
         if bytes.len() > MAX_FILE_BYTES {
             return Ok(withheld(gate::unreadable(&shown_id)));
@@ -860,9 +860,9 @@ fn attribute(text: &str) -> String {
 fn withheld_line(
     policy: &Policy,
     id: &str,
-    rules: &crate::domain::gate::Broken,
+    rules: &crate::domain::gate::BrokenRules,
     bytes: &[u8],
-) -> Withheld {
+) -> WithheldFromAgent {
     let mut reasons: Vec<String> = Vec::new();
     for rule in rules {
         match *rule {
@@ -888,13 +888,13 @@ fn withheld_line(
             other => reasons.push(other.to_string()),
         }
     }
-    Withheld {
+    WithheldFromAgent {
         id: secrets::redact_text(id),
         reasons,
     }
 }
 
-fn push_withheld(text: &mut String, withheld: &[Withheld]) {
+fn push_withheld(text: &mut String, withheld: &[WithheldFromAgent]) {
     for w in withheld {
         text.push('\n');
         text.push_str(&w.line());

@@ -22,7 +22,7 @@ use crate::git::folder_history::{self, CommitInfo, RevisionChange};
 use crate::git::history;
 use crate::git::team_files::{self, MODE_SYMLINK};
 
-use super::check::{MemoryReferences, Source, check_history};
+use super::check::{ReferenceReport, Source, check_history};
 use super::{OpError, Project};
 
 /// Counts shown at the top.
@@ -200,7 +200,7 @@ pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review,
         head_id,
         &walked,
         format!("{base}..{head}"),
-        MemoryReferences::Report,
+        ReferenceReport::Report,
     )?;
     let mut touched: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
     for change in &walked.changes {

@@ -65,7 +65,10 @@ pub fn shown(project: &Project, qwen_hook: bool) -> Shown {
 /// The line for team memories the gate withholds while Qwen Code shows the team index
 /// itself: Qwen Code's index still lists them, which teammem cannot prevent on the current
 /// branch; branch mode keeps them out of the folder Qwen Code reads.
-pub fn qwen_withheld_line(count: usize, rules: &crate::domain::gate::Broken) -> Option<String> {
+pub fn qwen_withheld_line(
+    count: usize,
+    rules: &crate::domain::gate::BrokenRules,
+) -> Option<String> {
     let line = crate::domain::gate::withheld_line(count, rules)?;
     Some(format!(
         "{line} Qwen Code's own team index (.qwen/team-memory/MEMORY.md) still lists {} — do \

@@ -184,7 +184,7 @@ fn finish_full(project: &Project, shown: &coexist::Shown, sync_line: &str, built
     if shown.team_by_qwen {
         let (policy, _) = guard::policy(project);
         if let Ok(team) = gate_cache::gate_scope(project, ScopeKind::Team, &policy) {
-            let mut rules = gate::Broken::new();
+            let mut rules = gate::BrokenRules::new();
             for broken in team.withheld.values() {
                 rules.extend(broken.iter().copied());
             }

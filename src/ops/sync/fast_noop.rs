@@ -25,7 +25,7 @@ use git2::Repository;
 use crate::domain::scope::{ScopeKind, TEAM_DIR};
 use crate::domain::store;
 use crate::git::memory_branch::{self, DEFAULT_BRANCH, MemoryBranch, PROPOSALS_PREFIX};
-use crate::git::noop_record::{self, NoopRecord, Stamp};
+use crate::git::noop_record::{self, NoopRecord, RecordedFile};
 use crate::git::plain::{self, Config, PlainRepo};
 use crate::git::plain_remote::{self, NetRemote};
 use crate::git::remote::Transport;
@@ -243,7 +243,7 @@ fn folder_unchanged(workdir: &Path, record: &NoopRecord) -> Option<bool> {
 }
 
 /// Whether a regular file holds the blob recorded for it.
-fn same_content(workdir: &Path, stamp: &Stamp, blob: Option<&str>) -> bool {
+fn same_content(workdir: &Path, stamp: &RecordedFile, blob: Option<&str>) -> bool {
     const REGULAR: u32 = 0o100000;
     let Some(blob) = blob else { return false };
     if stamp.mode & 0o170000 != REGULAR {
