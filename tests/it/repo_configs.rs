@@ -267,3 +267,48 @@ fn a_partial_clone_fetches_the_team_blobs_it_lacks() {
         String::from_utf8_lossy(&fsck.stderr)
     );
 }
+
+/// Branch mode in a partial clone: `init --branch` and the first sync read the memory branch's
+/// files, which the clone lacks before any fetch round; git fetches them within the budget, and
+/// the memory crosses both ways with a teammate using the git CLI alone.
+#[test]
+fn a_partial_clone_in_branch_mode_shares_both_ways_from_its_first_sync() {
+    use crate::common::branch_team::{self, BranchTeam};
+    let team = BranchTeam::new();
+    team.sb
+        .git(&team.remote, ["config", "uploadpack.allowFilter", "true"]);
+    team.sb.git(
+        &team.remote,
+        ["config", "uploadpack.allowAnySHA1InWant", "true"],
+    );
+    team.sb.git(
+        team.sb.path(),
+        ["clone", "-q", "--filter=blob:none", &team.url, "partial"],
+    );
+    let me = team.sb.path().join("partial");
+    team.teammem(&me, &["init", "--branch"], 0);
+    assert!(branch_team::has_memory(&me, "project", "seeded"));
+
+    team.sb.git(
+        team.sb.path(),
+        ["clone", "-q", "-b", "team-memory", &team.url, "mate"],
+    );
+    let mate = team.sb.path().join("mate");
+    branch_team::write_memory(&mate, "project", "mate-partial", "From the teammate.\n");
+    team.sb.git(&mate, ["add", "-A"]);
+    team.sb.git(&mate, ["commit", "-q", "-m", "mate: a memory"]);
+    team.sb.git(&mate, ["push", "-q", "origin", "team-memory"]);
+
+    branch_team::write_memory(&me, "feedback", "me-partial", "From the partial clone.\n");
+    let before = branch_team::outside(&team.sb, &me);
+    let report = team.sync(&me);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert_eq!(report["committed"], true, "{report:#}");
+    assert_eq!(report["pulled"], true, "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert!(branch_team::has_memory(&me, "project", "mate-partial"));
+    branch_team::assert_untouched(&team.sb, &me, &before);
+
+    team.sb.git(&mate, ["pull", "-q", "--ff-only"]);
+    assert!(branch_team::has_memory(&mate, "feedback", "me-partial"));
+}
