@@ -179,6 +179,46 @@ fn an_ignored_team_folder_is_never_half_published() {
     );
     assert_eq!(team.sb.git(&team.me, ["status", "--porcelain"]), "");
 
+    // `check` finds it too, naming the same rule and lines: an error on the folder at HEAD; in
+    // the pre-commit check an error for a commit touching the folder, else a warning.
+    let all = team
+        .sb
+        .teammem(&team.me, ["check", "--all", "--format", "json"]);
+    all.expect_code(1);
+    let finding = ignored_finding(&all.stdout);
+    assert_eq!(finding["severity"], "error", "{finding:#}");
+    assert_eq!(finding["path"], format!("{TEAM}/"));
+    let message = finding["message"].as_str().unwrap();
+    assert!(message.contains("`.gitignore:1:.qwen/`"), "{message}");
+    assert!(
+        message.ends_with(
+            "commit it:\n!/.qwen/\n/.qwen/*\n!/.qwen/team-memory/\n!/.qwen/team-memory/**"
+        ),
+        "{message}"
+    );
+    let staged = team
+        .sb
+        .teammem(&team.me, ["check", "--staged", "--format", "json"]);
+    staged.expect_code(0);
+    assert_eq!(ignored_finding(&staged.stdout)["severity"], "warning");
+    team.sb.git(
+        &team.me,
+        ["add", "-f", &format!("{TEAM}/project/bobs-new-memory.md")],
+    );
+    let staged = team
+        .sb
+        .teammem(&team.me, ["check", "--staged", "--format", "json"]);
+    assert_eq!(ignored_finding(&staged.stdout)["severity"], "error");
+    team.sb.git(
+        &team.me,
+        [
+            "rm",
+            "-q",
+            "--cached",
+            &format!("{TEAM}/project/bobs-new-memory.md"),
+        ],
+    );
+
     // The advice works: with those lines committed, the next sync publishes the memory.
     let lines = "!/.qwen/\n/.qwen/*\n!/.qwen/team-memory/\n!/.qwen/team-memory/**\n";
     crate::common::write(&team.me.join(".gitignore"), &format!(".qwen/\n{lines}"));
@@ -190,6 +230,24 @@ fn an_ignored_team_folder_is_never_half_published() {
     assert_eq!(report["pushed"], true, "{report:#}");
     let remote = files_at(&team.sb, &team.bare, "main");
     assert!(remote.contains("project/bobs-new-memory.md"), "{remote}");
+    let all = team.sb.teammem(&team.me, ["check", "--all"]);
+    assert!(
+        !all.stdout.contains("team-folder-ignored"),
+        "{}",
+        all.stdout
+    );
+}
+
+/// The `team-folder-ignored` finding of a `check --format json` report.
+fn ignored_finding(json: &str) -> serde_json::Value {
+    let report: serde_json::Value = serde_json::from_str(json).unwrap();
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "team-folder-ignored")
+        .unwrap_or_else(|| panic!("no team-folder-ignored finding: {report:#}"))
+        .clone()
 }
 
 /// `git rm --cached` of a team memory is never silently undone: a sync that would commit

@@ -1238,16 +1238,11 @@ fn ignored_memories(
 /// Names the ignored memories, the rule that ignores them and the exact `.gitignore` lines
 /// that publish them (the same `teammem init --fix-gitignore` writes).
 fn ignored_warning(repo: &Repository, ignored: &[String]) -> String {
-    let rule = crate::git::ignore_rule::rule_for(repo, &ignored[0])
-        .map(|r| format!("the rule `{r}`"))
-        .unwrap_or_else(|| "an ignore rule".to_string());
-    let qwen_ignored = repo.is_path_ignored(".qwen/").unwrap_or(false);
-    let lines = crate::ops::init::gitignore_fix(qwen_ignored)[1..].join("\n");
     format!(
-        "not published, and left out of MEMORY.md: {} — git ignores {} in this clone \
-         ({rule}); to share them, add these lines at the end of .gitignore and commit it:\n{lines}",
+        "not published, and left out of MEMORY.md: {} — git ignores {} in this clone {}",
         ignored.join(", "),
         if ignored.len() == 1 { "it" } else { "them" },
+        crate::ops::init::ignored_advice(repo, &ignored[0]),
     )
 }
 
