@@ -370,3 +370,50 @@ fn a_partial_clone_in_branch_mode_shares_both_ways_from_its_first_sync() {
     team.sb.git(&mate, ["pull", "-q", "--ff-only"]);
     assert!(branch_team::has_memory(&mate, "feedback", "me-partial"));
 }
+
+/// `core.autocrlf=true` and a `.gitattributes` `text=auto eol=crlf`: a fast-forward checks
+/// `MEMORY.md` out with CRLF; the next sync regenerates the same lines and leaves the file as
+/// git wrote it, so `git status` stays empty sync after sync.
+#[test]
+fn crlf_line_endings_leave_no_status_noise_sync_after_sync() {
+    let team = Team::new();
+    crate::common::write(&team.mate.join(".gitattributes"), "* text=auto eol=crlf\n");
+    team.sb.git(&team.mate, ["add", ".gitattributes"]);
+    team.sb
+        .git(&team.mate, ["commit", "-q", "-m", "line endings"]);
+    team.sb.git(&team.mate, ["push", "-q", "origin", "main"]);
+    team.sb.git(&team.me, ["config", "core.autocrlf", "true"]);
+    team.sb.git(&team.me, ["pull", "-q", "--ff-only"]);
+
+    for round in 1..=3 {
+        // The teammate uses git alone: their commit leaves MEMORY.md as it was.
+        team.sb.git(&team.mate, ["pull", "-q", "--ff-only"]);
+        write_memory(
+            &team.mate,
+            "project",
+            &format!("mate-crlf-{round}"),
+            "Theirs.\n",
+        );
+        team.sb.git(&team.mate, ["add", "-A"]);
+        team.sb
+            .git(&team.mate, ["commit", "-q", "-m", "mate: a memory"]);
+        team.sb.git(&team.mate, ["push", "-q", "origin", "main"]);
+        if round != 2 {
+            write_memory(&team.me, "feedback", &format!("me-crlf-{round}"), "Mine.\n");
+        }
+        let report = sync_json(&team.sb, &team.me, &[], &[]);
+        assert_eq!(reason(&report), "", "round {round}: {report:#}");
+        assert_eq!(report["pulled"], true, "round {round}: {report:#}");
+        assert_eq!(
+            team.sb.git(&team.me, ["status", "--porcelain"]),
+            "",
+            "round {round}"
+        );
+    }
+    let index = std::fs::read(team.me.join(TEAM).join("MEMORY.md")).unwrap();
+    let index = String::from_utf8(index).unwrap().replace("\r\n", "\n");
+    assert!(
+        index.contains("mate-crlf-3.md") && index.contains("me-crlf-3.md"),
+        "{index}"
+    );
+}

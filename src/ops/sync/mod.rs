@@ -1261,10 +1261,31 @@ pub(crate) fn regenerate_index(
         .into_iter()
         .filter(|e| !held_back.contains(&format!("{team_prefix}{}", e.path)));
     let text = crate::domain::gate::team_index_md(kept, Some(policy));
-    if team_dir.is_dir() {
+    if team_dir.is_dir() && !same_lines_as_checked_out(&team_dir.join(INDEX_FILE), &text) {
         store::write_index_unsynced(team_dir, &text)?;
     }
     Ok(())
+}
+
+/// Whether `path` holds `text` with CRLF line endings, as git checks it out under
+/// `core.autocrlf=true` or a `.gitattributes` `eol=crlf`: such a file is left as it is.
+/// Rewritten with LF it would hold the same blob but change size, and `git status` would show
+/// it modified (git trusts a size change without reading the file) with no difference.
+fn same_lines_as_checked_out(path: &Path, text: &str) -> bool {
+    let Ok(old) = std::fs::read(path) else {
+        return false;
+    };
+    old.contains(&b'\r') && old.len() == text.len() + text.matches('\n').count() && {
+        let mut normalised = Vec::with_capacity(old.len());
+        let mut rest = old.as_slice();
+        while let Some(at) = rest.windows(2).position(|w| w == b"\r\n") {
+            normalised.extend_from_slice(&rest[..at]);
+            normalised.push(b'\n');
+            rest = &rest[at + 2..];
+        }
+        normalised.extend_from_slice(rest);
+        normalised == text.as_bytes()
+    }
 }
 
 /// Removes the temp files (`.<name>.<pid>[-n].tmp`) that an atomic write leaves when its process is
