@@ -430,7 +430,8 @@ fn record_folder(
             outcome.commit_refused = true;
             outcome.warnings.push(format!(
                 "commit.gpgsign is on but the memory-branch commit could not be signed ({why}); \
-                 nothing was recorded"
+                 nothing was recorded{}",
+                sync::SIGNING_FIX
             ));
             return Ok(Recording::new(false, None, held_back));
         }
@@ -457,7 +458,8 @@ fn land(
         outcome.commit_refused = true;
         outcome.warnings.push(format!(
             "commit.gpgsign is on but the merge of the memory branch could not be signed \
-             ({why}); nothing was merged"
+             ({why}); nothing was merged{}",
+            sync::SIGNING_FIX
         ));
         return Ok(false);
     }

@@ -1195,7 +1195,7 @@ pub fn commit_team_changes(
             outcome.commit_refused = true;
             outcome.warnings.push(format!(
                 "commit.gpgsign is on but the sync commit could not be signed ({why}); nothing \
-                 was committed"
+                 was committed{SIGNING_FIX}"
             ));
         }
     }
@@ -1245,6 +1245,10 @@ fn ignored_warning(repo: &Repository, ignored: &[String]) -> String {
         crate::ops::init::ignored_advice(repo, &ignored[0]),
     )
 }
+
+/// What a user does when a commit could not be signed, said after every such refusal.
+pub(crate) const SIGNING_FIX: &str = "; fix the key git signs with (`git config user.signingkey`), \
+     or turn signing off in this repository with `git config commit.gpgsign false`";
 
 /// Rewrites `MEMORY.md` from the memories on disk as Qwen Code would, leaving quarantined files
 /// out (they are not committed) and any line that would carry a secret: a teammate's pulled
