@@ -56,6 +56,7 @@ mod recall_live;
 mod references;
 mod repo_configs;
 mod repo_discovery;
+mod repo_matrix;
 mod review;
 mod scopes;
 mod secrets_guard;
