@@ -80,6 +80,8 @@ pub const CONFIG_CHANGED: &str = "config-changed";
 pub const CONFIG_INVALID: &str = "config-invalid";
 /// A repository configuration setting that would loosen the gate, ignored.
 pub const CONFIG_IGNORED: &str = "config-ignored";
+/// git ignores the team folder in this clone, so a memory added here is never published.
+pub const TEAM_FOLDER_IGNORED: &str = "team-folder-ignored";
 
 /// The user's own configuration, in the memory base folder (`$QWEN_CODE_MEMORY_BASE_DIR` or
 /// `~/.qwen`), outside every repository: the one place a rule can be loosened.
@@ -176,6 +178,12 @@ pub const RULES: &[Rule] = &[
         summary: "A setting of the repository's check configuration that would loosen the gate was ignored",
         help: "A file in the repository can only add rules or raise severities; loosen a rule in your own ~/.qwen/teammem-check.json, or accept one finding with `teammem:allow` or a .secretsignore fingerprint.",
         default_severity: Severity::Warning,
+    },
+    Rule {
+        id: TEAM_FOLDER_IGNORED,
+        summary: "git ignores the team memory folder in this clone, so memories added here are never published",
+        help: "Add the lines the message gives at the end of .gitignore and commit it (`teammem init --fix-gitignore` writes them).",
+        default_severity: Severity::Error,
     },
     Rule {
         id: trust::HIDDEN_CHARACTER,

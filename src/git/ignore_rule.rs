@@ -6,8 +6,32 @@ use std::time::Duration;
 
 use git2::Repository;
 
+use super::GitError;
 use super::cli::{local_command, run_local};
 use super::remote::Deadline;
+use crate::domain::memory::MemoryType;
+use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
+
+/// A path in the team folder that git ignores in this clone — its `MEMORY.md`, or a memory
+/// in any type folder (probed as `<type>/memory.md`) — or `None` when git sees them all. Rules
+/// only: a file git already tracks counts as ignored when a rule matches it, as it does for
+/// every new memory beside it.
+pub fn ignored_team_path(repo: &Repository) -> Result<Option<String>, GitError> {
+    let probes = std::iter::once(format!("{TEAM_DIR}/{INDEX_FILE}")).chain(
+        MemoryType::ALL
+            .iter()
+            .map(|kind| format!("{TEAM_DIR}/{kind}/memory.md")),
+    );
+    for probe in probes {
+        let ignored = repo
+            .is_path_ignored(&probe)
+            .map_err(|e| GitError::git(format!("checking whether git ignores {probe}"), e))?;
+        if ignored {
+            return Ok(Some(probe));
+        }
+    }
+    Ok(None)
+}
 
 /// The rule ignoring `path` (relative to the work tree) as git prints it —
 /// `.gitignore:3:.qwen/` — or `None` when no rule does or git cannot be run.

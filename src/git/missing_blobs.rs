@@ -31,8 +31,9 @@ pub fn is_partial_clone(repo: &Repository) -> bool {
     found
 }
 
-/// Makes sure every blob under `dir` in the trees of `commits` is in the object database,
-/// fetching the missing ones through git. Nothing to do outside a partial clone.
+/// Makes sure every blob under `dir` in the trees of `commits`, and of their merge bases (a
+/// merge of two tips reads the base version of a file both changed), is in the object
+/// database, fetching the missing ones through git. Nothing to do outside a partial clone.
 pub fn fetch_missing(
     repo: &Repository,
     commits: &[Oid],
@@ -45,8 +46,16 @@ pub fn fetch_missing(
     let odb = repo
         .odb()
         .map_err(|e| NetFailure::failed(format!("opening the object database: {}", e.message())))?;
+    let mut all: BTreeSet<Oid> = commits.iter().copied().collect();
+    for (i, &a) in commits.iter().enumerate() {
+        for &b in &commits[i + 1..] {
+            if a != b {
+                all.extend(repo.merge_base(a, b).ok());
+            }
+        }
+    }
     let mut missing = BTreeSet::new();
-    for &commit in commits {
+    for commit in all {
         let tree = repo.find_commit(commit).and_then(|c| c.tree());
         let Ok(tree) = tree else { continue };
         let files = status::tree_files(repo, Some(&tree), dir)

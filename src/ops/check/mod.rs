@@ -16,7 +16,8 @@ use serde::Serialize;
 
 use crate::domain::check::{
     self, CONFIG_CHANGED, CONFIG_FILE, CONFIG_IGNORED, CONFIG_INVALID, CheckConfig, Depth,
-    EntryKind, Finding, Findings, MEMORY_REFERENCE, SecretHit, Severity, UNMERGED,
+    EntryKind, Finding, Findings, MEMORY_REFERENCE, SecretHit, Severity, TEAM_FOLDER_IGNORED,
+    UNMERGED,
 };
 use crate::domain::gate::{self, Policy};
 use crate::domain::memory;
@@ -150,6 +151,7 @@ pub fn check_staged(repo: &Repository, index_file: Option<&Path>) -> Result<Chec
     report_blockers(&mut out, &read.blockers, None);
     let resolved: Vec<&FolderFile> = files.iter().filter(|f| f.stage == 0).collect();
     check_tree_files(&mut out, &resolved, &accepted_secrets(&files), None);
+    report_ignored_folder(repo, &mut out, !files.is_empty())?;
     let mut list = out.list;
     untouched_to_warnings(repo, &files, &mut list);
     // A commit that deletes a file is not refused for what a memory says of it, unless the
@@ -221,7 +223,41 @@ pub fn check_head(repo: &Repository) -> Result<CheckReport, OpError> {
     report_blockers(&mut out, &read.blockers, None);
     let refs: Vec<&FolderFile> = files.iter().collect();
     check_tree_files(&mut out, &refs, &accepted_secrets(&files), None);
+    report_ignored_folder(repo, &mut out, !files.is_empty())?;
     Ok(CheckReport::new("HEAD".into(), refs.len(), out.list))
+}
+
+/// A team folder git ignores in this clone (a `.gitignore` rule, `info/exclude`, a global
+/// excludes file) is half-published: a memory added here never reaches the team, while a
+/// force-added `MEMORY.md` would list it. Reported with the rule and the exact lines to commit,
+/// when the folder is in use (tracked, or on disk). Not in branch mode, where the work tree's
+/// branch ignores the folder on purpose.
+fn report_ignored_folder(
+    repo: &Repository,
+    out: &mut Findings<'_>,
+    tracked: bool,
+) -> Result<(), OpError> {
+    let on_disk = repo.workdir().is_some_and(|w| w.join(TEAM_DIR).is_dir());
+    if !(tracked || on_disk) || crate::git::memory_branch::mode(repo)?.is_some() {
+        return Ok(());
+    }
+    let Some(path) = crate::git::ignore_rule::ignored_team_path(repo)? else {
+        return Ok(());
+    };
+    out.push(
+        TEAM_FOLDER_IGNORED,
+        &format!("{TEAM_DIR}/"),
+        1,
+        1,
+        format!(
+            "git ignores the team folder in this clone, so memories added here are never \
+             published while MEMORY.md would list them {}",
+            crate::ops::init::ignored_advice(repo, &path)
+        ),
+        "",
+        None,
+    );
+    Ok(())
 }
 
 /// Checks every file version that the commits of `base..head` wrote in the team folder.

@@ -6,8 +6,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::domain::memory::MemoryType;
-use crate::domain::scope::{INDEX_FILE, ScopeKind, TEAM_DIR};
+use crate::domain::scope::{INDEX_FILE, ScopeKind};
 use crate::domain::store;
 use crate::git::{GitError, repo};
 
@@ -25,6 +24,21 @@ pub(crate) fn gitignore_fix(qwen_dir_ignored: bool) -> Vec<&'static str> {
     }
     lines.extend(["!/.qwen/team-memory/", "!/.qwen/team-memory/**"]);
     lines
+}
+
+/// Why git ignores `path` in the team folder and how to share it, for sync's warning and
+/// `check`'s finding: `(the rule `.gitignore:1:.qwen/`); to share them, add these lines …`
+/// followed by the lines of [`gitignore_fix`], one per line — the lines that work: a negation
+/// alone does not reach below an ignored `.qwen/`.
+pub(crate) fn ignored_advice(repo: &git2::Repository, path: &str) -> String {
+    let rule = crate::git::ignore_rule::rule_for(repo, path)
+        .map(|r| format!("the rule `{r}`"))
+        .unwrap_or_else(|| "an ignore rule".to_string());
+    let qwen_ignored = repo.is_path_ignored(".qwen/").unwrap_or(false);
+    let lines = gitignore_fix(qwen_ignored)[1..].join("\n");
+    format!(
+        "({rule}); to share them, add these lines at the end of .gitignore and commit it:\n{lines}"
+    )
 }
 
 /// What `init` did or found.
@@ -93,17 +107,9 @@ pub fn init(project: &Project, fix: bool) -> Result<Initialised, OpError> {
 /// handle.
 pub fn team_dir_ignored(paths: &repo::RepoPaths) -> Result<(bool, bool), OpError> {
     let repo = repo::open(paths)?;
-    let check = |p: &str| {
-        repo.is_path_ignored(p).map_err(|e| {
-            OpError::Git(GitError::git(
-                format!("checking whether git ignores {p}"),
-                e,
-            ))
-        })
-    };
-    let mut ignored = check(&format!("{TEAM_DIR}/{INDEX_FILE}"))?;
-    for kind in MemoryType::ALL {
-        ignored = ignored || check(&format!("{TEAM_DIR}/{kind}/memory.md"))?;
-    }
-    Ok((ignored, check(".qwen/")?))
+    let ignored = crate::git::ignore_rule::ignored_team_path(&repo)?.is_some();
+    let qwen = repo
+        .is_path_ignored(".qwen/")
+        .map_err(|e| GitError::git("checking whether git ignores .qwen/", e))?;
+    Ok((ignored, qwen))
 }

@@ -98,6 +98,9 @@ pub fn run(
     if base.is_none() && local.is_none() && options.pull {
         outcome.pulled = fetch_unknown_branch(repo, memory, advertised, deadline);
     }
+    if !memory_blobs_here(repo, memory, local, base, options, deadline, outcome) {
+        return Ok(());
+    }
     let recording = record_folder(project, repo, memory, base, &mut local, &settings, outcome)?;
     let go_on = recording.go_on;
     if go_on && (options.pull || options.push) {
@@ -211,6 +214,51 @@ fn fetch_unknown_branch(
         NetworkOptions::from_process(deadline.remaining(), crate::git::remote::Transport::Builtin);
     net.deadline = deadline;
     fetch::fetch(repo, &up, &net).is_ok_and(|fetched| fetched.tip.is_some())
+}
+
+/// A partial clone (`git clone --filter=blob:none`) holds the memory branch's commits and
+/// trees but not its files' blobs, and recording the folder (a merge with the local branch)
+/// and writing it read them before any fetch round: git fetches the missing ones from the
+/// promisor remote first, within the budget. When that fails the sync stops here, saying why
+/// (nothing was changed). Returns whether the sync may go on.
+fn memory_blobs_here(
+    repo: &Repository,
+    memory: &MemoryBranch,
+    local: Option<Oid>,
+    base: Option<memory_branch::Materialised>,
+    options: &SyncOptions,
+    deadline: Instant,
+    outcome: &mut SyncOutcome,
+) -> bool {
+    if !crate::git::missing_blobs::is_partial_clone(repo) {
+        return true;
+    }
+    let tracked = memory
+        .upstream()
+        .and_then(|up| repo.refname_to_id(&up.tracking_ref).ok());
+    let commits: Vec<Oid> = [local, tracked, base.and_then(|m| m.source)]
+        .into_iter()
+        .flatten()
+        .collect();
+    let deadline = Deadline::at(deadline);
+    let mut net = NetworkOptions::from_process(deadline.remaining(), options.transport);
+    net.deadline = deadline;
+    match crate::git::missing_blobs::fetch_missing(repo, &commits, TEAM_DIR, &net) {
+        Ok(_) => true,
+        Err(failure) => {
+            sync::network_skip(
+                outcome,
+                &failure,
+                SkipReason::FetchFailed,
+                &format!(
+                    " — this partial clone lacks files of {} and the remote did not send them; \
+                     sync again once it is reachable",
+                    memory.name
+                ),
+            );
+            false
+        }
+    }
 }
 
 /// Adds [`EXCLUDE_LINE`] to the common `info/exclude` when it is missing: the materialised
@@ -382,7 +430,8 @@ fn record_folder(
             outcome.commit_refused = true;
             outcome.warnings.push(format!(
                 "commit.gpgsign is on but the memory-branch commit could not be signed ({why}); \
-                 nothing was recorded"
+                 nothing was recorded{}",
+                sync::SIGNING_FIX
             ));
             return Ok(Recording::new(false, None, held_back));
         }
@@ -409,7 +458,8 @@ fn land(
         outcome.commit_refused = true;
         outcome.warnings.push(format!(
             "commit.gpgsign is on but the merge of the memory branch could not be signed \
-             ({why}); nothing was merged"
+             ({why}); nothing was merged{}",
+            sync::SIGNING_FIX
         ));
         return Ok(false);
     }

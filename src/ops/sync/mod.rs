@@ -1195,7 +1195,7 @@ pub fn commit_team_changes(
             outcome.commit_refused = true;
             outcome.warnings.push(format!(
                 "commit.gpgsign is on but the sync commit could not be signed ({why}); nothing \
-                 was committed"
+                 was committed{SIGNING_FIX}"
             ));
         }
     }
@@ -1238,18 +1238,17 @@ fn ignored_memories(
 /// Names the ignored memories, the rule that ignores them and the exact `.gitignore` lines
 /// that publish them (the same `teammem init --fix-gitignore` writes).
 fn ignored_warning(repo: &Repository, ignored: &[String]) -> String {
-    let rule = crate::git::ignore_rule::rule_for(repo, &ignored[0])
-        .map(|r| format!("the rule `{r}`"))
-        .unwrap_or_else(|| "an ignore rule".to_string());
-    let qwen_ignored = repo.is_path_ignored(".qwen/").unwrap_or(false);
-    let lines = crate::ops::init::gitignore_fix(qwen_ignored)[1..].join("\n");
     format!(
-        "not published, and left out of MEMORY.md: {} — git ignores {} in this clone \
-         ({rule}); to share them, add these lines at the end of .gitignore and commit it:\n{lines}",
+        "not published, and left out of MEMORY.md: {} — git ignores {} in this clone {}",
         ignored.join(", "),
         if ignored.len() == 1 { "it" } else { "them" },
+        crate::ops::init::ignored_advice(repo, &ignored[0]),
     )
 }
+
+/// What a user does when a commit could not be signed, said after every such refusal.
+pub(crate) const SIGNING_FIX: &str = "; fix the key git signs with (`git config user.signingkey`), \
+     or turn signing off in this repository with `git config commit.gpgsign false`";
 
 /// Rewrites `MEMORY.md` from the memories on disk as Qwen Code would, leaving quarantined files
 /// out (they are not committed) and any line that would carry a secret: a teammate's pulled
@@ -1266,10 +1265,31 @@ pub(crate) fn regenerate_index(
         .into_iter()
         .filter(|e| !held_back.contains(&format!("{team_prefix}{}", e.path)));
     let text = crate::domain::gate::team_index_md(kept, Some(policy));
-    if team_dir.is_dir() {
+    if team_dir.is_dir() && !same_lines_as_checked_out(&team_dir.join(INDEX_FILE), &text) {
         store::write_index_unsynced(team_dir, &text)?;
     }
     Ok(())
+}
+
+/// Whether `path` holds `text` with CRLF line endings, as git checks it out under
+/// `core.autocrlf=true` or a `.gitattributes` `eol=crlf`: such a file is left as it is.
+/// Rewritten with LF it would hold the same blob but change size, and `git status` would show
+/// it modified (git trusts a size change without reading the file) with no difference.
+fn same_lines_as_checked_out(path: &Path, text: &str) -> bool {
+    let Ok(old) = std::fs::read(path) else {
+        return false;
+    };
+    old.contains(&b'\r') && old.len() == text.len() + text.matches('\n').count() && {
+        let mut normalised = Vec::with_capacity(old.len());
+        let mut rest = old.as_slice();
+        while let Some(at) = rest.windows(2).position(|w| w == b"\r\n") {
+            normalised.extend_from_slice(&rest[..at]);
+            normalised.push(b'\n');
+            rest = &rest[at + 2..];
+        }
+        normalised.extend_from_slice(rest);
+        normalised == text.as_bytes()
+    }
 }
 
 /// Removes the temp files (`.<name>.<pid>[-n].tmp`) that an atomic write leaves when its process is

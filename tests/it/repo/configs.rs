@@ -179,6 +179,46 @@ fn an_ignored_team_folder_is_never_half_published() {
     );
     assert_eq!(team.sb.git(&team.me, ["status", "--porcelain"]), "");
 
+    // `check` finds it too, naming the same rule and lines: an error on the folder at HEAD; in
+    // the pre-commit check an error for a commit touching the folder, else a warning.
+    let all = team
+        .sb
+        .teammem(&team.me, ["check", "--all", "--format", "json"]);
+    all.expect_code(1);
+    let finding = ignored_finding(&all.stdout);
+    assert_eq!(finding["severity"], "error", "{finding:#}");
+    assert_eq!(finding["path"], format!("{TEAM}/"));
+    let message = finding["message"].as_str().unwrap();
+    assert!(message.contains("`.gitignore:1:.qwen/`"), "{message}");
+    assert!(
+        message.ends_with(
+            "commit it:\n!/.qwen/\n/.qwen/*\n!/.qwen/team-memory/\n!/.qwen/team-memory/**"
+        ),
+        "{message}"
+    );
+    let staged = team
+        .sb
+        .teammem(&team.me, ["check", "--staged", "--format", "json"]);
+    staged.expect_code(0);
+    assert_eq!(ignored_finding(&staged.stdout)["severity"], "warning");
+    team.sb.git(
+        &team.me,
+        ["add", "-f", &format!("{TEAM}/project/bobs-new-memory.md")],
+    );
+    let staged = team
+        .sb
+        .teammem(&team.me, ["check", "--staged", "--format", "json"]);
+    assert_eq!(ignored_finding(&staged.stdout)["severity"], "error");
+    team.sb.git(
+        &team.me,
+        [
+            "rm",
+            "-q",
+            "--cached",
+            &format!("{TEAM}/project/bobs-new-memory.md"),
+        ],
+    );
+
     // The advice works: with those lines committed, the next sync publishes the memory.
     let lines = "!/.qwen/\n/.qwen/*\n!/.qwen/team-memory/\n!/.qwen/team-memory/**\n";
     crate::common::write(&team.me.join(".gitignore"), &format!(".qwen/\n{lines}"));
@@ -190,6 +230,24 @@ fn an_ignored_team_folder_is_never_half_published() {
     assert_eq!(report["pushed"], true, "{report:#}");
     let remote = files_at(&team.sb, &team.bare, "main");
     assert!(remote.contains("project/bobs-new-memory.md"), "{remote}");
+    let all = team.sb.teammem(&team.me, ["check", "--all"]);
+    assert!(
+        !all.stdout.contains("team-folder-ignored"),
+        "{}",
+        all.stdout
+    );
+}
+
+/// The `team-folder-ignored` finding of a `check --format json` report.
+fn ignored_finding(json: &str) -> serde_json::Value {
+    let report: serde_json::Value = serde_json::from_str(json).unwrap();
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "team-folder-ignored")
+        .unwrap_or_else(|| panic!("no team-folder-ignored finding: {report:#}"))
+        .clone()
 }
 
 /// `git rm --cached` of a team memory is never silently undone: a sync that would commit
@@ -265,5 +323,97 @@ fn a_partial_clone_fetches_the_team_blobs_it_lacks() {
         fsck.status.success(),
         "{}",
         String::from_utf8_lossy(&fsck.stderr)
+    );
+}
+
+/// Branch mode in a partial clone: `init --branch` and the first sync read the memory branch's
+/// files, which the clone lacks before any fetch round; git fetches them within the budget, and
+/// the memory crosses both ways with a teammate using the git CLI alone.
+#[test]
+fn a_partial_clone_in_branch_mode_shares_both_ways_from_its_first_sync() {
+    use crate::common::branch_team::{self, BranchTeam};
+    let team = BranchTeam::new();
+    team.sb
+        .git(&team.remote, ["config", "uploadpack.allowFilter", "true"]);
+    team.sb.git(
+        &team.remote,
+        ["config", "uploadpack.allowAnySHA1InWant", "true"],
+    );
+    team.sb.git(
+        team.sb.path(),
+        ["clone", "-q", "--filter=blob:none", &team.url, "partial"],
+    );
+    let me = team.sb.path().join("partial");
+    team.teammem(&me, &["init", "--branch"], 0);
+    assert!(branch_team::has_memory(&me, "project", "seeded"));
+
+    team.sb.git(
+        team.sb.path(),
+        ["clone", "-q", "-b", "team-memory", &team.url, "mate"],
+    );
+    let mate = team.sb.path().join("mate");
+    branch_team::write_memory(&mate, "project", "mate-partial", "From the teammate.\n");
+    team.sb.git(&mate, ["add", "-A"]);
+    team.sb.git(&mate, ["commit", "-q", "-m", "mate: a memory"]);
+    team.sb.git(&mate, ["push", "-q", "origin", "team-memory"]);
+
+    branch_team::write_memory(&me, "feedback", "me-partial", "From the partial clone.\n");
+    let before = branch_team::outside(&team.sb, &me);
+    let report = team.sync(&me);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert_eq!(report["committed"], true, "{report:#}");
+    assert_eq!(report["pulled"], true, "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert!(branch_team::has_memory(&me, "project", "mate-partial"));
+    branch_team::assert_untouched(&team.sb, &me, &before);
+
+    team.sb.git(&mate, ["pull", "-q", "--ff-only"]);
+    assert!(branch_team::has_memory(&mate, "feedback", "me-partial"));
+}
+
+/// `core.autocrlf=true` and a `.gitattributes` `text=auto eol=crlf`: a fast-forward checks
+/// `MEMORY.md` out with CRLF; the next sync regenerates the same lines and leaves the file as
+/// git wrote it, so `git status` stays empty sync after sync.
+#[test]
+fn crlf_line_endings_leave_no_status_noise_sync_after_sync() {
+    let team = Team::new();
+    crate::common::write(&team.mate.join(".gitattributes"), "* text=auto eol=crlf\n");
+    team.sb.git(&team.mate, ["add", ".gitattributes"]);
+    team.sb
+        .git(&team.mate, ["commit", "-q", "-m", "line endings"]);
+    team.sb.git(&team.mate, ["push", "-q", "origin", "main"]);
+    team.sb.git(&team.me, ["config", "core.autocrlf", "true"]);
+    team.sb.git(&team.me, ["pull", "-q", "--ff-only"]);
+
+    for round in 1..=3 {
+        // The teammate uses git alone: their commit leaves MEMORY.md as it was.
+        team.sb.git(&team.mate, ["pull", "-q", "--ff-only"]);
+        write_memory(
+            &team.mate,
+            "project",
+            &format!("mate-crlf-{round}"),
+            "Theirs.\n",
+        );
+        team.sb.git(&team.mate, ["add", "-A"]);
+        team.sb
+            .git(&team.mate, ["commit", "-q", "-m", "mate: a memory"]);
+        team.sb.git(&team.mate, ["push", "-q", "origin", "main"]);
+        if round != 2 {
+            write_memory(&team.me, "feedback", &format!("me-crlf-{round}"), "Mine.\n");
+        }
+        let report = sync_json(&team.sb, &team.me, &[], &[]);
+        assert_eq!(reason(&report), "", "round {round}: {report:#}");
+        assert_eq!(report["pulled"], true, "round {round}: {report:#}");
+        assert_eq!(
+            team.sb.git(&team.me, ["status", "--porcelain"]),
+            "",
+            "round {round}"
+        );
+    }
+    let index = std::fs::read(team.me.join(TEAM).join("MEMORY.md")).unwrap();
+    let index = String::from_utf8(index).unwrap().replace("\r\n", "\n");
+    assert!(
+        index.contains("mate-crlf-3.md") && index.contains("me-crlf-3.md"),
+        "{index}"
     );
 }

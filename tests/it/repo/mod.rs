@@ -2,3 +2,4 @@
 
 mod configs;
 mod discovery;
+mod matrix;
