@@ -32,6 +32,7 @@ mod forget_remember;
 mod gate;
 mod gate_corpus;
 mod gate_inert;
+mod gate_names;
 mod hooks_resume;
 mod index_rules;
 mod install_agent;

@@ -406,8 +406,9 @@ fn report_config_problem(out: &mut Findings<'_>, problems: Vec<(&'static str, St
 enum Step<'a> {
     /// `.secretsignore` or the configuration changed (change index, commit).
     ConfigChanged(&'a str, &'a str),
-    /// A file version to check: path, commit, blob bytes, mode, depth.
-    File(&'a str, &'a str, Vec<u8>, u32, Depth),
+    /// A file version to check: path, commit, blob bytes, mode, depth, and whether its path
+    /// is checked too (once per path of the range).
+    File(&'a str, &'a str, Vec<u8>, u32, Depth, bool),
 }
 
 /// How many blob bytes are read before their secrets are scanned: scanning runs on every core
@@ -424,6 +425,7 @@ fn check_changes(
     let final_ids: HashMap<&str, &FolderFile> =
         final_files.iter().map(|f| (f.rel.as_str(), f)).collect();
     let mut seen = HashSet::new();
+    let mut named = HashSet::new();
     let mut last_commit: HashMap<&str, &str> = HashMap::new();
     let mut checked = 0;
     // Blobs are read in the range's order (a repository handle is not shared between
@@ -453,7 +455,15 @@ fn check_changes(
         };
         let bytes = team_files::read_blob(repo, id, mode)?;
         batch_bytes += bytes.len();
-        batch.push(Step::File(change.rel.as_str(), commit, bytes, mode, depth));
+        let name = named.insert(change.rel.as_str());
+        batch.push(Step::File(
+            change.rel.as_str(),
+            commit,
+            bytes,
+            mode,
+            depth,
+            name,
+        ));
         checked += 1;
         if batch_bytes >= BATCH_BYTES {
             check_batch(out, std::mem::take(&mut batch), batch_bytes, accepted);
@@ -478,9 +488,15 @@ fn check_batch(
 ) {
     let config = out.config();
     let found = super::scan::in_parallel(batch.len(), bytes, |i| match &batch[i] {
-        Step::File(rel, commit, bytes, mode, depth) => {
-            check_one(config, rel, *mode, bytes, accepted, *depth, Some(commit))
-        }
+        Step::File(rel, commit, bytes, mode, depth, name) => check_one(
+            config,
+            rel,
+            *mode,
+            bytes,
+            accepted,
+            (*depth, *name),
+            Some(commit),
+        ),
         Step::ConfigChanged(..) => Vec::new(),
     });
     for (step, found) in batch.iter().zip(found) {
@@ -502,18 +518,22 @@ fn check_batch(
 }
 
 /// Every check of one file version, its secrets scanned first: its findings under `config`.
+/// `(depth, name)`: how much of the content is checked, and whether the path is too.
 fn check_one(
     config: &CheckConfig,
     rel: &str,
     mode: u32,
     bytes: &[u8],
     accepted: &SecretsIgnore,
-    depth: Depth,
+    (depth, name): (Depth, bool),
     commit: Option<&str>,
 ) -> Vec<Finding> {
     let kind = entry_kind(mode);
     let secrets = secrets_in(kind, bytes, accepted);
     let mut out = Findings::new(config);
+    if name {
+        check::check_name(&mut out, rel, accepted, commit);
+    }
     check::check_file(&mut out, rel, kind, bytes, &secrets, depth, commit);
     out.list
 }
@@ -536,7 +556,7 @@ fn check_tree_files(
             file.mode,
             &file.bytes,
             accepted,
-            Depth::Full,
+            (Depth::Full, true),
             commit,
         )
     });
