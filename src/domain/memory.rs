@@ -79,7 +79,8 @@ pub struct Invalid {
 }
 
 impl Invalid {
-    fn new(
+    /// A problem at `path:line:column`: what is wrong, and the fix.
+    pub(crate) fn new(
         path: &str,
         line: usize,
         column: usize,
