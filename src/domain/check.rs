@@ -167,8 +167,8 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: CONFIG_INVALID,
-        summary: "The check configuration cannot be read",
-        help: "Fix .qwen/team-memory/.teammem-check.json (see docs/check-and-review.md); defaults were used.",
+        summary: "A setting of the check configuration (or .secretsignore) cannot be read, or the file is a symlink or over its size limit",
+        help: "Fix the line named (see docs/check-and-review.md); every other setting was kept, and what was left out never loosens the defaults.",
         default_severity: Severity::Error,
     },
     Rule {

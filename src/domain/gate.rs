@@ -14,6 +14,7 @@ use std::sync::LazyLock;
 use regex::{Regex, RegexBuilder};
 
 use super::check::{CheckConfig, MEMORY_INVALID, SECRET, Severity};
+use super::check_config;
 use super::index::{self, DatedEntry, IndexLine};
 use super::memory::MemoryFile;
 use super::neutralise;
@@ -96,11 +97,17 @@ impl Policy {
     /// The policy a team folder's own files give, without the user's configuration: its
     /// `.teammem-check.json` (which can only tighten the defaults) and its `.secretsignore`.
     /// For code that sees a folder as git objects, with no user around (a replayed commit).
-    pub fn from_team_files(config: Option<&[u8]>, ignore: Option<&[u8]>) -> Policy {
-        let repo = config.and_then(|b| CheckConfig::from_json(&String::from_utf8_lossy(b)).ok());
+    /// Each file is read as every door reads it ([`check_config::repo_config`],
+    /// [`check_config::secrets_ignore`]): a bad line costs that line, a symlink or an oversized
+    /// file costs the file.
+    pub fn from_team_files(
+        config: Option<check_config::TeamFile<'_>>,
+        ignore: Option<check_config::TeamFile<'_>>,
+    ) -> Policy {
+        let repo = config.and_then(|f| check_config::repo_config(f).0);
         let (config, _) = CheckConfig::layered(None, repo.as_ref());
         let ignore = ignore
-            .map(|b| SecretsIgnore::parse(&String::from_utf8_lossy(b)))
+            .map(|f| check_config::secrets_ignore(f).0)
             .unwrap_or_default();
         Policy::new(config, ignore)
     }

@@ -30,6 +30,7 @@ mod dream;
 mod example;
 mod forget_remember;
 mod gate;
+mod gate_bad_files;
 mod gate_corpus;
 mod gate_inert;
 mod gate_names;
