@@ -162,3 +162,44 @@ fn an_oversized_secretsignore_is_refused_naming_its_limit() {
         check.stdout
     );
 }
+
+#[test]
+fn an_oversized_or_dangling_memory_withholds_only_itself() {
+    let team = Team::new();
+    write(
+        &team_file(&team, "project/huge.md"),
+        &memory_text("Huge", "Too big", "project", &"x".repeat(200_000)),
+    );
+    std::os::unix::fs::symlink("gone.md", team_file(&team, "project/dangling.md")).unwrap();
+    mate_pushes_and_me_pulls(&team, "bad files");
+
+    let start = team
+        .sb
+        .teammem(&team.me, ["session-start", "--hook", "qwen"]);
+    start.expect_code(0);
+    let context = common::hook_context(&start, "SessionStart");
+    assert!(context.contains("Release train"), "{context}");
+    assert!(context.contains("Use the real database"), "{context}");
+    assert!(
+        context.contains("Withheld by the memory gate: 2 memories (memory-invalid, path-symlink)"),
+        "{context}"
+    );
+    let list = team.sb.teammem(&team.me, ["list"]);
+    assert_eq!(list.code, 1, "{}{}", list.stdout, list.stderr);
+    assert!(
+        list.stdout.contains("project/release-train.md"),
+        "{}",
+        list.stdout
+    );
+    for (name, why) in [
+        ("project/huge.md", "over the 65536 byte limit"),
+        ("project/dangling.md", "is a symlink that points nowhere"),
+    ] {
+        let lines: Vec<&str> = list.stderr.lines().filter(|l| l.contains(name)).collect();
+        assert_eq!(lines.len(), 1, "{}", list.stderr);
+        assert!(lines[0].contains(why), "{}", lines[0]);
+    }
+    let recall = team.sb.teammem(&team.me, ["recall", "release"]);
+    recall.expect_code(0);
+    assert!(recall.stdout.contains("Release train"), "{}", recall.stdout);
+}
