@@ -30,6 +30,9 @@ pub fn run(project: &Project, args: ListArgs) -> Result<u8, OpError> {
     if json {
         super::print_json(&listing)?;
     } else {
+        // An id is a file name: printed with its secrets redacted and its control characters
+        // escaped, so a name can neither drive the terminal nor forge a line.
+        let shown_id = crate::domain::gate::redact_path;
         // Columns as wide as their longest value, so a long id never pushes the rest out of line.
         let scope_w = listing
             .memories
@@ -41,7 +44,10 @@ pub fn run(project: &Project, args: ListArgs) -> Result<u8, OpError> {
         let id_w = listing
             .memories
             .iter()
-            .flat_map(|m| std::iter::once(m.id.len()).chain(m.entry_ids.iter().map(|e| e.id.len())))
+            .flat_map(|m| {
+                std::iter::once(shown_id(&m.id).chars().count())
+                    .chain(m.entry_ids.iter().map(|e| shown_id(&e.id).chars().count()))
+            })
             .chain([2])
             .max()
             .unwrap_or(2);
@@ -58,16 +64,19 @@ pub fn run(project: &Project, args: ListArgs) -> Result<u8, OpError> {
             let line = format!(
                 "{:<scope_w$}  {:<id_w$}  {:<kind_w$}  {} — {}",
                 m.scope.as_str(),
-                m.id,
+                shown_id(&m.id),
                 m.kind.as_str(),
-                m.name,
-                m.description
+                shown_id(&m.name),
+                shown_id(&m.description)
             );
             outln!("{}", super::shown(&line));
             for entry in &m.entry_ids {
                 let line = format!(
                     "{:<scope_w$}  {:<id_w$}  {:<kind_w$}  {}",
-                    "", entry.id, "", entry.summary
+                    "",
+                    shown_id(&entry.id),
+                    "",
+                    shown_id(&entry.summary)
                 );
                 outln!("{}", super::shown(&line));
             }

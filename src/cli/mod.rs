@@ -483,7 +483,7 @@ fn json_wanted(json: bool, format: Option<TextFormat>) -> bool {
     json || format == Some(TextFormat::Json)
 }
 
-/// Prints a value as pretty JSON on stdout, every string in it redacted ([`shown`]): a path,
+/// Prints a value as pretty JSON on stdout, every string in it redacted: a path,
 /// a name or a message can hold a secret, and no output prints one.
 fn print_json<T: serde::Serialize>(value: &T) -> Result<(), OpError> {
     let json_error = |e: serde_json::Error| OpError::Usage(format!("cannot write JSON: {e}"));
@@ -495,7 +495,7 @@ fn print_json<T: serde::Serialize>(value: &T) -> Result<(), OpError> {
         .iter()
         .all(|&(a, b)| !text[a..b].contains(['"', '\\']))
     {
-        shown(&text)
+        crate::domain::gate::redact_secrets(&text)
     } else {
         let mut value = serde_json::to_value(value).map_err(json_error)?;
         redact_json(&mut value);
@@ -517,7 +517,8 @@ fn print_json_unredacted<T: serde::Serialize>(value: &T) -> Result<(), OpError> 
 fn redact_json(value: &mut serde_json::Value) {
     match value {
         serde_json::Value::String(text) => {
-            let safe = shown(text);
+            // The JSON encoder escapes control characters itself; only secrets are replaced.
+            let safe = crate::domain::gate::redact_secrets(text);
             if safe != *text {
                 *text = safe;
             }
@@ -528,8 +529,9 @@ fn redact_json(value: &mut serde_json::Value) {
     }
 }
 
-/// Text as a command may print it: every detected secret redacted, including one that fills
-/// a file or folder name.
+/// Text as a command may print it to a person: every detected secret redacted, including one
+/// that fills a file or folder name, and every control character but newline and tab escaped
+/// (see [`crate::domain::gate::printable`]).
 pub(crate) fn shown(text: &str) -> String {
-    crate::domain::gate::redact_path(text)
+    crate::domain::gate::printable(text)
 }

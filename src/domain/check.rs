@@ -169,8 +169,8 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: CONFIG_INVALID,
-        summary: "The check configuration cannot be read",
-        help: "Fix .qwen/team-memory/.teammem-check.json (see docs/check-and-review.md); defaults were used.",
+        summary: "A setting of the check configuration (or .secretsignore) cannot be read, or the file is a symlink or over its size limit",
+        help: "Fix the line named (see docs/check-and-review.md); every other setting was kept, and what was left out never loosens the defaults.",
         default_severity: Severity::Error,
     },
     Rule {
@@ -689,6 +689,53 @@ pub fn check_file(
             risk.line,
             risk.column,
             risk.message,
+            &risk.matched,
+            commit,
+        );
+    }
+}
+
+/// Checks a team-folder file's path as text a person and an agent read: each secret in a
+/// file or folder name (not accepted in `.secretsignore`) and each trust risk the name
+/// spells. Run once per path of a check, whatever the depth: a name stays in the history.
+pub fn check_name(
+    out: &mut Findings<'_>,
+    rel: &str,
+    accepted: &super::secrets::SecretsIgnore,
+    commit: Option<&str>,
+) {
+    let path = repo_path(rel);
+    for hit in super::gate::path_secrets(rel, accepted) {
+        let Some(severity) = out.config.severity(SECRET) else {
+            break;
+        };
+        out.list.push(Finding {
+            rule: SECRET,
+            severity,
+            path: path.clone(),
+            line: 1,
+            column: 1,
+            message: format!(
+                "the file or folder name holds a {} ({}): {} — rename the file and revoke the \
+                 secret; a pushed name stays in the history",
+                hit.label,
+                hit.rule,
+                hit.redacted()
+            ),
+            commit: commit.map(str::to_string),
+            fingerprint: fingerprint(&[SECRET, &path, &hit.fingerprint()]),
+        });
+    }
+    for risk in super::gate::name_risks(rel, &out.config.allowed_hosts()) {
+        out.push(
+            risk.rule,
+            &path,
+            1,
+            1,
+            format!(
+                "the file name reads as: {} — rename the file to say what the memory is about",
+                risk.message
+            ),
             &risk.matched,
             commit,
         );

@@ -79,7 +79,8 @@ pub struct Invalid {
 }
 
 impl Invalid {
-    fn new(
+    /// A problem at `path:line:column`: what is wrong, and the fix.
+    pub(crate) fn new(
         path: &str,
         line: usize,
         column: usize,
@@ -98,10 +99,17 @@ impl Invalid {
 
 impl fmt::Display for Invalid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A person reads this line: a name's secret is redacted and its control characters
+        // escaped, whichever door found the problem.
+        let shown = super::gate::redact_path;
         write!(
             f,
             "{}:{}:{}: {} — {}",
-            self.path, self.line, self.column, self.message, self.fix
+            shown(&self.path),
+            self.line,
+            self.column,
+            shown(&self.message),
+            shown(&self.fix)
         )
     }
 }
@@ -714,10 +722,7 @@ pub fn check_file_name(path: &str) -> Option<Invalid> {
             1,
             1,
             format!("file name `{file}` is not valid UTF-8"),
-            format!(
-                "rename it to `{}.md`",
-                slugify(file.trim_end_matches(".md"))
-            ),
+            rename_hint(file, ""),
         ));
     }
     None
@@ -737,11 +742,23 @@ pub fn lint_file_name(path: &str) -> Option<Invalid> {
         1,
         1,
         format!("file name `{file}` is not a slug"),
-        format!(
-            "rename it to `{}.md` (lowercase letters, digits and hyphens)",
-            slugify(stem)
-        ),
+        rename_hint(stem, " (lowercase letters, digits and hyphens)"),
     ))
+}
+
+/// How to rename a file whose name is `stem`: to its slug, unless the name holds a secret —
+/// its slug would print the secret lowercased, so the hint names none.
+fn rename_hint(stem: &str, why: &str) -> String {
+    let slug = slugify(stem.trim_end_matches(".md"));
+    let holds_secret = !super::gate::secret_spans(stem, &Default::default()).is_empty()
+        || !super::gate::secret_spans(&slug, &Default::default()).is_empty();
+    if holds_secret {
+        "rename it to a slug that says what the memory is about — the name holds a secret: \
+         revoke it, and remove it from the history if it was pushed"
+            .to_string()
+    } else {
+        format!("rename it to `{slug}.md`{why}")
+    }
 }
 
 fn is_slug_file_name(file: &str) -> bool {

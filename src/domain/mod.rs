@@ -2,6 +2,7 @@
 
 pub(crate) mod changes;
 pub(crate) mod check;
+pub(crate) mod check_config;
 pub(crate) mod conflict;
 pub(crate) mod consolidate;
 pub(crate) mod frontmatter;

@@ -93,9 +93,48 @@ fn check_not_symlink(path: &Path) -> Result<(), StoreError> {
 
 /// Lists the memory files below `dir` (relative paths, sorted bytewise): those
 /// [`memory::is_memory_path`] calls memories, as Qwen Code lists them. A symlink that resolves outside
-/// `dir` is refused; one inside is followed for files and skipped for folders.
+/// `dir` is refused; one inside is followed for files and skipped for folders. For a writer
+/// (sync, a baseline, a rewrite), which must not publish a folder holding a bad entry; a
+/// reader withholds only that entry ([`memory_listing`]).
 pub fn memory_paths(dir: &Path) -> Result<Vec<String>, StoreError> {
-    Ok(memory_listing(dir)?.paths)
+    let listing = memory_listing(dir)?;
+    match listing.withheld.into_iter().next() {
+        Some(bad) => Err(StoreError::UnsafePath {
+            path: dir.join(&bad.rel),
+            why: bad.why,
+        }),
+        None => Ok(listing.paths),
+    }
+}
+
+/// An entry of a scope folder left out of a listing, and why: a symlink that points nowhere
+/// or outside the scope, or a folder that cannot be read. It withholds only itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WithheldEntry {
+    /// Path relative to the scope folder.
+    pub rel: String,
+    /// The rule it breaks (`path-symlink`, or `memory-invalid` for a folder not read).
+    pub rule: &'static str,
+    /// Why, in words (`is a symlink that points outside the scope, to /etc/passwd`).
+    pub why: String,
+}
+
+impl WithheldEntry {
+    /// The entry as a problem of its scope, named as `shown_as` + its path, with the fix.
+    pub fn invalid(&self, shown_as: &str) -> Invalid {
+        let fix = if self.rule == super::check::PATH_SYMLINK {
+            "only this entry is left out; replace the symlink with the file itself, or delete it"
+        } else {
+            "only this entry is left out; make it readable (`chmod u+rx`), or delete it"
+        };
+        Invalid::new(
+            &format!("{shown_as}{}", self.rel),
+            1,
+            1,
+            format!("withheld: it {}", self.why),
+            fix,
+        )
+    }
 }
 
 /// What the stat of a file or folder says about its content: equal stamps mean unchanged
@@ -462,9 +501,12 @@ pub struct Listing {
     pub folders: Vec<(String, Stamp)>,
     /// Whether any entry was a symlink (whose target can change without its folder changing).
     pub symlinks: bool,
+    /// Entries left out, each withholding only itself (see [`WithheldEntry`]).
+    pub withheld: Vec<WithheldEntry>,
 }
 
-/// Lists the memory files below `dir`, as [`memory_paths`], with the stamps of its folders.
+/// Lists the memory files below `dir`, as [`memory_paths`], with the stamps of its folders;
+/// a bad entry below `dir` is left out and named in [`Listing::withheld`], never an error.
 pub fn memory_listing(dir: &Path) -> Result<Listing, StoreError> {
     let mut out = Listing::default();
     if !dir.exists() {
@@ -519,27 +561,46 @@ fn walk(dir: &Path, root: &Path, prefix: &str, listing: &mut Listing) -> Result<
         let rel = format!("{prefix}{name}");
         if file_type.is_symlink() {
             listing.symlinks = true;
-            let target = fs::canonicalize(&path).map_err(|_| StoreError::UnsafePath {
-                path: path.clone(),
-                why: "is a symlink that points nowhere".into(),
-            })?;
+            let Ok(target) = fs::canonicalize(&path) else {
+                listing.withheld.push(WithheldEntry {
+                    rel,
+                    rule: super::check::PATH_SYMLINK,
+                    why: "is a symlink that points nowhere".into(),
+                });
+                continue;
+            };
             if !target.starts_with(root) {
-                return Err(StoreError::UnsafePath {
-                    path,
+                listing.withheld.push(WithheldEntry {
+                    rel,
+                    rule: super::check::PATH_SYMLINK,
                     why: format!(
                         "is a symlink that points outside the scope, to {}",
                         target.display()
                     ),
                 });
+                continue;
             }
             if target.is_file() && memory::is_memory_path(&rel) {
                 listing.paths.push(rel);
             }
-        } else {
-            walk(&path, root, &format!("{rel}/"), listing)?;
+        } else if let Err(err) = walk(&path, root, &format!("{rel}/"), listing) {
+            // A folder that cannot be read withholds what is in it, not its siblings.
+            listing.withheld.push(WithheldEntry {
+                rel,
+                rule: super::check::MEMORY_INVALID,
+                why: format!("cannot be read ({})", io_reason(&err)),
+            });
         }
     }
     Ok(())
+}
+
+/// What the OS said, without the path (the caller names it).
+fn io_reason(err: &StoreError) -> String {
+    match err {
+        StoreError::Io { source, .. } => source.to_string(),
+        other => other.to_string(),
+    }
 }
 
 /// Reads and validates every memory below `dir`. `shown_as` prefixes paths in error messages
@@ -640,7 +701,8 @@ fn load_with<T: Send>(
     shown_as: &str,
     keep: impl Fn(&str, MemoryFile) -> T + Sync,
 ) -> Result<Kept<T>, StoreError> {
-    let paths = memory_paths(dir)?;
+    let listing = memory_listing(dir)?;
+    let paths = listing.paths;
     // Reading and parsing thousands of files is most of an index rebuild; it splits cleanly
     // over the cores, and the results are joined back in path order.
     // Asking for the core count reads cgroup files: not worth it for one chunk.
@@ -672,7 +734,11 @@ fn load_with<T: Send>(
         })
     };
     let mut kept = Vec::with_capacity(paths.len());
-    let mut invalid = Vec::new();
+    let mut invalid: Vec<Invalid> = listing
+        .withheld
+        .iter()
+        .map(|bad| bad.invalid(shown_as))
+        .collect();
     for part in parts {
         let (k, i) = part?;
         kept.extend(k);
@@ -696,7 +762,20 @@ fn load_paths<T>(
             invalid.push(bad_name);
             continue;
         }
-        let bytes = read_capped(&path)?;
+        // A file that cannot be read withholds only itself.
+        let bytes = match read_capped(&path) {
+            Ok(bytes) => bytes,
+            Err(err) => {
+                invalid.push(Invalid::new(
+                    &shown,
+                    1,
+                    1,
+                    format!("withheld: it cannot be read ({})", io_reason(&err)),
+                    "only this file is left out; make it readable (`chmod u+r`), or delete it",
+                ));
+                continue;
+            }
+        };
         match MemoryFile::parse_in(&shown, rel, &bytes) {
             Ok(file) => kept.push(keep(rel, file)),
             Err(problems) => invalid.extend(problems),

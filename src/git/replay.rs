@@ -533,21 +533,34 @@ fn conflict_name(path: &str, short: &str) -> String {
     crate::domain::conflict::copy_path(path, short)
 }
 
+/// A configuration file's blob and whether it is a symlink, as the policy reads it.
+fn as_team_file(
+    found: &Option<(Vec<u8>, bool)>,
+) -> Option<crate::domain::check_config::TeamFile<'_>> {
+    found
+        .as_ref()
+        .map(|(bytes, symlink)| crate::domain::check_config::TeamFile {
+            bytes,
+            symlink: *symlink,
+        })
+}
+
 /// MEMORY.md for the merged files, rendered as `teammem index` renders it from disk: every
 /// valid memory file ([`memory::is_memory_path`]) that passes the
 /// memory gate, so a teammate's memory holding a secret is never copied into this commit's
 /// index.
 fn regenerate_index(repo: &Repository, files: &BTreeMap<String, Version>) -> Result<Oid, GitError> {
     let blob_of = |rel: &str| {
-        files
-            .get(rel)
-            .and_then(|(oid, _)| repo.find_blob(*oid).ok())
-            .map(|b| b.content().to_vec())
+        files.get(rel).and_then(|(oid, mode)| {
+            let blob = repo.find_blob(*oid).ok()?;
+            Some((blob.content().to_vec(), *mode == i32::from(FileMode::Link)))
+        })
     };
-    let policy = crate::domain::gate::Policy::from_team_files(
-        blob_of(crate::domain::check::CONFIG_FILE).as_deref(),
-        blob_of(crate::domain::secrets::IGNORE_FILE).as_deref(),
-    );
+    let config = blob_of(crate::domain::check::CONFIG_FILE);
+    let ignore = blob_of(crate::domain::secrets::IGNORE_FILE);
+    let policy =
+        crate::domain::gate::Policy::from_team_files(as_team_file(&config), as_team_file(&ignore));
+
     let mut entries = Vec::new();
     for (rel, (oid, mode)) in files {
         if !memory::is_memory_path(rel) || *mode == i32::from(FileMode::Link) {

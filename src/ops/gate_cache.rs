@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::domain::check::MEMORY_INVALID;
 use crate::domain::gate::{BrokenRules, Policy, Verdict};
 use crate::domain::index::IndexLine;
 use crate::domain::memory::MemoryType;
@@ -172,7 +173,9 @@ fn gate_dir_settled(
     cache: Option<&Path>,
     settle: std::time::Duration,
 ) -> Result<GatedIndex, OpError> {
-    let paths = store::memory_paths(dir)?;
+    // A bad entry (a symlink out of the folder, a folder not read) withholds only itself.
+    let listing = store::memory_listing(dir)?;
+    let paths = listing.paths;
     let rules = rules_version(policy);
     let mut book = cache
         .and_then(|p| std::fs::read(p).ok())
@@ -190,6 +193,10 @@ fn gate_dir_settled(
         vec![None; rels.len()]
     };
     let mut out = GatedIndex::default();
+    for bad in listing.withheld {
+        out.withheld
+            .insert(bad.rel, [bad.rule].into_iter().collect());
+    }
     let mut misses: Vec<(&str, Option<Stamp>)> = Vec::new();
     for (rel, stamp) in rels.iter().zip(&stamps) {
         let cached = stamp.and_then(|s| {
@@ -268,7 +275,10 @@ fn judge_all(
     let judge_part = |part: &[(&str, Option<Stamp>)]| -> Result<Vec<Judged>, OpError> {
         part.iter()
             .map(|(rel, _)| {
-                let bytes = store::read_capped(&dir.join(rel))?;
+                // A file that cannot be read withholds only itself.
+                let Ok(bytes) = store::read_capped(&dir.join(rel)) else {
+                    return Ok(Judged::Withheld([MEMORY_INVALID].into_iter().collect()));
+                };
                 Ok(
                     match policy.judge(&format!("{shown_as}{rel}"), rel, &bytes) {
                         Verdict::Pass { file, .. } => Judged::Pass(PassedMemory {

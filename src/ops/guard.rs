@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::domain::check::{CONFIG_FILE, CheckConfig, USER_CONFIG_FILE};
+use crate::domain::check_config::{self, MAX_CONFIG_BYTES, MAX_SECRETSIGNORE_BYTES, TeamFile};
 use crate::domain::gate::{self, BrokenRules, Policy, Verdict};
 use crate::domain::scope::{ScopeKind, TEAM_DIR};
 use crate::domain::secrets::{self, IGNORE_FILE, SecretFinding, SecretsIgnore};
@@ -24,9 +25,15 @@ pub fn policy(project: &Project) -> (Policy, Vec<String>) {
     let mut notes = Vec::new();
     let user = read_config(&user_config_path(&project.env.base()), &mut notes);
     let team_dir = project.layout.memory_dir(ScopeKind::Team);
-    let repo = team_dir
-        .as_ref()
-        .and_then(|d| read_config(&d.join(CONFIG_FILE), &mut notes));
+    let repo = team_dir.as_ref().and_then(|d| {
+        let (bytes, symlink) = read_team_file(&d.join(CONFIG_FILE), MAX_CONFIG_BYTES)?;
+        let (config, problems) = check_config::repo_config(TeamFile {
+            bytes: &bytes,
+            symlink,
+        });
+        notes.extend(problems.into_iter().map(|n| format!("{TEAM_DIR}/{n}")));
+        config
+    });
     let (config, ignored) = CheckConfig::layered(user.as_ref(), repo.as_ref());
     notes.extend(
         ignored
@@ -34,9 +41,36 @@ pub fn policy(project: &Project) -> (Policy, Vec<String>) {
             .map(|n| format!("{TEAM_DIR}/{CONFIG_FILE}: {n}")),
     );
     let ignore = team_dir
-        .and_then(|d| SecretsIgnore::load(&d).ok())
+        .and_then(|d| read_team_file(&d.join(IGNORE_FILE), MAX_SECRETSIGNORE_BYTES))
+        .map(|(bytes, symlink)| {
+            let (ignore, problem) = check_config::secrets_ignore(TeamFile {
+                bytes: &bytes,
+                symlink,
+            });
+            notes.extend(problem.map(|n| format!("{TEAM_DIR}/{n}")));
+            ignore
+        })
         .unwrap_or_default();
     (Policy::new(config, ignore), notes)
+}
+
+/// A configuration file of the team folder as the work tree holds it: at most one byte past
+/// `limit`, and whether it is a symlink (then not followed: its target's path is returned,
+/// which no reader takes as settings). `None` when there is none, or it cannot be read.
+fn read_team_file(path: &Path, limit: usize) -> Option<(Vec<u8>, bool)> {
+    use std::io::Read;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(path).ok()?;
+        return Some((target.to_string_lossy().into_owned().into_bytes(), true));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(limit as u64 + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some((bytes, false))
 }
 
 /// Where the user's own check configuration lives, below the memory base folder.
@@ -51,19 +85,30 @@ pub fn user_config(base: &Path) -> (Option<CheckConfig>, Vec<String>) {
     (config, notes)
 }
 
+/// The user's own configuration file: every setting that can be read, each one that cannot
+/// named in `notes` (it lives outside the repository, so a symlink is the user's own choice).
 fn read_config(path: &Path, notes: &mut Vec<String>) -> Option<CheckConfig> {
-    let bytes = std::fs::read(path).ok()?;
-    match CheckConfig::from_json(&String::from_utf8_lossy(&bytes)) {
-        Ok(config) => Some(config),
-        Err(e) => {
-            notes.push(format!(
-                "{}: cannot read the check configuration ({}); it was left out",
-                path.display(),
-                secrets::redact_text(&e)
-            ));
-            None
-        }
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(MAX_CONFIG_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    if bytes.len() > MAX_CONFIG_BYTES {
+        notes.push(format!(
+            "{}: over the {MAX_CONFIG_BYTES}-byte limit; it was left out — shorten it",
+            path.display()
+        ));
+        return None;
     }
+    let (config, problems) = check_config::read_lenient(&String::from_utf8_lossy(&bytes));
+    notes.extend(
+        problems
+            .into_iter()
+            .map(|n| format!("{}: {}", path.display(), secrets::redact_text(&n))),
+    );
+    Some(config)
 }
 
 // A scope's memories through the gate, for an index: `super::gate_cache::gate_scope`, which

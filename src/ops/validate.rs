@@ -31,7 +31,12 @@ pub fn validate(cwd: &Path, paths: &[&Path]) -> Result<Validation, OpError> {
         let meta = std::fs::metadata(&path).map_err(|e| OpError::io(&path, e))?;
         if meta.is_dir() {
             let prefix = format!("{}/", given.display().to_string().trim_end_matches('/'));
-            for rel in store::memory_paths(&path)? {
+            // A bad entry (a symlink out of the folder) is a problem of its own; the rest
+            // is validated.
+            let listing = store::memory_listing(&path)?;
+            out.problems
+                .extend(listing.withheld.iter().map(|bad| bad.invalid(&prefix)));
+            for rel in listing.paths {
                 check_file(&path.join(&rel), &format!("{prefix}{rel}"), &rel, &mut out)?;
             }
         } else {
@@ -61,7 +66,21 @@ fn check_file(path: &Path, shown: &str, rel: &str, out: &mut Validation) -> Resu
             out.problems.push(bad_name);
             return Ok(());
         }
-        (Err(e), None) => return Err(e.into()),
+        // A file that cannot be read is a problem of its own; the others are validated.
+        (Err(e), None) => {
+            let reason = match e {
+                store::StoreError::Io { source, .. } => source.to_string(),
+                other => other.to_string(),
+            };
+            out.problems.push(memory::Invalid::new(
+                shown,
+                1,
+                1,
+                format!("cannot be read ({reason})"),
+                "make it readable (`chmod u+r`), or delete it",
+            ));
+            return Ok(());
+        }
     };
     match MemoryFile::parse_in(shown, rel, &bytes) {
         Ok(file) => out.problems.extend(file.lints().iter().cloned()),

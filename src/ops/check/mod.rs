@@ -19,6 +19,7 @@ use crate::domain::check::{
     EntryKind, Finding, Findings, MEMORY_REFERENCE, SecretHit, Severity, TEAM_FOLDER_IGNORED,
     UNMERGED,
 };
+use crate::domain::check_config;
 use crate::domain::gate::{self, Policy};
 use crate::domain::memory;
 use crate::domain::scope::Environment;
@@ -424,11 +425,14 @@ fn root_commit_report(repo: &Repository, id: Oid) -> Result<CheckReport, OpError
 
 /// A configuration that could not be read, and each repository setting ignored because it
 /// would loosen the gate, is a finding on the configuration's first line.
-fn report_config_problem(out: &mut Findings<'_>, problems: Vec<(&'static str, String)>) {
-    for (rule, problem) in problems {
+fn report_config_problem(
+    out: &mut Findings<'_>,
+    problems: Vec<(&'static str, &'static str, String)>,
+) {
+    for (rule, file, problem) in problems {
         out.push(
             rule,
-            &check::repo_path(CONFIG_FILE),
+            &check::repo_path(file),
             1,
             1,
             problem.clone(),
@@ -442,8 +446,9 @@ fn report_config_problem(out: &mut Findings<'_>, problems: Vec<(&'static str, St
 enum Step<'a> {
     /// `.secretsignore` or the configuration changed (change index, commit).
     ConfigChanged(&'a str, &'a str),
-    /// A file version to check: path, commit, blob bytes, mode, depth.
-    File(&'a str, &'a str, Vec<u8>, u32, Depth),
+    /// A file version to check: path, commit, blob bytes, mode, depth, and whether its path
+    /// is checked too (once per path of the range).
+    File(&'a str, &'a str, Vec<u8>, u32, Depth, bool),
 }
 
 /// How many blob bytes are read before their secrets are scanned: scanning runs on every core
@@ -460,6 +465,7 @@ fn check_changes(
     let final_ids: HashMap<&str, &FolderFile> =
         final_files.iter().map(|f| (f.rel.as_str(), f)).collect();
     let mut seen = HashSet::new();
+    let mut named = HashSet::new();
     let mut last_commit: HashMap<&str, &str> = HashMap::new();
     let mut checked = 0;
     // Blobs are read in the range's order (a repository handle is not shared between
@@ -489,7 +495,15 @@ fn check_changes(
         };
         let bytes = team_files::read_blob(repo, id, mode)?;
         batch_bytes += bytes.len();
-        batch.push(Step::File(change.rel.as_str(), commit, bytes, mode, depth));
+        let name = named.insert(change.rel.as_str());
+        batch.push(Step::File(
+            change.rel.as_str(),
+            commit,
+            bytes,
+            mode,
+            depth,
+            name,
+        ));
         checked += 1;
         if batch_bytes >= BATCH_BYTES {
             check_batch(out, std::mem::take(&mut batch), batch_bytes, accepted);
@@ -514,9 +528,15 @@ fn check_batch(
 ) {
     let config = out.config();
     let found = super::scan::in_parallel(batch.len(), bytes, |i| match &batch[i] {
-        Step::File(rel, commit, bytes, mode, depth) => {
-            check_one(config, rel, *mode, bytes, accepted, *depth, Some(commit))
-        }
+        Step::File(rel, commit, bytes, mode, depth, name) => check_one(
+            config,
+            rel,
+            *mode,
+            bytes,
+            accepted,
+            (*depth, *name),
+            Some(commit),
+        ),
         Step::ConfigChanged(..) => Vec::new(),
     });
     for (step, found) in batch.iter().zip(found) {
@@ -538,18 +558,22 @@ fn check_batch(
 }
 
 /// Every check of one file version, its secrets scanned first: its findings under `config`.
+/// `(depth, name)`: how much of the content is checked, and whether the path is too.
 fn check_one(
     config: &CheckConfig,
     rel: &str,
     mode: u32,
     bytes: &[u8],
     accepted: &SecretsIgnore,
-    depth: Depth,
+    (depth, name): (Depth, bool),
     commit: Option<&str>,
 ) -> Vec<Finding> {
     let kind = entry_kind(mode);
     let secrets = secrets_in(kind, bytes, accepted);
     let mut out = Findings::new(config);
+    if name {
+        check::check_name(&mut out, rel, accepted, commit);
+    }
     check::check_file(&mut out, rel, kind, bytes, &secrets, depth, commit);
     out.list
 }
@@ -572,7 +596,7 @@ fn check_tree_files(
             file.mode,
             &file.bytes,
             accepted,
-            Depth::Full,
+            (Depth::Full, true),
             commit,
         )
     });
@@ -636,28 +660,46 @@ fn entry_kind(mode: u32) -> EntryKind {
 
 /// The configuration in force for a folder snapshot: the user's own file (outside the
 /// repository) with the snapshot's file layered on top, which can only tighten it (see
-/// [`CheckConfig::layered`]). Returns the problems to report: a file that does not parse (it
-/// is then left out) and each repository setting that was ignored.
-fn config_from(files: &[FolderFile]) -> (CheckConfig, Vec<(&'static str, String)>) {
+/// [`CheckConfig::layered`]). Returns the problems to report, each with the file it is about:
+/// every setting of the file that could not be read (the rest is kept), a file that is a
+/// symlink or over its size limit (left out), each repository setting that was ignored, and
+/// a `.secretsignore` that is a symlink or over its limit (it then accepts nothing).
+fn config_from(files: &[FolderFile]) -> (CheckConfig, Vec<(&'static str, &'static str, String)>) {
     let (user, notes) = super::guard::user_config(&Environment::from_process().base());
-    let mut problems: Vec<(&'static str, String)> =
-        notes.into_iter().map(|n| (CONFIG_INVALID, n)).collect();
-    let repo = match files.iter().find(|f| f.rel == CONFIG_FILE && f.stage == 0) {
+    let mut problems: Vec<(&'static str, &'static str, String)> = notes
+        .into_iter()
+        .map(|n| (CONFIG_INVALID, CONFIG_FILE, n))
+        .collect();
+    let repo = match team_file(files, CONFIG_FILE) {
         None => None,
-        Some(file) => match CheckConfig::from_json(&String::from_utf8_lossy(&file.bytes)) {
-            Ok(config) => Some(config),
-            Err(e) => {
-                problems.push((
-                    CONFIG_INVALID,
-                    format!("cannot read the check configuration ({e}); defaults were used"),
-                ));
-                None
-            }
-        },
+        Some(file) => {
+            let (config, notes) = check_config::repo_config(file);
+            problems.extend(notes.into_iter().map(|n| (CONFIG_INVALID, CONFIG_FILE, n)));
+            config
+        }
     };
+    if let Some(file) = team_file(files, secrets::IGNORE_FILE) {
+        let (_, note) = check_config::secrets_ignore(file);
+        problems.extend(note.map(|n| (CONFIG_INVALID, secrets::IGNORE_FILE, n)));
+    }
     let (config, ignored) = CheckConfig::layered(user.as_ref(), repo.as_ref());
-    problems.extend(ignored.into_iter().map(|n| (CONFIG_IGNORED, n)));
+    problems.extend(
+        ignored
+            .into_iter()
+            .map(|n| (CONFIG_IGNORED, CONFIG_FILE, n)),
+    );
     (config, problems)
+}
+
+/// A resolved file of the team folder's top level, as the configuration readers take it.
+fn team_file<'a>(files: &'a [FolderFile], rel: &str) -> Option<check_config::TeamFile<'a>> {
+    files
+        .iter()
+        .find(|f| f.rel == rel && f.stage == 0)
+        .map(|f| check_config::TeamFile {
+            bytes: &f.bytes,
+            symlink: f.mode == MODE_SYMLINK,
+        })
 }
 
 /// The secrets in a file version that the team has not accepted in `.secretsignore` (a
@@ -681,11 +723,10 @@ fn secrets_in(kind: EntryKind, bytes: &[u8], accepted: &SecretsIgnore) -> Vec<Se
         .collect()
 }
 
-/// The accepted secret fingerprints in a folder snapshot.
+/// The accepted secret fingerprints in a folder snapshot (none from a `.secretsignore` that is
+/// a symlink or over its limit; [`config_from`] reports it).
 fn accepted_secrets(files: &[FolderFile]) -> SecretsIgnore {
-    files
-        .iter()
-        .find(|f| f.rel == secrets::IGNORE_FILE && f.stage == 0)
-        .map(|f| SecretsIgnore::parse(&String::from_utf8_lossy(&f.bytes)))
+    team_file(files, secrets::IGNORE_FILE)
+        .map(|f| check_config::secrets_ignore(f).0)
         .unwrap_or_default()
 }

@@ -332,6 +332,7 @@ impl MemoryDoor {
             blocks.push('\n');
             push_memory_block(
                 &mut blocks,
+                &policy,
                 id,
                 &hit.kind.to_string(),
                 &Provenance {
@@ -440,6 +441,7 @@ impl MemoryDoor {
         let mut text = format!("{}\n{DATA_NOTE}\n\n", age_line(days, &provenance.age));
         push_memory_block(
             &mut text,
+            &self.policy(),
             &shown_id,
             &file.kind.to_string(),
             &provenance,
@@ -811,9 +813,12 @@ impl Provenance {
 
 /// One memory as data, added to `out`: an opening tag with its provenance, its name and
 /// description, its body, and a closing tag that no text inside can fake (every text passes
-/// [`for_agent`], session start's rule for memory text in an agent's context).
+/// [`Policy::for_agent`] under the project's own link allow-list, session start's rule for
+/// memory text in an agent's context).
+#[allow(clippy::too_many_arguments)]
 fn push_memory_block(
     out: &mut String,
+    policy: &Policy,
     id: &str,
     kind: &str,
     provenance: &Provenance,
@@ -839,9 +844,9 @@ fn push_memory_block(
     let _ = write!(
         out,
         ">\nname: {}\ndescription: {}\n\n{}\n</memory>\n",
-        for_agent(name),
-        for_agent(description),
-        for_agent(body.trim_end()),
+        policy.for_agent(name),
+        policy.for_agent(description),
+        policy.for_agent(body.trim_end()),
     );
 }
 
@@ -918,6 +923,7 @@ mod tests {
         let mut out = String::new();
         push_memory_block(
             &mut out,
+            &Policy::default(),
             "team:a.md",
             "project",
             &provenance,

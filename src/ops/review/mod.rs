@@ -13,6 +13,7 @@ use git2::Repository;
 use serde::Serialize;
 
 use crate::domain::check::{self, Finding};
+use crate::domain::gate;
 use crate::domain::memory;
 use crate::domain::memory_diff::{self, FieldChange, MemoryParts};
 use crate::domain::recall::usage::utc_date;
@@ -244,7 +245,7 @@ pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review,
                 RevisionChange::Modified => "M",
                 RevisionChange::Renamed => "R",
             };
-            other_files.push(format!("{letter} {path}"));
+            other_files.push(format!("{letter} {}", gate::redact_path(&path)));
             continue;
         }
         let read = |side: &Option<(String, git2::Oid, u32)>| -> Result<Option<String>, OpError> {
@@ -290,13 +291,14 @@ pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review,
         let old_path = (entry.kind == RevisionChange::Renamed)
             .then(|| entry.old.as_ref().map(|(p, _, _)| p.clone()))
             .flatten();
+        // The check's findings name paths as they may be printed; so does the review.
         let mut risks = risks_by_path
-            .remove(&check::repo_path(&path))
+            .remove(&gate::redact_path(&check::repo_path(&path)))
             .unwrap_or_default();
         if let Some(old) = &old_path {
             risks.extend(
                 risks_by_path
-                    .remove(&check::repo_path(old))
+                    .remove(&gate::redact_path(&check::repo_path(old)))
                     .unwrap_or_default(),
             );
         }
@@ -311,8 +313,8 @@ pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review,
         memories.push(MemoryChange {
             status,
             body_lines: body.lines().count(),
-            path,
-            old_path,
+            path: gate::redact_path(&path),
+            old_path: old_path.as_deref().map(gate::redact_path),
             name: field("name"),
             description: field("description"),
             kind: field("type"),

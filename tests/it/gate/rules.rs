@@ -737,7 +737,7 @@ fn cherry_pick_revert_and_am_cannot_skip_the_gate() {
 }
 
 #[test]
-fn a_symlink_out_of_the_team_folder_costs_the_team_index_not_the_session() {
+fn a_symlink_out_of_the_team_folder_withholds_only_itself() {
     let team = Team::new();
     write(&team.mate.join("secret.txt"), &format!("key {GHP}\n"));
     std::os::unix::fs::symlink(
@@ -752,7 +752,36 @@ fn a_symlink_out_of_the_team_folder_costs_the_team_index_not_the_session() {
         .teammem(&team.me, ["session-start", "--hook", "qwen"]);
     run.expect_code(0);
     let text = additional_context(&run.stdout);
-    assert!(text.contains("Team memory was left out"), "{text}");
-    assert!(text.contains("point-in-time"), "{text}");
+    assert!(text.contains("Release train"), "{text}");
+    assert!(text.contains("Use the real database"), "{text}");
+    assert!(
+        text.contains("Withheld by the memory gate: 1 memory (path-symlink)"),
+        "{text}"
+    );
     assert_clean("session-start", &text);
+    // `list` names the symlink in one line and lists the rest (status 1: a file is invalid).
+    let list = team.sb.teammem(&team.me, ["list"]);
+    assert_eq!(list.code, 1, "{}{}", list.stdout, list.stderr);
+    assert!(
+        list.stdout.contains("project/release-train.md"),
+        "{}",
+        list.stdout
+    );
+    let named: Vec<&str> = list
+        .stderr
+        .lines()
+        .filter(|l| l.contains("project/link.md"))
+        .collect();
+    assert_eq!(named.len(), 1, "{}", list.stderr);
+    assert!(
+        named[0].contains("points outside the scope"),
+        "{}",
+        named[0]
+    );
+    assert!(!list.stderr.contains(GHP), "{}", list.stderr);
+    for args in [vec!["recall", "release"], vec!["index", "--scope", "team"]] {
+        let run = team.sb.teammem(&team.me, &args);
+        run.expect_code(0);
+        assert!(!run.stdout.contains(GHP) && !run.stderr.contains(GHP));
+    }
 }

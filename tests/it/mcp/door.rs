@@ -370,3 +370,52 @@ fn a_policy_file_changed_while_the_server_runs_decides_the_next_call() {
     }
     assert!(ok_text(&steps[6]).contains(withheld), "{}", steps[6]);
 }
+
+#[test]
+fn mcp_results_make_links_inert_under_the_projects_own_allow_list() {
+    let team = Team::new();
+    // The user's own file allows the team wiki; the repository's shortens the list to it, so
+    // github.com is no longer allowed in this project.
+    write(
+        &team.sb.base().join("teammem-check.json"),
+        r#"{"allowed_hosts": ["github.com", "wiki.corp.example"]}"#,
+    );
+    write(
+        &team.me.join(".qwen/team-memory/.teammem-check.json"),
+        r#"{"allowed_hosts": ["wiki.corp.example"]}"#,
+    );
+    write(
+        &team.me.join(".qwen/team-memory/project/tracker.md"),
+        &memory_text(
+            "Tracker",
+            "Where the tracker and the wiki live",
+            "project",
+            "Tracker: https://github.com/o/r/issues?auth=qq7 and wiki: \
+             https://wiki.corp.example/runbook?page=2\n",
+        ),
+    );
+    let out = drive(
+        &team.sb,
+        &team.me,
+        json!([
+            call("memory_read", json!({"id": "team:project/tracker.md"})),
+            call("memory_search", json!({"query": "tracker wiki"})),
+        ]),
+    );
+    let steps = out["steps"].as_array().unwrap();
+    for step in &steps[..2] {
+        let text = ok_text(step);
+        assert!(
+            text.contains("<memory id=\"team:project/tracker.md\""),
+            "{text}"
+        );
+        assert!(
+            !text.contains("auth=qq7"),
+            "a link off the project's list stayed live: {text}"
+        );
+        assert!(
+            text.contains("https://wiki.corp.example/runbook?page=2"),
+            "a link on the project's list was made inert: {text}"
+        );
+    }
+}
