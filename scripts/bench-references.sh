@@ -14,7 +14,7 @@
 # rendering the memories, and now checking what they name.
 #
 # Usage: scripts/bench-references.sh [N]   (N memories, default 1000; each names 3 paths)
-#        RUNS=40 (timed runs per build and fixture, after 3 not timed)
+#        RUNS=40 (timed runs per build and fixture, after 3 not timed); KEEP=1 keeps the fixtures
 #        BIN=... OLD_BIN=... scripts/bench-references.sh   (time these binaries, build nothing)
 #        BASE_REV=<rev> ...   (the base to build, default main)
 # Both builds use thin LTO in 16 codegen units (CARGO_PROFILE_RELEASE_LTO=thin,
@@ -41,7 +41,7 @@ if [ -z "${OLD_BIN:-}" ]; then
 fi
 
 WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
+trap '[ -n "${KEEP:-}" ] && echo "fixtures kept in $WORK" || rm -rf "$WORK"' EXIT
 export HOME="$WORK/home" QWEN_CODE_MEMORY_BASE_DIR="$WORK/home/.qwen"
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$WORK/home/.gitconfig"
 export QWEN_CODE_MEMORY_TEAM=1 QWEN_CODE_MEMORY_TEAM_SYNC=0
@@ -130,9 +130,13 @@ old, new, named, unnamed, gone, runs = sys.argv[1:7]
 runs = int(runs)
 
 def run(binary, cwd):
+    # Each build keeps its own state: the gate's cache is for one binary, and alternating
+    # builds over one cache would judge every memory again at every run.
+    env = dict(os.environ, QWEN_CODE_MEMORY_BASE_DIR=os.environ["QWEN_CODE_MEMORY_BASE_DIR"]
+               + ("-main" if binary == old else "-branch"))
     start = time.perf_counter()
     child = subprocess.Popen([binary, "session-start"], cwd=cwd, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
+                             stderr=subprocess.DEVNULL, env=env)
     _, _, usage = os.wait4(child.pid, 0)
     child.returncode = 0
     return (time.perf_counter() - start) * 1000, (usage.ru_utime + usage.ru_stime) * 1000
