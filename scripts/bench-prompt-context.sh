@@ -7,6 +7,8 @@
 #
 #   scripts/bench-prompt-context.sh                  # builds this branch (release)
 #   TEAMMEM=/path/to/teammem scripts/bench-prompt-context.sh
+#   BASELINE=/path/to/old/teammem TEAMMEM=... scripts/bench-prompt-context.sh
+#       # both builds by turns (old, new, new, old, ...) on the same fixtures
 #
 # Release builds with fat LTO take long on a small machine; the numbers in the notes were taken
 # with CARGO_PROFILE_RELEASE_LTO=thin CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16.
@@ -49,9 +51,11 @@ for n in range(count):
         f.write(text)
 PY
   (cd "$repo" && "$TEAMMEM" index --scope team >/dev/null && git add -A && git commit -qm memories)
-  python3 - "$TEAMMEM" "$repo" "$count" "${RUNS:-60}" <<'PY'
-import json, resource, subprocess, sys, time
+  python3 - "$TEAMMEM" "$repo" "$count" "${RUNS:-60}" "${BASELINE:-}" <<'PY'
+import json, os, resource, subprocess, sys, time
 teammem, repo, count, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+builds = [("baseline", sys.argv[5])] if sys.argv[5] else []
+builds.append(("this build", teammem))
 prompts = [
     "Why did the postgres migration fail in staging?",
     "How do we deploy the billing service?",
@@ -64,36 +68,43 @@ prompts = [
     "How does the auth cache get invalidated?",
     "Plan the migration of the invoice queue to kafka",
 ]
-def run(i):
+def run(i, teammem):
     payload = json.dumps({"session_id": "bench-%d" % i, "hook_event_name": "UserPromptSubmit",
                           "cwd": repo, "prompt": prompts[i % len(prompts)]})
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
+    # Each build keeps its own state (gate and recall caches, sessions, usage).
+    env = dict(os.environ, QWEN_CODE_MEMORY_BASE_DIR=os.environ["QWEN_CODE_MEMORY_BASE_DIR"]
+               + "-" + str(abs(hash(teammem))))
     out = subprocess.run([teammem, "prompt-context", "--hook", "claude"], cwd=repo,
-                         input=payload.encode(), capture_output=True)
+                         input=payload.encode(), capture_output=True, env=env)
     took = (time.perf_counter() - start) * 1000
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu.append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
     if out.returncode != 0:
         sys.exit("prompt-context failed: %s" % out.stderr.decode())
     return took, out.stdout
+results = {name: ([], [], [0]) for name, _ in builds}
 cpu = []
-for i in range(5):                      # warm-up: the index and caches are built
-    run(10_000 + i)
-times, delivered = [], 0
-cpu.clear()
+for name, binary in builds:
+    for i in range(5):                  # warm-up: the index and caches are built
+        run(10_000 + i, binary)
 for i in range(runs):
-    took, out = run(i)
-    times.append(took)
-    if out:
-        ctx = json.loads(out)["hookSpecificOutput"]["additionalContext"]
-        delivered += ctx.count("<memory-data")
-times.sort()
-cpu.sort()
-pick = lambda xs, q: xs[min(len(xs) - 1, int(q * len(xs)))]
-print("%6s memories: wall p50 %.1f ms, p90 %.1f ms, min %.1f ms; CPU (user+sys) p50 %.1f ms, "
-      "p90 %.1f ms; %d runs, %.1f memories a turn"
-      % (count, pick(times, 0.5), pick(times, 0.9), times[0], pick(cpu, 0.5), pick(cpu, 0.9),
-         runs, delivered / runs))
+    for name, binary in builds if i % 2 == 0 else builds[::-1]:
+        cpu.clear()
+        took, out = run(i, binary)
+        times, cpus, delivered = results[name]
+        times.append(took)
+        cpus.extend(cpu)
+        if out:
+            ctx = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+            delivered[0] += ctx.count("<memory-data")
+pick = lambda xs, q: sorted(xs)[min(len(xs) - 1, int(q * len(xs)))]
+for name, _ in builds:
+    times, cpus, delivered = results[name]
+    print("%6s memories, %s: wall p50 %.1f ms, p90 %.1f ms, min %.1f ms; CPU (user+sys) p50 %.1f ms, "
+          "p90 %.1f ms; %d runs, %.1f memories a turn"
+          % (count, name, pick(times, 0.5), pick(times, 0.9), min(times), pick(cpus, 0.5),
+             pick(cpus, 0.9), runs, delivered[0] / runs))
 PY
 done

@@ -36,9 +36,9 @@ pub fn head_blobs(repo: &Repository, paths: &[String]) -> Result<HashMap<String,
         }
         Err(e) => return Err(GitError::git("reading HEAD", e)),
     };
-    for path in paths {
-        if let Ok(entry) = tree.get_path(Path::new(path)) {
-            out.insert(path.clone(), entry.id());
+    for (path, blob) in paths.iter().zip(blobs_at(repo, &tree, paths)) {
+        if let Some(blob) = blob {
+            out.insert(path.clone(), blob);
         }
     }
     Ok(out)
@@ -46,6 +46,32 @@ pub fn head_blobs(repo: &Repository, paths: &[String]) -> Result<HashMap<String,
 
 fn blob_at(tree: &git2::Tree<'_>, path: &str) -> Option<Oid> {
     tree.get_path(Path::new(path)).ok().map(|e| e.id())
+}
+
+/// What `tree` holds at each of `paths`, each folder's tree read once: memories share a few
+/// folders, and a folder of thousands of memories is a tree too large for libgit2's object
+/// cache (4 KiB by default), read and inflated again at every `get_path`.
+fn blobs_at(repo: &Repository, tree: &git2::Tree<'_>, paths: &[String]) -> Vec<Option<Oid>> {
+    let mut folders: HashMap<&str, Option<git2::Tree<'_>>> = HashMap::new();
+    paths
+        .iter()
+        .map(|path| {
+            let Some((folder, name)) = path.rsplit_once('/') else {
+                return tree.get_name(path).map(|e| e.id());
+            };
+            folders
+                .entry(folder)
+                .or_insert_with(|| {
+                    tree.get_path(Path::new(folder))
+                        .ok()
+                        .and_then(|entry| entry.to_object(repo).ok())
+                        .and_then(|object| object.into_tree().ok())
+                })
+                .as_ref()
+                .and_then(|t| t.get_name(name))
+                .map(|e| e.id())
+        })
+        .collect()
 }
 
 /// The folder all `paths` share (`.qwen/team-memory` for team memories), or "" for the root.
@@ -134,10 +160,17 @@ pub fn last_changes(
         if dir_unchanged(tree, parents, &dir) {
             return !pending.is_empty();
         }
+        let here = blobs_at(repo, tree, &pending);
+        let before: Vec<Vec<Option<Oid>>> = parents
+            .iter()
+            .map(|p| blobs_at(repo, p, &pending))
+            .collect();
+        let mut at = 0;
         pending.retain(|path| {
-            let here = blob_at(tree, path);
-            let same_as_a_parent = parents.iter().any(|p| blob_at(p, path) == here);
-            if here.is_some() && !same_as_a_parent {
+            let i = at;
+            at += 1;
+            let same_as_a_parent = before.iter().any(|b| b[i] == here[i]);
+            if here[i].is_some() && !same_as_a_parent {
                 found.insert(
                     path.clone(),
                     LastChange {

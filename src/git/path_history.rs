@@ -13,6 +13,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use git2::{Delta, DiffFindOptions, ObjectType, Oid, Repository, Tree};
+use serde::{Deserialize, Serialize};
 
 use super::GitError;
 
@@ -28,9 +29,10 @@ pub enum AtHead {
 }
 
 /// The commit that removed or renamed a path.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Removal {
     /// The commit.
+    #[serde(with = "oid_hex")]
     pub commit: Oid,
     /// Its author's name.
     pub author: String,
@@ -144,21 +146,83 @@ pub fn removals(
     paths: &[(String, bool)],
     limit: WalkLimit,
 ) -> Result<HashMap<String, Removal>, GitError> {
+    let start = WalkFrom {
+        commit: head,
+        walked: 0,
+    };
+    Ok(walk_removals(repo, start, paths, limit, None)?.found)
+}
+
+/// Where a walk starts: a commit, and how many first-parent commits an earlier walk already
+/// looked at to get there (they count towards [`WalkLimit::commits`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct WalkFrom {
+    /// The commit whose parents are looked at next.
+    #[serde(with = "oid_hex")]
+    pub commit: Oid,
+    /// Commits walked before.
+    pub walked: usize,
+}
+
+/// Where a walk of [`walk_removals`] ended, for the paths it did not find.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WalkEnd {
+    /// History ran out, the commit limit was reached, or every path was found: walking again
+    /// finds nothing more.
+    Done,
+    /// The deadline stopped it here; a later walk may go on from this point.
+    Paused(WalkFrom),
+    /// It reached the commit it was told to stop at, and none of the paths left was in any
+    /// commit on the way: what was known of them at that commit holds.
+    Reached(WalkFrom),
+}
+
+/// What a walk found: the removals, and where it ended for the rest.
+#[derive(Debug)]
+pub struct Walk {
+    /// Each path found, with the commit that removed it.
+    pub found: HashMap<String, Removal>,
+    /// Where the walk ended.
+    pub end: WalkEnd,
+}
+
+/// [`removals`] from `from` (a `HEAD` or where an earlier walk paused), stopping at `stop_at`
+/// when first-parent history reaches it (an earlier `HEAD` whose answers are known).
+pub fn walk_removals(
+    repo: &Repository,
+    from: WalkFrom,
+    paths: &[(String, bool)],
+    limit: WalkLimit,
+    stop_at: Option<Oid>,
+) -> Result<Walk, GitError> {
     let mut found = HashMap::new();
     let mut pending: Vec<(&str, bool)> = paths.iter().map(|(p, f)| (p.as_str(), *f)).collect();
     let mut current = repo
-        .find_commit(head)
-        .map_err(|e| GitError::git(format!("reading commit {head}"), e))?;
-    for walked in 0..limit.commits.max(ALWAYS_WALKED) {
-        if pending.is_empty() || (walked >= ALWAYS_WALKED && Instant::now() >= limit.deadline) {
-            break;
+        .find_commit(from.commit)
+        .map_err(|e| GitError::git(format!("reading commit {}", from.commit), e))?;
+    let cap = limit.commits.max(ALWAYS_WALKED);
+    let mut walked = from.walked;
+    let mut this_walk = 0;
+    let end = loop {
+        let here = WalkFrom {
+            commit: current.id(),
+            walked,
+        };
+        if pending.is_empty() || walked >= cap {
+            break WalkEnd::Done;
+        }
+        if this_walk > 0 && stop_at == Some(current.id()) {
+            break WalkEnd::Reached(here);
+        }
+        if this_walk >= ALWAYS_WALKED && Instant::now() >= limit.deadline {
+            break WalkEnd::Paused(here);
         }
         // A shallow clone's oldest commit has no parent here: the walk ends.
         let Ok(parent) = current.parent(0) else {
-            break;
+            break WalkEnd::Done;
         };
         let Ok(parent_tree) = parent.tree() else {
-            break;
+            break WalkEnd::Done;
         };
         let mut removed_here = Vec::new();
         pending.retain(|&(path, folder)| {
@@ -185,8 +249,10 @@ pub fn removals(
             );
         }
         current = parent;
-    }
-    Ok(found)
+        walked += 1;
+        this_walk += 1;
+    };
+    Ok(Walk { found, end })
 }
 
 /// When `commit` is a merge whose other side had already removed `path`, the commit on that
@@ -347,6 +413,21 @@ pub fn folder_renamed(removed: &Removed, folder: &str) -> Option<String> {
     target
 }
 
+/// An [`Oid`] as its hex text in serde formats.
+mod oid_hex {
+    use git2::Oid;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(oid: &Oid, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(oid)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Oid, D::Error> {
+        let hex = String::deserialize(d)?;
+        Oid::from_str(&hex).map_err(D::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -420,6 +501,44 @@ mod tests {
             Some("migrations/sql")
         );
         assert!(!found.contains_key("never/was.rs"));
+    }
+
+    #[test]
+    fn a_walk_stops_at_a_known_commit_and_goes_on_from_there() {
+        let (dir, repo) = scratch_repo();
+        let d = dir.path();
+        write(d, "src/a.rs", "a\n");
+        write(d, "keep.txt", "k\n");
+        git_cli(d, &["add", "."]);
+        git_cli(d, &["commit", "-qm", "start"]);
+        git_cli(d, &["rm", "-q", "src/a.rs"]);
+        git_cli(d, &["commit", "-qm", "remove a"]);
+        let removed_in = Oid::from_str(git_cli(d, &["rev-parse", "HEAD"]).trim()).unwrap();
+        git_cli(d, &["commit", "-q", "--allow-empty", "-m", "old head"]);
+        let old_head = Oid::from_str(git_cli(d, &["rev-parse", "HEAD"]).trim()).unwrap();
+        git_cli(d, &["commit", "-q", "--allow-empty", "-m", "new head"]);
+        let new_head = Oid::from_str(git_cli(d, &["rev-parse", "HEAD"]).trim()).unwrap();
+
+        let paths = [("src/a.rs".to_string(), false)];
+        let start = WalkFrom {
+            commit: new_head,
+            walked: 0,
+        };
+        let walk = walk_removals(&repo, start, &paths, limit(), Some(old_head)).unwrap();
+        let WalkEnd::Reached(at) = walk.end else {
+            panic!("the walk reaches the old HEAD: {:?}", walk.end);
+        };
+        assert!(walk.found.is_empty());
+        assert_eq!(
+            at,
+            WalkFrom {
+                commit: old_head,
+                walked: 1
+            }
+        );
+        let rest = walk_removals(&repo, at, &paths, limit(), None).unwrap();
+        assert_eq!(rest.found["src/a.rs"].commit, removed_in);
+        assert_eq!(rest.end, WalkEnd::Done);
     }
 
     #[test]

@@ -100,6 +100,11 @@ pub fn prompt_context(
     let Some(prompt) = input.prompt.as_deref().filter(|p| !p.trim().is_empty()) else {
         return Ok(PromptContext::nothing());
     };
+    // libgit2 hashes every object it reads again to check its id (with collision detection:
+    // most of the cost of reading the large tree of a folder of many memories, for their
+    // ages); git checks ids when objects arrive and in fsck, not on every read. This hook
+    // only reads its own repository, as the MCP server does (`mcp::cache`).
+    git2::opts::strict_hash_verification(false);
     let project = Project::open_plain(cwd)?;
     let scopes: Vec<ScopeKind> = project
         .default_scopes()

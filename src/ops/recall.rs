@@ -19,7 +19,7 @@ use crate::domain::recall::live::LiveScope;
 use crate::domain::recall::refresh::{
     KnownStamps, Ranking, StampProof, keep_best, read_shown, scan_files, scan_indexed_unproven,
 };
-use crate::domain::recall::usage::{self, UsageBook};
+use crate::domain::recall::usage::{self, UsageBook, Used};
 use crate::domain::recall::{Analyzer, PROXIMITY_CANDIDATES, Query, points};
 use crate::domain::scope::{Layout, ScopeKind};
 use crate::domain::store::Stamp;
@@ -434,7 +434,19 @@ fn recall_once(
     }
     // The best few earn the proximity boost; only they are read (those scored from the index).
     let pool = PROXIMITY_CANDIDATES.max(max);
-    let (stats, mut candidates) = ranking.best(&parsed, pool);
+    // Usage breaks ties between equal scores: the memory read or cited lately, then often.
+    let books: HashMap<ScopeKind, UsageBook> = scopes
+        .iter()
+        .map(|&scope| (scope, load_usage(project, scope)))
+        .collect();
+    let used = |order: usize, rel: &str| {
+        scopes
+            .get(order)
+            .and_then(|scope| books.get(scope))
+            .and_then(|book| book.memories.get(rel))
+            .map_or(Used::default(), Used::of)
+    };
+    let (stats, mut candidates) = ranking.best(&parsed, pool, &used);
     let mut analyzer = Analyzer::new();
     for c in &mut candidates {
         if c.file.is_none() {
@@ -490,14 +502,10 @@ fn recall_once(
     let pairs: Vec<(ScopeKind, &str)> = texts.iter().map(|(s, t)| (*s, t.as_str())).collect();
     let mut reference_lines = references::references_lines(project, &pairs).into_iter();
     let now = usage::now();
-    let mut books: HashMap<ScopeKind, UsageBook> = HashMap::new();
     for ((dir, scope, rel, score, file, _), fresh) in shown.into_iter().zip(fresh) {
         let file = *file;
         let path = dir.join(&rel);
-        let book = books
-            .entry(scope)
-            .or_insert_with(|| load_usage(project, scope));
-        let u = book.get(&rel);
+        let u = books.get(&scope).map(|b| b.get(&rel)).unwrap_or_default();
         let (body, body_cut) = cut_body(&file.body, chars, &format!("{scope}:{rel}"));
         recalled.hits.push(Hit {
             scope,

@@ -2,24 +2,29 @@
 //! delivered (`context`, `session-start`, `prompt-context`, `recall`, MCP reads and searches)
 //! and listed by `stale` and `dream`.
 //!
-//! A path is looked up in `HEAD`'s tree (a file the work tree holds but no commit has yet
-//! still counts as there; nothing walks the work tree). For a path that is gone, history says
-//! which commit removed or renamed it. What a process learns is kept for its life (the MCP
-//! server's included), per repository and `HEAD`.
+//! A path is looked up in `HEAD`'s tree, then in the index (a file being added counts as
+//! there); nothing reads the work tree. For a path that is gone, history says which commit
+//! removed or renamed it. What a process learns is kept for its life (the MCP server's
+//! included), per repository and `HEAD`; what history said is also kept between processes in
+//! the project's state folder (`references.json`), so a session start does not walk it again
+//! while `HEAD` stays, and when `HEAD` moves a walk from the new `HEAD` that reaches the old
+//! one reuses the old answers.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use git2::{Oid, Repository};
+use serde::{Deserialize, Serialize};
 
 use crate::domain::gate;
 use crate::domain::memory::MemoryFile;
 use crate::domain::recall::usage::utc_date;
 use crate::domain::references::{self, Form, Lines, Reference};
-use crate::domain::scope::ScopeKind;
-use crate::git::path_history::{self, AtHead, HeadTree, Removal, WalkLimit};
+use crate::domain::scope::{Layout, ScopeKind};
+use crate::domain::store;
+use crate::git::path_history::{self, AtHead, HeadTree, Removal, WalkEnd, WalkFrom, WalkLimit};
 use crate::git::repo;
 
 use super::{OpError, Project};
@@ -274,21 +279,20 @@ pub fn check_named(
     let mut book = BOOK.lock().unwrap_or_else(|e| e.into_inner());
     let repo = repo::open(paths)?;
     let head = HeadTree::open(&repo)?;
-    let facts = book
-        .get_or_insert_with(Book::default)
-        .facts_for(&root, head.commit());
-    learn(
+    let book = book.get_or_insert_with(Book::default);
+    book.turn_to(&root, head.commit(), saved_file(project));
+    book.learn(
         &repo,
         &head,
-        &root,
-        facts,
         named
             .iter()
             .copied()
             .flatten()
             .map(|r| (r.path.as_str(), r.form)),
     )?;
-    Ok(named.iter().map(|refs| judge(&head, facts, refs)).collect())
+    let out = named.iter().map(|refs| book.judge(&head, refs)).collect();
+    book.save();
+    Ok(out)
 }
 
 /// One rewrite [`renamed_paths`] proposes: the path a memory's body names and the path git's
@@ -354,122 +358,347 @@ pub fn renamed_paths(
 /// What is known of one path at the book's `HEAD`.
 #[derive(Debug, Clone)]
 enum Fact {
-    /// A file at `HEAD`; its line count once a reference asked.
-    File(Oid, Option<Option<usize>>),
-    /// A folder at `HEAD`, or a file the work tree holds that no commit has yet.
+    /// A file at `HEAD`.
+    File(Oid),
+    /// A folder at `HEAD`, or a path the index holds that no commit has yet (being added).
     Present,
-    /// Gone: the commit that removed it, when history within budget shows one.
-    Gone(Option<Removal>),
+    /// Gone from `HEAD` (and the index).
+    Gone(Gone),
 }
 
-/// What this process has learned, for one repository and one `HEAD`.
+/// A path gone from `HEAD`: the commit that removed it, when history shows one, and where a
+/// walk the clock stopped may go on.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct Gone {
+    removal: Option<Removal>,
+    resume: Option<WalkFrom>,
+}
+
+/// The saved file's format version.
+const SAVED_VERSION: u32 = 1;
+/// The most gone paths and line counts the saved file keeps; past that it starts again.
+const SAVED_MAX: usize = 20_000;
+
+/// What is kept between processes, per project: the paths gone from `HEAD` and what history
+/// said of each (the walk is the costly part, and must not run again at every session start),
+/// and line counts by blob (a blob's lines never change, whatever `HEAD` is). Paths that hold
+/// are not kept: a lookup in `HEAD`'s tree is cheaper than reading them back.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Saved {
+    version: u32,
+    /// The `HEAD` the gone paths are for.
+    head: String,
+    gone: HashMap<String, Gone>,
+    lines: HashMap<String, Option<usize>>,
+}
+
+/// Where the saved facts of `project` live: its state folder under teammem's base folder,
+/// outside the work tree.
+fn saved_file(project: &Project) -> Option<PathBuf> {
+    let outside = Layout {
+        local_private: false,
+        ..project.layout.clone()
+    };
+    Some(
+        outside
+            .state_dir(ScopeKind::Private)?
+            .join("references.json"),
+    )
+}
+
+/// What this process has learned, for one repository and one `HEAD`, with what it read
+/// from and will write to the saved file.
 #[derive(Default)]
 struct Book {
     root: PathBuf,
     head: Option<Oid>,
     facts: HashMap<String, Fact>,
+    /// Line counts by blob.
+    lines: HashMap<Oid, Option<usize>>,
+    /// The gone paths of the `HEAD` the saved file was for, when `HEAD` has moved since: a
+    /// walk from the new `HEAD` that reaches it takes its answers from there.
+    before: Option<(Oid, HashMap<String, Gone>)>,
+    file: Option<PathBuf>,
+    /// Whether the saved file is behind what the book knows.
+    dirty: bool,
+    /// The paths gone from `HEAD` that the index holds, as of the last check.
+    staged: HashSet<String>,
 }
 
 impl Book {
-    /// The facts for `root` at `head`: kept when both are the book's, else a new page.
-    fn facts_for(&mut self, root: &Path, head: Option<Oid>) -> &mut HashMap<String, Fact> {
-        if self.root != root || self.head != head {
-            self.root = root.to_path_buf();
-            self.head = head;
-            self.facts.clear();
+    /// Turns to `root` at `head`: the book as it is when both are its own, else what the saved
+    /// `file` holds for them (a file that cannot be read counts as none).
+    fn turn_to(&mut self, root: &Path, head: Option<Oid>, file: Option<PathBuf>) {
+        if self.root == root && self.head == head && self.file == file {
+            return;
         }
-        &mut self.facts
+        *self = Book {
+            root: root.to_path_buf(),
+            head,
+            file,
+            ..Book::default()
+        };
+        let saved = self
+            .file
+            .as_ref()
+            .and_then(|f| std::fs::read(f).ok())
+            .and_then(|bytes| serde_json::from_slice::<Saved>(&bytes).ok())
+            .filter(|s| s.version == SAVED_VERSION);
+        let Some(saved) = saved else {
+            return;
+        };
+        self.lines = saved
+            .lines
+            .into_iter()
+            .filter_map(|(blob, count)| Some((Oid::from_str(&blob).ok()?, count)))
+            .collect();
+        match (Oid::from_str(&saved.head).ok(), head) {
+            (Some(was), Some(now)) if was == now => {
+                self.facts = saved
+                    .gone
+                    .into_iter()
+                    .map(|(path, gone)| (path, Fact::Gone(gone)))
+                    .collect();
+            }
+            (Some(was), Some(_)) => {
+                self.before = Some((was, saved.gone));
+                self.dirty = true;
+            }
+            _ => self.dirty = true,
+        }
+    }
+
+    /// Looks up every path not yet known, then walks history for those gone (or goes on with
+    /// a walk the clock stopped before).
+    fn learn<'a>(
+        &mut self,
+        repo: &Repository,
+        head: &HeadTree<'_>,
+        paths: impl Iterator<Item = (&'a str, Form)>,
+    ) -> Result<(), OpError> {
+        let Some(commit) = head.commit() else {
+            for (path, _) in paths {
+                self.facts
+                    .entry(path.to_string())
+                    .or_insert(Fact::Gone(Gone::default()));
+            }
+            return Ok(());
+        };
+        let mut missing: Vec<(String, bool)> = Vec::new();
+        let mut gone_named: Vec<(&str, Form)> = Vec::new();
+        for (path, form) in paths {
+            let fact = self
+                .facts
+                .entry(path.to_string())
+                .or_insert_with(|| match head.at(path) {
+                    AtHead::File(blob) => Fact::File(blob),
+                    AtHead::Folder => Fact::Present,
+                    AtHead::Missing => {
+                        missing.push((path.to_string(), form == Form::Folder));
+                        Fact::Gone(Gone::default())
+                    }
+                });
+            if matches!(fact, Fact::Gone(_)) {
+                gone_named.push((path, form));
+            }
+        }
+        // A path being added (in the index, not yet in a commit) holds. The index is read
+        // only when a path is missing from `HEAD`, at every check (it changes without `HEAD`
+        // moving), and what it says is not saved.
+        self.staged.clear();
+        if !gone_named.is_empty() {
+            if let Ok(index) = repo.index() {
+                for (path, form) in &gone_named {
+                    let staged = match form {
+                        Form::Folder => index.find_prefix(Path::new(&format!("{path}/"))).is_ok(),
+                        _ => index.get_path(Path::new(path), 0).is_some(),
+                    };
+                    if staged {
+                        self.staged.insert(path.to_string());
+                    }
+                }
+            }
+        }
+        missing.retain(|(path, _)| !self.staged.contains(path));
+        let mut resumed: HashMap<WalkFrom, Vec<(String, bool)>> = HashMap::new();
+        for (path, form) in gone_named {
+            if let Some(Fact::Gone(Gone {
+                resume: Some(from), ..
+            })) = self.facts.get(path)
+            {
+                let asked = resumed.entry(*from).or_default();
+                if !self.staged.contains(path) && !asked.iter().any(|(p, _)| p == path) {
+                    asked.push((path.to_string(), form == Form::Folder));
+                }
+            }
+        }
+        resumed.retain(|_, asked| !asked.is_empty());
+        let limit = WalkLimit {
+            commits: HISTORY_COMMITS,
+            deadline: Instant::now() + HISTORY_BUDGET,
+        };
+        if !missing.is_empty() {
+            self.dirty = true;
+            let start = WalkFrom { commit, walked: 0 };
+            let stop_at = self.before.as_ref().map(|(was, _)| *was);
+            let walk = path_history::walk_removals(repo, start, &missing, limit, stop_at)?;
+            // The walk reached the `HEAD` the saved file was for: what it knew of a path
+            // still gone holds; the paths it did not know go on from there.
+            if let Some(from) = self.record(&missing, walk) {
+                let before = self.before.take().map(|(_, gone)| gone).unwrap_or_default();
+                let mut unknown = Vec::new();
+                for (path, folder) in &missing {
+                    if self.found(path) {
+                        continue;
+                    }
+                    match before.get(path) {
+                        Some(gone) => {
+                            self.facts.insert(path.clone(), Fact::Gone(gone.clone()));
+                        }
+                        None => unknown.push((path.clone(), *folder)),
+                    }
+                }
+                self.before = Some((from.commit, before));
+                if !unknown.is_empty() {
+                    let walk = path_history::walk_removals(repo, from, &unknown, limit, None)?;
+                    self.record(&unknown, walk);
+                }
+            }
+        }
+        for (from, asked) in resumed {
+            self.dirty = true;
+            let walk = path_history::walk_removals(repo, from, &asked, limit, None)?;
+            self.record(&asked, walk);
+        }
+        Ok(())
+    }
+
+    /// Whether history named the commit that removed `path`.
+    fn found(&self, path: &str) -> bool {
+        matches!(self.facts.get(path), Some(Fact::Gone(g)) if g.removal.is_some())
+    }
+
+    /// Records what a walk for `asked` found; returns where it stopped when it reached the
+    /// commit it was told to stop at.
+    fn record(&mut self, asked: &[(String, bool)], walk: path_history::Walk) -> Option<WalkFrom> {
+        let resume = match walk.end {
+            WalkEnd::Paused(from) => Some(from),
+            WalkEnd::Done | WalkEnd::Reached(_) => None,
+        };
+        for (path, _) in asked {
+            let removal = walk.found.get(path).cloned();
+            let resume = resume.filter(|_| removal.is_none());
+            self.facts
+                .insert(path.clone(), Fact::Gone(Gone { removal, resume }));
+        }
+        match walk.end {
+            WalkEnd::Reached(from) => Some(from),
+            _ => None,
+        }
+    }
+
+    /// The line count of `blob`, counted once.
+    fn line_count(&mut self, head: &HeadTree<'_>, blob: Oid) -> Option<usize> {
+        if let Some(count) = self.lines.get(&blob) {
+            return *count;
+        }
+        let count = head.line_count(blob);
+        self.lines.insert(blob, count);
+        self.dirty = true;
+        count
+    }
+
+    /// One memory's references against what is known.
+    fn judge(&mut self, head: &HeadTree<'_>, refs: &[Reference]) -> MemoryReferences {
+        let mut out = MemoryReferences::default();
+        let mut seen: Vec<&str> = Vec::new();
+        for r in references::distinct(refs) {
+            let first_time = !seen.contains(&r.path.as_str());
+            seen.push(&r.path);
+            let Some(fact) = self.facts.get(&r.path).cloned() else {
+                continue;
+            };
+            let fact = match fact {
+                Fact::Gone(_) if self.staged.contains(&r.path) => Fact::Present,
+                fact => fact,
+            };
+            match fact {
+                Fact::Gone(Gone {
+                    removal: Some(removal),
+                    ..
+                }) if first_time => out.broken.push(Broken::Removed {
+                    path: r.path.clone(),
+                    removal,
+                }),
+                // A bare name may live in any folder: only history shows it left the root.
+                Fact::Gone(Gone { removal: None, .. }) if first_time && r.form != Form::Bare => {
+                    out.broken.push(Broken::Missing {
+                        path: r.path.clone(),
+                    })
+                }
+                Fact::Gone(_) => {}
+                Fact::Present => out.holding += usize::from(first_time),
+                Fact::File(blob) => {
+                    let Some(lines) = r.lines else {
+                        out.holding += usize::from(first_time);
+                        continue;
+                    };
+                    match self.line_count(head, blob) {
+                        Some(count) if lines.start as usize > count => {
+                            out.broken.push(Broken::PastEnd {
+                                path: r.path.clone(),
+                                lines,
+                                count,
+                            })
+                        }
+                        _ => out.holding += usize::from(first_time),
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Writes what the book knows to the saved file, when it knows more than the file says
+    /// (atomically: a reader sees the old file or the new; one that cannot be written only
+    /// costs the next run its speed).
+    fn save(&mut self) {
+        let (Some(file), Some(head), true) = (&self.file, self.head, self.dirty) else {
+            return;
+        };
+        let mut gone: HashMap<String, Gone> = self
+            .facts
+            .iter()
+            .filter_map(|(path, fact)| match fact {
+                Fact::Gone(gone) => Some((path.clone(), gone.clone())),
+                _ => None,
+            })
+            .collect();
+        if gone.len() > SAVED_MAX {
+            gone.clear();
+        }
+        if self.lines.len() > SAVED_MAX {
+            self.lines.clear();
+        }
+        let saved = Saved {
+            version: SAVED_VERSION,
+            head: head.to_string(),
+            gone,
+            lines: self
+                .lines
+                .iter()
+                .map(|(blob, count)| (blob.to_string(), *count))
+                .collect(),
+        };
+        if let Ok(bytes) = serde_json::to_vec(&saved) {
+            let _ = store::write_cache(file, &bytes);
+        }
+        self.dirty = false;
     }
 }
 
 /// The process's book, opened by the first check.
 static BOOK: Mutex<Option<Book>> = Mutex::new(None);
-
-/// Looks up every path not yet in `facts`, then walks history once for those gone.
-fn learn<'a>(
-    repo: &Repository,
-    head: &HeadTree<'_>,
-    root: &Path,
-    facts: &mut HashMap<String, Fact>,
-    paths: impl Iterator<Item = (&'a str, Form)>,
-) -> Result<(), OpError> {
-    let mut gone: Vec<(String, bool)> = Vec::new();
-    for (path, form) in paths {
-        if facts.contains_key(path) {
-            continue;
-        }
-        let fact = match head.at(path) {
-            AtHead::File(blob) => Fact::File(blob, None),
-            AtHead::Folder => Fact::Present,
-            // One stat, for a file not committed yet (or a build output the memory means).
-            AtHead::Missing if std::fs::symlink_metadata(root.join(path)).is_ok() => Fact::Present,
-            AtHead::Missing => {
-                gone.push((path.to_string(), form == Form::Folder));
-                Fact::Gone(None)
-            }
-        };
-        facts.insert(path.to_string(), fact);
-    }
-    if let (false, Some(commit)) = (gone.is_empty(), head.commit()) {
-        let limit = WalkLimit {
-            commits: HISTORY_COMMITS,
-            deadline: Instant::now() + HISTORY_BUDGET,
-        };
-        for (path, removal) in path_history::removals(repo, commit, &gone, limit)? {
-            facts.insert(path, Fact::Gone(Some(removal)));
-        }
-    }
-    Ok(())
-}
-
-/// One memory's references against what is known.
-fn judge(
-    head: &HeadTree<'_>,
-    facts: &mut HashMap<String, Fact>,
-    refs: &[Reference],
-) -> MemoryReferences {
-    let mut out = MemoryReferences::default();
-    let mut seen: Vec<&str> = Vec::new();
-    for r in references::distinct(refs) {
-        let first_time = !seen.contains(&r.path.as_str());
-        seen.push(&r.path);
-        let Some(fact) = facts.get_mut(&r.path) else {
-            continue;
-        };
-        match fact {
-            Fact::Gone(Some(removal)) if first_time => out.broken.push(Broken::Removed {
-                path: r.path.clone(),
-                removal: removal.clone(),
-            }),
-            // A bare name may live in any folder: only history shows it left the root.
-            Fact::Gone(None) if first_time && r.form != Form::Bare => {
-                out.broken.push(Broken::Missing {
-                    path: r.path.clone(),
-                })
-            }
-            Fact::Gone(_) => {}
-            Fact::Present => out.holding += usize::from(first_time),
-            Fact::File(blob, count) => {
-                let Some(lines) = r.lines else {
-                    out.holding += usize::from(first_time);
-                    continue;
-                };
-                let count = *count.get_or_insert_with(|| head.line_count(*blob));
-                match count {
-                    Some(count) if lines.start as usize > count => {
-                        out.broken.push(Broken::PastEnd {
-                            path: r.path.clone(),
-                            lines,
-                            count,
-                        })
-                    }
-                    _ => out.holding += usize::from(first_time),
-                }
-            }
-        }
-    }
-    out
-}
 
 fn short(commit: Oid) -> String {
     let hex = commit.to_string();

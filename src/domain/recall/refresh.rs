@@ -16,6 +16,7 @@ use super::index::{
     Postings, merge_sorted_tokens,
 };
 use super::scoring::{Analyzer, Collection, FIELDS, FieldUnits, Query, Stats, points};
+use super::usage::Used;
 use crate::domain::memory::{MAX_FILE_BYTES, MemoryFile, MemoryType};
 use crate::domain::scope::ScopeKind;
 use crate::domain::store::{self, Stamp, StoreError};
@@ -56,6 +57,8 @@ pub struct Candidate {
     pub points: u32,
     /// Type words of its type in the query (the first tie-break).
     pub affinity: u32,
+    /// How lately and how often it was read or cited (the next tie-break).
+    pub used: Used,
 }
 
 impl Candidate {
@@ -79,6 +82,7 @@ impl Candidate {
             score: 0.0,
             points: 0,
             affinity: 0,
+            used: Used::default(),
         }
     }
 
@@ -87,6 +91,7 @@ impl Candidate {
         RankKey {
             points: self.points,
             affinity: self.affinity,
+            used: self.used,
             day: day(&self.stamp),
             order: self.order,
             rel: self.rel.as_bytes(),
@@ -100,12 +105,14 @@ fn day(stamp: &Stamp) -> i64 {
     stamp.mtime_ns.div_euclid(86_400 * 1_000_000_000)
 }
 
-/// What a memory is ranked by: score, then type words, freshness, scope position and path.
-/// Scope position and path name one memory, so no two memories tie.
+/// What a memory is ranked by: score, then type words, use (read or cited lately, then
+/// often), freshness, scope position and path. Scope position and path name one memory, so no
+/// two memories tie.
 #[derive(Debug, Clone, Copy)]
 struct RankKey<'a> {
     points: u32,
     affinity: u32,
+    used: Used,
     day: i64,
     order: usize,
     rel: &'a [u8],
@@ -118,6 +125,7 @@ impl RankKey<'_> {
             .points
             .cmp(&self.points)
             .then(other.affinity.cmp(&self.affinity))
+            .then(other.used.cmp(&self.used))
             .then(other.day.cmp(&self.day))
             .then(self.order.cmp(&other.order))
             .then_with(|| self.rel.cmp(other.rel))
@@ -196,15 +204,22 @@ impl Ranking {
     }
 
     /// The statistics, and the best `max` memories that score above zero as candidates,
-    /// best first, with their score, points and type affinity. Every memory is scored, but
-    /// a candidate is built only for those kept (a query may match every memory).
-    pub fn best(self, query: &Query, max: usize) -> (Stats, Vec<Candidate>) {
+    /// best first, with their score, points, type affinity and use (`used`: of the memory at
+    /// a scope position and path). Every memory is scored, but a candidate is built only for
+    /// those kept (a query may match every memory).
+    pub fn best(
+        self,
+        query: &Query,
+        max: usize,
+        used: &dyn Fn(usize, &str) -> Used,
+    ) -> (Stats, Vec<Candidate>) {
         let stats = query.stats(&self.collection, &self.df);
         let mut candidates = self.candidates;
         for c in &mut candidates {
             c.score = query.score(&stats, c.lengths, &c.units);
             c.points = points(c.score);
             c.affinity = query.type_affinity(c.kind);
+            c.used = used(c.order, &c.rel);
         }
         let mut ranked: Vec<(RankKey<'_>, Place, f64)> = Vec::new();
         for (k, c) in candidates.iter().enumerate() {
@@ -216,16 +231,20 @@ impl Ranking {
             ranked.reserve(set.matches.len());
             for (m, x) in set.matches.iter().enumerate() {
                 let score = query.score(&stats, x.lengths, set.units(m));
+                let points = points(score);
+                if points == 0 {
+                    continue;
+                }
+                let rel = set.rel(m);
                 let key = RankKey {
-                    points: points(score),
+                    points,
                     affinity: query.type_affinity(x.kind),
+                    used: std::str::from_utf8(rel).map_or(Used::default(), |r| used(set.order, r)),
                     day: day(&x.stamp),
                     order: set.order,
-                    rel: set.rel(m),
+                    rel,
                 };
-                if key.points > 0 {
-                    ranked.push((key, Place::Indexed(s, m), score));
-                }
+                ranked.push((key, Place::Indexed(s, m), score));
             }
         }
         let by_rank = |a: &(RankKey<'_>, Place, f64), b: &(RankKey<'_>, Place, f64)| a.0.cmp(&b.0);
@@ -238,14 +257,14 @@ impl Ranking {
             }
         }
         ranked.sort_by(by_rank);
-        let kept: Vec<(Place, f64, u32, u32)> = ranked
+        let kept: Vec<(Place, f64, (u32, u32, Used))> = ranked
             .iter()
-            .map(|(key, place, score)| (*place, *score, key.points, key.affinity))
+            .map(|(k, place, score)| (*place, *score, (k.points, k.affinity, k.used)))
             .collect();
         drop(ranked);
         let mut read: Vec<Option<Candidate>> = candidates.into_iter().map(Some).collect();
         let mut best = Vec::with_capacity(kept.len());
-        for (place, score, points, affinity) in kept {
+        for (place, score, (points, affinity, used)) in kept {
             let candidate = match place {
                 Place::Candidate(k) => read.get_mut(k).and_then(Option::take),
                 Place::Indexed(s, m) => self.indexed.get(s).and_then(|set| set.candidate(m)),
@@ -254,6 +273,7 @@ impl Ranking {
                 c.score = score;
                 c.points = points;
                 c.affinity = affinity;
+                c.used = used;
                 best.push(c);
             }
         }
@@ -589,6 +609,7 @@ impl ReadMemory {
             score: 0.0,
             points: 0,
             affinity: 0,
+            used: Used::default(),
         }
     }
 }
@@ -1117,6 +1138,59 @@ mod tests {
     /// One memory: type, title words, body words, and its age in days.
     type Memory = (usize, Vec<usize>, Vec<usize>, u64);
 
+    #[test]
+    fn equal_scores_prefer_the_memory_read_or_cited_lately_then_often() {
+        let stamp = Stamp {
+            size: 1,
+            mtime_ns: 0,
+            ctime_ns: 0,
+            ino: 1,
+        };
+        let candidate = |rel: &str, used: Used| {
+            let mut c = Candidate::from_index(
+                rel,
+                (MemoryType::Project, stamp, [1; FIELDS]),
+                Vec::new(),
+                (0, ScopeKind::Team),
+            );
+            c.points = 150;
+            c.used = used;
+            c
+        };
+        let used = |day: i64, times: u64| Used {
+            day: Some(day),
+            times,
+        };
+        let mut candidates = vec![
+            candidate("a-never-used.md", Used::default()),
+            candidate("b-used-long-ago.md", used(19_000, 9)),
+            candidate("c-used-today-once.md", used(20_000, 1)),
+            candidate("d-used-today-often.md", used(20_000, 4)),
+        ];
+        // A higher score still wins over any use.
+        let mut better = candidate("e-scores-higher.md", Used::default());
+        better.points = 151;
+        candidates.push(better);
+        keep_best(&mut candidates, 4);
+        let order: Vec<&str> = candidates.iter().map(|c| c.rel.as_str()).collect();
+        assert_eq!(
+            order,
+            [
+                "e-scores-higher.md",
+                "d-used-today-often.md",
+                "c-used-today-once.md",
+                "b-used-long-ago.md"
+            ]
+        );
+        // Surfaced only (never read or cited) counts as unused.
+        let surfaced = crate::domain::recall::usage::Usage {
+            surfaced_count: 5,
+            last_surfaced: Some(1_700_000_000),
+            ..Default::default()
+        };
+        assert_eq!(Used::of(&surfaced), Used::default());
+    }
+
     fn memory() -> impl Strategy<Value = Memory> {
         (
             0usize..4,
@@ -1235,7 +1309,7 @@ mod tests {
             for found in indexed {
                 ranking.add(found);
             }
-            let (_, best) = ranking.best(&query, max);
+            let (_, best) = ranking.best(&query, max, &|_, _| Used::default());
             prop_assert_eq!(shown(&best), expected);
         }
     }

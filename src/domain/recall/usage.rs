@@ -56,6 +56,26 @@ impl Usage {
     }
 }
 
+/// What recall's tie-break knows of a memory's use: the day it was last read or cited, then
+/// how many times it was (a memory only surfaced counts as unused). Greater is preferred.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Used {
+    /// The day (whole days since the Unix epoch) it was last read or cited.
+    pub day: Option<i64>,
+    /// How many times it was read or cited.
+    pub times: u64,
+}
+
+impl Used {
+    /// The tie-break's view of `usage`.
+    pub fn of(usage: &Usage) -> Used {
+        Used {
+            day: usage.last_used().map(|t| t.div_euclid(DAY_SECS)),
+            times: usage.usage_count + usage.read_count,
+        }
+    }
+}
+
 /// A scope's usage records, by memory path (relative to the scope folder).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UsageBook {

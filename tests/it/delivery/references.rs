@@ -347,3 +347,74 @@ fn a_rename_in_a_pull_request_names_the_new_path() {
         "{message}"
     );
 }
+
+/// The one file under `dir` named `name`, wherever below it lies.
+fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if let Some(found) = find_file(&path, name) {
+                return Some(found);
+            }
+        } else if path.file_name().is_some_and(|n| n == name) {
+            return Some(path);
+        }
+    }
+    None
+}
+
+#[test]
+fn what_history_said_is_kept_between_runs_and_holds_when_head_moves_or_the_file_breaks() {
+    let sb = Sandbox::new();
+    let repo = project(&sb, BODY);
+    sb.git(&repo, ["rm", "-q", "src/old.rs"]);
+    commit_as(&sb, &repo, "Alice", "drop the old migrations");
+    let removed_in = head(&sb, &repo);
+    let line = format!(
+        "- team:project/migrations.md: Note: names src/old.rs, removed in {removed_in} by Alice on "
+    );
+    let says_it = |why: &str| {
+        let run = sb.teammem(&repo, ["session-start"]);
+        run.expect_code(0);
+        assert!(run.stdout.contains(&line), "{why}:\n{}", run.stdout);
+    };
+
+    says_it("first run, nothing saved");
+    let saved = find_file(&sb.base(), "references.json").expect("the walk's answers are saved");
+    assert!(
+        !saved.starts_with(&repo),
+        "kept outside the work tree: {saved:?}"
+    );
+    assert!(
+        std::fs::read_to_string(&saved)
+            .unwrap()
+            .contains("src/old.rs"),
+        "the saved file holds the gone path"
+    );
+    says_it("answered from the saved file");
+
+    // HEAD moves on: a walk from the new HEAD reaches the old one and takes its answer.
+    write(&repo.join("notes.txt"), "later\n");
+    commit_as(&sb, &repo, "Bob", "later work");
+    says_it("after HEAD moved");
+    // A path that comes back holds again.
+    write(&repo.join("src/old.rs"), "pub fn back() {}\n");
+    sb.git(&repo, ["add", "src/old.rs"]);
+    let staged = sb.teammem(&repo, ["session-start"]);
+    assert!(
+        !staged.stdout.contains("names src/old.rs"),
+        "a staged file holds: {}",
+        staged.stdout
+    );
+    sb.git(&repo, ["rm", "-q", "--cached", "src/old.rs"]);
+    std::fs::remove_file(repo.join("src/old.rs")).unwrap();
+
+    // A damaged file counts as none: the walk runs again and says the same.
+    std::fs::write(&saved, b"{ torn").unwrap();
+    says_it("after the saved file broke");
+    assert!(
+        std::fs::read_to_string(&saved).unwrap().starts_with('{')
+            && serde_json::from_str::<Value>(&std::fs::read_to_string(&saved).unwrap()).is_ok(),
+        "the saved file is written again whole"
+    );
+}
