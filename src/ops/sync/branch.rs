@@ -387,12 +387,15 @@ fn record_folder(
             return Ok(Recording::new(false, None, held_back));
         }
     };
-    let combined = memory_branch::combine(repo, *local, Some(recorded), settings)?;
+    // The local branch moved past the folder's base (another worktree's sync): the record is
+    // re-created on top of it, memory by memory.
+    let published = proposal_tips(repo, memory);
+    let combined = memory_branch::combine(repo, Some(recorded), *local, &published, settings)?;
     if !land(repo, memory, local, combined, outcome)? {
         return Ok(Recording::new(false, Some(recorded), held_back));
     }
     outcome.committed = true;
-    outcome.commit = Some(recorded.to_string());
+    outcome.commit = local.map(|tip| tip.to_string());
     outcome.files_committed = updates.len();
     Ok(Recording::new(true, Some(recorded), held_back))
 }
@@ -436,6 +439,16 @@ fn land(
         ));
     }
     Ok(true)
+}
+
+/// The tips of the user's proposal branches this clone knows of: what they hold is never
+/// re-created.
+fn proposal_tips(repo: &Repository, memory: &MemoryBranch) -> Vec<Oid> {
+    memory
+        .remote
+        .as_deref()
+        .map(|remote| memory_branch::proposal_tips(repo, remote))
+        .unwrap_or_default()
 }
 
 /// Fetches the remote's memory branch, merges it in, and pushes with a lease, again after a
@@ -483,9 +496,16 @@ impl Rounds for BranchRounds<'_> {
                 }
             }
             let before = *self.local;
-            let combined = memory_branch::combine(repo, *self.local, remote_tip, self.settings)?;
+            // This clone's unpublished record commits are re-created on the remote's tip, so
+            // the branch's history stays a line.
+            let published = proposal_tips(repo, self.memory);
+            let combined =
+                memory_branch::combine(repo, *self.local, remote_tip, &published, self.settings)?;
             if !land(repo, self.memory, self.local, combined, outcome)? {
                 return Ok(false);
+            }
+            if outcome.committed && *self.local != before && *self.local != remote_tip {
+                outcome.commit = self.local.map(|tip| tip.to_string());
             }
             if *self.local != before && before.is_none_or(|b| Some(b) != remote_tip) {
                 outcome.pulled = true;
