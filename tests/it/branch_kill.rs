@@ -96,3 +96,75 @@ fn a_sync_killed_while_the_pack_arrives_is_finished_by_the_next() {
         "git status shows nothing from the folder"
     );
 }
+
+/// The conflict copies of the team folder's memories, in `listing` (one path a line).
+fn copies(listing: &str) -> Vec<String> {
+    listing
+        .lines()
+        .filter(|l| l.contains(".conflict-"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_sync_killed_after_landing_a_conflict_copy_and_before_writing_the_folder_makes_no_second() {
+    let team = BranchTeam::new();
+    let me = team.clone_as("me");
+    let mate = team.clone_as("mate");
+    assert!(team.sync(&me)["skipped_reason"].is_null());
+    assert!(team.sync(&mate)["skipped_reason"].is_null());
+    write_memory(&mate, "project", "seeded", "The teammate's version.\n");
+    assert_eq!(team.sync(&mate)["pushed"], true);
+    write_memory(&me, "project", "seeded", "My version.\n");
+    let mine = std::fs::read(me.join(TEAM).join("project/seeded.md")).unwrap();
+    let materialised = "refs/teammem/materialised/main";
+    let base = team.sb.git(&me, ["rev-parse", materialised]);
+
+    let report = team.sync(&me);
+    assert_eq!(report["pushed"], true, "{report:#}");
+    let on_remote = team.remote_files("team-memory").join("\n");
+    assert_eq!(copies(&on_remote).len(), 1, "{on_remote}");
+
+    // What a kill between pushing and writing the folder leaves: the folder as before the
+    // sync (my edit at the path, no copy yet) and its recorded base the old one.
+    let folder = me.join(TEAM).join("project");
+    for entry in std::fs::read_dir(&folder).unwrap() {
+        let path = entry.unwrap().path();
+        if path.to_string_lossy().contains(".conflict-") {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    std::fs::write(folder.join("seeded.md"), &mine).unwrap();
+    team.sb.git(&me, ["update-ref", materialised, base.trim()]);
+
+    // The next sync records the edit again. (Another author makes that commit differ from the
+    // first even within the same second, as a sync run later would.)
+    let run = team.sb.teammem(
+        &me,
+        ["sync", "--json", "--author", "Me Later <me@example.com>"],
+    );
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert!(report["skipped_reason"].is_null(), "{report:#}");
+    let on_remote = team.remote_files("team-memory").join("\n");
+    assert_eq!(
+        copies(&on_remote).len(),
+        1,
+        "one edit, one copy: {on_remote}"
+    );
+    let in_folder: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(in_folder.len(), 2, "{in_folder:?}");
+    let texts: Vec<String> = in_folder
+        .iter()
+        .map(|n| std::fs::read_to_string(folder.join(n)).unwrap())
+        .collect();
+    assert!(texts.iter().any(|t| t.contains("The teammate's version.")));
+    assert!(texts.iter().any(|t| t.contains("My version.")));
+    assert_eq!(
+        team.sb
+            .git(&team.remote, ["rev-list", "--merges", "team-memory"]),
+        ""
+    );
+}
