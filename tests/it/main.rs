@@ -34,6 +34,7 @@ mod gate_corpus;
 mod gate_inert;
 mod hooks_resume;
 mod index_rules;
+mod init_mode;
 mod install_agent;
 mod mcp;
 mod mcp_ages;
