@@ -38,7 +38,8 @@ pub struct InitArgs {
     /// branches; a memory branch the remote has is not used here (teammem.branch = false).
     #[arg(long, conflicts_with = "branch")]
     current_branch: bool,
-    /// Append the lines that stop .gitignore from hiding the team folder.
+    /// Append the lines that stop .gitignore from hiding the team folder (current-branch
+    /// mode: implies --current-branch unless --branch is given).
     #[arg(long)]
     fix_gitignore: bool,
     /// Print JSON: {team_dir, created, index_written, ignored, fix_lines, gitignore_fixed};
@@ -55,7 +56,9 @@ pub struct InitArgs {
 pub fn run(project: &Project, args: InitArgs) -> Result<u8, OpError> {
     let json = super::json_wanted(args.json, args.format);
     let mut branch = args.branch.clone();
-    if branch.is_none() && !args.current_branch && project.repo.is_some() {
+    // Only current-branch mode commits the folder, so only it needs .gitignore fixed.
+    let current_branch = args.current_branch || (args.fix_gitignore && branch.is_none());
+    if branch.is_none() && !current_branch && project.repo.is_some() {
         let choice = ops::init::choose_mode(project)?;
         if !json {
             let mode = choice
@@ -68,7 +71,7 @@ pub fn run(project: &Project, args: InitArgs) -> Result<u8, OpError> {
         }
         branch = choice.memory_branch;
     }
-    if args.current_branch && ops::init::keep_current_branch(project)? && !json {
+    if current_branch && ops::init::keep_current_branch(project)? && !json {
         status!(
             "Mode: current-branch mode, as asked: teammem.branch = false in .git/config, so \
              sync leaves the remote's memory branch alone here"

@@ -119,3 +119,26 @@ fn an_existing_branch_setup_keeps_branch_mode_and_current_branch_switches_it_off
     let report: serde_json::Value = serde_json::from_str(&report.stdout).unwrap();
     assert_eq!(report["mode"], "current-branch", "{report:#}");
 }
+
+#[test]
+fn fix_gitignore_asks_for_current_branch_mode_even_with_a_remote() {
+    let sb = Sandbox::new();
+    let remote = sb.bare("remote.git");
+    let repo = sb.repo("ignored");
+    sb.git(
+        &repo,
+        [
+            "remote",
+            "add",
+            "origin",
+            &format!("file://{}", remote.display()),
+        ],
+    );
+    crate::common::write(&repo.join(".gitignore"), ".qwen/\n");
+    let run = sb.teammem(&repo, ["init", "--fix-gitignore"]);
+    run.expect_code(0);
+    assert!(!said(&run).contains("Mode: branch"), "{}", said(&run));
+    assert_eq!(mode_config(&sb, &repo), "");
+    let ignore = std::fs::read_to_string(repo.join(".gitignore")).unwrap();
+    assert!(ignore.contains("!/.qwen/team-memory/"), "{ignore}");
+}

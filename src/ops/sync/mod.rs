@@ -63,7 +63,7 @@ pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 const FIRST_BACKOFF: Duration = Duration::from_millis(40);
 
 /// The longest pause between two push attempts (unless one round takes longer). Thirty
-/// clones pushing at once spread out over the budget with it: 82 of 120 published in their
+/// clones pushing at once spread out over the budget with it: 38 to 82 of 120 published in their
 /// round on a loaded 2-core machine (34 of 120 before, with 2 s and merge commits;
 /// `scripts/bench-branch-concurrency.py`).
 const MAX_BACKOFF: Duration = Duration::from_millis(6000);
