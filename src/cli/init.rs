@@ -4,9 +4,17 @@ use clap::Args;
 
 use crate::ops::{self, EXIT_FINDINGS, EXIT_OK, OpError, Project};
 
-/// Create .qwen/team-memory/ and its index in this repository.
+/// Set up team memory in this repository: branch mode when it has a remote, else the current
+/// branch.
 ///
-/// If git would ignore the team folder, init says so and prints the exact .gitignore lines that
+/// Without --branch or --current-branch, init chooses and says which mode and why, in one
+/// line: an existing setup keeps its mode (branch mode recorded in .git/config, a team folder
+/// tracked on the current branch, a memory branch the remote already has); otherwise a
+/// repository with a remote gets branch mode (memory branch team-memory), one without a remote
+/// current-branch mode.
+///
+/// In current-branch mode (--current-branch), init creates .qwen/team-memory/ and its index,
+/// committed on your branches like code. If git would ignore the team folder, init says so and prints the exact .gitignore lines that
 /// fix it; with --fix-gitignore it appends them. When .qwen/ itself is ignored, only the team
 /// folder is let back in, so settings and local memory stay private.
 ///
@@ -26,7 +34,12 @@ pub struct InitArgs {
     /// With --branch: commit the removal of the tracked team folder on the current branch.
     #[arg(long, requires = "branch")]
     migrate: bool,
-    /// Append the lines that stop .gitignore from hiding the team folder.
+    /// Current-branch mode (Qwen Code's own model): the team memory is committed on your
+    /// branches; a memory branch the remote has is not used here (teammem.branch = false).
+    #[arg(long, conflicts_with = "branch")]
+    current_branch: bool,
+    /// Append the lines that stop .gitignore from hiding the team folder (current-branch
+    /// mode: implies --current-branch unless --branch is given).
     #[arg(long)]
     fix_gitignore: bool,
     /// Print JSON: {team_dir, created, index_written, ignored, fix_lines, gitignore_fixed};
@@ -41,9 +54,32 @@ pub struct InitArgs {
 
 /// Runs `teammem init`; returns its exit status.
 pub fn run(project: &Project, args: InitArgs) -> Result<u8, OpError> {
-    if let Some(name) = &args.branch {
+    let json = super::json_wanted(args.json, args.format);
+    let mut branch = args.branch.clone();
+    // Only current-branch mode commits the folder, so only it needs .gitignore fixed.
+    let current_branch = args.current_branch || (args.fix_gitignore && branch.is_none());
+    if branch.is_none() && !current_branch && project.repo.is_some() {
+        let choice = ops::init::choose_mode(project)?;
+        if !json {
+            let mode = choice
+                .memory_branch
+                .as_deref()
+                .map_or("current-branch mode".to_string(), |b| {
+                    format!("branch mode ({b})")
+                });
+            status!("Mode: {mode}: {}", choice.why);
+        }
+        branch = choice.memory_branch;
+    }
+    if current_branch && ops::init::keep_current_branch(project)? && !json {
+        status!(
+            "Mode: current-branch mode, as asked: teammem.branch = false in .git/config, so \
+             sync leaves the remote's memory branch alone here"
+        );
+    }
+    if let Some(name) = &branch {
         let done = ops::init::branch::init_branch(project, name, args.migrate)?;
-        if super::json_wanted(args.json, args.format) {
+        if json {
             super::print_json(&done)?;
             return Ok(EXIT_OK);
         }
@@ -69,7 +105,7 @@ pub fn run(project: &Project, args: InitArgs) -> Result<u8, OpError> {
         return Ok(EXIT_OK);
     }
     let done = ops::init::init(project, args.fix_gitignore)?;
-    if super::json_wanted(args.json, args.format) {
+    if json {
         super::print_json(&done)?;
         return Ok(if done.ignored { EXIT_FINDINGS } else { EXIT_OK });
     }

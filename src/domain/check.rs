@@ -276,7 +276,8 @@ pub fn rule(id: &str) -> Option<&'static Rule> {
 ///
 /// ```json
 /// {"severity": {"trust-external-link": "error", "trust-base64-blob": "off"},
-///  "allowed_hosts": ["github.com", "*.example.com"], "max_file_bytes": 32768}
+///  "allowed_hosts": ["github.com", "*.example.com"], "max_file_bytes": 32768,
+///  "max_memories": 2000, "max_total_bytes": 8000000}
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -289,6 +290,12 @@ pub struct CheckConfig {
     pub allowed_hosts: Option<Vec<String>>,
     /// The size limit per file, at most the memory format's own limit.
     pub max_file_bytes: Option<usize>,
+    /// Branch mode: at most this many memories of the memory branch are written into the
+    /// folder. Only lowers the user's `teammem.maxMemories` (git config), from any file.
+    pub max_memories: Option<usize>,
+    /// Branch mode: at most this many bytes of memories of the memory branch are written into
+    /// the folder. Only lowers the user's `teammem.maxBytes` (git config), from any file.
+    pub max_total_bytes: Option<u64>,
 }
 
 /// A configured severity, or `off` to drop a rule.

@@ -222,12 +222,23 @@ pub fn read_lenient(text: &str) -> (CheckConfig, Vec<String>) {
                 let max = n.as_u64().unwrap_or(u64::MAX).min(usize::MAX as u64) as usize;
                 config.max_file_bytes = Some(config.max_file_bytes.map_or(max, |m| m.min(max)));
             }
-            ("severity" | "allowed_hosts" | "max_file_bytes", _) => notes.push(format!(
+            ("max_memories", Node::Scalar(Value::Number(n))) if n.as_u64().is_some() => {
+                let max = n.as_u64().unwrap_or(u64::MAX).min(usize::MAX as u64) as usize;
+                config.max_memories = Some(config.max_memories.map_or(max, |m| m.min(max)));
+            }
+            ("max_total_bytes", Node::Scalar(Value::Number(n))) if n.as_u64().is_some() => {
+                let max = n.as_u64().unwrap_or(u64::MAX);
+                config.max_total_bytes = Some(config.max_total_bytes.map_or(max, |m| m.min(max)));
+            }
+            (
+                "severity" | "allowed_hosts" | "max_file_bytes" | "max_memories" | "max_total_bytes",
+                _,
+            ) => notes.push(format!(
                 "line {line}: `{key}` has the wrong type — see docs/check-and-review.md; it was left out"
             )),
             _ => notes.push(format!(
                 "line {line}: unknown setting `{key}` — remove it (settings: severity, \
-                 allowed_hosts, max_file_bytes); it was left out"
+                 allowed_hosts, max_file_bytes, max_memories, max_total_bytes); it was left out"
             )),
         }
     }
@@ -338,6 +349,15 @@ mod tests {
         assert_eq!(config.max_file_bytes, Some(100));
         assert_eq!(config.allowed_hosts, Some(vec!["b.example".to_string()]));
         assert_eq!(notes.len(), 3, "{notes:?}");
+    }
+
+    #[test]
+    fn the_memory_branch_limits_are_read_and_twice_keep_the_lowest() {
+        let text = r#"{"max_memories": 2000, "max_total_bytes": 8000000, "max_memories": 500, "bogus": 1}"#;
+        let (config, notes) = read_lenient(text);
+        assert_eq!(config.max_memories, Some(500));
+        assert_eq!(config.max_total_bytes, Some(8_000_000));
+        assert_eq!(notes.len(), 2, "{notes:?}");
     }
 
     #[test]

@@ -3,8 +3,10 @@
 //! any code branch, so `review`, `check --range` and baselines read its ranges unchanged.
 //!
 //! The git operations of branch mode, all on objects and refs (never HEAD, the index or the
-//! work tree): which branch and remote, commits built from trees, the memory-by-memory merge of
-//! two tips (a merge commit, so history is never rewritten and a proposal branch only ever
+//! work tree): which branch and remote, commits built from trees, bringing two tips together
+//! memory by memory (this clone's unpublished record commits re-created as one record commit
+//! on top of the other tip, so the branch's history stays a line; a merge commit only when a
+//! commit to keep is not teammem's own or is already on a proposal branch, which only ever
 //! moves forward), and the record of what the work tree's folder was last made to hold (the
 //! materialised base), per worktree.
 
@@ -346,7 +348,7 @@ pub fn start(
     .map_err(|e| GitError::git(context, e))?;
     let team = team.write().map_err(|e| GitError::git(context, e))?;
     let root = root_with(repo, Some(team))?;
-    let message = format!("chore(memory): start the team memory branch\n\n{SYNC_TRAILER}\n");
+    let message = format!("{START_SUBJECT}\n\n{SYNC_TRAILER}\n");
     write_commit(repo, root, &[], &message, settings)
 }
 
@@ -411,13 +413,24 @@ pub struct Combined {
     pub not_signed: Option<String>,
 }
 
-/// Brings `ours` and `theirs` together: the one that contains the other, or a merge commit
-/// (parents ours, theirs) whose team folder is merged memory by memory against their merge
-/// base (none: unrelated histories, every memory added on both sides). Objects only.
+/// The subject of the first commit of a memory branch.
+const START_SUBJECT: &str = "chore(memory): start the team memory branch";
+
+/// How many unpublished commits are re-created at most; past it, a merge commit keeps them.
+const MAX_RECREATED: usize = 200;
+
+/// Brings `ours` and `theirs` together: the one that contains the other; else, when every
+/// commit only `ours` holds is teammem's own (a record, merge or start commit) and none is on
+/// a branch in `published`, one record commit on top of `theirs` whose team folder is the two
+/// merged memory by memory against their merge base (none: unrelated histories, every memory
+/// added on both sides) — the history stays a line; else a merge commit (parents ours,
+/// theirs) with that folder, so a commit of someone else's, or one a proposal branch already
+/// shows, is never rewritten. Objects only.
 pub fn combine(
     repo: &Repository,
     ours: Option<Oid>,
     theirs: Option<Oid>,
+    published: &[Oid],
     settings: &CommitSettings,
 ) -> Result<Combined, GitError> {
     let done = |tip| Combined {
@@ -455,8 +468,17 @@ pub fn combine(
         &short,
     )?;
     let root = root_with(repo, merged.team_tree)?;
-    let message = format!("{MERGE_SUBJECT}\n\n{SYNC_TRAILER}\n");
-    match write_commit(repo, root, &[o, t], &message, settings)? {
+    let recreate = recreatable(repo, o, t, published)?;
+    if recreate && root == tree_of(repo, Some(t))?.id() {
+        // Everything this clone had to add is on their tip already.
+        return Ok(done(Some(t)));
+    }
+    let (parents, message) = if recreate {
+        (vec![t], format!("{RECORD_SUBJECT}\n\n{SYNC_TRAILER}\n"))
+    } else {
+        (vec![o, t], format!("{MERGE_SUBJECT}\n\n{SYNC_TRAILER}\n"))
+    };
+    match write_commit(repo, root, &parents, &message, settings)? {
         Ok(id) => Ok(Combined {
             tip: Some(id),
             conflicts: merged.conflicts,
@@ -468,6 +490,58 @@ pub fn combine(
             not_signed: Some(why),
         }),
     }
+}
+
+/// Whether the commits `ours` holds and `theirs` lacks may be re-created on top of `theirs`:
+/// teammem's own memory-branch commits (subject and trailer), at most [`MAX_RECREATED`], none
+/// reachable from a `published` tip (a proposal branch only moves forward).
+fn recreatable(
+    repo: &Repository,
+    ours: Oid,
+    theirs: Oid,
+    published: &[Oid],
+) -> Result<bool, GitError> {
+    let only_ours = history::local_only(repo, ours, Some(theirs))?;
+    if only_ours.len() > MAX_RECREATED {
+        return Ok(false);
+    }
+    for id in &only_ours {
+        let commit = repo
+            .find_commit(*id)
+            .map_err(|e| GitError::git(format!("reading commit {id}"), e))?;
+        if !is_own_commit(&commit) {
+            return Ok(false);
+        }
+    }
+    for tip in published {
+        for id in &only_ours {
+            if history::contains(repo, *tip, *id)? {
+                return Ok(false);
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// Whether `commit` is one teammem's branch-mode sync writes: a record, merge or start commit,
+/// with the sync trailer.
+fn is_own_commit(commit: &Commit<'_>) -> bool {
+    let message = String::from_utf8_lossy(commit.message_bytes());
+    let subject = message.lines().next().map(str::trim);
+    let ours = [RECORD_SUBJECT, MERGE_SUBJECT, START_SUBJECT]
+        .iter()
+        .any(|s| subject == Some(*s));
+    ours && message.lines().any(|l| l.trim() == SYNC_TRAILER)
+}
+
+/// The tips of the proposal branches of `remote` this clone has fetched: commits on them are
+/// shown to reviewers and are never re-created.
+pub fn proposal_tips(repo: &Repository, remote: &str) -> Vec<Oid> {
+    let glob = format!("refs/remotes/{remote}/{PROPOSALS_PREFIX}*");
+    let Ok(refs) = repo.references_glob(&glob) else {
+        return Vec::new();
+    };
+    refs.flatten().filter_map(|r| r.target()).collect()
 }
 
 /// Moves `refname` from `from` to `to` by compare-and-swap, announced for kill recovery.

@@ -302,6 +302,9 @@ pub fn merge_team_folders(
             // Deleted on one side, changed on the other: keep the changed one.
             (None, Some(t)) => Some(*t),
             (Some(o), None) => Some(*o),
+            // Theirs already keeps ours beside the memory (a sync killed after it made the
+            // copy records the edit again): one edit gives one copy.
+            (Some(o), Some(t)) if kept_beside(&theirs, path, *o) => Some(*t),
             (Some(o), Some(t)) => match text_merge(repo, path, b.copied(), *o, *t)? {
                 Some(blob) => {
                     text_merged.push(format!("{TEAM_DIR}/{path}"));
@@ -361,6 +364,14 @@ pub fn merge_team_folders(
         team_tree,
         conflicts,
         text_merged,
+    })
+}
+
+/// Whether `files` holds `version` as a conflict copy of `path`.
+fn kept_beside(files: &BTreeMap<String, Version>, path: &str, version: Version) -> bool {
+    files.iter().any(|(other, v)| {
+        v.0 == version.0
+            && crate::domain::conflict::parse_copy(other).is_some_and(|c| c.original == path)
     })
 }
 

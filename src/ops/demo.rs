@@ -204,7 +204,7 @@ fn story(root: &Path, story: &mut Story<'_>) -> Result<(), OpError> {
          team memory at work through teammem's library (it wires no agent and touches nothing \
          outside its temp folder)",
         &[
-            "alice$ teammem init --fix-gitignore",
+            "alice$ teammem init --current-branch --fix-gitignore",
             "alice$ git add .gitignore .qwen/team-memory && git commit -m \"Share team memory\"",
             "alice$ teammem install-hooks",
             "alice$ teammem install-agent --client claude   # and --client qwen, --client codex",
@@ -350,11 +350,13 @@ fn story(root: &Path, story: &mut Story<'_>) -> Result<(), OpError> {
 
     story.heading("Now in your repository")?;
     story.commands(
-        "In a clone of your repository, with its remote (README.md, \"Quick start\", says each \
-         step and what each client then asks of you)",
+        "In a clone of your repository, with its remote: `teammem init` there sets up branch \
+         mode, the team memory on a branch of its own (the demo above shows current-branch \
+         mode, `teammem init --current-branch`, Qwen Code's own model); README.md, \"Quick \
+         start\", says each step and what each client then asks of you",
         &[
-            "teammem init --fix-gitignore",
-            "git add .gitignore .qwen/team-memory && git commit -m \"Share team memory\"",
+            "teammem init",
+            "teammem sync",
             "teammem install-hooks",
             "teammem install-agent --client claude",
             "teammem install-agent --client qwen",

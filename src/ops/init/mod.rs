@@ -1,13 +1,15 @@
-//! Setting up team memory in a repository: the folder, its index, and a `.gitignore` that lets
-//! git see it.
+//! Setting up team memory in a repository: which sync mode (branch mode when the repository
+//! has a remote, unless an existing setup says otherwise), the folder, its index, and a
+//! `.gitignore` that lets git see it (current-branch mode).
 
 use std::fs;
 use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::domain::scope::{INDEX_FILE, ScopeKind};
+use crate::domain::scope::{INDEX_FILE, ScopeKind, TEAM_DIR};
 use crate::domain::store;
+use crate::git::memory_branch;
 use crate::git::{GitError, repo};
 
 use super::{OpError, Project};
@@ -39,6 +41,93 @@ pub(crate) fn ignored_advice(repo: &git2::Repository, path: &str) -> String {
     format!(
         "({rule}); to share them, add these lines at the end of .gitignore and commit it:\n{lines}"
     )
+}
+
+/// The sync mode `init` sets up when neither `--branch` nor `--current-branch` is given.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ModeChoice {
+    /// The memory branch (branch mode), or `None` (current-branch mode).
+    pub memory_branch: Option<String>,
+    /// Why, in one line the user reads.
+    pub why: String,
+}
+
+/// Chooses the sync mode for `init`: an existing setup keeps its mode (branch mode recorded
+/// or switched off in `.git/config`, a team folder tracked on the current branch, a memory
+/// branch the remote already has); otherwise branch mode when the repository has a remote,
+/// current-branch mode when it has none. Reads only.
+pub fn choose_mode(project: &Project) -> Result<ModeChoice, OpError> {
+    let current = |why: String| ModeChoice {
+        memory_branch: None,
+        why,
+    };
+    let branch = |name: &str, why: String| ModeChoice {
+        memory_branch: Some(name.to_string()),
+        why,
+    };
+    let Some(paths) = &project.repo else {
+        return Ok(current("not inside a git repository".into()));
+    };
+    let repo = repo::open(paths)?;
+    if memory_branch::switched_off(&repo) {
+        return Ok(current(format!(
+            "{} = false in .git/config keeps the team memory on your branches",
+            memory_branch::CONFIG_KEY
+        )));
+    }
+    if let Some(name) = memory_branch::configured(&repo) {
+        return Ok(branch(
+            &name,
+            format!(
+                "this repository already uses branch mode ({} = {name})",
+                memory_branch::CONFIG_KEY
+            ),
+        ));
+    }
+    if memory_branch::tracked_folder(&repo).is_some() {
+        return Ok(current(format!(
+            "{TEAM_DIR}/ is tracked on the current branch, an existing setup (`teammem init \
+             --branch --migrate` moves it to a memory branch)"
+        )));
+    }
+    if let Some(found) = memory_branch::mode(&repo)? {
+        return Ok(branch(
+            &found.name,
+            format!("the remote already has the memory branch {}", found.name),
+        ));
+    }
+    match memory_branch::choose_remote(&repo)? {
+        Some(remote) => Ok(branch(
+            memory_branch::DEFAULT_BRANCH,
+            format!(
+                "the repository has a remote ({remote}), so the team memory gets a branch of \
+                 its own (`teammem init --current-branch` keeps it on your branches instead)"
+            ),
+        )),
+        None => Ok(current(
+            "the repository has no remote yet (after `git remote add`, `teammem init --branch` \
+             gives the team memory a branch of its own)"
+                .into(),
+        )),
+    }
+}
+
+/// Switches branch mode off for this repository (`teammem.branch = false` in `.git/config`)
+/// when it would otherwise be on — recorded, or found from the remote's memory branch —
+/// because the user asked for current-branch mode. Returns whether it was switched off now.
+pub fn keep_current_branch(project: &Project) -> Result<bool, OpError> {
+    let Some(paths) = &project.repo else {
+        return Ok(false);
+    };
+    let repo = repo::open(paths)?;
+    if memory_branch::mode(&repo)?.is_none() {
+        return Ok(false);
+    }
+    repo.config()
+        .and_then(|c| c.open_level(git2::ConfigLevel::Local))
+        .and_then(|mut c| c.set_str(memory_branch::CONFIG_KEY, "false"))
+        .map_err(|e| GitError::git("writing teammem.branch to .git/config", e))?;
+    Ok(true)
 }
 
 /// What `init` did or found.

@@ -436,12 +436,15 @@ fn record_folder(
             return Ok(Recording::new(false, None, held_back));
         }
     };
-    let combined = memory_branch::combine(repo, *local, Some(recorded), settings)?;
+    // The local branch moved past the folder's base (another worktree's sync): the record is
+    // re-created on top of it, memory by memory.
+    let published = proposal_tips(repo, memory);
+    let combined = memory_branch::combine(repo, Some(recorded), *local, &published, settings)?;
     if !land(repo, memory, local, combined, outcome)? {
         return Ok(Recording::new(false, Some(recorded), held_back));
     }
     outcome.committed = true;
-    outcome.commit = Some(recorded.to_string());
+    outcome.commit = local.map(|tip| tip.to_string());
     outcome.files_committed = updates.len();
     Ok(Recording::new(true, Some(recorded), held_back))
 }
@@ -486,6 +489,16 @@ fn land(
         ));
     }
     Ok(true)
+}
+
+/// The tips of the user's proposal branches this clone knows of: what they hold is never
+/// re-created.
+fn proposal_tips(repo: &Repository, memory: &MemoryBranch) -> Vec<Oid> {
+    memory
+        .remote
+        .as_deref()
+        .map(|remote| memory_branch::proposal_tips(repo, remote))
+        .unwrap_or_default()
 }
 
 /// Fetches the remote's memory branch, merges it in, and pushes with a lease, again after a
@@ -533,9 +546,16 @@ impl Rounds for BranchRounds<'_> {
                 }
             }
             let before = *self.local;
-            let combined = memory_branch::combine(repo, *self.local, remote_tip, self.settings)?;
+            // This clone's unpublished record commits are re-created on the remote's tip, so
+            // the branch's history stays a line.
+            let published = proposal_tips(repo, self.memory);
+            let combined =
+                memory_branch::combine(repo, *self.local, remote_tip, &published, self.settings)?;
             if !land(repo, self.memory, self.local, combined, outcome)? {
                 return Ok(false);
+            }
+            if outcome.committed && *self.local != before && *self.local != remote_tip {
+                outcome.commit = self.local.map(|tip| tip.to_string());
             }
             if *self.local != before && before.is_none_or(|b| Some(b) != remote_tip) {
                 outcome.pulled = true;
@@ -720,7 +740,7 @@ fn materialise(
     let old_team = team_files::subtree(repo, &base_tree, TEAM_DIR)?;
     let new_team = team_files::subtree(repo, &source, TEAM_DIR)?;
     let changes = tree_entries::diff(repo, old_team.as_ref(), new_team.as_ref())?;
-    let limits = Limits::of(repo);
+    let limits = Limits::of(repo, &source);
     let mut room = Room::of(repo, old_team.as_ref(), &limits)?;
     let mut past_limit: Vec<(&'static str, String)> = Vec::new();
     let mut unfinished = 0usize;
@@ -844,15 +864,24 @@ fn materialise(
             .map(|(_, p)| p)
             .collect();
         let Some(first) = over.first() else { continue };
-        let (key, value) = if limit == TOO_MANY {
-            ("teammem.maxMemories", limits.memories as u64)
+        let (key, value, lowered) = if limit == TOO_MANY {
+            (
+                "teammem.maxMemories",
+                limits.memories as u64,
+                limits.memories_lowered,
+            )
         } else {
-            ("teammem.maxBytes", limits.bytes)
+            ("teammem.maxBytes", limits.bytes, limits.bytes_lowered)
+        };
+        let fix = if lowered {
+            format!("the repository's {TEAM_DIR}/{CHECK_FILE} lowers it")
+        } else {
+            format!("raise it with `git config --global {key} N`")
         };
         // One line for them all: a flood is named, not listed.
         let line = format!(
             "{limit}: {} memories past the memory branch's limit ({key} = {value}) are not \
-             written, first {}; raise it with `git config --global {key} N`",
+             written, first {}; {fix}",
             over.len(),
             crate::domain::gate::redact_path(first)
         );
@@ -884,19 +913,59 @@ const TOO_MANY: &str = "too-many";
 /// The `withheld` reason of a memory past the size limit.
 const TOO_LARGE: &str = "too-large";
 
+/// The repository's check configuration, which may lower the limits.
+const CHECK_FILE: &str = crate::domain::check::CONFIG_FILE;
+
+/// The largest repository check configuration read for its limits.
+const CHECK_FILE_MAX_BYTES: u64 = 64 * 1024;
+
 /// How much of the memory branch the folder takes: at most this many files and bytes
 /// (defaults 5,000 and 20 MB; `teammem.maxMemories` / `teammem.maxBytes` in git config change
-/// them), so a flood pushed onto the branch costs a bounded time to write.
+/// them, and the branch's `.teammem-check.json` can only lower them), so a flood pushed onto
+/// the branch costs a bounded time to write.
 struct Limits {
     memories: usize,
     bytes: u64,
+    /// Whether the repository's file lowered the count limit.
+    memories_lowered: bool,
+    /// Whether the repository's file lowered the size limit.
+    bytes_lowered: bool,
 }
 
 impl Limits {
     const DEFAULT_MEMORIES: usize = 5_000;
     const DEFAULT_BYTES: u64 = 20 * 1024 * 1024;
 
-    fn of(repo: &Repository) -> Limits {
+    /// The user's limits (git config), lowered by the `.teammem-check.json` the memory
+    /// branch's `tip` holds, if it does (what of it does not parse lowers nothing; `check`
+    /// reports it).
+    fn of(repo: &Repository, tip: &git2::Tree<'_>) -> Limits {
+        let mut limits = Self::of_user(repo);
+        let path = format!("{TEAM_DIR}/{CHECK_FILE}");
+        let Some(config) = tip
+            .get_path(Path::new(&path))
+            .ok()
+            .filter(|e| blob_size(repo, e.id()) <= CHECK_FILE_MAX_BYTES)
+            .and_then(|e| repo.find_blob(e.id()).ok())
+            // The reader `check` uses: a bad line elsewhere costs only that line.
+            .map(|b| {
+                crate::domain::check_config::read_lenient(&String::from_utf8_lossy(b.content())).0
+            })
+        else {
+            return limits;
+        };
+        if let Some(max) = config.max_memories.filter(|m| *m < limits.memories) {
+            limits.memories = max;
+            limits.memories_lowered = true;
+        }
+        if let Some(max) = config.max_total_bytes.filter(|m| *m < limits.bytes) {
+            limits.bytes = max;
+            limits.bytes_lowered = true;
+        }
+        limits
+    }
+
+    fn of_user(repo: &Repository) -> Limits {
         let config = repo.config().ok();
         let get = |key: &str| {
             config
@@ -911,6 +980,8 @@ impl Limits {
             bytes: get("teammem.maxBytes")
                 .and_then(|v| u64::try_from(v).ok())
                 .unwrap_or(Self::DEFAULT_BYTES),
+            memories_lowered: false,
+            bytes_lowered: false,
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Branch mode under load: ten clones, each on a feature branch of its own (made with the git
 //! CLI, with a commit of their own code), write 20 new memories each and sync at the same time,
 //! round after round, until quiet. Every clone ends with all 200 (and the seed's), none lost and
-//! none twice, on the memory branch and in its folder; the feature branches, HEAD and the index
+//! none twice, on the memory branch and in its folder; its history is a line (no merge
+//! commit); the feature branches, HEAD and the index
 //! are untouched; `git fsck` is clean everywhere.
 
 use crate::common;
@@ -176,6 +177,8 @@ fn ten_clones_on_feature_branches_sync_concurrently_and_end_with_every_memory_on
         fsck_is_clean(&sb, dir);
     }
     fsck_is_clean(&sb, &bare);
+    // Disjoint edits: each clone's record re-created on the tip it lost to, never a merge.
+    assert_eq!(sb.git(&bare, ["rev-list", "--merges", "team-memory"]), "");
     // The feature branches were never pushed by sync.
     let remote_heads = sb.git(&bare, ["for-each-ref", "--format=%(refname)", "refs/heads"]);
     assert!(!remote_heads.contains("feature-"), "{remote_heads}");

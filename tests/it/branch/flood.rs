@@ -55,3 +55,77 @@ fn a_flood_of_memories_is_bounded_and_my_own_memory_still_goes_out() {
             .any(|f| f.contains("mine-later"))
     );
 }
+
+/// Every file in `dir`, recursively.
+fn files_in(dir: &std::path::Path) -> usize {
+    let mut count = 0;
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                count += 1;
+            }
+        }
+    }
+    count
+}
+
+/// The `withheld` lines of a report that name a limit.
+fn limit_lines(report: &serde_json::Value) -> Vec<String> {
+    report["withheld"]
+        .as_array()
+        .map(|all| {
+            all.iter()
+                .map(|w| w.to_string())
+                .filter(|w| w.contains("too-many"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_repositorys_check_file_can_lower_the_limit_and_never_raise_it() {
+    let team = BranchTeam::new();
+    let me = team.clone_as("me");
+    assert!(team.sync(&me)["skipped_reason"].is_null());
+    // A maintainer edits the memory branch with the git CLI: a check file and ten memories.
+    let sb = &team.sb;
+    sb.git(
+        sb.path(),
+        ["clone", "-q", "-b", "team-memory", &team.url, "maint"],
+    );
+    let maint = sb.path().join("maint");
+    let config = maint.join(TEAM).join(".teammem-check.json");
+    std::fs::write(&config, "{\"max_memories\": 6}\n").unwrap();
+    for i in 0..10 {
+        write_memory(&maint, "project", &format!("many-{i}"), "One of many.\n");
+    }
+    sb.git(&maint, ["add", "-A"]);
+    sb.git(&maint, ["commit", "-q", "-m", "limits and memories"]);
+    sb.git(&maint, ["push", "-q", "origin", "team-memory"]);
+
+    let report = team.sync(&me);
+    let lines = limit_lines(&report);
+    assert_eq!(lines.len(), 1, "{report:#}");
+    assert!(lines[0].contains("teammem.maxMemories = 6"), "{lines:?}");
+    assert!(
+        lines[0].contains(".teammem-check.json lowers it"),
+        "{lines:?}"
+    );
+    assert!(files_in(&me.join(TEAM)) <= 6, "{report:#}");
+
+    // A repository file asking for more than the user allows changes nothing.
+    std::fs::write(&config, "{\"max_memories\": 100000}\n").unwrap();
+    sb.git(&maint, ["commit", "-q", "-am", "more, please"]);
+    sb.git(&maint, ["push", "-q", "origin", "team-memory"]);
+    sb.git(&me, ["config", "teammem.maxMemories", "8"]);
+    let report = team.sync(&me);
+    let lines = limit_lines(&report);
+    assert_eq!(lines.len(), 1, "{report:#}");
+    assert!(lines[0].contains("teammem.maxMemories = 8"), "{lines:?}");
+    assert!(lines[0].contains("git config --global"), "{lines:?}");
+    assert!(files_in(&me.join(TEAM)) <= 8, "{report:#}");
+}

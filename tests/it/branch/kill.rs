@@ -96,3 +96,177 @@ fn a_sync_killed_while_the_pack_arrives_is_finished_by_the_next() {
         "git status shows nothing from the folder"
     );
 }
+
+/// The conflict copies of the team folder's memories, in `listing` (one path a line).
+fn copies(listing: &str) -> Vec<String> {
+    listing
+        .lines()
+        .filter(|l| l.contains(".conflict-"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_sync_killed_after_landing_a_conflict_copy_and_before_writing_the_folder_makes_no_second() {
+    let team = BranchTeam::new();
+    let me = team.clone_as("me");
+    let mate = team.clone_as("mate");
+    assert!(team.sync(&me)["skipped_reason"].is_null());
+    assert!(team.sync(&mate)["skipped_reason"].is_null());
+    write_memory(&mate, "project", "seeded", "The teammate's version.\n");
+    assert_eq!(team.sync(&mate)["pushed"], true);
+    write_memory(&me, "project", "seeded", "My version.\n");
+    let mine = std::fs::read(me.join(TEAM).join("project/seeded.md")).unwrap();
+    let materialised = "refs/teammem/materialised/main";
+    let base = team.sb.git(&me, ["rev-parse", materialised]);
+
+    let report = team.sync(&me);
+    assert_eq!(report["pushed"], true, "{report:#}");
+    let on_remote = team.remote_files("team-memory").join("\n");
+    assert_eq!(copies(&on_remote).len(), 1, "{on_remote}");
+
+    // What a kill between pushing and writing the folder leaves: the folder as before the
+    // sync (my edit at the path, no copy yet) and its recorded base the old one.
+    let folder = me.join(TEAM).join("project");
+    for entry in std::fs::read_dir(&folder).unwrap() {
+        let path = entry.unwrap().path();
+        if path.to_string_lossy().contains(".conflict-") {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    std::fs::write(folder.join("seeded.md"), &mine).unwrap();
+    team.sb.git(&me, ["update-ref", materialised, base.trim()]);
+
+    // The next sync records the edit again. (Another author makes that commit differ from the
+    // first even within the same second, as a sync run later would.)
+    let run = team.sb.teammem(
+        &me,
+        ["sync", "--json", "--author", "Me Later <me@example.com>"],
+    );
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert!(report["skipped_reason"].is_null(), "{report:#}");
+    let on_remote = team.remote_files("team-memory").join("\n");
+    assert_eq!(
+        copies(&on_remote).len(),
+        1,
+        "one edit, one copy: {on_remote}"
+    );
+    let in_folder: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(in_folder.len(), 2, "{in_folder:?}");
+    let texts: Vec<String> = in_folder
+        .iter()
+        .map(|n| std::fs::read_to_string(folder.join(n)).unwrap())
+        .collect();
+    assert!(texts.iter().any(|t| t.contains("The teammate's version.")));
+    assert!(texts.iter().any(|t| t.contains("My version.")));
+    assert_eq!(
+        team.sb
+            .git(&team.remote, ["rev-list", "--merges", "team-memory"]),
+        ""
+    );
+}
+
+/// xorshift: reproducible "random" kill moments without a crate (as `sync_kill.rs`).
+fn next(seed: &mut u64) -> u64 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    *seed
+}
+
+/// A team where a teammate pushed a new memory and a version of `seeded`, and `me` holds a
+/// version of `seeded` too and a new memory of its own, not synced yet.
+fn conflicting_edits(trial: u64) -> (BranchTeam, std::path::PathBuf) {
+    let team = BranchTeam::new();
+    let me = team.clone_as("me");
+    let mate = team.clone_as("mate");
+    assert!(team.sync(&me)["skipped_reason"].is_null());
+    assert!(team.sync(&mate)["skipped_reason"].is_null());
+    write_memory(&mate, "project", "seeded", "The teammate's version.\n");
+    write_memory(&mate, "project", "from-mate", "Theirs.\n");
+    assert_eq!(team.sync(&mate)["pushed"], true);
+    write_memory(&me, "project", "seeded", "My version.\n");
+    write_memory(&me, "project", &format!("mine-{trial}"), "Mine.\n");
+    (team, me)
+}
+
+fn sync_command(team: &BranchTeam, dir: &std::path::Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_teammem"));
+    team.sb
+        .isolate(&mut cmd)
+        .current_dir(dir)
+        .args(["sync", "--json", "--timeout", "60"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    cmd
+}
+
+#[test]
+fn kill_nine_at_random_moments_of_a_conflicting_branch_sync_keeps_one_copy_and_needs_no_person() {
+    const TRIALS: u64 = 4;
+    // How long an uninterrupted sync takes: kill moments are drawn from it.
+    let (team, me) = conflicting_edits(TRIALS);
+    let started = std::time::Instant::now();
+    assert!(sync_command(&team, &me).status().unwrap().success());
+    let full = (started.elapsed().as_micros().max(1) as u64) * 3 / 2;
+
+    for trial in 0..TRIALS {
+        let mut seed = 0x5DEE_CE66_D1CE_4E5B ^ (trial + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        next(&mut seed);
+        let (team, me) = conflicting_edits(trial);
+        let mut child = sync_command(&team, &me).spawn().unwrap();
+        std::thread::sleep(Duration::from_micros(next(&mut seed) % full));
+        let _ = child.kill();
+        let _ = child.wait();
+
+        let report = team.sync(&me);
+        assert!(
+            report["skipped_reason"].is_null(),
+            "trial {trial}: {report:#}"
+        );
+        team.sb.git(&me, ["fsck", "--strict", "--no-progress"]);
+        assert_eq!(leftovers(&me), Vec::<String>::new(), "trial {trial}");
+        assert_eq!(
+            team.sb.git(&me, ["status", "--porcelain"]),
+            "",
+            "trial {trial}"
+        );
+        let files = team.remote_files("team-memory");
+        for slug in [format!("mine-{trial}"), "from-mate".to_string()] {
+            assert!(
+                files.contains(&format!("{TEAM}/project/{slug}.md")),
+                "trial {trial}: {files:?}"
+            );
+        }
+        let listing = files.join("\n");
+        assert_eq!(
+            copies(&listing).len(),
+            1,
+            "trial {trial}: one copy: {listing}"
+        );
+        let texts: String = files
+            .iter()
+            .filter(|f| f.contains("/project/seeded.md"))
+            .map(|f| {
+                team.sb
+                    .git(&team.remote, ["show", &format!("team-memory:{f}")])
+            })
+            .collect();
+        assert!(texts.contains("My version."), "trial {trial}: {texts}");
+        assert!(
+            texts.contains("The teammate's version."),
+            "trial {trial}: {texts}"
+        );
+        assert_eq!(
+            team.sb
+                .git(&team.remote, ["rev-list", "--merges", "team-memory"]),
+            "",
+            "trial {trial}"
+        );
+        assert!(has_memory(&me, "project", "from-mate"), "trial {trial}");
+    }
+}

@@ -238,6 +238,22 @@ fn both_versions_of_a_memory_both_changed_are_kept() {
     assert_eq!(texts.len(), 2, "{texts:?}");
     assert!(texts.iter().any(|t| t.contains("The teammate's version.")));
     assert!(texts.iter().any(|t| t.contains("My version.")));
+    // The resolution is one record commit on top of the teammate's: no merge commit, and the
+    // teammate's commit is kept as it was pushed.
+    let remote = &team.remote;
+    assert_eq!(
+        team.sb.git(remote, ["rev-list", "--merges", "team-memory"]),
+        ""
+    );
+    let mine = team
+        .sb
+        .git(remote, ["rev-list", "-n", "1", "--parents", "team-memory"]);
+    let theirs = team.sb.git(&mate, ["rev-parse", "refs/heads/team-memory"]);
+    assert_eq!(
+        mine.split_whitespace().nth(1),
+        Some(theirs.trim()),
+        "{mine}"
+    );
     let report = team.sync(&mate);
     assert!(report["skipped_reason"].is_null(), "{report:#}");
     assert_eq!(

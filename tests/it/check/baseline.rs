@@ -240,7 +240,8 @@ fn parentless_baseline_keeps_no_forgotten_content() {
 fn team_baseline_is_a_ref_and_diff_writes_nothing() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     put(&team_dir(&repo), "feedback/a.md", "A", "a", "alpha\n");
     sb.git(&repo, ["add", "README.md"]);
     fs::write(repo.join("staged.txt"), "staged\n").unwrap();

@@ -36,12 +36,12 @@ fn ignored(sb: &Sandbox, repo: &Path, path: &str) -> bool {
 fn init_creates_the_team_folder_and_its_index() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
-    let run = sb.teammem(&repo, ["init"]);
+    let run = sb.teammem(&repo, ["init", "--current-branch"]);
     run.expect_code(0);
     let team = repo.join(".qwen/team-memory");
     assert_eq!(run.stdout, format!("Created {}\n", team.display()));
     assert_eq!(fs::read(team.join("MEMORY.md")).unwrap(), b"");
-    let run = sb.teammem(&repo, ["init"]);
+    let run = sb.teammem(&repo, ["init", "--current-branch"]);
     run.expect_code(0);
     assert_eq!(
         run.stdout,
@@ -73,7 +73,7 @@ fn init_shows_the_gitignore_lines_and_fix_gitignore_applies_them() {
     fs::write(repo.join(".gitignore"), "target/\n.qwen/\n").unwrap();
     write(&repo.join(".qwen/settings.json"), "{}\n");
 
-    let run = sb.teammem(&repo, ["init"]);
+    let run = sb.teammem(&repo, ["init", "--current-branch"]);
     run.expect_code(1);
     assert_eq!(
         run.stderr,
@@ -86,7 +86,7 @@ fn init_shows_the_gitignore_lines_and_fix_gitignore_applies_them() {
         "target/\n.qwen/\n"
     );
 
-    let run = sb.teammem(&repo, ["init", "--fix-gitignore"]);
+    let run = sb.teammem(&repo, ["init", "--current-branch", "--fix-gitignore"]);
     run.expect_code(0);
     assert!(
         run.stdout
@@ -121,7 +121,7 @@ fn init_shows_the_gitignore_lines_and_fix_gitignore_applies_them() {
         "?? .gitignore\n?? .qwen/team-memory/MEMORY.md\n?? .qwen/team-memory/feedback/real-db.md\n"
     );
     // Running it again changes nothing.
-    sb.teammem(&repo, ["init", "--fix-gitignore"])
+    sb.teammem(&repo, ["init", "--current-branch", "--fix-gitignore"])
         .expect_code(0);
     assert_eq!(
         fs::read_to_string(repo.join(".gitignore"))
@@ -137,7 +137,7 @@ fn init_notices_memory_files_ignored_by_a_pattern() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
     fs::write(repo.join(".gitignore"), "feedback/\n").unwrap();
-    let run = sb.teammem(&repo, ["init"]);
+    let run = sb.teammem(&repo, ["init", "--current-branch"]);
     run.expect_code(1);
     assert!(
         run.stderr.contains("  !/.qwen/team-memory/**"),
@@ -145,7 +145,7 @@ fn init_notices_memory_files_ignored_by_a_pattern() {
         run.stderr
     );
     assert!(!run.stderr.contains("/.qwen/*"), "{}", run.stderr);
-    sb.teammem(&repo, ["init", "--fix-gitignore"])
+    sb.teammem(&repo, ["init", "--current-branch", "--fix-gitignore"])
         .expect_code(0);
     assert!(!ignored(&sb, &repo, ".qwen/team-memory/feedback/x.md"));
     assert!(ignored(&sb, &repo, "src/feedback/x.md"));
@@ -161,7 +161,8 @@ fn add(sb: &Sandbox, repo: &Path, extra: &[&str]) -> common::Run {
 fn add_writes_a_slug_file_and_rebuilds_the_index() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     let run = sb.teammem_with_input(
         &repo,
         [

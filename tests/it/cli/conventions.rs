@@ -43,7 +43,8 @@ fn run_env(sb: &Sandbox, dir: &Path, args: &[&str], env: &[(&str, &str)], input:
 /// A repository with team memory on, two team memories committed, one private memory.
 fn project(sb: &Sandbox) -> PathBuf {
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     write(
         &repo.join(TEAM).join("feedback/use-postgres.md"),
         &memory_text(
@@ -245,7 +246,7 @@ fn json_and_format_json_are_the_same_everywhere() {
         let (x, y) = (sb.teammem(&repo, a), sb.teammem(&repo, b));
         assert_eq!(stdout_json(&x), stdout_json(&y), "{a:?} vs {b:?}");
     }
-    let init = sb.teammem(&repo, ["init", "--json"]);
+    let init = sb.teammem(&repo, ["init", "--current-branch", "--json"]);
     init.expect_code(0);
     assert_eq!(stdout_json(&init)["created"], false);
     let hooks = sb.teammem(&repo, ["install-hooks", "--json"]);
@@ -394,7 +395,7 @@ fn every_row_of_the_readme_exit_status_table_is_what_the_binary_does() {
         (1, "an ignored team folder", {
             let ignored = sb.repo("ignored");
             write(&ignored.join(".gitignore"), ".qwen/\n");
-            sb.teammem(&ignored, ["init"])
+            sb.teammem(&ignored, ["init", "--current-branch"])
         }),
         (1, "a sync that stopped early", sb.teammem(&repo, ["sync"])),
         (
@@ -416,7 +417,7 @@ fn every_row_of_the_readme_exit_status_table_is_what_the_binary_does() {
         (
             2,
             "no repository where one is needed",
-            sb.teammem(&plain, ["init"]),
+            sb.teammem(&plain, ["init", "--current-branch"]),
         ),
         (
             141,

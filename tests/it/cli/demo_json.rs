@@ -38,7 +38,7 @@ fn the_demo_as_json_holds_each_step_of_the_story() {
     assert_eq!(titles.last(), Some(&"Now in your repository"));
     let commands = steps(&doc, "commands");
     assert_eq!(commands.len(), 2, "{doc}");
-    assert_eq!(commands[1]["commands"][0], "teammem init --fix-gitignore");
+    assert_eq!(commands[1]["commands"][0], "teammem init");
     assert!(
         titles.contains(&"What Bob's agent receives at session start"),
         "{titles:?}"

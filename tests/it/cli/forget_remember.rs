@@ -51,7 +51,8 @@ fn forget_removes_exactly_the_entry_or_file() {
 fn forget_by_query_lists_then_deletes_only_with_yes() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     put(
         &team_dir(&repo),
         "project/staging.md",
@@ -170,7 +171,8 @@ fn remember_writes_good_patches_and_drops_each_bad_one_with_its_reason() {
 fn remember_refuses_a_secret_bound_for_team_memory() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     let secret = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5";
     let input = format!(
         "{{\"type\": \"reference\", \"name\": \"GitHub token for the release bot\", \"why\": \"use {secret}\", \"scope\": \"team\"}}\n\
@@ -207,7 +209,8 @@ fn remember_refuses_a_secret_bound_for_team_memory() {
 fn forget_refuses_to_rewrite_a_team_file_that_already_holds_a_secret() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     // A legacy team file that came in with a secret (written by hand, not through teammem).
     let secret = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5";
     let text = format!(

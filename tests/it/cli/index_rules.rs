@@ -275,7 +275,8 @@ proptest! {
 
 fn team_repo(sb: &Sandbox) -> std::path::PathBuf {
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     write(
         &repo.join(".qwen/team-memory/feedback/real-db.md"),
         &memory_text(
@@ -471,7 +472,7 @@ fn a_symlinked_qwen_folder_is_refused() {
     let (out_dir, before) = outside(&sb);
     std::os::unix::fs::symlink(&out_dir, repo.join(".qwen")).unwrap();
     assert_unsafe(&sb.teammem(&repo, ["index", "--scope", "team"]));
-    assert_unsafe(&sb.teammem(&repo, ["init"]));
+    assert_unsafe(&sb.teammem(&repo, ["init", "--current-branch"]));
     let run = sb.teammem(&repo, ["list", "--scope", "team"]);
     assert_unsafe(&run);
     assert!(

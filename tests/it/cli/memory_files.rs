@@ -372,7 +372,8 @@ fn crlf_files_read_like_lf_and_keep_their_line_endings() {
     // Through the command line: a CRLF memory is listed and indexed like any other.
     let sb = Sandbox::new();
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     write(&repo.join(".qwen/team-memory/feedback/a.md"), &crlf);
     sb.teammem(&repo, ["index", "--scope", "team"])
         .expect_code(0);

@@ -8,6 +8,7 @@ mod dream;
 mod example;
 mod forget_remember;
 mod index_rules;
+mod init_mode;
 mod install_agent;
 mod memory_files;
 mod no_panic;

@@ -8,7 +8,8 @@ use common::Sandbox;
 fn init_add_list_show_index_on_a_real_repo() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     assert!(repo.join(".qwen/team-memory/MEMORY.md").is_file());
 
     sb.teammem(

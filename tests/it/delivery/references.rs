@@ -29,7 +29,8 @@ fn commit_as(sb: &Sandbox, repo: &Path, who: &str, message: &str) {
 /// and a team memory naming both, committed by Carol.
 fn project(sb: &Sandbox, body: &str) -> PathBuf {
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     let old: String = (1..=30)
         .map(|n| format!("pub fn step_{n}() {{}}\n"))
         .collect();

@@ -56,7 +56,8 @@ fn stale_ids(sb: &Sandbox, repo: &Path, days: &str) -> Vec<String> {
 fn stale_windows_at_their_edges() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     let t = now();
     // Team memories: counted from the commit that first added them, whatever the mtime.
     put(
@@ -176,7 +177,8 @@ fn cite_counts_and_refuses_unknown_ids() {
 fn context_holds_indexes_the_verify_line_and_recall_results() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     for (scope, name) in [
         ("user", "User likes terse answers"),
         ("private", "Local build uses mold"),
@@ -244,7 +246,8 @@ fn context_holds_indexes_the_verify_line_and_recall_results() {
 fn recall_and_stale_work_in_a_shallow_clone() {
     let sb = Sandbox::new();
     let origin = sb.repo("origin");
-    sb.teammem(&origin, ["init"]).expect_code(0);
+    sb.teammem(&origin, ["init", "--current-branch"])
+        .expect_code(0);
     let t = now();
     put(
         &team_dir(&origin),

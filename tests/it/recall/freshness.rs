@@ -24,7 +24,8 @@ fn commit_as(sb: &Sandbox, repo: &std::path::Path, who: &str, days_ago: i64, mes
 fn every_hit_has_its_own_commit_author_and_age_or_its_file_time() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     let team = team_dir(&repo);
     put(
         &team,

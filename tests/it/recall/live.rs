@@ -57,7 +57,8 @@ fn a_live_handle_follows_a_teammates_pushed_memories_and_cli_writes() {
     let sb = Sandbox::new();
     let remote = sb.bare("remote");
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     let team = team_dir(&repo);
     for i in 0..40 {
         let body = match i % 4 {

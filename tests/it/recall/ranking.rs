@@ -118,7 +118,8 @@ fn cjk_and_accented_queries_match() {
 fn ties_are_broken_by_scope_then_path() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     let dir = private_dir(&sb, &repo);
     put(&dir, "project/b-deploy.md", "Deploy steps", "d", "x\n");
     put(&dir, "project/a-deploy.md", "Deploy steps", "d", "x\n");
@@ -153,7 +154,8 @@ fn ties_are_broken_by_scope_then_path() {
 fn results_carry_freshness_author_cut_bodies_and_usage() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     let body = "Rollback: ".to_string() + &"step ".repeat(100) + "\n";
     put(
         &team_dir(&repo),
@@ -234,7 +236,8 @@ fn results_carry_freshness_author_cut_bodies_and_usage() {
 fn the_recall_index_stays_out_of_the_work_tree_and_changes_no_answer() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     put(
         &team_dir(&repo),
         "project/postgres.md",

@@ -29,7 +29,8 @@ fn add_args<'a>(scope: &'a str, name: &'a str, body: &'a str) -> Vec<&'a str> {
 fn team_add_with_a_secret_is_refused_and_writes_nothing() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     let status_before = sb.git(&repo, ["status", "--porcelain", "--untracked-files=all"]);
     let token = github_token();
     let body = format!("Deploy with GITHUB_TOKEN={token} from CI.\n");
@@ -64,7 +65,8 @@ fn team_add_with_a_secret_is_refused_and_writes_nothing() {
 fn team_add_accepts_a_finding_listed_in_secretsignore() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     let token = github_token();
     let body = format!("Fixture token {token} (revoked).\n");
     let refused = sb.teammem(&repo, add_args("team", "Fixture", &body));
@@ -102,7 +104,8 @@ fn private_add_warns_and_redact_stores_the_placeholder() {
 
     let mut args = add_args("team", "Redacted", &body);
     args.push("--redact");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     sb.teammem(&repo, args).expect_code(0);
     let written =
         std::fs::read_to_string(repo.join(".qwen/team-memory/reference/redacted.md")).unwrap();

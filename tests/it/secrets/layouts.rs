@@ -15,7 +15,8 @@ fn value(seed: &str) -> String {
 fn scan_reports_each_layout_on_its_line_and_prints_no_secret() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     let (a, b, c, d, e) = (
         value("dd"),
         value("ab"),
@@ -74,7 +75,8 @@ fn scan_reports_each_layout_on_its_line_and_prints_no_secret() {
 fn the_team_guard_refuses_a_secret_in_a_table_and_writes_nothing() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     let secret = value("tw");
     let body = format!("| prod | `TWILIO_AUTH_TOKEN` | `{secret}` |");
     let run = sb.teammem(

@@ -49,7 +49,8 @@ fn scan_printing_none(sb: &Sandbox, repo: &Path, secrets: &[String]) -> serde_js
 fn scan_finds_passwords_in_prose_code_and_build_scripts_and_not_their_look_alikes() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     let secrets: Vec<String> = ["en", "es", "fr", "pt", "de", "ja", "us", "pa", "cm", "gr"]
         .iter()
         .map(|s| value(s))
@@ -113,7 +114,8 @@ fn scan_finds_passwords_in_prose_code_and_build_scripts_and_not_their_look_alike
 fn check_and_the_team_guard_refuse_a_passphrase_and_a_vendor_webhook() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     let hook = format!(
         "https://hooks.zapier.com/hooks/catch/{}/{}/",
         "4817302", "b9xk2q1"
@@ -176,7 +178,8 @@ fn check_and_the_team_guard_refuse_a_passphrase_and_a_vendor_webhook() {
 fn scan_finds_other_secrets_in_prose_of_several_languages_and_not_their_look_alikes() {
     let sb = Sandbox::new();
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     let secrets: Vec<String> = ["en", "es", "fr", "de", "us", "uf", "bi", "pa", "zh"]
         .iter()
         .map(|s| value(s))

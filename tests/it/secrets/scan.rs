@@ -21,7 +21,8 @@ fn aws_key_id() -> String {
 
 fn team_repo(sb: &Sandbox) -> std::path::PathBuf {
     let repo = sb.repo("project");
-    sb.teammem(&repo, ["init"]).expect_code(0);
+    sb.teammem(&repo, ["init", "--current-branch"])
+        .expect_code(0);
     repo
 }
 
