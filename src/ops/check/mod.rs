@@ -92,7 +92,8 @@ impl CheckReport {
         // format: the report holds only redacted forms.
         for f in &mut findings {
             f.path = gate::redact_path(&f.path);
-            f.message = gate::redact_path(&f.message);
+            // A message may lay itself out over lines (the lines to add to `.gitignore`).
+            f.message = gate::printable(&f.message);
         }
         findings.sort_by(|a, b| {
             (&a.path, a.line, a.column, a.rule).cmp(&(&b.path, b.line, b.column, b.rule))
