@@ -187,9 +187,13 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
             let line = format!("quarantined {}: {}", file.path, file.reasons.join("; "));
             errln!("{}", super::shown(&line));
         }
+        let left = match outcome.mode {
+            sync::SyncMode::Branch => "not written to the work tree",
+            sync::SyncMode::CurrentBranch => "not read or committed",
+        };
         for file in &outcome.withheld {
             let line = format!(
-                "withheld {} (not written to the work tree): {}",
+                "withheld {} ({left}): {}",
                 file.path,
                 file.reasons.join("; ")
             );

@@ -46,6 +46,7 @@ use crate::git::upstream::{self, Upstream, UpstreamLookup};
 use super::quarantine::{self, Quarantined};
 use super::{OpError, Project};
 
+mod arrived;
 pub(crate) mod branch;
 pub(crate) mod fast_noop;
 
@@ -238,7 +239,9 @@ pub struct SyncOutcome {
     /// Branch mode: the proposal branch the commits were pushed to (`proposed`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proposal: Option<String>,
-    /// Branch mode: teammates' files the gate kept out of the work tree, and why.
+    /// Teammates' entries teammem leaves alone, and why. Branch mode: files the gate kept out
+    /// of the work tree. Current-branch mode: entries a pull brought in that git checked out but
+    /// teammem never reads, commits or deletes (a symlink leading out, a gitlink).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub withheld: Vec<Quarantined>,
     /// When a push was tried: one line per push URL of the remote (git pushes to each of
@@ -291,8 +294,12 @@ impl SyncOutcome {
             parts.push(format!("{} file(s) quarantined", self.quarantined.len()));
         }
         if !self.withheld.is_empty() {
+            let from = match self.mode {
+                SyncMode::Branch => "from the work tree",
+                SyncMode::CurrentBranch => "(left as git checked them out)",
+            };
             parts.push(format!(
-                "{} teammate file(s) withheld from the work tree",
+                "{} teammate file(s) withheld {from}",
                 self.withheld.len()
             ));
         }
@@ -436,7 +443,8 @@ fn run(
     if (options.pull || options.push) && outcome.skipped_reason.is_none() {
         share(&repo, options, &budget, advertised.as_ref(), outcome)?;
     }
-    Ok(())
+    let team_dir = project.git_root()?.join(TEAM_DIR);
+    arrived::name_arrived_entries(&repo, &branch.refname, branch.tip, &team_dir, outcome)
 }
 
 /// The remote's ref advertisement, asked for before anything else (`git/remote/advertise.rs`):
@@ -999,7 +1007,7 @@ pub fn check_repository(
     };
     let safe = project
         .check_scope_safe(ScopeKind::Team)
-        .and_then(|dir| store::memory_paths(&dir).map_err(OpError::from));
+        .and_then(|dir| unreadable_folder(&dir));
     match safe {
         Ok(_) => {}
         Err(OpError::Store(err @ StoreError::UnsafePath { .. })) => {
@@ -1010,6 +1018,31 @@ pub fn check_repository(
     }
     Ok(Some(branch))
 }
+
+/// Refuses a team folder holding a folder that cannot be read: its files could not be told
+/// apart from deleted ones. A symlink below the folder is no reason to stop: one a teammate
+/// committed is left as git checked it out (and named when it arrives, [`name_arrived_entries`]),
+/// one of the user's own is quarantined by the commit step ([`SYMLINK_NOT_PUBLISHED`]).
+fn unreadable_folder(dir: &Path) -> Result<(), OpError> {
+    let listing = store::memory_listing(dir)?;
+    let unreadable = listing
+        .withheld
+        .into_iter()
+        .find(|entry| entry.rule != crate::domain::check::PATH_SYMLINK);
+    match unreadable {
+        Some(bad) => Err(OpError::Store(StoreError::UnsafePath {
+            path: dir.join(&bad.rel),
+            why: bad.why,
+        })),
+        None => Ok(()),
+    }
+}
+
+/// Why a symlink the user made (or changed) in the team folder stays out of the sync commit:
+/// `check` and the pre-commit hook refuse any symlink there (`path-symlink`), branch mode never
+/// writes one into a teammate's folder, and a link can point an agent outside the memory.
+pub(crate) const SYMLINK_NOT_PUBLISHED: &str = "invalid: a symlink (path-symlink) is never \
+     published from the team folder — replace it with the file itself, or delete it";
 
 /// The local half: finds the team folder's changes against the branch tip, quarantines what
 /// must not be committed, regenerates `MEMORY.md` from the clean memories, and commits the rest
@@ -1096,6 +1129,9 @@ pub fn commit_team_changes(
         let abs = workdir.join(&change.path);
         let reasons = if change.unreadable_name {
             vec!["invalid: the file name is not valid UTF-8 — rename it".to_string()]
+        } else if change.mode == Some(git2::FileMode::Link) {
+            // Never followed: what it points at is not this change.
+            vec![SYMLINK_NOT_PUBLISHED.to_string()]
         } else {
             let stamp = stamp_of(&abs)?;
             let file = quarantine::check_team_file(&change.path, rel, &abs, &policy)?;
