@@ -1149,8 +1149,14 @@ pub fn commit_team_changes(
     let team_dir = workdir.join(TEAM_DIR);
     // The index lists only what is published: no line for a file git leaves out.
     held_back.extend(ignored);
-    regenerate_index(project, &team_dir, &held_back, &team_prefix, &policy)?;
     let index_abs = workdir.join(&index_path);
+    if std::fs::symlink_metadata(&index_abs).is_ok_and(|m| m.is_dir()) {
+        // A teammate's folder where the generated index belongs: left as git checked it out
+        // (named when it arrived), neither written into nor committed away.
+        held_back.insert(index_path.clone());
+    } else {
+        regenerate_index(project, &team_dir, &held_back, &team_prefix, &policy)?;
+    }
     if index_abs.is_file() {
         let stamp = stamp_of(&index_abs)?;
         let bytes = std::fs::read(&index_abs).map_err(|e| OpError::io(&index_abs, e))?;
@@ -1312,6 +1318,10 @@ pub(crate) fn regenerate_index(
 /// Rewritten with LF it would hold the same blob but change size, and `git status` would show
 /// it modified (git trusts a size change without reading the file) with no difference.
 fn same_lines_as_checked_out(path: &Path, text: &str) -> bool {
+    // Only a file is read: a symlinked MEMORY.md is replaced, never read through.
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let Ok(old) = std::fs::read(path) else {
         return false;
     };

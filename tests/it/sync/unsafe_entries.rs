@@ -21,6 +21,8 @@ enum Planted {
     Symlink(&'static str),
     /// A gitlink (submodule entry) to the teammate's own tip.
     Gitlink,
+    /// Nothing more than what the teammate's folder already holds.
+    Nothing,
 }
 
 /// The teammate commits the planted entry and a good memory with the git CLI (no teammem, no
@@ -47,6 +49,9 @@ fn mate_plants(team: &Team, rel: &str, planted: &Planted) {
                 &team.mate,
                 ["update-index", "--add", "--cacheinfo", info.as_str()],
             );
+        }
+        Planted::Nothing => {
+            sb.git(&team.mate, ["add", "-A"]);
         }
     }
     sb.git(
@@ -209,5 +214,41 @@ fn a_symlink_the_user_makes_is_quarantined_and_the_rest_is_published() {
     for rel in links {
         let meta = fs::symlink_metadata(team.me.join(TEAM).join(rel)).unwrap();
         assert!(meta.file_type().is_symlink(), "{rel}");
+    }
+}
+
+/// A folder where the generated `MEMORY.md` belongs, pulled by a plain fast-forward: the
+/// victim's next syncs still commit and push its own memories, and leave the folder as git
+/// checked it out.
+#[test]
+fn a_pushed_memory_md_folder_withholds_only_itself() {
+    let team = Team::new();
+    let sb = &team.sb;
+    let index = team.mate.join(TEAM).join("MEMORY.md");
+    fs::remove_file(&index).unwrap();
+    common::write(&index.join("note.md"), "not an index\n");
+    mate_plants(&team, "MEMORY.md", &Planted::Nothing);
+    let planted_before = entry_on_remote(sb, &team.bare, "MEMORY.md");
+
+    let pulled = sync_json(sb, &team.me, &[], &[]);
+    assert_eq!(reason(&pulled), "", "{pulled:#}");
+    assert_eq!(pulled["pulled"], true, "{pulled:#}");
+    assert_eq!(named(&pulled, "MEMORY.md").len(), 1, "{pulled:#}");
+    victim_syncs(&team, "victim-one");
+    victim_syncs(&team, "victim-two");
+
+    let remote = files_at(sb, &team.bare, "main");
+    assert!(
+        remote.contains(&format!("{TEAM}/project/victim-two.md")),
+        "{remote}"
+    );
+    assert_eq!(entry_on_remote(sb, &team.bare, "MEMORY.md"), planted_before);
+    assert!(team.me.join(TEAM).join("project/mate-good.md").is_file());
+    assert_eq!(team.status(&team.me), "");
+    let start = sb.teammem(&team.me, ["session-start", "--hook", "qwen"]);
+    start.expect_code(0);
+    let context = common::hook_context(&start, "SessionStart");
+    for title in ["Release train", "mate good", "victim two"] {
+        assert!(context.contains(title), "{title}: {context}");
     }
 }
