@@ -252,3 +252,44 @@ fn a_pushed_memory_md_folder_withholds_only_itself() {
         assert!(context.contains(title), "{title}: {context}");
     }
 }
+
+/// The line naming a planted entry prints its name as every other path is printed: a token in
+/// it redacted, a terminal escape escaped.
+#[test]
+fn a_planted_entry_is_named_redacted_and_escaped() {
+    let team = Team::new();
+    let token = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5";
+    let rel = format!("project/{token}\u{1b}[2J.md");
+    mate_plants(&team, &rel, &Planted::Symlink("/etc/passwd"));
+
+    write_memory(
+        &team.me,
+        "project",
+        "victim-one",
+        "The victim's own memory.\n",
+    );
+    let run = team.sb.teammem(&team.me, ["sync"]);
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains("1 teammate file(s) withheld"),
+        "{}",
+        run.stdout
+    );
+    let lines: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("withheld .qwen/team-memory/project/"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    assert!(
+        lines[0].contains("a symlink that points outside the team folder"),
+        "{}",
+        lines[0]
+    );
+    for output in [&run.stdout, &run.stderr] {
+        assert!(!output.contains(token), "{output}");
+        assert!(!output.contains('\u{1b}'), "{output:?}");
+    }
+    let remote = files_at(&team.sb, &team.bare, "main");
+    assert!(remote.contains("project/victim-one.md"), "{remote}");
+}
