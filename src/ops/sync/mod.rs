@@ -129,7 +129,8 @@ pub enum SkipReason {
     OperationInProgress,
     /// Team files are left out of the work tree by a sparse checkout.
     SparseCheckout,
-    /// The team folder, a parent or a memory is a symlink leading elsewhere.
+    /// The team folder or a parent is a symlink, or a folder in it cannot be read. (A symlink
+    /// below the folder withholds only itself.)
     UnsafePath,
     /// Another sync, or another git process holding the index, is running.
     Locked,
@@ -444,7 +445,16 @@ fn run(
         share(&repo, options, &budget, advertised.as_ref(), outcome)?;
     }
     let team_dir = project.git_root()?.join(TEAM_DIR);
-    arrived::name_arrived_entries(&repo, &branch.refname, branch.tip, &team_dir, outcome)
+    if let Err(err) =
+        arrived::name_arrived_entries(&repo, &branch.refname, branch.tip, &team_dir, outcome)
+    {
+        // Everything is done by now: a pulled tree that cannot be read again costs the naming
+        // of its entries, not the sync.
+        outcome.warnings.push(format!(
+            "could not list the entries this pull brought in that sync leaves alone: {err}"
+        ));
+    }
+    Ok(())
 }
 
 /// The remote's ref advertisement, asked for before anything else (`git/remote/advertise.rs`):
