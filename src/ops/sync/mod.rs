@@ -1359,6 +1359,11 @@ pub(crate) fn remove_stale_temp_files(team_dir: &Path) {
             .map(|t| team_dir.join(t.as_str())),
     );
     for folder in folders {
+        // A type folder a teammate committed as a symlink is never followed out of the team
+        // folder: what it points at is not teammem's to clean.
+        if !std::fs::symlink_metadata(&folder).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
         let Ok(entries) = std::fs::read_dir(&folder) else {
             continue;
         };

@@ -18,7 +18,7 @@ const TEAM: &str = ".qwen/team-memory";
 /// What the attacker plants, at `.qwen/team-memory/<rel>`.
 enum Planted {
     /// A symlink with this target.
-    Symlink(&'static str),
+    Symlink(String),
     /// A gitlink (submodule entry) to the teammate's own tip.
     Gitlink,
     /// Nothing more than what the teammate's folder already holds.
@@ -144,7 +144,7 @@ fn planted_entry_withholds_only_itself(rel: &str, planted: Planted, because: &st
 fn a_pushed_symlink_to_etc_passwd_withholds_only_itself() {
     planted_entry_withholds_only_itself(
         "project/passwd.md",
-        Planted::Symlink("/etc/passwd"),
+        Planted::Symlink("/etc/passwd".into()),
         "a symlink that points outside the team folder",
     );
 }
@@ -153,7 +153,7 @@ fn a_pushed_symlink_to_etc_passwd_withholds_only_itself() {
 fn a_pushed_dangling_symlink_withholds_only_itself() {
     planted_entry_withholds_only_itself(
         "project/gone.md",
-        Planted::Symlink("nowhere.md"),
+        Planted::Symlink("nowhere.md".into()),
         "a symlink that points nowhere",
     );
 }
@@ -260,7 +260,7 @@ fn a_planted_entry_is_named_redacted_and_escaped() {
     let team = Team::new();
     let token = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5";
     let rel = format!("project/{token}\u{1b}[2J.md");
-    mate_plants(&team, &rel, &Planted::Symlink("/etc/passwd"));
+    mate_plants(&team, &rel, &Planted::Symlink("/etc/passwd".into()));
 
     write_memory(
         &team.me,
@@ -292,4 +292,33 @@ fn a_planted_entry_is_named_redacted_and_escaped() {
     }
     let remote = files_at(&team.sb, &team.bare, "main");
     assert!(remote.contains("project/victim-one.md"), "{remote}");
+}
+
+/// A type folder committed as a symlink to a folder outside the team folder is never
+/// followed: not even sync's clean-up of its own stale temp files reaches through it.
+#[test]
+fn a_pushed_symlinked_type_folder_is_never_followed() {
+    let team = Team::new();
+    let outside = team.sb.path().join("outside");
+    // Named like a temp file a dead sync left (a PID no process has).
+    let bait = outside.join(".keep.md.4194000.tmp");
+    common::write(&bait, "not teammem's\n");
+    let target = outside.display().to_string();
+    mate_plants(&team, "reference", &Planted::Symlink(target));
+
+    let first = victim_syncs(&team, "victim-one");
+    let lines = named(&first, "reference");
+    assert_eq!(lines.len(), 1, "{first:#}");
+    assert!(
+        lines[0]["reasons"][0]
+            .as_str()
+            .unwrap()
+            .contains("a symlink that points outside the team folder"),
+        "{first:#}"
+    );
+    victim_syncs(&team, "victim-two");
+    assert_eq!(fs::read_to_string(&bait).unwrap(), "not teammem's\n");
+    let remote = files_at(&team.sb, &team.bare, "main");
+    assert!(remote.contains("project/victim-two.md"), "{remote}");
+    assert_eq!(team.status(&team.me), "");
 }
