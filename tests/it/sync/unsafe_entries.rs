@@ -322,3 +322,21 @@ fn a_pushed_symlinked_type_folder_is_never_followed() {
     assert!(remote.contains("project/victim-two.md"), "{remote}");
     assert_eq!(team.status(&team.me), "");
 }
+
+/// The entry reached the victim through its own `git pull`, not a sync: sync does not name it
+/// (it did not bring it), and does not stop for it either.
+#[test]
+fn an_entry_from_the_users_own_git_pull_does_not_stop_sync() {
+    let team = Team::new();
+    mate_plants(
+        &team,
+        "project/passwd.md",
+        &Planted::Symlink("/etc/passwd".into()),
+    );
+    team.sb.git(&team.me, ["pull", "-q", "--ff-only"]);
+    let report = victim_syncs(&team, "victim-one");
+    assert!(named(&report, "project/passwd.md").is_empty(), "{report:#}");
+    let remote = files_at(&team.sb, &team.bare, "main");
+    assert!(remote.contains("project/victim-one.md"), "{remote}");
+    assert_eq!(team.status(&team.me), "");
+}
