@@ -441,12 +441,14 @@ fn run(
         return Ok(());
     }
     commit_team_changes(project, &repo, &branch, options, deadline, outcome)?;
+    // After the user's own commit: only what the pull brings is named, never the user's files.
+    let before = fast_forward::current_tip(&repo, &branch.refname).unwrap_or(branch.tip);
     if (options.pull || options.push) && outcome.skipped_reason.is_none() {
         share(&repo, options, &budget, advertised.as_ref(), outcome)?;
     }
     let team_dir = project.git_root()?.join(TEAM_DIR);
     if let Err(err) =
-        arrived::name_arrived_entries(&repo, &branch.refname, branch.tip, &team_dir, outcome)
+        arrived::name_arrived_entries(&repo, &branch.refname, before, &team_dir, outcome)
     {
         // Everything is done by now: a pulled tree that cannot be read again costs the naming
         // of its entries, not the sync.

@@ -340,3 +340,18 @@ fn an_entry_from_the_users_own_git_pull_does_not_stop_sync() {
     assert!(remote.contains("project/victim-one.md"), "{remote}");
     assert_eq!(team.status(&team.me), "");
 }
+
+/// Only what a pull brings is named: the user's own memory with a name longer than a
+/// teammate's checkout takes (branch mode withholds such a name) is committed and pushed by
+/// this sync, and not reported as a teammate's entry.
+#[test]
+fn the_users_own_long_name_is_not_named_as_a_teammates_entry() {
+    let team = Team::new();
+    crate::common::syncrun::mate_pushes_memory(&team.sb, &team.mate, "from-mate");
+    let slug = "x".repeat(230);
+    let report = victim_syncs(&team, &slug);
+    assert_eq!(report["pulled"], true, "{report:#}");
+    assert_eq!(report.get("withheld"), None, "{report:#}");
+    let remote = files_at(&team.sb, &team.bare, "main");
+    assert!(remote.contains(&slug), "{remote}");
+}
