@@ -62,7 +62,7 @@ pub(crate) fn name_arrived_entries(
         };
         outcome.withheld.push(Quarantined::new(
             &format!("{TEAM_DIR}/{}", change.rel),
-            vec![format!("{why}: {LEFT_ALONE}")],
+            vec![format!("{why} — {LEFT_ALONE}")],
         ));
     }
     Ok(())
