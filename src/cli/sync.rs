@@ -187,12 +187,13 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
             let line = format!("quarantined {}: {}", file.path, file.reasons.join("; "));
             errln!("{}", super::shown(&line));
         }
+        // In current-branch mode git wrote the entry; its reason says what sync does with it.
+        let left = match outcome.mode {
+            sync::SyncMode::Branch => " (not written to the work tree)",
+            sync::SyncMode::CurrentBranch => "",
+        };
         for file in &outcome.withheld {
-            let line = format!(
-                "withheld {} (not written to the work tree): {}",
-                file.path,
-                file.reasons.join("; ")
-            );
+            let line = format!("withheld {}{left}: {}", file.path, file.reasons.join("; "));
             errln!("{}", super::shown(&line));
         }
         // The summary line already holds the reason for a skip or a refused commit.

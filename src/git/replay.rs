@@ -574,7 +574,11 @@ fn regenerate_index(repo: &Repository, files: &BTreeMap<String, Version>) -> Res
 
     let mut entries = Vec::new();
     for (rel, (oid, mode)) in files {
-        if !memory::is_memory_path(rel) || *mode == i32::from(FileMode::Link) {
+        // Only a file's bytes are a memory: not a symlink's target path, not a gitlink's
+        // commit (which is no blob at all).
+        let file =
+            *mode == i32::from(FileMode::Blob) || *mode == i32::from(FileMode::BlobExecutable);
+        if !memory::is_memory_path(rel) || !file {
             continue;
         }
         let shown = format!("{TEAM_DIR}/{rel}");

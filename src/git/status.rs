@@ -89,6 +89,41 @@ pub fn tree_files(
     Ok(files)
 }
 
+/// [`tree_files`] with the gitlinks (submodule entries) of the subtree too, as git's index
+/// holds them: what the index's team entries must match after a commit, so a gitlink a
+/// teammate committed is neither unstaged nor shown deleted by `git status`. Nothing else
+/// takes a gitlink for a file.
+pub fn index_files(
+    repo: &Repository,
+    tree: &Tree<'_>,
+    dir: &str,
+) -> Result<BTreeMap<String, TreeFile>, GitError> {
+    let mut files = tree_files(repo, Some(tree), dir)?;
+    let Some(subtree) = team_files::subtree(repo, tree, dir)? else {
+        return Ok(files);
+    };
+    subtree
+        .walk(TreeWalkMode::PreOrder, |parent, entry| {
+            if entry.kind() == Some(ObjectType::Commit) {
+                let path = format!(
+                    "{dir}/{parent}{}",
+                    String::from_utf8_lossy(entry.name_bytes())
+                );
+                let mode = FileMode::Commit;
+                files.insert(
+                    path,
+                    TreeFile {
+                        id: entry.id(),
+                        mode,
+                    },
+                );
+            }
+            TreeWalkResult::Ok
+        })
+        .map_err(|e| GitError::git(format!("reading {dir} in HEAD"), e))?;
+    Ok(files)
+}
+
 fn file_mode(raw: i32) -> FileMode {
     match raw {
         0o100755 => FileMode::BlobExecutable,

@@ -87,7 +87,7 @@ pub fn update_team_entries(
     let workdir = repo.workdir().unwrap_or(git_dir);
     let index_path = git_dir.join("index");
     let side = git_dir.join(SIDE_INDEX);
-    let desired = status::tree_files(repo, Some(tree), dir)?;
+    let desired = status::index_files(repo, tree, dir)?;
     let sha1 = repo.object_format() == git2::ObjectFormat::Sha1;
     release_abandoned_lock(repo)?;
     for _ in 0..3 {

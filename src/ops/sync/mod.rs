@@ -46,6 +46,7 @@ use crate::git::upstream::{self, Upstream, UpstreamLookup};
 use super::quarantine::{self, Quarantined};
 use super::{OpError, Project};
 
+mod arrived;
 pub(crate) mod branch;
 pub(crate) mod fast_noop;
 
@@ -131,7 +132,8 @@ pub enum SkipReason {
     OperationInProgress,
     /// Team files are left out of the work tree by a sparse checkout.
     SparseCheckout,
-    /// The team folder, a parent or a memory is a symlink leading elsewhere.
+    /// The team folder or a parent is a symlink, or a folder in it cannot be read. (A symlink
+    /// below the folder withholds only itself.)
     UnsafePath,
     /// Another sync, or another git process holding the index, is running.
     Locked,
@@ -241,7 +243,9 @@ pub struct SyncOutcome {
     /// Branch mode: the proposal branch the commits were pushed to (`proposed`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proposal: Option<String>,
-    /// Branch mode: teammates' files the gate kept out of the work tree, and why.
+    /// Teammates' entries teammem leaves alone, and why. Branch mode: files the gate kept out
+    /// of the work tree. Current-branch mode: entries a pull brought in that git checked out but
+    /// teammem never reads, commits or deletes (a symlink leading out, a gitlink).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub withheld: Vec<Quarantined>,
     /// When a push was tried: one line per push URL of the remote (git pushes to each of
@@ -294,8 +298,12 @@ impl SyncOutcome {
             parts.push(format!("{} file(s) quarantined", self.quarantined.len()));
         }
         if !self.withheld.is_empty() {
+            let from = match self.mode {
+                SyncMode::Branch => "from the work tree",
+                SyncMode::CurrentBranch => "(left as git checked them out)",
+            };
             parts.push(format!(
-                "{} teammate file(s) withheld from the work tree",
+                "{} teammate file(s) withheld {from}",
                 self.withheld.len()
             ));
         }
@@ -436,8 +444,20 @@ fn run(
         return Ok(());
     }
     commit_team_changes(project, &repo, &branch, options, deadline, outcome)?;
+    // After the user's own commit: only what the pull brings is named, never the user's files.
+    let before = fast_forward::current_tip(&repo, &branch.refname).unwrap_or(branch.tip);
     if (options.pull || options.push) && outcome.skipped_reason.is_none() {
         share(&repo, options, &budget, advertised.as_ref(), outcome)?;
+    }
+    let team_dir = project.git_root()?.join(TEAM_DIR);
+    if let Err(err) =
+        arrived::name_arrived_entries(&repo, &branch.refname, before, &team_dir, outcome)
+    {
+        // Everything is done by now: a pulled tree that cannot be read again costs the naming
+        // of its entries, not the sync.
+        outcome.warnings.push(format!(
+            "could not list the entries this pull brought in that sync leaves alone: {err}"
+        ));
     }
     Ok(())
 }
@@ -1002,7 +1022,7 @@ pub fn check_repository(
     };
     let safe = project
         .check_scope_safe(ScopeKind::Team)
-        .and_then(|dir| store::memory_paths(&dir).map_err(OpError::from));
+        .and_then(|dir| unreadable_folder(&dir));
     match safe {
         Ok(_) => {}
         Err(OpError::Store(err @ StoreError::UnsafePath { .. })) => {
@@ -1013,6 +1033,31 @@ pub fn check_repository(
     }
     Ok(Some(branch))
 }
+
+/// Refuses a team folder holding a folder that cannot be read: its files could not be told
+/// apart from deleted ones. A symlink below the folder is no reason to stop: one a teammate
+/// committed is left as git checked it out (and named when it arrives, [`name_arrived_entries`]),
+/// one of the user's own is quarantined by the commit step ([`SYMLINK_NOT_PUBLISHED`]).
+fn unreadable_folder(dir: &Path) -> Result<(), OpError> {
+    let listing = store::memory_listing(dir)?;
+    let unreadable = listing
+        .withheld
+        .into_iter()
+        .find(|entry| entry.rule != crate::domain::check::PATH_SYMLINK);
+    match unreadable {
+        Some(bad) => Err(OpError::Store(StoreError::UnsafePath {
+            path: dir.join(&bad.rel),
+            why: bad.why,
+        })),
+        None => Ok(()),
+    }
+}
+
+/// Why a symlink the user made (or changed) in the team folder stays out of the sync commit:
+/// `check` and the pre-commit hook refuse any symlink there (`path-symlink`), branch mode never
+/// writes one into a teammate's folder, and a link can point an agent outside the memory.
+pub(crate) const SYMLINK_NOT_PUBLISHED: &str = "invalid: a symlink (path-symlink) is never \
+     published from the team folder — replace it with the file itself, or delete it";
 
 /// The local half: finds the team folder's changes against the branch tip, quarantines what
 /// must not be committed, regenerates `MEMORY.md` from the clean memories, and commits the rest
@@ -1099,6 +1144,9 @@ pub fn commit_team_changes(
         let abs = workdir.join(&change.path);
         let reasons = if change.unreadable_name {
             vec!["invalid: the file name is not valid UTF-8 — rename it".to_string()]
+        } else if change.mode == Some(git2::FileMode::Link) {
+            // Never followed: what it points at is not this change.
+            vec![SYMLINK_NOT_PUBLISHED.to_string()]
         } else {
             let stamp = stamp_of(&abs)?;
             let file = quarantine::check_team_file(&change.path, rel, &abs, &policy)?;
@@ -1116,8 +1164,14 @@ pub fn commit_team_changes(
     let team_dir = workdir.join(TEAM_DIR);
     // The index lists only what is published: no line for a file git leaves out.
     held_back.extend(ignored);
-    regenerate_index(project, &team_dir, &held_back, &team_prefix, &policy)?;
     let index_abs = workdir.join(&index_path);
+    if std::fs::symlink_metadata(&index_abs).is_ok_and(|m| m.is_dir()) {
+        // A teammate's folder where the generated index belongs: left as git checked it out
+        // (named when it arrived), neither written into nor committed away.
+        held_back.insert(index_path.clone());
+    } else {
+        regenerate_index(project, &team_dir, &held_back, &team_prefix, &policy)?;
+    }
     if index_abs.is_file() {
         let stamp = stamp_of(&index_abs)?;
         let bytes = std::fs::read(&index_abs).map_err(|e| OpError::io(&index_abs, e))?;
@@ -1279,6 +1333,10 @@ pub(crate) fn regenerate_index(
 /// Rewritten with LF it would hold the same blob but change size, and `git status` would show
 /// it modified (git trusts a size change without reading the file) with no difference.
 fn same_lines_as_checked_out(path: &Path, text: &str) -> bool {
+    // Only a file is read: a symlinked MEMORY.md is replaced, never read through.
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let Ok(old) = std::fs::read(path) else {
         return false;
     };
@@ -1306,6 +1364,11 @@ pub(crate) fn remove_stale_temp_files(team_dir: &Path) {
             .map(|t| team_dir.join(t.as_str())),
     );
     for folder in folders {
+        // A type folder a teammate committed as a symlink is never followed out of the team
+        // folder: what it points at is not teammem's to clean.
+        if !std::fs::symlink_metadata(&folder).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
         let Ok(entries) = std::fs::read_dir(&folder) else {
             continue;
         };

@@ -11,3 +11,4 @@ mod merge_driver;
 mod network;
 mod push_urls;
 mod report_unopened;
+mod unsafe_entries;
