@@ -80,7 +80,8 @@ fn the_keyword_nfa_and_dfa_find_the_same_secrets() {
     let spans = |found: Vec<engine::RawFinding>| -> Vec<(usize, usize, usize)> {
         found.iter().map(|f| (f.rule, f.start, f.end)).collect()
     };
-    // A fresh scanner searches with the NFA; one that has seen a megabyte, with the DFA.
+    // A fresh scanner searches with the NFA; one that has searched a megabyte, with the DFA:
+    // both find the same.
     let small = spans(Scanner::new().find(&text));
     let large_scanner = Scanner::new();
     assert!(large_scanner.find(&" ".repeat(1 << 20)).is_empty());
