@@ -1,5 +1,5 @@
-//! Unit tests of the engine's byte-wise searches (separators and prose near a keyword) against
-//! their plain forms.
+//! Unit tests of the byte-wise looks (separators and prose near a keyword) against their
+//! plain forms.
 
 use super::*;
 use proptest::prelude::*;
