@@ -11,7 +11,7 @@ use crate::domain::memory::line_col;
 
 /// The shortest base64 run decoded and scanned again: 16 characters hold 12 bytes, about
 /// three words of an order.
-pub(super) const DECODE_MIN_CHARS: usize = 16;
+const DECODE_MIN_CHARS: usize = 16;
 
 /// Encoded text is decoded and scanned again, with or without an order to decode it: each
 /// base64 run that decodes to readable text, and the whole text read through rot13 when it
@@ -71,7 +71,7 @@ pub(super) fn encoded_payloads(text: &str, risks: &mut Vec<Risk>) {
 }
 
 /// Rotates an ASCII letter by 13 places.
-pub(super) fn rot13(c: char) -> char {
+fn rot13(c: char) -> char {
     match c {
         'a'..='z' => (((c as u8 - b'a') + 13) % 26 + b'a') as char,
         'A'..='Z' => (((c as u8 - b'A') + 13) % 26 + b'A') as char,
@@ -81,7 +81,7 @@ pub(super) fn rot13(c: char) -> char {
 
 /// A base64 run (standard or URL-safe alphabet, padding optional) decoded, when it decodes
 /// to readable UTF-8 text: random bytes and binary data give `None`.
-pub(super) fn base64_text(run: &str) -> Option<String> {
+fn base64_text(run: &str) -> Option<String> {
     let value = |b: u8| -> Option<u32> {
         Some(match b {
             b'A'..=b'Z' => b - b'A',

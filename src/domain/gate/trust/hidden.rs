@@ -57,15 +57,15 @@ pub(super) fn hidden_characters(text: &str, risks: &mut Vec<Risk>) {
 
 /// The invisible characters a check reports: [`is_invisible`] less the ones ordinary text
 /// holds (a carriage return, the emoji presentation selector).
-pub(super) fn is_suspicious(c: char) -> bool {
+fn is_suspicious(c: char) -> bool {
     is_hidden(c) || (is_invisible(c) && c != '\r' && c != '\u{FE0F}')
 }
 
-pub(super) fn is_emoji(c: char) -> bool {
+fn is_emoji(c: char) -> bool {
     matches!(c as u32, 0x1F000..=0x1FAFF | 0x2600..=0x27BF | 0xFE0F)
 }
 
-pub(super) fn char_name(c: char) -> &'static str {
+fn char_name(c: char) -> &'static str {
     match c {
         '\u{200B}' => "zero width space",
         '\u{200C}' => "zero width non-joiner",

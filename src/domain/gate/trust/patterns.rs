@@ -213,7 +213,7 @@ pub(super) const PATTERN_RULES: [(&str, &[&str], &str); 7] = [
 
 /// Each pattern, compiled the first time the set says it can match: compiling all forty costs
 /// more than the gate's whole scan of a thousand memories, and most runs need none.
-pub(super) static COMPILED: LazyLock<Vec<Vec<OnceLock<Option<Regex>>>>> = LazyLock::new(|| {
+static COMPILED: LazyLock<Vec<Vec<OnceLock<Option<Regex>>>>> = LazyLock::new(|| {
     PATTERN_RULES
         .iter()
         .map(|(_, sources, _)| sources.iter().map(|_| OnceLock::new()).collect())

@@ -139,7 +139,7 @@ pub(super) struct Triggers {
 }
 
 /// Texts searched word by word before the automaton is built.
-pub(super) const TEXTS_BEFORE_AUTOMATON: usize = 32;
+const TEXTS_BEFORE_AUTOMATON: usize = 32;
 
 pub(super) static TRIGGERS: LazyLock<Option<Triggers>> = LazyLock::new(|| {
     let mut words: Vec<(&'static str, bool)> = Vec::new();
@@ -245,7 +245,7 @@ impl Triggers {
 }
 
 /// Whether `text[start..end]` has an ASCII word boundary (`\b` without Unicode) at both ends.
-pub(super) fn whole_word(text: &[u8], start: usize, end: usize) -> bool {
+fn whole_word(text: &[u8], start: usize, end: usize) -> bool {
     let word = |at: Option<usize>| {
         at.and_then(|i| text.get(i))
             .is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_')

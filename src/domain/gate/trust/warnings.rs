@@ -39,7 +39,7 @@ pub const KNOWN_INSTALLER_HOSTS: &[&str] = &[
 ];
 
 /// Words that make a quoted risk an example a memory warns about, not an order it gives.
-pub(super) const SECURITY_WORDS: &[&str] = &[
+const SECURITY_WORDS: &[&str] = &[
     "injection",
     "attack",
     "malicious",
@@ -127,7 +127,7 @@ pub(super) fn downgrade(text: &str, allowed_hosts: &[String], risks: &mut Vec<Ri
 }
 
 /// For each line, whether it sits in a fenced code block (its fences included).
-pub(super) fn fenced_lines(lines: &[&str]) -> Vec<bool> {
+fn fenced_lines(lines: &[&str]) -> Vec<bool> {
     let mut open = false;
     lines
         .iter()
@@ -146,7 +146,7 @@ pub(super) fn fenced_lines(lines: &[&str]) -> Vec<bool> {
 /// quotation marks: an odd number of backticks or straight double quotes before it, more
 /// single quotes that open (after a non-letter) than close (before one), or more opening than
 /// closing curly, angle or corner quotes.
-pub(super) fn quoted_at(line: &str, column: usize) -> bool {
+fn quoted_at(line: &str, column: usize) -> bool {
     let before: Vec<char> = line.chars().take(column + 1).collect();
     let count = |c: char| before.iter().take(column).filter(|&&b| b == c).count();
     let word = |at: Option<usize>| {
@@ -174,12 +174,7 @@ pub(super) fn quoted_at(line: &str, column: usize) -> bool {
 /// Whether a download piped into a shell (`matched`, on `line`) fetches only from known
 /// installers — or, when `documented` (a fenced block of a memory about installing), from
 /// allowed hosts.
-pub(super) fn installs_known(
-    line: &str,
-    matched: &str,
-    allowed_hosts: &[String],
-    documented: bool,
-) -> bool {
+fn installs_known(line: &str, matched: &str, allowed_hosts: &[String], documented: bool) -> bool {
     let lower = matched.to_ascii_lowercase();
     if !["curl", "wget", "iwr", "invoke-webrequest"]
         .iter()
@@ -219,7 +214,7 @@ pub(super) fn installs_known(
 /// Whether `text` holds encoded text a decode-and-obey order could mean: a base64 run of 16
 /// or more characters mixing letters and digits, 16 hex digits or 8 hex bytes in a row,
 /// `\x` escapes, or the name of a cipher (rot13, Caesar).
-pub(super) fn holds_encoding(text: &str) -> bool {
+fn holds_encoding(text: &str) -> bool {
     let lower = text.to_ascii_lowercase();
     if ["rot13", "rot-13", "rot 13", "caesar", "\\x"]
         .iter()

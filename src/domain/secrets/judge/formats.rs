@@ -44,7 +44,7 @@ pub(crate) fn is_url_password(value: &str, min_entropy: f64) -> bool {
 /// may hold long runs of `A` (zero bytes), so the generic run check does not apply, and `x`
 /// counts only in one case: a random base64 body of 1,600 chars holds a mixed-case `xXXx`
 /// about once in 700 keys.
-pub(super) fn is_key_placeholder(body: &str) -> bool {
+fn is_key_placeholder(body: &str) -> bool {
     if body.contains("xxxx") || body.contains("XXXX") {
         return true;
     }
@@ -151,7 +151,7 @@ pub(crate) fn is_header_credential(scheme: &str, value: &str, min_entropy: f64) 
 }
 
 /// The base62 alphabet of GitHub's and npm's token checksums.
-pub(super) const BASE62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const BASE62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 /// CRC-32 (IEEE), bit by bit: tokens are short, so a table buys nothing.
 pub(super) fn crc32(bytes: &[u8]) -> u32 {

@@ -13,7 +13,7 @@ use super::lookalike::{
 
 /// Prefixes of values that are public by design (publishable keys, project keys sent to
 /// browsers), whatever key name they are assigned to.
-pub(super) const PUBLIC_PREFIXES: &[&str] = &[
+const PUBLIC_PREFIXES: &[&str] = &[
     "pk_live_",
     "pk_test_",
     "pk.eyj",
@@ -29,7 +29,7 @@ pub(super) const PUBLIC_PREFIXES: &[&str] = &[
 ];
 
 /// Values that name a kind of value rather than hold one (`password: "required"`).
-pub(super) const STANDIN_VALUES: &[&str] = &[
+const STANDIN_VALUES: &[&str] = &[
     "password",
     "passwd",
     "secret",
@@ -158,7 +158,7 @@ pub(super) const HASH_PREFIXES: &[&str] = &[
 
 /// Whether the line before a match ends inside an ARN (`arn:aws:secretsmanager:…:secret:`),
 /// whose parts look like key names without being any.
-pub(super) fn in_arn(before: &str) -> bool {
+fn in_arn(before: &str) -> bool {
     let token = before
         .rsplit(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '=' | '(' | ','))
         .next()
@@ -189,7 +189,7 @@ pub(super) fn is_call(value: &str) -> bool {
 }
 
 /// Whether `value` is a number literal in code (`0x5eadbeef`, `0b1011`, `0o755`).
-pub(super) fn is_number_literal(value: &str) -> bool {
+fn is_number_literal(value: &str) -> bool {
     let lower = value.to_ascii_lowercase();
     [("0x", 16), ("0b", 2), ("0o", 8)]
         .iter()
@@ -202,7 +202,7 @@ pub(super) fn is_number_literal(value: &str) -> bool {
 
 /// Whether `value` is a file path or a glob (`some/**/needle.txt`, `./certs/ca.pem`,
 /// `src/*.rs`): a `/`-separated path whose last part has a short extension, or a glob's `*`.
-pub(super) fn is_path_like(value: &str) -> bool {
+fn is_path_like(value: &str) -> bool {
     let Some((dir, last)) = value.rsplit_once('/') else {
         return false;
     };
@@ -222,7 +222,7 @@ pub(super) fn is_path_like(value: &str) -> bool {
 /// Whether a quoted "value" is the stretch between two string literals, which a key inside
 /// the first one seems to open (`passwordLabel:"Password:",rememberMeLabel:"Remember`):
 /// `,` or `;` then a name.
-pub(super) fn is_between_literals(value: &str) -> bool {
+fn is_between_literals(value: &str) -> bool {
     value.strip_prefix([',', ';']).is_some_and(|rest| {
         rest.trim_start()
             .bytes()
@@ -231,7 +231,7 @@ pub(super) fn is_between_literals(value: &str) -> bool {
 }
 
 /// Whether `value` names a web route's controller and action (`cms/sites/passwords#update`).
-pub(super) fn is_route_target(value: &str) -> bool {
+fn is_route_target(value: &str) -> bool {
     value.split_once('#').is_some_and(|(controller, action)| {
         controller.contains('/')
             && !action.is_empty()
@@ -243,7 +243,7 @@ pub(super) fn is_route_target(value: &str) -> bool {
 }
 
 /// Whether `value` is a CSS selector or page anchor (`#add-password`, `.password-field`).
-pub(super) fn is_selector(value: &str) -> bool {
+fn is_selector(value: &str) -> bool {
     value.strip_prefix(['#', '.']).is_some_and(|rest| {
         !rest.is_empty()
             && rest
@@ -255,7 +255,7 @@ pub(super) fn is_selector(value: &str) -> bool {
 /// Whether a key's words name an API key or an auth-token header (`INTERNAL_API_KEY`,
 /// `apikey`, `X-API-Key`, `X-Auth-Token`): a UUID given to one of these is a key, where a UUID
 /// beside other names (`idempotency_key`, `request_id`, `tenant`) is an identifier.
-pub(super) fn names_an_api_key(words: &[String]) -> bool {
+fn names_an_api_key(words: &[String]) -> bool {
     match words {
         [.., last] if last == "apikey" => true,
         [.., api, key] if api == "api" && key == "key" => true,
@@ -380,7 +380,7 @@ pub(crate) fn is_generic_secret(value: &str, context: &JudgeContext, min_entropy
 }
 
 /// Whether a key names a digest of something (`password_sha256`, `token_digest`, `commit`).
-pub(super) fn names_a_digest(key: &str) -> bool {
+fn names_a_digest(key: &str) -> bool {
     [
         "sha",
         "hash",

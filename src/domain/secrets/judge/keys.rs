@@ -164,12 +164,12 @@ pub(super) const KEY_QUALIFIERS: &[&str] = &[
 ];
 
 /// Words that are names ending in `key` without being one.
-pub(super) const NOT_KEY_WORDS: &[&str] = &[
+const NOT_KEY_WORDS: &[&str] = &[
     "monkey", "hotkey", "turkey", "donkey", "jockey", "hockey", "whiskey", "passkey",
 ];
 
 /// Spellings that name a secret whatever else the key says (`DB_PASSWORD`, `githubToken`).
-pub(super) const STRONG_SUFFIXES: &[&str] = &[
+const STRONG_SUFFIXES: &[&str] = &[
     "password",
     "passwd",
     "passphrase",
@@ -187,7 +187,7 @@ pub(super) const STRONG_SUFFIXES: &[&str] = &[
 ];
 
 /// Whole words that name a secret (`pass`, `pat`, `pw`).
-pub(super) const STRONG_WORDS: &[&str] = &["pass", "pw", "pat", "cred", "psk"];
+const STRONG_WORDS: &[&str] = &["pass", "pw", "pat", "cred", "psk"];
 
 /// What a key name says about its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,7 +201,7 @@ pub(super) enum KeyKind {
 /// Words of a declaration that may stand before the name it declares (`public const string
 /// ApiKey`, `private static final String TOKEN`, `export let secret`): modifiers and the
 /// common string types. They are not part of the key.
-pub(super) const DECLARATION_WORDS: &[&str] = &[
+const DECLARATION_WORDS: &[&str] = &[
     "public",
     "private",
     "protected",
@@ -275,7 +275,7 @@ pub(super) fn key_words(key: &str) -> Vec<String> {
 }
 
 /// Words that, right before `key`, make it name a credential (`api key`, `access_key`).
-pub(super) const CREDENTIAL_KEY_QUALIFIERS: &[&str] = &[
+const CREDENTIAL_KEY_QUALIFIERS: &[&str] = &[
     "api",
     "access",
     "auth",

@@ -54,7 +54,7 @@ pub(crate) fn continues(tail: Tail, b: u8) -> bool {
 }
 
 /// Words and marks that show a value is a stand-in, not a secret.
-pub(super) const PLACEHOLDER_PARTS: &[&str] = &[
+const PLACEHOLDER_PARTS: &[&str] = &[
     "xxxx",
     "****",
     "....",
@@ -104,7 +104,7 @@ pub(crate) fn is_placeholder(s: &str) -> bool {
 /// way (`abcdefg`, `1234567`, `gfedcba`), or 8 whose every other char does (`a1b2c3d4`,
 /// `d4c3b2a1`). Random tokens hold neither (about one in 10^5 for a 40-char hex token, far
 /// fewer for base62).
-pub(super) fn is_keyboard_sequence(b: &[u8]) -> bool {
+fn is_keyboard_sequence(b: &[u8]) -> bool {
     let steps = |gap: usize, need: usize, up: bool| {
         let mut run = 0;
         for i in gap..b.len() {
@@ -129,7 +129,7 @@ pub(super) fn is_keyboard_sequence(b: &[u8]) -> bool {
 
 /// Whether `s` holds a `<name>` stand-in (`<your-token>`, `<PASSWORD>`) or starts or ends
 /// with an angle bracket; a random password may hold `<` or `>` anywhere else.
-pub(super) fn is_angle_placeholder(s: &str) -> bool {
+fn is_angle_placeholder(s: &str) -> bool {
     if s.starts_with('<') || s.ends_with('>') {
         return true;
     }
@@ -145,7 +145,7 @@ pub(super) fn is_angle_placeholder(s: &str) -> bool {
 }
 
 /// The longest run of one repeated char.
-pub(super) fn longest_run(s: &str) -> usize {
+fn longest_run(s: &str) -> usize {
     let mut best = 0;
     let mut run = 0;
     let mut last = None;
@@ -212,7 +212,7 @@ pub(crate) fn is_reference(s: &str) -> bool {
 /// in one case or without digits (`DB_PASSWORD`, `token`, `$ESXipass`) followed by nothing
 /// or a path. A password that only starts with `$` (`$g#=yx0o…`, `$lCdHc25Winter`) has
 /// symbols, or mixed case and digits, after it.
-pub(super) fn is_shell_variable(rest: &str) -> bool {
+fn is_shell_variable(rest: &str) -> bool {
     if rest.starts_with(['{', '(']) {
         return true;
     }
@@ -299,7 +299,7 @@ pub(super) fn is_identifier_like(s: &str) -> bool {
 
 /// `getAccessToken`, `MyServiceName`: letters only, each capital starts a lowercase run of 2+
 /// (a last lone capital is a variant's letter: `BatchedProviderA`).
-pub(super) fn is_camel_words(s: &str) -> bool {
+fn is_camel_words(s: &str) -> bool {
     let mut bytes = s.as_bytes();
     if let [head @ .., before, last] = bytes
         && last.is_ascii_uppercase()

@@ -11,7 +11,7 @@ use super::lookalike::{
 
 /// Words that make a quoted phrase under a password name a note or a label, not a
 /// passphrase (`"not set"`, `"see the vault"`, `"Enter your password"`).
-pub(super) const NOT_PASSPHRASE_WORDS: &[&str] = &[
+const NOT_PASSPHRASE_WORDS: &[&str] = &[
     "password",
     "passwords",
     "passphrase",
@@ -79,7 +79,7 @@ pub(super) const NOT_PASSPHRASE_WORDS: &[&str] = &[
 /// Whether `value` is a passphrase of plain words (`open sesame`, `correct horse battery
 /// staple`): two to six lowercase words of letters, one of four letters or more, none of
 /// them a word of labels and notes.
-pub(super) fn is_passphrase(value: &str) -> bool {
+fn is_passphrase(value: &str) -> bool {
     let words: Vec<&str> = value.split(' ').collect();
     (2..=6).contains(&words.len())
         && value.len() >= 10
@@ -92,7 +92,7 @@ pub(super) fn is_passphrase(value: &str) -> bool {
 
 /// Words that, right after "password", make a phrase about passwords rather than one
 /// (`the password manager is …`, `password policy: …`).
-pub(super) const NOT_PROSE_NOUNS: &[&str] = &[
+const NOT_PROSE_NOUNS: &[&str] = &[
     "manager",
     "managers",
     "policy",
@@ -186,7 +186,7 @@ pub(crate) fn is_prose_password(value: &str, context: &JudgeContext, min_entropy
 
 /// Words that, after a prose key phrase, make it name something about the secret rather than
 /// the secret (`the token rotation policy is …`, `the api key name for prod is …`).
-pub(super) const PROSE_TAIL_NOUNS: &[&str] = &[
+const PROSE_TAIL_NOUNS: &[&str] = &[
     "name",
     "names",
     "id",
