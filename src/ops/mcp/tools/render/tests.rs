@@ -1,4 +1,4 @@
-//! Unit tests of the tools' rendering: a memory cannot close its own block; the age line.
+//! Unit tests of the rendering: a memory cannot close its own block; the age line.
 
 use super::*;
 
