@@ -16,7 +16,7 @@ use std::sync::Arc;
 use crate::domain::store;
 use crate::git::plain::{hex, object_id};
 
-use super::cache::{CacheChange, Changes};
+use super::cache::{CacheChange, CacheChanges};
 
 /// The file's name in the git folder.
 pub(super) const FILE_NAME: &str = "teammem-mcp-ages";
@@ -48,7 +48,7 @@ pub(super) fn key(git_dir: &Path, dirs: &[String]) -> String {
 
 /// The ages kept for `head` under `key`; `None` when the file is missing, for another commit
 /// or key, or not whole.
-pub(super) fn load(git_dir: &Path, head: &str, key: &str) -> Option<Changes> {
+pub(super) fn load(git_dir: &Path, head: &str, key: &str) -> Option<CacheChanges> {
     let bytes = std::fs::read(git_dir.join(FILE_NAME)).ok()?;
     let text = std::str::from_utf8(&bytes).ok()?;
     // The last line checks every byte before it.
@@ -91,7 +91,7 @@ pub(super) fn load(git_dir: &Path, head: &str, key: &str) -> Option<Changes> {
 
 /// Keeps `changes`, found at `head` under `key`, for the next server. Best effort: a folder
 /// that cannot be written, or a path or name that cannot sit on one line, keeps nothing.
-pub(super) fn store(git_dir: &Path, head: &str, key: &str, changes: &Changes) {
+pub(super) fn store(git_dir: &Path, head: &str, key: &str, changes: &CacheChanges) {
     let mut commits: Vec<&Arc<CacheChange>> = Vec::new();
     let mut index: HashMap<*const CacheChange, usize> = HashMap::new();
     let mut files: Vec<(&String, &[u8; 20], usize)> = Vec::with_capacity(changes.len());
@@ -158,7 +158,7 @@ fn checksum(bytes: &[u8]) -> u64 {
 mod tests {
     use super::*;
 
-    fn sample() -> Changes {
+    fn sample() -> CacheChanges {
         let alice = Arc::new(CacheChange {
             commit: [1; 20],
             time: 1_000,
