@@ -565,7 +565,9 @@ impl MemoryDoor {
         let mut listing: Vec<(ScopeKind, PathBuf, Vec<String>)> = Vec::new();
         for scope in &scopes {
             let dir = self.project.check_scope_safe(*scope)?;
-            let paths = store::memory_paths(&dir).map_err(OpError::from)?;
+            // A reader: a symlink or unreadable entry withholds only itself (the gate names
+            // it wherever memories are read), never the page.
+            let paths = store::memory_listing(&dir).map_err(OpError::from)?.paths;
             listing.push((*scope, dir, paths));
         }
         let total: usize = listing.iter().map(|(_, _, p)| p.len()).sum();

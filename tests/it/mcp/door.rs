@@ -23,6 +23,25 @@ fn list(arguments: Value) -> Value {
 }
 
 #[test]
+fn memory_list_leaves_out_a_symlink_to_outside_and_lists_the_rest() {
+    let team = Team::new();
+    write(
+        &team.me.join(".qwen/team-memory/project/note-1.md"),
+        &memory_text("Note 1", "A note", "project", "Noted.\n"),
+    );
+    std::os::unix::fs::symlink(
+        "/etc/passwd",
+        team.me.join(".qwen/team-memory/project/passwd.md"),
+    )
+    .unwrap();
+    let out = drive(&team.sb, &team.me, json!([list(json!({"scope": "team"}))]));
+    let text = ok_text(&out["steps"][0]);
+    assert!(text.contains("team:project/note-1.md"), "{text}");
+    assert!(!text.contains("passwd"), "{text}");
+    assert!(!text.contains("root:"), "{text}");
+}
+
+#[test]
 fn memory_list_pages_through_every_memory_once_in_a_stable_order() {
     let team = Team::new();
     for n in 1..=5 {
