@@ -83,71 +83,48 @@ fn each_memory_once_per_context(version: PinnedClient) {
     let mut mock = MockServer::start("mock_openai_responses.py", sb.path());
     let mut everything = String::new();
 
+    // One `codex exec ARGS`: the model input of its last request, and how many requests it
+    // made; every request is kept in `everything`.
+    let mut turn = |args: &[&str]| -> (String, usize) {
+        let run = codex(&team, &version, &home, &mock, args);
+        let requests = mock.take();
+        everything.push_str(&serde_json::to_string(&requests).unwrap());
+        let asked = requests
+            .iter()
+            .filter(|r| {
+                r["method"] == "POST" && r["path"].as_str().unwrap_or("").ends_with("/responses")
+            })
+            .count();
+        (last_input(&run, &requests), asked)
+    };
+
     // A new session: the index of the team memory, each line once; the withheld one never.
-    let run = codex(&team, &version, &home, &mock, &[UNRELATED_PROMPT]);
-    let requests = mock.take();
-    let input = last_input(&run, &requests);
-    everything.push_str(&serde_json::to_string(&requests).unwrap());
+    let (input, _) = turn(&[UNRELATED_PROMPT]);
     assert_eq!(count(&input, DEPLOY_INDEX_LINE), 1, "startup: {input}");
     assert_eq!(count(&input, ONCALL_DESCRIPTION), 1, "startup: {input}");
     assert_eq!(count(&input, DEPLOY_BODY_MARKER), 0, "startup: {input}");
 
     // Resumed, with a question the deploy memory answers: nothing from session start is
-    // repeated, and the deploy memory's body arrives once, through per-prompt recall.
-    let run = codex(
-        &team,
-        &version,
-        &home,
-        &mock,
-        &["resume", "--last", DEPLOY_PROMPT],
-    );
-    let requests = mock.take();
-    let input = last_input(&run, &requests);
-    everything.push_str(&serde_json::to_string(&requests).unwrap());
-    assert_eq!(count(&input, ONCALL_DESCRIPTION), 1, "resume: {input}");
-    assert_eq!(count(&input, DEPLOY_BODY_MARKER), 1, "resume: {input}");
-
-    // The same question again: recall does not repeat what this session already has.
-    let run = codex(
-        &team,
-        &version,
-        &home,
-        &mock,
-        &["resume", "--last", DEPLOY_PROMPT],
-    );
-    let requests = mock.take();
-    let input = last_input(&run, &requests);
-    everything.push_str(&serde_json::to_string(&requests).unwrap());
-    assert_eq!(count(&input, ONCALL_DESCRIPTION), 1, "repeat: {input}");
-    assert_eq!(count(&input, DEPLOY_BODY_MARKER), 1, "repeat: {input}");
+    // repeated, and the deploy memory's body arrives once, through per-prompt recall. The
+    // same question again: recall does not repeat what this session already has.
+    for round in ["resume", "repeat"] {
+        let (input, _) = turn(&["resume", "--last", DEPLOY_PROMPT]);
+        assert_eq!(count(&input, ONCALL_DESCRIPTION), 1, "{round}: {input}");
+        assert_eq!(count(&input, DEPLOY_BODY_MARKER), 1, "{round}: {input}");
+    }
 
     // Codex compacts the conversation when its tokens pass `model_auto_compact_token_limit`
     // (a PreCompact hook, a summary request, then SessionStart with `"source": "compact"`):
-    // the summary replaced the history, so the team index comes back, once.
-    let run = codex(
-        &team,
-        &version,
-        &home,
-        &mock,
-        &[
-            "-c",
-            "model_auto_compact_token_limit=5",
-            "resume",
-            "--last",
-            UNRELATED_PROMPT,
-        ],
-    );
-    let requests = mock.take();
-    // A plain resumed turn asks the model once; a compaction asks it for the summary first.
-    let asked = requests
-        .iter()
-        .filter(|r| {
-            r["method"] == "POST" && r["path"].as_str().unwrap_or("").ends_with("/responses")
-        })
-        .count();
-    assert!(asked >= 2, "Codex did not compact: {requests:#?}");
-    let input = last_input(&run, &requests);
-    everything.push_str(&serde_json::to_string(&requests).unwrap());
+    // the summary replaced the history, so the team index comes back, once. A plain resumed
+    // turn asks the model once; a compaction asks it for the summary first.
+    let (input, asked) = turn(&[
+        "-c",
+        "model_auto_compact_token_limit=5",
+        "resume",
+        "--last",
+        UNRELATED_PROMPT,
+    ]);
+    assert!(asked >= 2, "Codex did not compact ({asked} requests)");
     assert_eq!(count(&input, DEPLOY_INDEX_LINE), 1, "compact: {input}");
     assert_eq!(count(&input, ONCALL_DESCRIPTION), 1, "compact: {input}");
 
