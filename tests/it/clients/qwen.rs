@@ -1001,103 +1001,65 @@ fn qwen_gets_each_memory_once_per_context(version: clients::PinnedClient) {
     );
 
     let mut everything = String::new();
-    qwen_run(
-        sb,
-        &team.me,
-        &version,
-        &model,
-        &["--auth-type", "openai", "-p", agents::UNRELATED_PROMPT],
-    );
-    let bodies = model.take();
-    everything.push_str(&bodies.concat());
-    let turn = request_with(&bodies, agents::UNRELATED_PROMPT);
-    assert_eq!(
-        agents::count(turn, agents::DEPLOY_INDEX_LINE),
-        1,
-        "startup: {turn}"
-    );
-    assert_eq!(
-        agents::count(turn, agents::ONCALL_DESCRIPTION),
-        1,
-        "startup: {turn}"
-    );
-    assert_eq!(
-        agents::count(turn, agents::DEPLOY_BODY_MARKER),
-        0,
-        "startup: {turn}"
-    );
-
-    for round in ["resume", "repeat"] {
-        qwen_run(
-            sb,
-            &team.me,
-            &version,
-            &model,
-            &[
-                "--auth-type",
-                "openai",
-                "--continue",
-                "-p",
-                agents::DEPLOY_PROMPT,
-            ],
-        );
+    // One headless `qwen --auth-type openai ARGS` against the mock: the request bodies it sent,
+    // every one of them also kept in `everything`.
+    let mut turn = |args: &[&str]| -> Vec<String> {
+        let args: Vec<&str> = ["--auth-type", "openai"]
+            .iter()
+            .chain(args)
+            .copied()
+            .collect();
+        qwen_run(sb, &team.me, &version, &model, &args);
         let bodies = model.take();
         everything.push_str(&bodies.concat());
-        let turn = request_with(&bodies, agents::DEPLOY_PROMPT);
+        bodies
+    };
+
+    let bodies = turn(&["-p", agents::UNRELATED_PROMPT]);
+    let start = request_with(&bodies, agents::UNRELATED_PROMPT);
+    for (what, times) in [
+        (agents::DEPLOY_INDEX_LINE, 1),
+        (agents::ONCALL_DESCRIPTION, 1),
+        (agents::DEPLOY_BODY_MARKER, 0),
+    ] {
+        assert_eq!(agents::count(start, what), times, "startup: {start}");
+    }
+
+    for round in ["resume", "repeat"] {
+        let bodies = turn(&["--continue", "-p", agents::DEPLOY_PROMPT]);
+        let resumed = request_with(&bodies, agents::DEPLOY_PROMPT);
         // The resumed conversation is there (the first prompt once) ...
         assert_eq!(
-            agents::count(turn, agents::UNRELATED_PROMPT),
+            agents::count(resumed, agents::UNRELATED_PROMPT),
             1,
-            "{round}: {turn}"
+            "{round}: {resumed}"
         );
         // ... and session start's index once: Qwen Code keeps a SessionStart hook's context
         // out of the saved conversation, so `session-start --hook qwen` gives it again on
         // resume ...
         assert_eq!(
-            agents::count(turn, agents::DEPLOY_INDEX_LINE),
+            agents::count(resumed, agents::DEPLOY_INDEX_LINE),
             1,
-            "{round}: {turn}"
+            "{round}: {resumed}"
         );
         // ... and the body prompt-context added to the first resumed turn once.
         assert_eq!(
-            agents::count(turn, agents::DEPLOY_BODY_MARKER),
+            agents::count(resumed, agents::DEPLOY_BODY_MARKER),
             1,
             "{round}: {:#?}",
-            agents::places(turn, agents::DEPLOY_BODY_MARKER)
+            agents::places(resumed, agents::DEPLOY_BODY_MARKER)
         );
     }
     // `/compress` replaces the saved conversation with the model's summary; the next resumed
     // turn has the team index once (not once from the summary and once from the hook).
-    qwen_run(
-        sb,
-        &team.me,
-        &version,
-        &model,
-        &["--auth-type", "openai", "--continue", "-p", "/compress"],
-    );
-    let summary = model.take();
+    let summary = turn(&["--continue", "-p", "/compress"]);
     assert!(!summary.is_empty(), "/compress asked the model nothing");
-    everything.push_str(&summary.concat());
-    qwen_run(
-        sb,
-        &team.me,
-        &version,
-        &model,
-        &[
-            "--auth-type",
-            "openai",
-            "--continue",
-            "-p",
-            agents::UNRELATED_PROMPT,
-        ],
-    );
-    let bodies = model.take();
-    everything.push_str(&bodies.concat());
-    let turn = request_with(&bodies, agents::UNRELATED_PROMPT);
+    let bodies = turn(&["--continue", "-p", agents::UNRELATED_PROMPT]);
+    let compacted = request_with(&bodies, agents::UNRELATED_PROMPT);
     assert_eq!(
-        agents::count(turn, agents::DEPLOY_INDEX_LINE),
+        agents::count(compacted, agents::DEPLOY_INDEX_LINE),
         1,
-        "compact: {turn}"
+        "compact: {compacted}"
     );
 
     let token = agents::withheld_token();
