@@ -57,13 +57,15 @@ pub enum SeverityChoice {
 }
 
 impl CheckConfig {
-    /// Parses the configuration; the error says what is wrong.
+    /// Parses the configuration strictly: the lenient reader's result
+    /// ([`crate::domain::check_config::read_lenient`], the one parser of this file), or its
+    /// first note when anything had to be left out.
     pub fn from_json(text: &str) -> Result<CheckConfig, String> {
-        let config: CheckConfig = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        if let Some(id) = config.severity.keys().find(|id| rule(id).is_none()) {
-            return Err(format!("unknown rule `{id}` in \"severity\""));
+        let (config, notes) = crate::domain::check_config::read_lenient(text);
+        match notes.into_iter().next() {
+            Some(note) => Err(note),
+            None => Ok(config),
         }
-        Ok(config)
     }
 
     /// The severity of a rule, or `None` when it is switched off. A secret is always an error
