@@ -18,7 +18,7 @@ use git2::{Commit, ErrorCode, ObjectType, Oid, Repository, Signature, Tree};
 
 use super::GitError;
 use super::preflight::Branch;
-use super::ref_intent::RefIntent;
+use super::recovery::ref_move::RefIntent;
 use super::sign::{self, Signing};
 use super::staging_index::update::{self as index, FreshFile, IndexUpdate};
 use super::status::TreeFile;
@@ -29,8 +29,7 @@ pub const SYNC_SUBJECT: &str = "chore(memory): sync team memory";
 /// The trailer that marks a commit as made by sync.
 pub const SYNC_TRAILER: &str = "Teammem-Sync: 1";
 
-/// The marker left while the branch has moved but the index is not yet updated.
-const INDEX_PENDING: &str = "teammem-index-pending";
+use super::recovery::{INDEX_PENDING, SIGN_SCRATCH};
 
 /// The full message of a sync commit.
 pub fn sync_message() -> String {
@@ -193,7 +192,7 @@ pub fn commit_team_dir(
         .map_err(|e| GitError::git("preparing the sync commit", e))?;
     let payload = String::from_utf8_lossy(&buffer).into_owned();
     let committer = identity.committer.to_string();
-    let scratch = repo.path().join("teammem-sign");
+    let scratch = repo.path().join(SIGN_SCRATCH);
     let signature = match sign::sign(
         &settings.signing,
         &payload,

@@ -19,9 +19,9 @@ use std::time::Duration;
 use git2::build::CheckoutBuilder;
 use git2::{CheckoutNotificationType, Oid, Repository};
 
-use super::checkout_resume::{self, CheckoutNote};
 use super::helper;
-use super::ref_intent::RefIntent;
+use super::recovery::checkout::{self, CheckoutNote};
+use super::recovery::ref_move::RefIntent;
 use super::remote::Deadline;
 use super::{GitError, history};
 
@@ -167,22 +167,20 @@ fn small_move(repo: &Repository, from: Option<Oid>, to: Oid) -> bool {
 }
 
 /// Finishes, or rolls back, a checkout that a killed sync left half-done (see
-/// [`checkout_resume`]). Returns what was done, for the report; `OutOfTime` when the budget
+/// [`checkout`](super::recovery::checkout)). Returns what was done, for the report; `OutOfTime` when the budget
 /// ran out again (the next sync goes on).
 pub fn resume_interrupted(
     repo: &Repository,
     budget: &CheckoutBudget<'_>,
 ) -> Result<Resumed, GitError> {
-    if !checkout_resume::interrupted(repo) {
+    if !checkout::interrupted(repo) {
         return Ok(Resumed::Nothing);
     }
     let Some(program) = budget.helper else {
-        return Ok(
-            checkout_resume::resume_in_process(repo)?.map_or(Resumed::Nothing, Resumed::Done)
-        );
+        return Ok(checkout::resume_in_process(repo)?.map_or(Resumed::Nothing, Resumed::Done));
     };
     let fail = |e: String| GitError::Io {
-        path: repo.commondir().join(checkout_resume::NOTE_FILE),
+        path: repo.commondir().join(crate::git::recovery::CHECKOUT_NOTE),
         source: std::io::Error::other(format!("finishing an interrupted pull: {e}")),
     };
     match helper::run(

@@ -10,11 +10,11 @@ use std::cell::Cell;
 use git2::{AutotagOption, FetchOptions, Oid, Repository};
 
 use super::helper;
-use super::ref_intent::{self, RefIntent};
+use super::recovery::ref_move::{self, RefIntent};
+use super::recovery::transfer::{self, TransferNote};
 use super::remote::callbacks::{Session, with_timeouts};
 use super::remote::git_cli::{git_cli_network_command, remote_url, run_git};
 use super::remote::{NetFailure, NetworkOptions, Transport};
-use super::transfer_note::{self, TransferNote};
 use super::upstream::{Upstream, open_remote};
 
 /// A libgit2 fetch that has received more than this many bytes is stopped (`too-large`).
@@ -191,8 +191,8 @@ fn fetch_git_cli(
         let run = run_git(cmd, b"", &options.deadline, &what);
         if run.is_err() {
             // git was killed at the deadline: its temp pack and ref lock are ours to remove.
-            let _ = ref_intent::release_lock_of_dead_writer(repo);
-            let _ = transfer_note::clean_if_dead(repo, Some(std::process::id()));
+            let _ = ref_move::release_lock_of_dead_writer(repo);
+            let _ = transfer::clean_if_dead(repo, Some(std::process::id()));
         }
         drop(intent);
         drop(note);

@@ -6,9 +6,9 @@
 //! while headers trickle in, and a checkout of 100,000 files has no callback that may stop it.
 //! So the parent waits for the helper only until the deadline, then kills it (and its process
 //! group) and removes what it left half-done: the ref lock its ref-move note proves its own
-//! ([`super::ref_intent`]) and the temp pack files its transfer note proves its own
-//! ([`super::transfer_note`]). An interrupted checkout is finished by the next sync
-//! ([`super::checkout_resume`]). The helper also dies on its own at the deadline and when its
+//! ([`super::recovery::ref_move`]) and the temp pack files its transfer note proves its own
+//! ([`super::recovery::transfer`]). An interrupted checkout is finished by the next sync
+//! ([`super::recovery::checkout`]). The helper also dies on its own at the deadline and when its
 //! parent dies, so a killed session start never leaves a transfer running.
 
 use std::ffi::{OsStr, OsString};
@@ -333,8 +333,8 @@ pub(crate) fn run(
 
 /// Removes what a dead helper left: the ref lock its note proves its own, and its temp packs.
 fn clean_after(repo: &Repository, pid: u32) {
-    let _ = super::ref_intent::release_lock_of_dead_writer(repo);
-    let _ = super::transfer_note::clean_if_dead(repo, Some(pid));
+    let _ = super::recovery::ref_move::release_lock_of_dead_writer(repo);
+    let _ = super::recovery::transfer::clean_if_dead(repo, Some(pid));
 }
 
 /// Maps a helper failure to the network failure the report shows.
@@ -424,7 +424,7 @@ fn answer(request: Request, budget: Duration) -> HelperReply {
     };
     match request.job {
         Job::Fetch { upstream } => {
-            let _note = match super::transfer_note::TransferNote::announce(&repo) {
+            let _note = match super::recovery::transfer::TransferNote::announce(&repo) {
                 Ok(note) => note,
                 Err(e) => return HelperReply::Error(e.to_string()),
             };
@@ -438,7 +438,7 @@ fn answer(request: Request, budget: Duration) -> HelperReply {
                 Ok(expected) => expected,
                 Err(e) => return HelperReply::Error(e),
             };
-            let _note = match super::transfer_note::TransferNote::announce(&repo) {
+            let _note = match super::recovery::transfer::TransferNote::announce(&repo) {
                 Ok(note) => note,
                 Err(e) => return HelperReply::Error(e.to_string()),
             };
@@ -465,7 +465,7 @@ fn answer(request: Request, budget: Duration) -> HelperReply {
                 Err(e) => HelperReply::Error(e.to_string()),
             }
         }
-        Job::ResumeCheckout => match super::checkout_resume::resume_in_process(&repo) {
+        Job::ResumeCheckout => match super::recovery::checkout::resume_in_process(&repo) {
             Ok(said) => HelperReply::Resumed(said),
             Err(e) => HelperReply::Error(e.to_string()),
         },

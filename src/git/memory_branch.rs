@@ -17,7 +17,7 @@ use git2::{Commit, ErrorCode, ObjectType, Oid, Repository, Signature, Tree};
 use super::GitError;
 use super::commit::{self, CommitSettings, SYNC_TRAILER, TeamUpdate};
 use super::history;
-use super::ref_intent::RefIntent;
+use super::recovery::ref_move::RefIntent;
 use super::replay::{self, KeptConflict};
 use super::sign;
 use super::upstream::{self, Upstream, UpstreamLookup};
@@ -38,8 +38,7 @@ pub const RECORD_SUBJECT: &str = "chore(memory): record team memory";
 /// The subject of a commit that merges two tips of the memory branch.
 pub const MERGE_SUBJECT: &str = "chore(memory): merge team memory";
 
-/// The refs holding each worktree's materialised base (one per worktree, in the common dir).
-const MATERIALISED_PREFIX: &str = "refs/teammem/materialised/";
+use super::recovery::MATERIALISED_REFS;
 
 /// The memory branch a sync works with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -221,13 +220,13 @@ pub fn materialised_ref(repo: &Repository) -> String {
         repo.path()
             .file_name()
             .and_then(|n| n.to_str())
-            .filter(|n| git2::Reference::is_valid_name(&format!("{MATERIALISED_PREFIX}{n}")))
+            .filter(|n| git2::Reference::is_valid_name(&format!("{MATERIALISED_REFS}{n}")))
             .unwrap_or("worktree")
             .to_string()
     } else {
         "main".to_string()
     };
-    format!("{MATERIALISED_PREFIX}{id}")
+    format!("{MATERIALISED_REFS}{id}")
 }
 
 /// Reads this worktree's materialised base; `None` when the folder was never materialised.
@@ -379,7 +378,7 @@ fn write_commit(
         .commit_create_buffer(&author, &committer, message, &tree, &parents)
         .map_err(|e| GitError::git(context, e))?;
     let payload = String::from_utf8_lossy(&buffer).into_owned();
-    let scratch = repo.path().join("teammem-sign");
+    let scratch = repo.path().join(super::recovery::SIGN_SCRATCH);
     let signature = match sign::sign(
         &settings.signing,
         &payload,

@@ -17,8 +17,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// The record's file name in the worktree's git folder.
-pub const RECORD_FILE: &str = "teammem-noop";
+use super::recovery::NOOP_RECORD;
 
 const HEADER: &str = "teammem no-op record 1";
 
@@ -231,17 +230,17 @@ impl NoopRecord {
 
 /// Reads the record of the worktree whose git folder is `git_dir`.
 pub fn read(git_dir: &Path) -> Option<NoopRecord> {
-    NoopRecord::from_text(&std::fs::read_to_string(git_dir.join(RECORD_FILE)).ok()?)
+    NoopRecord::from_text(&std::fs::read_to_string(git_dir.join(NOOP_RECORD)).ok()?)
 }
 
 /// Writes the record (through a temp file and a rename).
 pub fn write(git_dir: &Path, record: &NoopRecord) -> Result<(), crate::domain::store::StoreError> {
-    crate::domain::store::write_cache(&git_dir.join(RECORD_FILE), record.to_text().as_bytes())
+    crate::domain::store::write_cache(&git_dir.join(NOOP_RECORD), record.to_text().as_bytes())
 }
 
 /// Removes the record, if there is one: what it says no longer holds.
 pub fn remove(git_dir: &Path) {
-    let _ = std::fs::remove_file(git_dir.join(RECORD_FILE));
+    let _ = std::fs::remove_file(git_dir.join(NOOP_RECORD));
 }
 
 #[cfg(test)]

@@ -7,8 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// The note's name in the common git folder.
-pub const NOTE_FILE: &str = "teammem-offline";
+use super::recovery::OFFLINE_NOTE;
 
 /// How long after a failed attempt session starts skip the network.
 pub const GRACE: Duration = Duration::from_secs(10 * 60);
@@ -41,19 +40,21 @@ fn now_secs() -> u64 {
 pub fn remember_failure(git_dir: &Path, why: &str) {
     let line = why.lines().next().unwrap_or("").replace('\n', " ");
     let text = format!("{} {line}\n", now_secs());
-    let _ =
-        crate::domain::store::write_atomic(&common_dir(git_dir).join(NOTE_FILE), text.as_bytes());
+    let _ = crate::domain::store::write_atomic(
+        &common_dir(git_dir).join(OFFLINE_NOTE),
+        text.as_bytes(),
+    );
 }
 
 /// Forgets the failure: the remote was reached.
 pub fn forget_failure(git_dir: &Path) {
-    let _ = fs::remove_file(common_dir(git_dir).join(NOTE_FILE));
+    let _ = fs::remove_file(common_dir(git_dir).join(OFFLINE_NOTE));
 }
 
 /// The failure remembered within [`GRACE`], if any. A note from the future (a clock set back)
 /// or one that cannot be read counts as none.
 pub fn recent_failure(git_dir: &Path) -> Option<LastFailure> {
-    let text = fs::read_to_string(common_dir(git_dir).join(NOTE_FILE)).ok()?;
+    let text = fs::read_to_string(common_dir(git_dir).join(OFFLINE_NOTE)).ok()?;
     let (when, why) = text
         .trim_end()
         .split_once(' ')
@@ -81,10 +82,10 @@ mod tests {
         let last = recent_failure(dir.path()).unwrap();
         assert_eq!(last.why, "fetching main from origin: connection refused");
         let old = now_secs() - GRACE.as_secs() - 1;
-        fs::write(dir.path().join(NOTE_FILE), format!("{old} x\n")).unwrap();
+        fs::write(dir.path().join(OFFLINE_NOTE), format!("{old} x\n")).unwrap();
         assert_eq!(recent_failure(dir.path()), None);
         let future = now_secs() + 3600;
-        fs::write(dir.path().join(NOTE_FILE), format!("{future} x\n")).unwrap();
+        fs::write(dir.path().join(OFFLINE_NOTE), format!("{future} x\n")).unwrap();
         assert_eq!(recent_failure(dir.path()), None);
         remember_failure(dir.path(), "again");
         forget_failure(dir.path());

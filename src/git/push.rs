@@ -16,7 +16,7 @@ use git2::{Oid, PushOptions, Repository};
 
 use super::helper;
 use super::history;
-use super::ref_intent::{self, RefIntent};
+use super::recovery::ref_move::{self, RefIntent};
 use super::remote::callbacks::{Session, with_timeouts};
 use super::remote::git_cli::{git_cli_network_command, remote_url, run_git};
 use super::remote::{NetFailure, NetworkOptions, Transport};
@@ -377,7 +377,7 @@ fn push_git_cli(
         let run = run_git(cmd, b"", &options.deadline, &what);
         if run.is_err() {
             // git was killed at the deadline: a ref lock it left is ours to remove.
-            let _ = ref_intent::release_lock_of_dead_writer(repo);
+            let _ = ref_move::release_lock_of_dead_writer(repo);
         }
         drop(intent);
         run?

@@ -15,8 +15,6 @@ use super::GitError;
 
 /// The branch a private or user baseline repository keeps its one commit on.
 pub const BARE_BASELINE_REF: &str = "refs/heads/baseline";
-/// The ref in the project repository that holds the team baseline.
-pub const TEAM_BASELINE_REF: &str = "refs/teammem/baseline";
 
 /// One file to record.
 #[derive(Debug, Clone, PartialEq, Eq)]

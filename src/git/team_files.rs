@@ -198,7 +198,7 @@ pub fn folder_files(
 pub fn revision_tree<'r>(repo: &'r Repository, rev: &str) -> Result<Tree<'r>, GitError> {
     repo.revparse_single(rev)
         .and_then(|o| o.peel_to_tree())
-        .map_err(|e| super::folder_history::unresolved(repo, rev, e))
+        .map_err(|e| super::history::folder::unresolved(repo, rev, e))
 }
 
 /// The subtree at `folder`, or `None` when the tree has no such folder.

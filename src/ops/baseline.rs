@@ -88,7 +88,9 @@ fn store_of(project: &Project, scope: ScopeKind) -> Result<Store, OpError> {
 fn open_store(store: &Store) -> Result<Option<(git2::Repository, &'static str)>, OpError> {
     Ok(match store {
         Store::Bare(path) => snapshot::open_bare(path)?.map(|r| (r, snapshot::BARE_BASELINE_REF)),
-        Store::TeamRef(paths) => Some((repo::open(paths)?, snapshot::TEAM_BASELINE_REF)),
+        Store::TeamRef(paths) => {
+            Some((repo::open(paths)?, crate::git::recovery::TEAM_BASELINE_REF))
+        }
     })
 }
 
@@ -394,7 +396,7 @@ pub fn commit(
         }
         Store::TeamRef(paths) => {
             let repo = repo::open(paths)?;
-            let current = snapshot::ref_target(&repo, snapshot::TEAM_BASELINE_REF)?;
+            let current = snapshot::ref_target(&repo, crate::git::recovery::TEAM_BASELINE_REF)?;
             let expected_oid = match &expected {
                 Some(Some(text)) => Some(
                     git2::Oid::from_str(text)
@@ -411,11 +413,11 @@ pub fn commit(
             (
                 snapshot::set_ref_snapshot(
                     &repo,
-                    snapshot::TEAM_BASELINE_REF,
+                    crate::git::recovery::TEAM_BASELINE_REF,
                     &files,
                     expected_oid,
                 )?,
-                snapshot::TEAM_BASELINE_REF.to_string(),
+                crate::git::recovery::TEAM_BASELINE_REF.to_string(),
             )
         }
     };

@@ -28,7 +28,7 @@ pub const REFERENCE_TRANSACTION: &str = "reference-transaction";
 
 /// Where an existing `hook` is kept and run from.
 pub fn chained_name(hook: &str) -> String {
-    format!("{hook}.teammem-chained")
+    format!("{hook}{}", crate::git::recovery::CHAINED_HOOK_SUFFIX)
 }
 
 /// The line that marks `hook` as teammem's own.

@@ -23,7 +23,8 @@ use crate::domain::recall::usage::{self, UsageBook, Used};
 use crate::domain::recall::{Analyzer, PROXIMITY_CANDIDATES, Query, points};
 use crate::domain::scope::{Layout, ScopeKind};
 use crate::domain::store::Stamp;
-use crate::git::{file_history, snapshot};
+use crate::git::history;
+use crate::git::snapshot;
 
 use super::cite::load_usage;
 use super::{OpError, Project, references};
@@ -601,7 +602,7 @@ fn freshness(
         if !inside.is_empty() {
             let repo = project.open_repository()?;
             let names: Vec<String> = inside.iter().map(|(_, full)| full.clone()).collect();
-            let head = file_history::head_blobs(&repo, &names)?;
+            let head = history::file::head_blobs(&repo, &names)?;
             let mut committed = Vec::new();
             for (i, full) in inside {
                 let (dir, rel, _) = memories[i];
@@ -612,7 +613,7 @@ fn freshness(
                 }
             }
             let names: Vec<String> = committed.iter().map(|(_, full)| full.clone()).collect();
-            let changes = file_history::last_changes(&repo, &names)?;
+            let changes = history::file::last_changes(&repo, &names)?;
             for (i, full) in committed {
                 if let Some(change) = changes.get(&full) {
                     from_commits[i] = Some(Freshness {

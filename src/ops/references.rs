@@ -24,14 +24,14 @@ use crate::domain::recall::usage::utc_date;
 use crate::domain::references::{self, Form, Lines, Reference};
 use crate::domain::scope::{Layout, ScopeKind};
 use crate::domain::store;
-use crate::git::path_history::{self, AtHead, HeadTree, Removal, WalkEnd, WalkFrom, WalkLimit};
+use crate::git::history::removal::{self, AtHead, HeadTree, Removal, WalkEnd, WalkFrom, WalkLimit};
 use crate::git::repo;
 
 use super::{OpError, Project};
 
 /// How long one delivery may spend walking history for the paths that are gone: the walk is
 /// the only part whose cost grows with the repository, and a session must not wait for it.
-/// The first [`path_history::ALWAYS_WALKED`] commits are walked whatever the clock says.
+/// The first [`removal::ALWAYS_WALKED`] commits are walked whatever the clock says.
 pub const HISTORY_BUDGET: Duration = Duration::from_millis(50);
 
 /// The most first-parent commits that walk looks at.
@@ -541,7 +541,7 @@ impl Book {
             self.dirty = true;
             let start = WalkFrom { commit, walked: 0 };
             let stop_at = self.before.as_ref().map(|(was, _)| *was);
-            let walk = path_history::walk_removals(repo, start, &missing, limit, stop_at)?;
+            let walk = removal::walk_removals(repo, start, &missing, limit, stop_at)?;
             // The walk reached the `HEAD` the saved file was for: what it knew of a path
             // still gone holds; the paths it did not know go on from there.
             if let Some(from) = self.record(&missing, walk) {
@@ -560,14 +560,14 @@ impl Book {
                 }
                 self.before = Some((from.commit, before));
                 if !unknown.is_empty() {
-                    let walk = path_history::walk_removals(repo, from, &unknown, limit, None)?;
+                    let walk = removal::walk_removals(repo, from, &unknown, limit, None)?;
                     self.record(&unknown, walk);
                 }
             }
         }
         for (from, asked) in resumed {
             self.dirty = true;
-            let walk = path_history::walk_removals(repo, from, &asked, limit, None)?;
+            let walk = removal::walk_removals(repo, from, &asked, limit, None)?;
             self.record(&asked, walk);
         }
         Ok(())
@@ -580,7 +580,7 @@ impl Book {
 
     /// Records what a walk for `asked` found; returns where it stopped when it reached the
     /// commit it was told to stop at.
-    fn record(&mut self, asked: &[(String, bool)], walk: path_history::Walk) -> Option<WalkFrom> {
+    fn record(&mut self, asked: &[(String, bool)], walk: removal::Walk) -> Option<WalkFrom> {
         let resume = match walk.end {
             WalkEnd::Paused(from) => Some(from),
             WalkEnd::Done | WalkEnd::Reached(_) => None,

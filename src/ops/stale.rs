@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::domain::recall::usage::{self, DAY_SECS};
 use crate::domain::scope::ScopeKind;
-use crate::git::file_history;
+use crate::git::history;
 
 use super::cite::load_usage;
 use super::{OpError, Project, references};
@@ -58,7 +58,7 @@ pub fn creation_times(
             let prefix = inside.to_string_lossy().replace('\\', "/");
             let full: Vec<String> = rels.iter().map(|r| format!("{prefix}/{r}")).collect();
             let repo = project.open_repository()?;
-            let added = file_history::first_additions(&repo, &full)?;
+            let added = history::file::first_additions(&repo, &full)?;
             for (rel, path) in rels.iter().zip(&full) {
                 if let Some(&t) = added.get(path) {
                     out.insert(rel.clone(), (t, "first-commit"));

@@ -67,9 +67,7 @@ pub struct FreshFile {
     pub stamp: FileStamp,
 }
 
-/// The side file the new index is built in (in the worktree's git folder). Only the holder of
-/// the sync lock writes it.
-const SIDE_INDEX: &str = "teammem-index.next";
+use crate::git::recovery::SIDE_INDEX;
 
 /// Makes the index entries under `dir` match `tree`, touching no other entry. `fresh` names the
 /// files just stored as blobs; their entries get the file's stat data, so `git status` sees them

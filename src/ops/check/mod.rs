@@ -25,7 +25,7 @@ use crate::domain::memory;
 use crate::domain::scope::Environment;
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
 use crate::domain::secrets::{self, SecretsIgnore};
-use crate::git::folder_history::{self, RangeHistory};
+use crate::git::history::folder::{self, RangeHistory};
 use crate::git::team_files::{self, FolderFile, MODE_SUBMODULE, MODE_SYMLINK};
 
 use super::{OpError, Project};
@@ -159,7 +159,7 @@ pub fn check_staged(repo: &Repository, index_file: Option<&Path>) -> Result<Chec
     // A commit that deletes a file is not refused for what a memory says of it, unless the
     // configuration asks: the pull request's check reports it.
     if config.configured(MEMORY_REFERENCE) {
-        let removed = crate::git::path_history::removed_in_index(repo, index_file)?;
+        let removed = crate::git::history::removal::removed_in_index(repo, index_file)?;
         let mut named = Findings::new(&config);
         let files: Vec<FolderFile> = resolved.iter().map(|f| (*f).clone()).collect();
         references::report(&mut named, &files, &removed, |_| HashMap::new());
@@ -270,9 +270,9 @@ fn report_ignored_folder(
 /// the commit that introduced the content. The configuration and the accepted secrets
 /// (`.secretsignore`) are read from `base`, so a range cannot loosen its own check.
 pub fn check_range(repo: &Repository, base: &str, head: &str) -> Result<CheckReport, OpError> {
-    let base_id = folder_history::resolve_commit(repo, base)?;
-    let head_id = folder_history::resolve_commit(repo, head)?;
-    let walked = folder_history::range(repo, base_id, head_id, TEAM_DIR)?;
+    let base_id = folder::resolve_commit(repo, base)?;
+    let head_id = folder::resolve_commit(repo, head)?;
+    let walked = folder::range(repo, base_id, head_id, TEAM_DIR)?;
     check_history(
         repo,
         base_id,
@@ -387,7 +387,7 @@ pub fn check_new_commits(repo: &Repository, updates: &[RefUpdate]) -> Result<Che
         commits += 1;
         let one = match commit.parent_id(0) {
             Ok(parent) => {
-                let walked = folder_history::range(repo, parent, id, TEAM_DIR)?;
+                let walked = folder::range(repo, parent, id, TEAM_DIR)?;
                 check_history(
                     repo,
                     parent,

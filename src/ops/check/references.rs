@@ -13,7 +13,7 @@ use git2::{Oid, Repository};
 use crate::domain::check::{self, Findings, MEMORY_REFERENCE};
 use crate::domain::memory;
 use crate::domain::references::{self, Form, Reference};
-use crate::git::path_history::{self, Removed, WalkLimit};
+use crate::git::history::removal::{self, Removed, WalkLimit};
 use crate::git::team_files::{FolderFile, MODE_SYMLINK};
 
 use super::OpError;
@@ -54,7 +54,7 @@ pub fn report(
                     if !removed.keys().any(|k| k.starts_with(&prefix)) {
                         continue;
                     }
-                    path_history::folder_renamed(removed, &r.path)
+                    removal::folder_renamed(removed, &r.path)
                 }
             };
             hits.push((file, r, renamed_to));
@@ -118,7 +118,7 @@ pub fn removing_commits(
         commits: 10_000,
         deadline: std::time::Instant::now() + std::time::Duration::from_secs(5),
     };
-    path_history::removals(repo, head, paths, limit)
+    removal::removals(repo, head, paths, limit)
         .map(|found| {
             found
                 .into_iter()
@@ -138,7 +138,7 @@ pub fn in_range(
     head_files: &[FolderFile],
 ) -> Result<(), OpError> {
     let fork = crate::git::history::merge_base(repo, base, head)?;
-    let removed = path_history::removed_between(repo, fork, head)?;
+    let removed = removal::removed_between(repo, fork, head)?;
     report(out, head_files, &removed, |paths| {
         removing_commits(repo, head, paths)
     });

@@ -17,9 +17,9 @@ use serde::Serialize;
 
 use crate::domain::scope::TEAM_DIR;
 use crate::git::commit::{self, CommitResult, TeamUpdate};
-use crate::git::lock::SyncLock;
 use crate::git::memory_branch::{self, MemoryBranch};
 use crate::git::preflight::{self, Preflight};
+use crate::git::recovery::lock::SyncLock;
 use crate::git::status;
 
 use crate::ops::sync::branch as sync_branch;

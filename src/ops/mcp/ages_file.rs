@@ -18,8 +18,7 @@ use crate::git::plain::{hex, object_id};
 
 use super::cache::{CacheChange, CacheChanges};
 
-/// The file's name in the git folder.
-pub(super) const FILE_NAME: &str = "teammem-mcp-ages";
+use crate::git::recovery::MCP_AGES;
 
 const HEADER: &str = "teammem-ages 1";
 
@@ -49,7 +48,7 @@ pub(super) fn key(git_dir: &Path, dirs: &[String]) -> String {
 /// The ages kept for `head` under `key`; `None` when the file is missing, for another commit
 /// or key, or not whole.
 pub(super) fn load(git_dir: &Path, head: &str, key: &str) -> Option<CacheChanges> {
-    let bytes = std::fs::read(git_dir.join(FILE_NAME)).ok()?;
+    let bytes = std::fs::read(git_dir.join(MCP_AGES)).ok()?;
     let text = std::str::from_utf8(&bytes).ok()?;
     // The last line checks every byte before it.
     let body_len = text.trim_end_matches('\n').rfind('\n')? + 1;
@@ -132,7 +131,7 @@ pub(super) fn store(git_dir: &Path, head: &str, key: &str, changes: &CacheChange
         checksum(text.as_bytes()),
         text.len()
     );
-    let _ = store::write_cache(&git_dir.join(FILE_NAME), text.as_bytes());
+    let _ = store::write_cache(&git_dir.join(MCP_AGES), text.as_bytes());
 }
 
 /// A fast 64-bit checksum, against a torn or edited file (not against an attacker: the file
@@ -204,7 +203,7 @@ mod tests {
         let head = "ab".repeat(20);
         let key = key(git_dir, &[]);
         store(git_dir, &head, &key, &sample());
-        let path = git_dir.join(FILE_NAME);
+        let path = git_dir.join(MCP_AGES);
         let whole = std::fs::read_to_string(&path).unwrap();
         std::fs::write(&path, &whole[..whole.len() / 2]).unwrap();
         assert_eq!(load(git_dir, &head, &key), None);

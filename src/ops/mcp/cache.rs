@@ -16,7 +16,7 @@ use crate::domain::gate::Policy;
 use crate::domain::scope::ScopeKind;
 use crate::domain::secrets::IGNORE_FILE;
 use crate::domain::store::Stamp;
-use crate::git::file_history::LastChange;
+use crate::git::history::file::LastChange;
 use crate::git::plain::{self, PlainHead};
 use crate::git::repo::{self, RepoPaths};
 

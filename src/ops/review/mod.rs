@@ -19,8 +19,8 @@ use crate::domain::memory_diff::{self, FieldChange, MemoryParts};
 use crate::domain::recall::usage::utc_date;
 use crate::domain::scope::TEAM_DIR;
 use crate::domain::secrets;
-use crate::git::folder_history::{self, CommitInfo, RevisionChange};
 use crate::git::history;
+use crate::git::history::folder::{self, CommitInfo, RevisionChange};
 use crate::git::team_files::{self, MODE_SYMLINK};
 
 use super::check::{ReferenceReport, Source, check_history};
@@ -191,10 +191,10 @@ pub fn review(project: &Project, spec: &str) -> Result<Review, OpError> {
 
 /// Builds the review of `base..head` in `repo`.
 pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review, OpError> {
-    let base_id = folder_history::resolve_commit(repo, base)?;
-    let head_id = folder_history::resolve_commit(repo, head)?;
+    let base_id = folder::resolve_commit(repo, base)?;
+    let head_id = folder::resolve_commit(repo, head)?;
     let fork = history::merge_base(repo, base_id, head_id)?;
-    let walked = folder_history::range(repo, base_id, head_id, TEAM_DIR)?;
+    let walked = folder::range(repo, base_id, head_id, TEAM_DIR)?;
     let report = check_history(
         repo,
         base_id,
@@ -210,8 +210,7 @@ pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review,
             .or_default()
             .insert(change.commit);
     }
-    let entries =
-        folder_history::folder_diff(repo, &fork.to_string(), &head_id.to_string(), TEAM_DIR)?;
+    let entries = folder::folder_diff(repo, &fork.to_string(), &head_id.to_string(), TEAM_DIR)?;
 
     let mut risks_by_path: BTreeMap<String, Vec<Finding>> = BTreeMap::new();
     let (stale_references, findings): (Vec<Finding>, Vec<Finding>) = report

@@ -23,13 +23,13 @@ use crate::domain::scope::{INDEX_FILE, ScopeKind, TEAM_DIR};
 use crate::domain::store::{self, StoreError};
 use crate::git::commit::{self, CommitSettings, TeamUpdate};
 use crate::git::fetch;
-use crate::git::lock::SyncLock;
 use crate::git::memory_branch::{self, Combined, MemoryBranch, Recorded};
 use crate::git::offline;
 use crate::git::push::{self, PushOutcome};
+use crate::git::recovery::lock::SyncLock;
+use crate::git::recovery::transfer;
 use crate::git::remote::{Advertisement, Deadline, NetworkOptions};
 use crate::git::status::{self, ChangeKind, TreeFile};
-use crate::git::transfer_note;
 use crate::git::upstream::Upstream;
 
 use crate::ops::quarantine::{self, Quarantined};
@@ -88,12 +88,12 @@ pub fn run(
             return Ok(());
         }
     };
-    if let Some(refname) = crate::git::ref_intent::release_abandoned_ref_lock(repo)? {
+    if let Some(refname) = crate::git::recovery::ref_move::release_abandoned_ref_lock(repo)? {
         outcome.warnings.push(format!(
             "removed {refname}.lock, left by an earlier sync that was interrupted"
         ));
     }
-    transfer_note::clean_if_dead(repo, None)?;
+    transfer::clean_if_dead(repo, None)?;
     ensure_excluded(repo)?;
     let settings = sync::commit_settings(repo, options, deadline, outcome)?;
     let mut local = repo.refname_to_id(&local_ref).ok();
@@ -151,8 +151,8 @@ pub fn run(
 /// Notes an interrupted sync leaves in the git folder for the next one to finish from: while
 /// one is there, a sync has work to do.
 pub(super) const LEFTOVER_NOTES: [&str; 2] = [
-    crate::git::ref_intent::INTENT_FILE,
-    crate::git::transfer_note::NOTE_FILE,
+    crate::git::recovery::REF_MOVE_NOTE,
+    crate::git::recovery::TRANSFER_NOTE,
 ];
 
 fn nothing_to_do(

@@ -81,7 +81,7 @@ fn noop(project: &Project, options: &SyncOptions, started: Instant) -> Option<Sy
     // The offline note too: a full sync clears it once the remote answers.
     if super::branch::LEFTOVER_NOTES
         .iter()
-        .chain([&crate::git::offline::NOTE_FILE])
+        .chain([&crate::git::recovery::OFFLINE_NOTE])
         .any(|f| common.join(f).exists())
     {
         return None;
@@ -340,9 +340,9 @@ fn view(repo: &PlainRepo, user: &[(Config, bool)]) -> Option<PlainView> {
         if !plain_name {
             return None;
         }
-        format!("refs/teammem/materialised/{name}")
+        format!("{}{name}", crate::git::recovery::MATERIALISED_REFS)
     } else {
-        "refs/teammem/materialised/main".to_string()
+        format!("{}main", crate::git::recovery::MATERIALISED_REFS)
     };
     Some(PlainView {
         branch,

@@ -22,16 +22,16 @@ use crate::git::GitError;
 use crate::git::fast_forward::{self, BranchMove, CheckoutBudget, Resumed};
 use crate::git::fetch;
 use crate::git::helper;
-use crate::git::lock::SyncLock;
 use crate::git::offline;
 use crate::git::oversized;
 use crate::git::preflight;
 use crate::git::push::{self, PushOutcome};
+use crate::git::recovery::lock::SyncLock;
+use crate::git::recovery::transfer;
 use crate::git::remote::{
     Advertisement, Deadline, NetFailure, NetFailureKind, NetworkOptions, Transport, advertise,
 };
 use crate::git::replay::{self, Divergence};
-use crate::git::transfer_note;
 use crate::git::upstream::{self, Upstream, UpstreamLookup};
 
 use super::quarantine;
@@ -143,12 +143,12 @@ fn run(
         }
     };
     crate::git::staging_index::update::release_abandoned_lock(&repo)?;
-    if let Some(refname) = crate::git::ref_intent::release_abandoned_ref_lock(&repo)? {
+    if let Some(refname) = crate::git::recovery::ref_move::release_abandoned_ref_lock(&repo)? {
         outcome.warnings.push(format!(
             "removed {refname}.lock, left by an earlier sync that was interrupted"
         ));
     }
-    transfer_note::clean_if_dead(&repo, None)?;
+    transfer::clean_if_dead(&repo, None)?;
     let helper = helper::registered_program();
     let budget = CheckoutBudget {
         deadline: Deadline::at(deadline),

@@ -82,6 +82,16 @@ pub fn leftovers(repo: &Path) -> Vec<String> {
         for entry in entries.flatten() {
             let path = entry.path();
             let name = entry.file_name().to_string_lossy().into_owned();
+            let relative = path.strip_prefix(&git).unwrap().display().to_string();
+            if name.contains("teammem")
+                && !relative.starts_with("refs/")
+                && !relative.starts_with("logs/")
+            {
+                assert!(
+                    listed_in_git(&relative),
+                    "{relative} is not in teammem::git::LEFT_IN_GIT, the list of what teammem leaves in .git"
+                );
+            }
             if path.is_dir() {
                 folders.push(path);
             } else if name.ends_with(".lock")
@@ -95,4 +105,18 @@ pub fn leftovers(repo: &Path) -> Vec<String> {
         }
     }
     found
+}
+
+/// Whether a path in the git folder is one `LEFT_IN_GIT` names (`<pid>` and `<hook>` stand for
+/// any word there).
+fn listed_in_git(relative: &str) -> bool {
+    teammem::git::LEFT_IN_GIT.iter().any(|left| {
+        let Some((before, after)) = left.name.split_once('<') else {
+            return left.name == relative;
+        };
+        let after = after.split_once('>').map_or("", |(_, rest)| rest);
+        relative.len() > before.len() + after.len()
+            && relative.starts_with(before)
+            && relative.ends_with(after)
+    })
 }

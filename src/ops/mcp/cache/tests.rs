@@ -2,7 +2,7 @@
 //! kept ages are never stale, and one walk finds the last change `git log` finds.
 
 use super::*;
-use crate::git::file_history;
+use crate::git::history;
 
 /// Commits `path` holding `text` with `time` as author and committer time.
 fn commit(repo: &Repository, path: &str, text: &str, author: &str, time: i64) {
@@ -120,12 +120,12 @@ fn a_server_at_the_same_head_reads_the_kept_ages() {
     git(&root, &["commit", "-qm", "a"], 1_000);
     let a = team.join("project/a.md");
     let git_dir = root.join(".git");
-    assert!(!git_dir.join(ages_file::FILE_NAME).exists());
+    assert!(!git_dir.join(crate::git::recovery::MCP_AGES).exists());
     assert_eq!(
         age_of(&fresh_book(&root), &a),
         (1_000, "commit", Some("Teammate".into()))
     );
-    assert!(git_dir.join(ages_file::FILE_NAME).exists());
+    assert!(git_dir.join(crate::git::recovery::MCP_AGES).exists());
     assert_eq!(
         age_of(&fresh_book(&root), &a),
         (1_000, "commit", Some("Teammate".into()))
@@ -325,8 +325,8 @@ fn one_walk_finds_the_last_change_git_log_finds_through_merges_removals_and_read
     .iter()
     .map(|rel| format!(".qwen/team-memory/{rel}"))
     .collect();
-    let reference = file_history::last_changes(&repo, &paths).unwrap();
-    let heads = file_history::head_blobs(&repo, &paths).unwrap();
+    let reference = history::file::last_changes(&repo, &paths).unwrap();
+    let heads = history::file::head_blobs(&repo, &paths).unwrap();
     let expected: HashMap<String, (Oid, Arc<LastChange>)> = reference
         .into_iter()
         .map(|(path, change)| (path.clone(), (heads[&path], Arc::new(change))))

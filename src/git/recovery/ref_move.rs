@@ -19,11 +19,10 @@ use std::time::{Duration, SystemTime};
 
 use git2::{Oid, Repository};
 
-use super::GitError;
-use super::staging_index::update::remove_if_there;
+use crate::git::GitError;
+use crate::git::staging_index::update::remove_if_there;
 
-/// The note's name in the common git folder.
-pub const INTENT_FILE: &str = "teammem-ref-move";
+use super::REF_MOVE_NOTE;
 
 /// How long a lock must have stayed unchanged before it is judged abandoned.
 pub const STILL_FOR: Duration = Duration::from_millis(250);
@@ -42,7 +41,7 @@ impl RefIntent {
         refname: &str,
         new: Option<Oid>,
     ) -> Result<RefIntent, GitError> {
-        let path = repo.commondir().join(INTENT_FILE);
+        let path = repo.commondir().join(REF_MOVE_NOTE);
         let target = new.map_or_else(|| "-".to_string(), |id| id.to_string());
         fs::write(&path, format!("{refname} {target}\n")).map_err(|e| GitError::io(&path, e))?;
         Ok(RefIntent { path })
@@ -68,7 +67,7 @@ pub fn release_lock_of_dead_writer(repo: &Repository) -> Result<Option<String>, 
 }
 
 fn release(repo: &Repository, watch: bool) -> Result<Option<String>, GitError> {
-    let note = repo.commondir().join(INTENT_FILE);
+    let note = repo.commondir().join(REF_MOVE_NOTE);
     let (text, noted) = match (fs::read_to_string(&note), fs::metadata(&note)) {
         (Ok(text), Ok(meta)) => (text, meta.modified().ok()),
         _ => return Ok(None),
@@ -183,7 +182,7 @@ mod tests {
     const ID: &str = "0123456789abcdef0123456789abcdef01234567";
 
     fn leave(repo: &Repository, note: &str, lock: Option<&str>) -> PathBuf {
-        fs::write(repo.commondir().join(INTENT_FILE), note).unwrap();
+        fs::write(repo.commondir().join(REF_MOVE_NOTE), note).unwrap();
         let path = repo.commondir().join("refs/heads/main.lock");
         if let Some(content) = lock {
             fs::write(&path, content).unwrap();
@@ -202,7 +201,7 @@ mod tests {
         let released = release_abandoned_ref_lock(&repo).unwrap();
         assert_eq!(released.as_deref(), Some("refs/heads/main"));
         assert!(!lock.exists());
-        assert!(!repo.commondir().join(INTENT_FILE).exists());
+        assert!(!repo.commondir().join(REF_MOVE_NOTE).exists());
     }
 
     #[test]
@@ -226,7 +225,7 @@ mod tests {
         );
         assert_eq!(release_abandoned_ref_lock(&repo).unwrap(), None);
         assert!(lock.exists(), "another process's lock must stay");
-        assert!(!repo.commondir().join(INTENT_FILE).exists());
+        assert!(!repo.commondir().join(REF_MOVE_NOTE).exists());
     }
 
     #[test]
@@ -236,7 +235,7 @@ mod tests {
         fs::write(&lock, "").unwrap();
         std::thread::sleep(Duration::from_millis(20));
         fs::write(
-            repo.commondir().join(INTENT_FILE),
+            repo.commondir().join(REF_MOVE_NOTE),
             format!("refs/heads/main {ID}\n"),
         )
         .unwrap();
@@ -249,7 +248,7 @@ mod tests {
         let (_dir, repo) = repo();
         fs::create_dir_all(repo.commondir().join("refs/remotes/origin")).unwrap();
         fs::write(
-            repo.commondir().join(INTENT_FILE),
+            repo.commondir().join(REF_MOVE_NOTE),
             "refs/remotes/origin/main -\n",
         )
         .unwrap();
@@ -277,8 +276,8 @@ mod tests {
         let (_dir, repo) = repo();
         {
             let _intent = RefIntent::announce(&repo, "refs/heads/main", None).unwrap();
-            assert!(repo.commondir().join(INTENT_FILE).exists());
+            assert!(repo.commondir().join(REF_MOVE_NOTE).exists());
         }
-        assert!(!repo.commondir().join(INTENT_FILE).exists());
+        assert!(!repo.commondir().join(REF_MOVE_NOTE).exists());
     }
 }

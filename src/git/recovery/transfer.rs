@@ -8,7 +8,7 @@
 //! at the end of a fetch. A kill leaves these behind: harmless to git, but they grow
 //! the repository at every interrupted sync. The next sync, holding the sync lock, removes them
 //! only when the note proves they are the dead transfer's: its process is gone, the files were
-//! made after the note, and they have not changed for [`STILL_FOR`](super::ref_intent::STILL_FOR).
+//! made after the note, and they have not changed for [`STILL_FOR`](crate::git::recovery::ref_move::STILL_FOR).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -16,12 +16,11 @@ use std::time::SystemTime;
 
 use git2::Repository;
 
-use super::GitError;
-use super::lock::process_alive;
-use super::ref_intent::STILL_FOR;
+use crate::git::GitError;
+use crate::git::recovery::lock::process_alive;
+use crate::git::recovery::ref_move::STILL_FOR;
 
-/// The note's name in the common git folder.
-pub const NOTE_FILE: &str = "teammem-transfer";
+use super::TRANSFER_NOTE;
 
 /// A transfer announced in the note; dropping it removes the note.
 #[derive(Debug)]
@@ -33,7 +32,7 @@ impl TransferNote {
     /// Notes that this process is about to transfer objects into the repository. Call it only
     /// while the sync lock is held (by this process or the parent that started it).
     pub fn announce(repo: &Repository) -> Result<TransferNote, GitError> {
-        let path = repo.commondir().join(NOTE_FILE);
+        let path = repo.commondir().join(TRANSFER_NOTE);
         fs::write(&path, format!("{}\n", std::process::id()))
             .map_err(|e| GitError::io(&path, e))?;
         Ok(TransferNote { path })
@@ -50,7 +49,7 @@ impl Drop for TransferNote {
 /// this process just killed), or whichever PID the note names when that process is gone.
 /// Returns how many files were removed. Call it only while holding the sync lock.
 pub fn clean_if_dead(repo: &Repository, known_dead: Option<u32>) -> Result<usize, GitError> {
-    let note = repo.commondir().join(NOTE_FILE);
+    let note = repo.commondir().join(TRANSFER_NOTE);
     let (text, noted) = match (fs::read_to_string(&note), fs::metadata(&note)) {
         (Ok(text), Ok(meta)) => (text, meta.modified().ok()),
         _ => return Ok(0),
@@ -160,7 +159,7 @@ mod tests {
         .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(20));
         // PIDs above the kernel's maximum (4194304) never run.
-        fs::write(repo.commondir().join(NOTE_FILE), "4194399\n").unwrap();
+        fs::write(repo.commondir().join(TRANSFER_NOTE), "4194399\n").unwrap();
         for name in [
             "pack_git2_a1b2c3",
             "pack_git2_a1b2c3.idx.lock",
@@ -179,7 +178,7 @@ mod tests {
         assert_eq!(clean_if_dead(&repo, None).unwrap(), 4);
         assert!(!repo.commondir().join("shallow.lock").exists());
         assert!(old.exists() && kept.exists());
-        assert!(!repo.commondir().join(NOTE_FILE).exists());
+        assert!(!repo.commondir().join(TRANSFER_NOTE).exists());
     }
 
     #[test]

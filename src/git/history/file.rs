@@ -9,7 +9,7 @@ use std::path::Path;
 
 use git2::{Oid, Repository, Sort};
 
-use super::GitError;
+use crate::git::GitError;
 
 /// The last commit that changed a file.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,7 +15,7 @@ use std::time::Instant;
 use git2::{Delta, DiffFindOptions, ObjectType, Oid, Repository, Tree};
 use serde::{Deserialize, Serialize};
 
-use super::GitError;
+use crate::git::GitError;
 
 /// What `HEAD`'s tree holds at a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,5 +1,7 @@
-//! Ancestry questions (does A contain B, which commits are only local, the merge base) that
-//! also hold in a shallow clone.
+//! What git's history says: here, ancestry questions (does A contain B, which commits are only
+//! local, the merge base) that also hold in a shallow clone; when tracked files last changed
+//! ([`file`]), what a range of commits did to a folder ([`folder`]), and which commit removed a
+//! path ([`removal`]).
 //!
 //! libgit2's graph functions (`graph_descendant_of`, revwalk, `merge_base`) follow parents
 //! past the shallow boundary and fail on the missing commit, where git stops at the roots
@@ -7,11 +9,15 @@
 //! missing object, it is answered again by a walk that treats the shallow roots as having no
 //! parents, as git does.
 
+pub(crate) mod file;
+pub(crate) mod folder;
+pub(crate) mod removal;
+
 use std::collections::{HashSet, VecDeque};
 
 use git2::{Oid, Repository, Sort};
 
-use super::GitError;
+use crate::git::GitError;
 
 /// Whether `descendant` contains `ancestor` (a commit contains itself).
 pub fn contains(repo: &Repository, descendant: Oid, ancestor: Oid) -> Result<bool, GitError> {

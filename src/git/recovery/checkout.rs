@@ -19,13 +19,12 @@ use std::time::SystemTime;
 
 use git2::{FileMode, ObjectType, Oid, Repository};
 
-use super::GitError;
-use super::fast_forward::{self, BranchMove};
-use super::lock::process_alive;
-use super::ref_intent::STILL_FOR;
+use crate::git::GitError;
+use crate::git::fast_forward::{self, BranchMove};
+use crate::git::recovery::lock::process_alive;
+use crate::git::recovery::ref_move::STILL_FOR;
 
-/// The note's name in the common git folder.
-pub const NOTE_FILE: &str = "teammem-checkout";
+use super::CHECKOUT_NOTE;
 
 /// A checkout announced in the note; [`CheckoutNote::done`] removes the note.
 #[derive(Debug)]
@@ -42,7 +41,7 @@ impl CheckoutNote {
         from: Option<Oid>,
         to: Oid,
     ) -> Result<CheckoutNote, GitError> {
-        let path = repo.commondir().join(NOTE_FILE);
+        let path = repo.commondir().join(CHECKOUT_NOTE);
         let from = from.map_or_else(|| "-".to_string(), |o| o.to_string());
         let text = format!("{} {branch_ref} {from} {to}\n", std::process::id());
         crate::domain::store::write_atomic(&path, text.as_bytes())
@@ -66,7 +65,7 @@ struct Noted {
 }
 
 fn read_note(repo: &Repository) -> Option<Noted> {
-    let path = repo.commondir().join(NOTE_FILE);
+    let path = repo.commondir().join(CHECKOUT_NOTE);
     let text = fs::read_to_string(&path).ok()?;
     let at = fs::metadata(&path).ok().and_then(|m| m.modified().ok());
     let mut parts = text.strip_suffix('\n')?.split(' ');
@@ -92,7 +91,7 @@ fn read_note(repo: &Repository) -> Option<Noted> {
 /// Whether a checkout was left half-done by a sync that is gone. A note that cannot be read
 /// (written atomically, so never cut short) proves nothing and is removed.
 pub fn interrupted(repo: &Repository) -> bool {
-    let path = repo.commondir().join(NOTE_FILE);
+    let path = repo.commondir().join(CHECKOUT_NOTE);
     if !path.exists() {
         return false;
     }
@@ -134,7 +133,7 @@ pub(crate) fn resume_in_process(repo: &Repository) -> Result<Option<String>, Git
     let Some(noted) = read_note(repo) else {
         return Ok(None);
     };
-    let note_path = repo.commondir().join(NOTE_FILE);
+    let note_path = repo.commondir().join(CHECKOUT_NOTE);
     release_checkout_index_lock(repo, noted.at);
     let tip = fast_forward::current_tip(repo, &noted.branch_ref)?;
     if tip == Some(noted.to) {

@@ -6,9 +6,9 @@ use std::path::Path;
 
 use git2::{Delta, DiffFindOptions, Oid, Repository, Tree};
 
-use super::GitError;
-use super::history;
-use super::team_files::{revision_tree, subtree};
+use crate::git::GitError;
+use crate::git::history;
+use crate::git::team_files::{revision_tree, subtree};
 
 /// A commit of the range.
 #[derive(Debug, Clone, PartialEq, Eq)]

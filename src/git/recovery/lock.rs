@@ -12,10 +12,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use git2::Repository;
 
-use super::GitError;
+use crate::git::GitError;
 
-/// The lock file's name in the common git folder (shared by linked worktrees).
-pub const LOCK_FILE: &str = "teammem-sync.lock";
+use super::SYNC_LOCK;
 
 /// A lock older than this is taken over even when its process still seems to run.
 pub const STALE_AFTER: Duration = Duration::from_secs(10 * 60);
@@ -40,7 +39,7 @@ impl SyncLock {
     /// Takes the repository's sync lock. Returns `Ok(Err(owner))` when another live sync holds
     /// it (`owner` is `None` when its file cannot be read yet).
     pub fn acquire(repo: &Repository) -> Result<Result<SyncLock, Option<LockOwner>>, GitError> {
-        let path = repo.commondir().join(LOCK_FILE);
+        let path = repo.commondir().join(SYNC_LOCK);
         let now = now_secs();
         let token = format!("{} {now}\n", std::process::id());
         for _ in 0..2 {
@@ -204,7 +203,7 @@ mod tests {
     #[test]
     fn lock_of_a_dead_process_is_taken_over() {
         let (_dir, repo) = repo();
-        let path = repo.commondir().join(LOCK_FILE);
+        let path = repo.commondir().join(SYNC_LOCK);
         // PIDs above the kernel's maximum (4194304) never run.
         fs::write(&path, format!("4194399 {}\n", now_secs())).unwrap();
         let lock = SyncLock::acquire(&repo).unwrap().unwrap();
@@ -218,7 +217,7 @@ mod tests {
     #[test]
     fn old_lock_is_taken_over() {
         let (_dir, repo) = repo();
-        let path = repo.commondir().join(LOCK_FILE);
+        let path = repo.commondir().join(SYNC_LOCK);
         fs::write(&path, format!("{} 1000\n", std::process::id())).unwrap();
         assert!(SyncLock::acquire(&repo).unwrap().is_ok());
     }
