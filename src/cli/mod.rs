@@ -69,6 +69,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::domain::memory::MemoryType;
 use crate::domain::scope::ScopeKind;
+use crate::git::remote::tls::{self, TlsUse};
 use crate::ops::{EXIT_ERROR, EXIT_OK, OpError, Project};
 
 const EXIT_STATUS_HELP: &str = "\
@@ -183,67 +184,15 @@ impl Command {
 }
 
 impl Command {
-    /// Whether a command that goes online reaches only remotes that need no TLS (a local
-    /// folder, git://, ssh), as far as the repository's config shows.
-    fn needs_no_tls(&self, dir: Option<&std::path::Path>) -> bool {
+    /// What the command may need of TLS: nothing offline; sync and session start only what
+    /// the repository's remotes need.
+    fn tls_use<'a>(&self, dir: Option<&'a std::path::Path>) -> TlsUse<'a> {
         match self {
-            Command::Sync(_) | Command::SessionStart(_) => sync::remotes_need_no_tls(dir),
-            _ => false,
+            _ if self.is_offline() => TlsUse::Never,
+            Command::Sync(_) | Command::SessionStart(_) => TlsUse::RemotesOf(dir),
+            _ => TlsUse::Any,
         }
     }
-}
-
-/// libgit2 parses the whole CA bundle (`SSL_CERT_FILE`) when it starts — tens of milliseconds,
-/// most of a local sync — though only fetch and push over HTTPS need it. A command that never
-/// talks to a remote points OpenSSL at an empty bundle instead.
-fn skip_tls_bundle() {
-    crate::sys::point_openssl_at("/dev/null".as_ref(), None);
-}
-
-/// Folders where distributions keep CA certificates as hashed links (`<hash>.0`), which
-/// OpenSSL can search one certificate at a time.
-const HASHED_CA_FOLDERS: &[&str] = &[
-    "/etc/ssl/certs",
-    "/usr/lib/ssl/certs",
-    "/usr/local/share/certs",
-];
-
-/// For a command that may fetch or push over HTTPS: unless the user chose a bundle
-/// (`SSL_CERT_FILE`), let OpenSSL look up the certificates a server's chain needs in the hashed
-/// CA folder (`SSL_CERT_DIR`, or the distribution's) instead of parsing the whole bundle at
-/// start — about 15 ms a run on Debian. The folder and the bundle hold the same certificates
-/// (`update-ca-certificates` writes both); with no hashed folder nothing changes.
-fn prefer_hashed_ca_folder() {
-    if std::env::var_os("SSL_CERT_FILE").is_some() {
-        return;
-    }
-    let folder = match std::env::var_os("SSL_CERT_DIR") {
-        Some(dir) => Some(std::path::PathBuf::from(dir)).filter(|d| has_hashed_certificates(d)),
-        None => HASHED_CA_FOLDERS
-            .iter()
-            .map(std::path::PathBuf::from)
-            .find(|d| has_hashed_certificates(d)),
-    };
-    if let Some(folder) = folder {
-        crate::sys::point_openssl_at("/dev/null".as_ref(), Some(folder.as_os_str()));
-    }
-}
-
-/// Whether `dir` holds at least one `<8 hex digits>.<n>` link, as `openssl rehash` makes them.
-fn has_hashed_certificates(dir: &std::path::Path) -> bool {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return false;
-    };
-    entries.flatten().any(|entry| {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        name.split_once('.').is_some_and(|(hash, n)| {
-            hash.len() == 8
-                && hash.bytes().all(|b| b.is_ascii_hexdigit())
-                && !n.is_empty()
-                && n.bytes().all(|b| b.is_ascii_digit())
-        })
-    })
 }
 
 /// A scope as named on the command line.
@@ -336,11 +285,7 @@ fn usage_error(err: &clap::Error) -> u8 {
 }
 
 fn run_cli(cli: Cli) -> u8 {
-    if cli.command.is_offline() || cli.command.needs_no_tls(cli.dir.as_deref()) {
-        skip_tls_bundle();
-    } else {
-        prefer_hashed_ca_folder();
-    }
+    tls::set_up(cli.command.tls_use(cli.dir.as_deref()));
     let cwd = match &cli.dir {
         Some(dir) if !dir.is_dir() => {
             // Like `git -C`: a folder that is not there is a usage error, not "no repository".

@@ -11,6 +11,7 @@ pub(crate) mod deadline;
 pub(crate) mod failure;
 pub(crate) mod git_cli;
 pub(crate) mod options;
+pub(crate) mod tls;
 
 pub(crate) use advertise::Advertisement;
 pub(crate) use deadline::Deadline;
