@@ -19,7 +19,6 @@ use crate::domain::scope::TEAM_DIR;
 use crate::git::commit::{self, CommitResult, TeamUpdate};
 use crate::git::memory_branch::{self, MemoryBranch};
 use crate::git::preflight::{self, Preflight};
-use crate::git::recovery::lock::SyncLock;
 use crate::git::status;
 
 use crate::ops::sync::branch as sync_branch;
@@ -71,14 +70,7 @@ pub fn init_branch(project: &Project, name: &str, migrate: bool) -> Result<Branc
     };
     let mut warnings = Vec::new();
     let created_from = {
-        let _lock = match SyncLock::acquire(&repo)? {
-            Ok(lock) => lock,
-            Err(_) => {
-                return Err(OpError::Refused(
-                    "another sync is running in this repository; try again in a moment".into(),
-                ));
-            }
-        };
+        let _lock = sync::lock_for_setup(&repo)?;
         let config_err = |e| crate::git::GitError::git("writing teammem.branch to .git/config", e);
         repo.config()
             .and_then(|c| c.open_level(git2::ConfigLevel::Local))
@@ -138,9 +130,7 @@ pub fn init_branch(project: &Project, name: &str, migrate: bool) -> Result<Branc
         )?;
         match memory_branch::start(&repo, &settings)? {
             Ok(first) => {
-                let _lock = SyncLock::acquire(&repo)?.map_err(|_| {
-                    OpError::Refused("another sync is running in this repository; try again".into())
-                })?;
+                let _lock = sync::lock_for_setup(&repo)?;
                 memory_branch::move_ref(&repo, &memory.local_ref(), None, first, "teammem: init --branch")?;
                 tip = Some(first);
             }
@@ -227,9 +217,7 @@ fn migrate_folder(
         &mut outcome,
     )?;
     warnings.extend(outcome.warnings);
-    let _lock = SyncLock::acquire(repo)?.map_err(|_| {
-        OpError::Refused("another sync is running in this repository; try again".into())
-    })?;
+    let _lock = sync::lock_for_setup(repo)?;
     let done = commit::commit_team_dir(
         repo,
         &branch,

@@ -26,8 +26,6 @@ use crate::git::fetch;
 use crate::git::memory_branch::{self, Combined, MemoryBranch, Recorded};
 use crate::git::offline;
 use crate::git::push::{self, PushOutcome};
-use crate::git::recovery::lock::SyncLock;
-use crate::git::recovery::transfer;
 use crate::git::remote::{Advertisement, Deadline, NetworkOptions};
 use crate::git::status::{self, ChangeKind, TreeFile};
 use crate::git::upstream::Upstream;
@@ -77,23 +75,9 @@ pub fn run(
         super::fast_noop::record(project, repo, memory, outcome);
         return Ok(());
     }
-    let _lock = match SyncLock::acquire(repo)? {
-        Ok(lock) => lock,
-        Err(owner) => {
-            let who = owner.map_or(String::new(), |o| format!(" (pid {})", o.pid));
-            outcome.skip(
-                SkipReason::Locked,
-                format!("another sync is running in this repository{who}"),
-            );
-            return Ok(());
-        }
+    let Some(_lock) = sync::lock_and_recover(repo, outcome)? else {
+        return Ok(());
     };
-    if let Some(refname) = crate::git::recovery::ref_move::release_abandoned_ref_lock(repo)? {
-        outcome.warnings.push(format!(
-            "removed {refname}.lock, left by an earlier sync that was interrupted"
-        ));
-    }
-    transfer::clean_if_dead(repo, None)?;
     ensure_excluded(repo)?;
     let settings = sync::commit_settings(repo, options, deadline, outcome)?;
     let mut local = repo.refname_to_id(&local_ref).ok();

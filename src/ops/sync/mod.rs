@@ -131,24 +131,10 @@ fn run(
     let Some(mut branch) = check_repository(project, &repo, outcome)? else {
         return Ok(());
     };
-    let _lock = match SyncLock::acquire(&repo)? {
-        Ok(lock) => lock,
-        Err(owner) => {
-            let who = owner.map_or(String::new(), |o| format!(" (pid {})", o.pid));
-            outcome.skip(
-                SkipReason::Locked,
-                format!("another sync is running in this repository{who}"),
-            );
-            return Ok(());
-        }
+    let Some(_lock) = lock_and_recover(&repo, outcome)? else {
+        return Ok(());
     };
     crate::git::staging_index::update::release_abandoned_lock(&repo)?;
-    if let Some(refname) = crate::git::recovery::ref_move::release_abandoned_ref_lock(&repo)? {
-        outcome.warnings.push(format!(
-            "removed {refname}.lock, left by an earlier sync that was interrupted"
-        ));
-    }
-    transfer::clean_if_dead(&repo, None)?;
     let helper = helper::registered_program();
     let budget = CheckoutBudget {
         deadline: Deadline::at(deadline),
@@ -744,6 +730,41 @@ fn short_list(oids: &[git2::Oid]) -> String {
         .collect();
     let more = if oids.len() > 3 { ", …" } else { "" };
     format!("{}{more}", shown.join(", "))
+}
+
+/// Takes the sync lock, the one way every sync does, and clears what a sync killed before
+/// this one left (a ref lock its move held, its transfer's temp packs). `None` when another
+/// sync holds the lock: the outcome says so (`locked`), and nothing was changed.
+pub(crate) fn lock_and_recover(
+    repo: &Repository,
+    outcome: &mut SyncOutcome,
+) -> Result<Option<SyncLock>, OpError> {
+    let lock = match SyncLock::acquire(repo)? {
+        Ok(lock) => lock,
+        Err(owner) => {
+            let who = owner.map_or(String::new(), |o| format!(" (pid {})", o.pid));
+            outcome.skip(
+                SkipReason::Locked,
+                format!("another sync is running in this repository{who}"),
+            );
+            return Ok(None);
+        }
+    };
+    if let Some(refname) = crate::git::recovery::ref_move::release_abandoned_ref_lock(repo)? {
+        outcome.warnings.push(format!(
+            "removed {refname}.lock, left by an earlier sync that was interrupted"
+        ));
+    }
+    transfer::clean_if_dead(repo, None)?;
+    Ok(Some(lock))
+}
+
+/// Takes the sync lock for a setup step (`init`), which waits for no one: another sync
+/// holding it is a refusal to try again.
+pub(crate) fn lock_for_setup(repo: &Repository) -> Result<SyncLock, OpError> {
+    SyncLock::acquire(repo)?.map_err(|_| {
+        OpError::Refused("another sync is running in this repository; try again in a moment".into())
+    })
 }
 
 #[cfg(test)]
