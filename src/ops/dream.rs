@@ -22,6 +22,7 @@ use crate::domain::consolidate::{self, carried_lines, new_lines, summary_key};
 use crate::domain::recall::usage::{self};
 use crate::domain::scope::ScopeKind;
 use crate::domain::store::{self, StoredMemory};
+use crate::git::recovery::lock;
 
 use super::guard::TeamWriter;
 use super::scope_write::{remove_memory, state_dir, write_memory};
@@ -113,16 +114,6 @@ impl Drop for Lock {
     }
 }
 
-/// Whether a process with this PID runs. Only Linux can tell cheaply (`/proc`); elsewhere a
-/// lock is trusted until it is an hour old.
-fn process_alive(pid: u32) -> bool {
-    let proc_dir = Path::new("/proc");
-    if !proc_dir.join("self").exists() {
-        return true;
-    }
-    proc_dir.join(pid.to_string()).exists()
-}
-
 /// Takes the lock, or says who holds it.
 fn take_lock(path: &Path) -> Result<Result<Lock, String>, OpError> {
     for _ in 0..2 {
@@ -156,7 +147,8 @@ fn take_lock(path: &Path) -> Result<Result<Lock, String>, OpError> {
                     .and_then(|v| v.get("started"))
                     .and_then(|v| v.as_i64())
                     .unwrap_or(0);
-                let alive = pid.is_some_and(|p| process_alive(p as u32));
+                // The same test as the sync lock's: a zombie or a process being killed is gone.
+                let alive = pid.is_some_and(|p| lock::process_alive(p as u32));
                 if alive && usage::now() - started < LOCK_STALE_SECS {
                     return Ok(Err(format!(
                         "another dream (pid {}) has run since {}",
@@ -234,7 +226,7 @@ pub fn dream_with(
     };
 
     let mut touched = BTreeSet::new();
-    let run = Run {
+    let run = DreamRun {
         project,
         scope,
         dry_run,
@@ -269,7 +261,7 @@ pub fn dream_with(
 }
 
 /// One dream run over one scope.
-struct Run<'a> {
+struct DreamRun<'a> {
     project: &'a Project,
     scope: ScopeKind,
     dry_run: bool,
@@ -277,7 +269,7 @@ struct Run<'a> {
     in_conflict: BTreeSet<String>,
 }
 
-impl Run<'_> {
+impl DreamRun<'_> {
     /// The scope's memories dream may touch: every one but a conflict pair.
     fn memories(&self) -> Result<Vec<StoredMemory>, OpError> {
         let mut memories = self.project.load(self.scope)?.memories;
@@ -335,7 +327,7 @@ fn rewrite(
 /// (through the gate, as every write), and lists the memories whose references still do not
 /// hold for a person.
 fn follow_renames(
-    run: &Run<'_>,
+    run: &DreamRun<'_>,
     report: &mut DreamReport,
     touched: &mut BTreeSet<String>,
 ) -> Result<(), OpError> {
@@ -385,7 +377,10 @@ fn follow_renames(
     Ok(())
 }
 
-fn merge_within_files(run: &Run<'_>, touched: &mut BTreeSet<String>) -> Result<usize, OpError> {
+fn merge_within_files(
+    run: &DreamRun<'_>,
+    touched: &mut BTreeSet<String>,
+) -> Result<usize, OpError> {
     let mut merged = 0;
     for memory in run.memories()? {
         if let Some((body, n)) = consolidate::merge_within(&memory.file) {
@@ -397,7 +392,10 @@ fn merge_within_files(run: &Run<'_>, touched: &mut BTreeSet<String>) -> Result<u
     Ok(merged)
 }
 
-fn merge_across_files(run: &Run<'_>, touched: &mut BTreeSet<String>) -> Result<usize, OpError> {
+fn merge_across_files(
+    run: &DreamRun<'_>,
+    touched: &mut BTreeSet<String>,
+) -> Result<usize, OpError> {
     let (project, scope) = (run.project, run.scope);
     let memories = run.memories()?;
     // key -> (file position, entry position) of the first entry with it.
@@ -515,7 +513,7 @@ mod tests {
                 1..6,
             ),
         ) {
-            let names = ["Run the linter", "Use real DB", "Pin versions"];
+            let names = ["DreamRun the linter", "Use real DB", "Pin versions"];
             let lines = ["Why: CI fails", "How to apply: before push", "Why: mocks lied",
                 "How to apply: in tests", "See docs/db.md"];
             let tmp = tempfile::tempdir().unwrap();
