@@ -73,7 +73,7 @@ pub fn run(project: &Project, args: ResolveArgs) -> Result<u8, OpError> {
     } else if args.both {
         Keep::Both
     } else if args.edit {
-        Keep::Edited(edit(project, &conflict)?)
+        Keep::Edited(resolve::edit_in_editor(project, &conflict)?)
     } else {
         return Err(OpError::Usage(format!(
             "say which version to keep: `teammem resolve {id} --theirs` (the teammate's, at \
@@ -106,39 +106,4 @@ pub fn run(project: &Project, args: ResolveArgs) -> Result<u8, OpError> {
         }
     }
     Ok(EXIT_OK)
-}
-
-/// Writes both versions merged into a file in the scope's state folder, opens the user's
-/// editor on it and returns what was saved.
-fn edit(project: &Project, conflict: &resolve::Conflict) -> Result<String, OpError> {
-    let (theirs, yours) = resolve::versions(project, conflict)?;
-    let merged = resolve::merged_for_editing(conflict, &theirs, &yours);
-    let dir = crate::ops::scope_write::state_dir(project, conflict.scope)?;
-    let file = dir.join(format!("RESOLVE-{}.md", std::process::id()));
-    crate::domain::store::write_atomic(&file, merged.as_bytes())?;
-    let editor = ["VISUAL", "EDITOR"]
-        .iter()
-        .filter_map(|v| std::env::var(v).ok())
-        .find(|v| !v.trim().is_empty())
-        .unwrap_or_else(|| "vi".into());
-    // Through the shell, as git runs core.editor: EDITOR may hold arguments ("code --wait").
-    let mut sh = std::process::Command::new("sh");
-    // The user's own OpenSSL settings, not those teammem's libgit2 runs with.
-    crate::sys::user_openssl_environment(&mut sh);
-    let status = sh
-        .arg("-c")
-        .arg(format!("{editor} \"$1\""))
-        .arg(&editor)
-        .arg(&file)
-        .status()
-        .map_err(|e| OpError::Usage(format!("cannot start the editor `{editor}`: {e}")))?;
-    let text = std::fs::read_to_string(&file).map_err(|e| OpError::io(&file, e))?;
-    if !status.success() {
-        return Err(OpError::Refused(format!(
-            "the editor `{editor}` exited with {status}; nothing was changed (the merge is in {})",
-            file.display()
-        )));
-    }
-    let _ = std::fs::remove_file(&file);
-    Ok(text)
 }

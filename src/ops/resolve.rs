@@ -351,6 +351,41 @@ pub fn save_rejected(project: &Project, scope: ScopeKind, text: &str) -> Result<
     Ok(path)
 }
 
+/// Writes both versions merged into a file in the scope's state folder, opens the user's
+/// editor on it and returns what was saved.
+pub fn edit_in_editor(project: &Project, conflict: &Conflict) -> Result<String, OpError> {
+    let (theirs, yours) = versions(project, conflict)?;
+    let merged = merged_for_editing(conflict, &theirs, &yours);
+    let dir = super::scope_write::state_dir(project, conflict.scope)?;
+    let file = dir.join(format!("RESOLVE-{}.md", std::process::id()));
+    crate::domain::store::write_atomic(&file, merged.as_bytes())?;
+    let editor = ["VISUAL", "EDITOR"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .find(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| "vi".into());
+    // Through the shell, as git runs core.editor: EDITOR may hold arguments ("code --wait").
+    let mut sh = std::process::Command::new("sh");
+    // The user's own OpenSSL settings, not those teammem's libgit2 runs with.
+    crate::sys::user_openssl_environment(&mut sh);
+    let status = sh
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg(&editor)
+        .arg(&file)
+        .status()
+        .map_err(|e| OpError::Usage(format!("cannot start the editor `{editor}`: {e}")))?;
+    let text = std::fs::read_to_string(&file).map_err(|e| OpError::io(&file, e))?;
+    if !status.success() {
+        return Err(OpError::Refused(format!(
+            "the editor `{editor}` exited with {status}; nothing was changed (the merge is in {})",
+            file.display()
+        )));
+    }
+    let _ = std::fs::remove_file(&file);
+    Ok(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
