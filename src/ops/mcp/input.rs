@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::domain::memory::MemoryType;
+use crate::domain::memory::{self, MemoryType};
 use crate::domain::scope::ScopeKind;
 
 use crate::ops::catalog::MemoryId;
@@ -200,13 +200,13 @@ impl Arguments {
             return Err(self.bad("`id` holds control characters".into()));
         }
         let id = MemoryId::parse(&text).map_err(|e| self.bad(e.to_string()))?;
-        let well_formed = id.path.ends_with(".md")
-            && id.path != crate::domain::scope::INDEX_FILE
-            && !id.path.contains('\\')
+        // The store's one rule for what a memory file is, inside the scope's folder.
+        let well_formed = memory::is_memory_path(&id.path)
+            && memory::qwen_reads_path(&id.path)
             && id
                 .path
                 .split('/')
-                .all(|part| !part.is_empty() && !part.starts_with('.'));
+                .all(|part| !matches!(part, "" | "." | ".."));
         if !well_formed {
             return Err(self.bad(format!(
                 "`{text}` is not a memory id — ids look like `team:feedback/use-real-db.md` \
@@ -317,6 +317,8 @@ mod tests {
             "/etc/passwd",
             "team:MEMORY.md",
             "team:.git/config.md",
+            "team:feedback/MEMORY.md",
+            "team:feedback/./a.md",
             "feedback/a.txt",
             "a\u{0}b.md",
             "",
@@ -324,6 +326,9 @@ mod tests {
             let mut a = args(json!({ "id": bad }));
             assert!(a.id().is_err(), "{bad:?} was accepted");
         }
+        // Hidden files are memory files, as the store and Qwen Code list them.
+        let mut a = args(json!({"id": "team:.drafts/a.md"}));
+        assert!(a.id().is_ok());
         let mut a = args(json!({"id": "team:feedback/a.md:2"}));
         let (_, id) = a.id().unwrap();
         assert_eq!((id.scope, id.entry), (Some(ScopeKind::Team), Some(2)));
