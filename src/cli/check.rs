@@ -3,7 +3,7 @@
 use clap::{ArgGroup, Args, ValueEnum};
 
 use crate::ops::check::format as check_format;
-use crate::ops::check::{self, Source};
+use crate::ops::check::{self, CheckSource};
 use crate::ops::{EXIT_FINDINGS, EXIT_OK, OpError, Project};
 
 /// Check the team memory as git holds it for secrets, invalid memories and trust risks.
@@ -74,17 +74,17 @@ pub fn run(project: &Project, args: CheckArgs) -> Result<u8, OpError> {
     };
     let json_error = |e: serde_json::Error| OpError::Usage(format!("cannot write JSON: {e}"));
     let source = match (&args.range, args.staged) {
-        (Some(spec), _) => Source::range(spec),
-        (None, true) => Ok(Source::Staged),
+        (Some(spec), _) => CheckSource::range(spec),
+        (None, true) => Ok(CheckSource::Staged),
         (None, false) if args.ref_updates => {
             let mut input = String::new();
             std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)
                 .map_err(|e| OpError::Usage(format!("cannot read standard input: {e}")))
-                .map(|_| Source::RefUpdates(check::parse_ref_updates(&input)))
+                .map(|_| CheckSource::RefUpdates(check::parse_ref_updates(&input)))
         }
-        (None, false) => Ok(Source::All),
+        (None, false) => Ok(CheckSource::All),
     };
-    let quiet = matches!(source, Ok(Source::RefUpdates(_)));
+    let quiet = matches!(source, Ok(CheckSource::RefUpdates(_)));
     let checked = source.and_then(|source| check::check(project, &source));
     let report = match checked {
         Ok(report) => report,

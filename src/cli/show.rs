@@ -32,7 +32,7 @@ pub struct ShowArgs {
 
 /// `show --json`: the memory's fields and the text that `show` prints.
 #[derive(Debug, Serialize)]
-struct Shown {
+struct ShowJson {
     scope: ScopeKind,
     id: String,
     path: String,
@@ -76,7 +76,7 @@ pub fn run(project: &Project, args: ShowArgs) -> Result<u8, OpError> {
     };
     if json {
         let file = &found.memory.file;
-        super::print_json(&Shown {
+        super::print_json(&ShowJson {
             scope: found.scope,
             id: match &found.entry {
                 Some(entry) => format!("{}:{}", found.memory.rel, entry.index.unwrap_or(1)),

@@ -92,14 +92,14 @@ pub fn secrets_ignore(file: TeamFile<'_>) -> (SecretsIgnore, Option<String>) {
 
 /// A JSON value whose objects keep every entry, duplicates included, in order.
 #[derive(Debug, Clone)]
-enum Node {
-    Object(Vec<(String, Node)>),
-    Array(Vec<Node>),
+enum JsonNode {
+    Object(Vec<(String, JsonNode)>),
+    Array(Vec<JsonNode>),
     Scalar(Value),
 }
 
-impl<'de> Deserialize<'de> for Node {
-    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Node, D::Error> {
+impl<'de> Deserialize<'de> for JsonNode {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<JsonNode, D::Error> {
         deserializer.deserialize_any(NodeVisitor)
     }
 }
@@ -107,51 +107,51 @@ impl<'de> Deserialize<'de> for Node {
 struct NodeVisitor;
 
 impl<'de> Visitor<'de> for NodeVisitor {
-    type Value = Node;
+    type Value = JsonNode;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON value")
     }
-    fn visit_bool<E>(self, v: bool) -> Result<Node, E> {
-        Ok(Node::Scalar(Value::Bool(v)))
+    fn visit_bool<E>(self, v: bool) -> Result<JsonNode, E> {
+        Ok(JsonNode::Scalar(Value::Bool(v)))
     }
-    fn visit_i64<E>(self, v: i64) -> Result<Node, E> {
-        Ok(Node::Scalar(Value::from(v)))
+    fn visit_i64<E>(self, v: i64) -> Result<JsonNode, E> {
+        Ok(JsonNode::Scalar(Value::from(v)))
     }
-    fn visit_u64<E>(self, v: u64) -> Result<Node, E> {
-        Ok(Node::Scalar(Value::from(v)))
+    fn visit_u64<E>(self, v: u64) -> Result<JsonNode, E> {
+        Ok(JsonNode::Scalar(Value::from(v)))
     }
-    fn visit_f64<E>(self, v: f64) -> Result<Node, E> {
-        Ok(Node::Scalar(Value::from(v)))
+    fn visit_f64<E>(self, v: f64) -> Result<JsonNode, E> {
+        Ok(JsonNode::Scalar(Value::from(v)))
     }
-    fn visit_str<E>(self, v: &str) -> Result<Node, E> {
-        Ok(Node::Scalar(Value::String(v.to_string())))
+    fn visit_str<E>(self, v: &str) -> Result<JsonNode, E> {
+        Ok(JsonNode::Scalar(Value::String(v.to_string())))
     }
-    fn visit_unit<E>(self) -> Result<Node, E> {
-        Ok(Node::Scalar(Value::Null))
+    fn visit_unit<E>(self) -> Result<JsonNode, E> {
+        Ok(JsonNode::Scalar(Value::Null))
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<JsonNode, A::Error> {
         let mut items = Vec::new();
         while let Some(item) = seq.next_element()? {
             items.push(item);
         }
-        Ok(Node::Array(items))
+        Ok(JsonNode::Array(items))
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsonNode, A::Error> {
         let mut entries = Vec::new();
-        while let Some((key, value)) = map.next_entry::<String, Node>()? {
+        while let Some((key, value)) = map.next_entry::<String, JsonNode>()? {
             entries.push((key, value));
         }
-        Ok(Node::Object(entries))
+        Ok(JsonNode::Object(entries))
     }
 }
 
 /// Finds the line of the `nth` (0-based) occurrence of `"key"` in the text, for messages.
-struct Lines<'a> {
+struct KeyLines<'a> {
     text: &'a str,
 }
 
-impl Lines<'_> {
+impl KeyLines<'_> {
     fn of(&self, key: &str, nth: usize) -> usize {
         let quoted = format!("\"{key}\"");
         self.text
@@ -167,8 +167,8 @@ impl Lines<'_> {
 pub fn read_lenient(text: &str) -> (CheckConfig, Vec<String>) {
     let mut config = CheckConfig::default();
     let mut notes = Vec::new();
-    let root = match serde_json::from_str::<Node>(text) {
-        Ok(Node::Object(entries)) => entries,
+    let root = match serde_json::from_str::<JsonNode>(text) {
+        Ok(JsonNode::Object(entries)) => entries,
         Ok(_) => {
             notes.push("line 1: the configuration is not a JSON object — write `{…}`".into());
             return (config, notes);
@@ -181,7 +181,7 @@ pub fn read_lenient(text: &str) -> (CheckConfig, Vec<String>) {
             return (config, notes);
         }
     };
-    let lines = Lines { text };
+    let lines = KeyLines { text };
     let mut seen: Vec<&str> = Vec::new();
     for (key, value) in &root {
         let nth = seen.iter().filter(|k| **k == key).count();
@@ -193,14 +193,14 @@ pub fn read_lenient(text: &str) -> (CheckConfig, Vec<String>) {
             ));
         }
         match (key.as_str(), value) {
-            ("severity", Node::Object(entries)) => {
+            ("severity", JsonNode::Object(entries)) => {
                 read_severities(entries, &lines, &mut config, &mut notes)
             }
-            ("allowed_hosts", Node::Array(items)) => {
+            ("allowed_hosts", JsonNode::Array(items)) => {
                 let hosts: Option<Vec<String>> = items
                     .iter()
                     .map(|item| match item {
-                        Node::Scalar(Value::String(h)) => Some(h.clone()),
+                        JsonNode::Scalar(Value::String(h)) => Some(h.clone()),
                         _ => None,
                     })
                     .collect();
@@ -218,15 +218,15 @@ pub fn read_lenient(text: &str) -> (CheckConfig, Vec<String>) {
                     )),
                 }
             }
-            ("max_file_bytes", Node::Scalar(Value::Number(n))) if n.as_u64().is_some() => {
+            ("max_file_bytes", JsonNode::Scalar(Value::Number(n))) if n.as_u64().is_some() => {
                 let max = n.as_u64().unwrap_or(u64::MAX).min(usize::MAX as u64) as usize;
                 config.max_file_bytes = Some(config.max_file_bytes.map_or(max, |m| m.min(max)));
             }
-            ("max_memories", Node::Scalar(Value::Number(n))) if n.as_u64().is_some() => {
+            ("max_memories", JsonNode::Scalar(Value::Number(n))) if n.as_u64().is_some() => {
                 let max = n.as_u64().unwrap_or(u64::MAX).min(usize::MAX as u64) as usize;
                 config.max_memories = Some(config.max_memories.map_or(max, |m| m.min(max)));
             }
-            ("max_total_bytes", Node::Scalar(Value::Number(n))) if n.as_u64().is_some() => {
+            ("max_total_bytes", JsonNode::Scalar(Value::Number(n))) if n.as_u64().is_some() => {
                 let max = n.as_u64().unwrap_or(u64::MAX);
                 config.max_total_bytes = Some(config.max_total_bytes.map_or(max, |m| m.min(max)));
             }
@@ -246,8 +246,8 @@ pub fn read_lenient(text: &str) -> (CheckConfig, Vec<String>) {
 }
 
 fn read_severities(
-    entries: &[(String, Node)],
-    lines: &Lines<'_>,
+    entries: &[(String, JsonNode)],
+    lines: &KeyLines<'_>,
     config: &mut CheckConfig,
     notes: &mut Vec<String>,
 ) {
@@ -264,7 +264,7 @@ fn read_severities(
             continue;
         }
         let choice = match value {
-            Node::Scalar(Value::String(s)) => match s.as_str() {
+            JsonNode::Scalar(Value::String(s)) => match s.as_str() {
                 "error" => SeverityChoice::Error,
                 "warning" => SeverityChoice::Warning,
                 "off" => SeverityChoice::Off,

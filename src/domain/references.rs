@@ -218,7 +218,7 @@ const PLACEHOLDER_PARTS: &[&str] = &["foo", "bar", "baz", "xxx", "yyy", "some", 
 
 /// Where a word stands: what it must look like to be a path depends on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Place {
+enum WordPlace {
     /// Plain text: only well-known extensions and dotfiles.
     Prose,
     /// Between backticks: also bare file names, folders with their slash, any short extension.
@@ -251,7 +251,7 @@ pub fn extract(text: &str) -> Vec<Reference> {
                 Some(_) => {}
             }
         }
-        let mut found = |start: usize, end: usize, place: Place| {
+        let mut found = |start: usize, end: usize, place: WordPlace| {
             scan_piece(
                 text,
                 line_start + start,
@@ -262,7 +262,7 @@ pub fn extract(text: &str) -> Vec<Reference> {
             );
         };
         if fence.is_some() {
-            found(0, line.len(), Place::Fence);
+            found(0, line.len(), WordPlace::Fence);
             continue;
         }
         // Code spans: text between single backticks is code, the rest prose.
@@ -273,14 +273,18 @@ pub fn extract(text: &str) -> Vec<Reference> {
                 found(
                     piece_start,
                     at,
-                    if code { Place::Span } else { Place::Prose },
+                    if code {
+                        WordPlace::Span
+                    } else {
+                        WordPlace::Prose
+                    },
                 );
                 code = !code;
                 piece_start = at + 1;
             }
         }
         // An unclosed backtick is not a span: what follows it is prose.
-        found(piece_start, line.len(), Place::Prose);
+        found(piece_start, line.len(), WordPlace::Prose);
     }
     out
 }
@@ -312,7 +316,7 @@ fn scan_piece(
     text: &str,
     start: usize,
     end: usize,
-    place: Place,
+    place: WordPlace,
     line: usize,
     out: &mut Vec<Reference>,
 ) {
@@ -344,7 +348,7 @@ fn reference_in(
     text: &str,
     start: usize,
     end: usize,
-    place: Place,
+    place: WordPlace,
     line: usize,
 ) -> Option<Reference> {
     let word = &text[start..end];
@@ -403,7 +407,7 @@ fn reference_in(
     let last = *parts.last()?;
     let form = if folder {
         // A folder is a reference only when written as one in code: `db/migrations/`.
-        if place != Place::Span || lines.is_some() {
+        if place != WordPlace::Span || lines.is_some() {
             return None;
         }
         if parts.len() == 1 {
@@ -425,7 +429,7 @@ fn reference_in(
         if !folders_plain || !file_like(last, place) {
             return None;
         }
-        if place == Place::Prose && parts.len() == 2 && prose_library(last) {
+        if place == WordPlace::Prose && parts.len() == 2 && prose_library(last) {
             return None;
         }
         Form::Path
@@ -528,9 +532,9 @@ fn known_extension(ext: &str) -> bool {
 
 /// The last part of a path with a slash: a file with an extension (any short one with a
 /// letter in a code span, a well-known one elsewhere), or a dotfile.
-fn file_like(name: &str, place: Place) -> bool {
+fn file_like(name: &str, place: WordPlace) -> bool {
     if let Some(ext) = extension(name.trim_start_matches('.')) {
-        if place == Place::Span {
+        if place == WordPlace::Span {
             return (1..=10).contains(&ext.len())
                 && ext.chars().any(|c| c.is_ascii_alphabetic())
                 && ext.chars().all(|c| c.is_ascii_alphanumeric());
@@ -547,11 +551,11 @@ fn file_like(name: &str, place: Place) -> bool {
 
 /// A file name without a folder: in a code span, one with a well-known extension or a
 /// dotfile; elsewhere only a well-known dotfile (a bare `lib.rs` in prose is too often a word).
-fn bare_file(name: &str, place: Place) -> bool {
+fn bare_file(name: &str, place: WordPlace) -> bool {
     if KNOWN_DOTFILES.contains(&name) {
         return true;
     }
-    if place != Place::Span {
+    if place != WordPlace::Span {
         return false;
     }
     if let Some(rest) = name.strip_prefix('.') {

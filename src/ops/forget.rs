@@ -49,7 +49,7 @@ const MANIFEST: &str = "manifest.json";
 
 /// One file a forget changed, as `forget --undo` needs it.
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
-struct Kept {
+struct ForgottenFile {
     /// Path relative to the scope folder.
     rel: String,
     /// The saved copy, relative to the batch folder.
@@ -123,7 +123,7 @@ pub fn forget_with(
         return Ok(report);
     }
     let stamp = batch_stamp();
-    let mut batches: BTreeMap<ScopeKind, (PathBuf, Vec<Kept>)> = BTreeMap::new();
+    let mut batches: BTreeMap<ScopeKind, (PathBuf, Vec<ForgottenFile>)> = BTreeMap::new();
     let mut touched = BTreeSet::new();
     for ((scope, rel), (memory, cut)) in &plan {
         let body = match cut {
@@ -147,7 +147,7 @@ pub fn forget_with(
         let bytes = store::read_capped(&source)?;
         let saved = format!("{}", kept.len() + 1);
         store::write_atomic(&batch.join(&saved), &bytes)?;
-        kept.push(Kept {
+        kept.push(ForgottenFile {
             rel: rel.clone(),
             saved,
             after: new_text.as_deref().map(|t| sha256_hex(t.as_bytes())),
@@ -219,7 +219,7 @@ pub fn undo(project: &Project) -> Result<UndoReport, OpError> {
         let Ok(text) = std::fs::read(&manifest) else {
             continue;
         };
-        let kept: Vec<Kept> = serde_json::from_slice(&text).map_err(|e| {
+        let kept: Vec<ForgottenFile> = serde_json::from_slice(&text).map_err(|e| {
             OpError::Usage(format!(
                 "{}: cannot read the forget record: {e}",
                 manifest.display()

@@ -569,10 +569,15 @@ pub fn cut_body(body: &str, chars: usize, id: &str) -> (String, bool) {
     }
 }
 
-struct Freshness {
-    time: i64,
-    from: &'static str,
-    by: Option<String>,
+/// When a memory last changed, and who changed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Freshness {
+    /// Seconds since the Unix epoch.
+    pub time: i64,
+    /// `commit` (the last commit that touched it) or `file-time`.
+    pub from: &'static str,
+    /// Who made that commit (tracked memories only).
+    pub by: Option<String>,
 }
 
 /// When each memory (scope folder, file) last changed: the last commit that touched it when git

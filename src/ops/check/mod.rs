@@ -32,7 +32,7 @@ use super::{OpError, Project};
 
 /// What to check.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
+pub enum CheckSource {
     /// The index about to be committed (`$GIT_INDEX_FILE` when git set it).
     Staged,
     /// Every file version written by the commits of `base..head`.
@@ -48,9 +48,9 @@ pub enum Source {
     RefUpdates(Vec<RefUpdate>),
 }
 
-impl Source {
+impl CheckSource {
     /// Parses `BASE..HEAD` (`BASE...HEAD` is read the same way: commits in HEAD, not in BASE).
-    pub fn range(spec: &str) -> Result<Source, OpError> {
+    pub fn range(spec: &str) -> Result<CheckSource, OpError> {
         let Some((base, head)) = spec.split_once("..") else {
             return Err(OpError::Usage(format!(
                 "`{spec}` is not a range — write BASE..HEAD, for example origin/main..HEAD"
@@ -62,7 +62,7 @@ impl Source {
                 "`{spec}` has no base — write BASE..HEAD, for example origin/main..HEAD"
             )));
         }
-        Ok(Source::Range {
+        Ok(CheckSource::Range {
             base: base.to_string(),
             head: if head.is_empty() { "HEAD" } else { head }.to_string(),
         })
@@ -114,16 +114,16 @@ impl CheckReport {
 }
 
 /// Runs the check on the project's repository.
-pub fn check(project: &Project, source: &Source) -> Result<CheckReport, OpError> {
+pub fn check(project: &Project, source: &CheckSource) -> Result<CheckReport, OpError> {
     let repo = project.open_repository()?;
     match source {
-        Source::Staged => {
+        CheckSource::Staged => {
             let index_file = std::env::var_os("GIT_INDEX_FILE").map(PathBuf::from);
             check_staged(&repo, index_file.as_deref())
         }
-        Source::All => check_head(&repo),
-        Source::Range { base, head } => check_range(&repo, base, head),
-        Source::RefUpdates(updates) => check_new_commits(&repo, updates),
+        CheckSource::All => check_head(&repo),
+        CheckSource::Range { base, head } => check_range(&repo, base, head),
+        CheckSource::RefUpdates(updates) => check_new_commits(&repo, updates),
     }
 }
 

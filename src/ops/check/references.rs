@@ -19,7 +19,7 @@ use crate::git::team_files::{FolderFile, MODE_SYMLINK};
 use super::OpError;
 
 /// How a removed path shows in a finding's message.
-struct Gone<'a> {
+struct RemovedPath<'a> {
     path: &'a str,
     renamed_to: Option<String>,
     commit: Option<String>,
@@ -71,7 +71,7 @@ pub fn report(
     wanted.dedup();
     let commits = commits(&wanted);
     for (file, r, renamed_to) in hits {
-        let gone = Gone {
+        let gone = RemovedPath {
             path: &r.path,
             renamed_to,
             commit: commits.get(&r.path).cloned(),
@@ -89,7 +89,7 @@ pub fn report(
     }
 }
 
-fn message(gone: &Gone<'_>, id: &str) -> String {
+fn message(gone: &RemovedPath<'_>, id: &str) -> String {
     let commit = gone
         .commit
         .as_deref()

@@ -1,6 +1,6 @@
 //! What a long-lived server keeps between calls, so that a call pays only for what changed:
 //! one repository handle and the last commit of each memory path, remembered for the `HEAD`
-//! commit it was found at ([`FreshnessBook`]); and the gate's [`Policy`], remembered for the
+//! commit it was found at ([`PathCommits`]); and the gate's [`Policy`], remembered for the
 //! stamps of the files it is read from ([`PolicyBook`]). Nothing is opened or read before the
 //! first call that needs it.
 
@@ -23,16 +23,7 @@ use crate::git::repo::{self, RepoPaths};
 use super::ages_file;
 use crate::ops::Project;
 
-/// When a memory last changed, and who changed it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Freshness {
-    /// Seconds since the Unix epoch.
-    pub time: i64,
-    /// `commit` (the last commit that touched it) or `file-time`.
-    pub from: &'static str,
-    /// Who made that commit (tracked memories only).
-    pub by: Option<String>,
-}
+pub use crate::ops::recall::Freshness;
 
 /// The last commit that changed a memory: what its age line says.
 #[derive(Debug, PartialEq, Eq)]
@@ -60,7 +51,7 @@ enum Tip {
 
 /// The last commit of each memory path, for one `HEAD` commit.
 #[derive(Default)]
-struct Book {
+struct PathCommits {
     /// Opened the first time the history must be walked or `HEAD` cannot be read plainly;
     /// `None` until then, or when the repository cannot be opened.
     repo: Option<Repository>,
@@ -81,7 +72,7 @@ pub struct FreshnessBook {
     repo: Option<RepoPaths>,
     /// The memory folders inside the work tree, relative to its root (`.qwen/team-memory`).
     dirs: Vec<String>,
-    book: Mutex<Book>,
+    book: Mutex<PathCommits>,
 }
 
 impl FreshnessBook {
@@ -98,7 +89,7 @@ impl FreshnessBook {
         FreshnessBook {
             repo,
             dirs,
-            book: Mutex::new(Book::default()),
+            book: Mutex::new(PathCommits::default()),
         }
     }
 
@@ -123,7 +114,7 @@ impl FreshnessBook {
     /// When `HEAD` is not where the book was filled, fills it anew: from the ages file kept
     /// for that commit, else by walking the history (and keeping what was found). `false`
     /// outside a repository.
-    fn look_up(&self, book: &mut Book) -> bool {
+    fn look_up(&self, book: &mut PathCommits) -> bool {
         let Some(paths) = &self.repo else {
             return false;
         };
@@ -207,7 +198,7 @@ impl FreshnessBook {
 }
 
 /// The book's repository, opened on first use.
-fn opened<'b>(book: &'b mut Book, paths: &RepoPaths) -> Option<&'b Repository> {
+fn opened<'b>(book: &'b mut PathCommits, paths: &RepoPaths) -> Option<&'b Repository> {
     if book.repo.is_none() {
         // libgit2 hashes every object it reads again to check its id (with collision
         // detection: most of the cost of reading a large tree); git itself checks ids when

@@ -23,7 +23,7 @@ use crate::git::history;
 use crate::git::history::folder::{self, CommitInfo, RevisionChange};
 use crate::git::team_files::{self, MODE_SYMLINK};
 
-use super::check::{ReferenceReport, Source, check_history};
+use super::check::{CheckSource, ReferenceReport, check_history};
 use super::{OpError, Project};
 
 /// Counts shown at the top.
@@ -182,7 +182,7 @@ fn proposal_commits(
 
 /// Builds the review of `spec` (`BASE..HEAD`).
 pub fn review(project: &Project, spec: &str) -> Result<Review, OpError> {
-    let Source::Range { base, head } = Source::range(spec)? else {
+    let CheckSource::Range { base, head } = CheckSource::range(spec)? else {
         return Err(OpError::Usage(format!("`{spec}` is not BASE..HEAD")));
     };
     let repo = project.open_repository()?;
