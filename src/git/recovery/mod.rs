@@ -123,11 +123,47 @@ pub const LEFT_IN_GIT: &[LeftInGit] = &[
         what: "the MCP server's memory ages, so a restart does not walk history again",
     },
     LeftInGit {
+        name: ".teammem-<file>.<pid>-<n>.tmp",
+        folder: GitFolder::Worktree,
+        what: "a write of one of the files above, killed before its rename; the next sync removes it once <pid> is gone",
+    },
+    LeftInGit {
         name: "hooks/<hook>.teammem-chained",
         folder: GitFolder::Common,
         what: "the user's own hook, kept by install-hooks and run first; put back by uninstall-hooks",
     },
 ];
+
+/// Removes the temp files of writes that were killed before their rename
+/// (`.<file>.<pid>-<n>.tmp`, as `store::write_atomic` names them), for teammem's own files in
+/// both git folders, once their process is gone. Called by a sync holding the lock.
+pub fn remove_dead_writes(repo: &git2::Repository) {
+    for dir in [repo.commondir(), repo.path()] {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(pid) = name.to_str().and_then(dead_write_pid) else {
+                continue;
+            };
+            if pid != std::process::id() && !lock::process_alive(pid) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
+/// The writer's PID when `name` is the temp file of a write of one of teammem's files.
+fn dead_write_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (file, writer) = rest.rsplit_once('.')?;
+    let (pid, attempt) = writer.split_once('-')?;
+    let ours = LEFT_IN_GIT
+        .iter()
+        .any(|left| left.name == file && !left.name.contains('<'));
+    (ours && attempt.bytes().all(|b| b.is_ascii_digit())).then(|| pid.parse().ok())?
+}
 
 #[cfg(test)]
 mod tests {
@@ -155,5 +191,30 @@ mod tests {
         ] {
             assert!(names.contains(&spelled), "{spelled} is not in the list");
         }
+    }
+
+    #[test]
+    fn only_temp_files_of_teammems_own_writes_are_recognised() {
+        assert_eq!(dead_write_pid(".teammem-noop.4242-0.tmp"), Some(4242));
+        assert_eq!(dead_write_pid(".teammem-sync.lock.17-3.tmp"), Some(17));
+        assert_eq!(dead_write_pid(".index.4242-0.tmp"), None);
+        assert_eq!(dead_write_pid("teammem-noop.4242-0.tmp"), None);
+        assert_eq!(dead_write_pid(".teammem-noop.x-0.tmp"), None);
+    }
+
+    #[test]
+    fn a_dead_writers_temp_file_is_removed_and_a_live_ones_kept() {
+        let (_dir, repo) = crate::git::scratch_repo();
+        let dead = repo.path().join(".teammem-offline.999999999-0.tmp");
+        let live = repo
+            .path()
+            .join(format!(".teammem-offline.{}-0.tmp", std::process::id()));
+        let other = repo.path().join(".ORIG_HEAD.999999999-0.tmp");
+        for file in [&dead, &live, &other] {
+            std::fs::write(file, "x").unwrap();
+        }
+        remove_dead_writes(&repo);
+        assert!(!dead.exists());
+        assert!(live.exists() && other.exists());
     }
 }

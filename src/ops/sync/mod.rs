@@ -733,7 +733,7 @@ fn short_list(oids: &[git2::Oid]) -> String {
 }
 
 /// Takes the sync lock, the one way every sync does, and clears what a sync killed before
-/// this one left (a ref lock its move held, its transfer's temp packs). `None` when another
+/// this one left (a ref lock its move held, its transfer's temp packs, its writes' temp files). `None` when another
 /// sync holds the lock: the outcome says so (`locked`), and nothing was changed.
 pub(crate) fn lock_and_recover(
     repo: &Repository,
@@ -756,6 +756,7 @@ pub(crate) fn lock_and_recover(
         ));
     }
     transfer::clean_if_dead(repo, None)?;
+    crate::git::recovery::remove_dead_writes(repo);
     Ok(Some(lock))
 }
 

@@ -107,16 +107,16 @@ pub fn leftovers(repo: &Path) -> Vec<String> {
     found
 }
 
-/// Whether a path in the git folder is one `LEFT_IN_GIT` names (`<pid>` and `<hook>` stand for
-/// any word there).
+/// Whether a path in the git folder is one `LEFT_IN_GIT` names (each `<…>` stands for any
+/// text without a `/`).
 fn listed_in_git(relative: &str) -> bool {
     teammem::git::LEFT_IN_GIT.iter().any(|left| {
-        let Some((before, after)) = left.name.split_once('<') else {
-            return left.name == relative;
-        };
-        let after = after.split_once('>').map_or("", |(_, rest)| rest);
-        relative.len() > before.len() + after.len()
-            && relative.starts_with(before)
-            && relative.ends_with(after)
+        let pattern = regex::escape(left.name);
+        let pattern = regex::Regex::new("<[a-z]+>")
+            .unwrap()
+            .replace_all(&pattern, "[^/]+");
+        regex::Regex::new(&format!("^{pattern}$"))
+            .unwrap()
+            .is_match(relative)
     })
 }
