@@ -14,6 +14,7 @@ pub(crate) mod cache;
 pub(crate) mod gate;
 pub(crate) mod input;
 pub(crate) mod live;
+pub(crate) mod reads;
 pub(crate) mod schema;
 pub(crate) mod server;
 pub(crate) mod tools;

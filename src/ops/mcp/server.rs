@@ -137,8 +137,9 @@ pub fn serve(door: MemoryDoor) -> Result<(), OpError> {
         .enable_time()
         .build()
         .map_err(|e| OpError::Usage(format!("cannot start the MCP server: {e}")))?;
-    runtime.block_on(async move {
-        let running = MemoryServer::new(door)
+    let served = Arc::clone(&door);
+    let ended = runtime.block_on(async move {
+        let running = MemoryServer::new(served)
             .serve(rmcp::transport::stdio())
             .await
             .map_err(|e| OpError::Usage(format!("MCP session did not start: {e}")))?;
@@ -147,5 +148,7 @@ pub fn serve(door: MemoryDoor) -> Result<(), OpError> {
             .await
             .map_err(|e| OpError::Usage(format!("MCP session ended with an error: {e}")))?;
         Ok(())
-    })
+    });
+    door.flush_reads();
+    ended
 }

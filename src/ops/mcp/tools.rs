@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::domain::gate::{Policy, for_agent};
 use crate::domain::memory::{MAX_FILE_BYTES, MemoryFile};
-use crate::domain::recall::usage::{self, UseKind};
+use crate::domain::recall::usage;
 use crate::domain::scope::ScopeKind;
 use crate::domain::secrets::{self, SecretsIgnore};
 use crate::domain::store;
@@ -22,6 +22,8 @@ use crate::ops::guard;
 use crate::ops::pending::{self, AgentTeamSaves};
 use crate::ops::sync::{self, SyncOptions};
 use crate::ops::{OpError, Project, forget, recall, references};
+
+use super::reads::ReadCounter;
 
 use super::cache::{FreshnessBook, PolicyBook};
 use super::gate::{self, WithheldFromAgent};
@@ -143,6 +145,8 @@ pub struct MemoryDoor {
     /// Recall's indexes in memory and the watches on their folders, opened at start
     /// ([`MemoryDoor::warm_recall`]) or by the first search; searches take turns on it.
     live: Mutex<Option<LiveIndex>>,
+    /// What searches and reads showed, counted as read off the answer's path.
+    reads: ReadCounter,
 }
 
 impl MemoryDoor {
@@ -158,6 +162,7 @@ impl MemoryDoor {
                     .filter_map(|s| project.layout.memory_dir(*s))
                     .collect::<Vec<_>>(),
             ),
+            reads: ReadCounter::new(project.clone()),
             project,
             publish,
             writes: Mutex::new(()),
@@ -460,7 +465,12 @@ impl MemoryDoor {
     /// Counts memories found or read as read (`teammem stale`). Usage is a convenience: a
     /// book that cannot be written costs the agent nothing, not even a line.
     fn count_reads(&self, used: &[(ScopeKind, String)]) {
-        let _ = crate::ops::cite::record_use(&self.project, used, UseKind::Read);
+        self.reads.count(used);
+    }
+
+    /// Writes the read counts still waiting; the server calls it when the client has gone.
+    pub fn flush_reads(&self) {
+        self.reads.flush();
     }
 
     fn save(&self, mut args: Arguments) -> Result<Reply, ToolError> {
