@@ -9,6 +9,7 @@ pub(crate) mod commit;
 pub(crate) mod fast_forward;
 pub(crate) mod fast_forward_cli;
 pub(crate) mod fetch;
+pub(crate) mod file_commit;
 pub(crate) mod file_history;
 pub(crate) mod folder_history;
 pub(crate) mod helper;
