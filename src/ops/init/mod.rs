@@ -154,10 +154,6 @@ pub struct Initialised {
 /// The subject of the commit `init --fix-gitignore` makes.
 pub const GITIGNORE_SUBJECT: &str = "chore(memory): let git see the team memory folder";
 
-/// The command that commits `.gitignore` alone, leaving the rest of the index staged.
-const COMMIT_GITIGNORE: &str =
-    "git commit -m \"chore(memory): let git see the team memory folder\" -- .gitignore";
-
 /// Creates `.qwen/team-memory/` and its index; checks (and with `fix`, repairs) `.gitignore`.
 pub fn init(project: &Project, fix: bool) -> Result<Initialised, OpError> {
     let root = project.git_root()?.to_path_buf();
@@ -184,19 +180,20 @@ pub fn init(project: &Project, fix: bool) -> Result<Initialised, OpError> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(OpError::io(&path, e)),
         };
-        let mut text = String::from_utf8_lossy(before.as_deref().unwrap_or_default()).into_owned();
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
+        // Byte for byte: the user's lines stay exactly as they were, whatever their encoding.
+        let mut text = before.clone().unwrap_or_default();
+        if text.last().is_some_and(|b| *b != b'\n') {
+            text.push(b'\n');
         }
-        text.push_str(&fix_lines.join("\n"));
-        text.push('\n');
+        text.extend_from_slice(fix_lines.join("\n").as_bytes());
+        text.push(b'\n');
         let repo = repo::open(paths)?;
         let untouched = untouched_gitignore(&repo, before.as_deref())?;
-        store::write_atomic(&path, text.as_bytes())?;
+        store::write_atomic(&path, &text)?;
         gitignore_fixed = true;
         ignored = team_dir_ignored(paths)?.0;
         committed = match untouched {
-            Ok(branch) => commit_gitignore(&repo, &branch, text.as_bytes()),
+            Ok(branch) => commit_gitignore(&repo, &branch, &text),
             Err(why) => Ok(Err(why)),
         }
         .map(Some);
@@ -205,7 +202,10 @@ pub fn init(project: &Project, fix: bool) -> Result<Initialised, OpError> {
         Some(Ok(id)) => (Some(id), None),
         Some(Err(why)) => (
             None,
-            Some(format!("{why}; commit it with `{COMMIT_GITIGNORE}`")),
+            // `git commit -- PATH` commits that file alone; the rest of the index stays staged.
+            Some(format!(
+                "{why}; commit it with `git commit -m \"{GITIGNORE_SUBJECT}\" -- .gitignore`"
+            )),
         ),
         None => (None, None),
     };

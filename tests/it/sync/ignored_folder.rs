@@ -154,8 +154,10 @@ fn fix_gitignore_commits_its_lines_and_the_memory_file_reaches_a_teammate_and_ba
 fn fix_gitignore_leaves_a_gitignore_with_the_users_changes_uncommitted_and_says_how() {
     let sb = Sandbox::new();
     let alice = alice_with_qwen_ignored(&sb);
-    // An edit of Alice's own, not committed: init's commit would carry it too.
-    write(&alice.join(".gitignore"), "target/\n.qwen/\n*.log\n");
+    // An edit of Alice's own, not committed: init's commit would carry it too. Its bytes (a
+    // Latin-1 comment, no final newline) are kept as they are.
+    let edited: &[u8] = b"target/\n.qwen/\n# caf\xe9\n*.log";
+    fs::write(alice.join(".gitignore"), edited).unwrap();
     let head = sb.git(&alice, ["rev-parse", "HEAD"]);
 
     let run = sb.teammem(&alice, ["init", "--current-branch", "--fix-gitignore"]);
@@ -170,8 +172,8 @@ fn fix_gitignore_leaves_a_gitignore_with_the_users_changes_uncommitted_and_says_
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
     assert_eq!(sb.git(&alice, ["rev-parse", "HEAD"]), head);
     assert_eq!(
-        fs::read_to_string(alice.join(".gitignore")).unwrap(),
-        format!("target/\n.qwen/\n*.log\n{FIX_LINES}")
+        fs::read(alice.join(".gitignore")).unwrap(),
+        [edited, b"\n", FIX_LINES.as_bytes()].concat()
     );
 
     // The command it gives commits .gitignore alone; the staged work stays staged.
