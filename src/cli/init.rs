@@ -15,7 +15,7 @@ use crate::ops::{self, EXIT_FINDINGS, EXIT_OK, OpError, Project};
 ///
 /// In current-branch mode (--current-branch), init creates .qwen/team-memory/ and its index,
 /// committed on your branches like code. If git would ignore the team folder, init says so and prints the exact .gitignore lines that
-/// fix it; with --fix-gitignore it appends them. When .qwen/ itself is ignored, only the team
+/// fix it; with --fix-gitignore it appends them and commits that change alone. When .qwen/ itself is ignored, only the team
 /// folder is let back in, so settings and local memory stay private.
 ///
 /// With --branch [NAME] (default team-memory), switches this repository to branch mode: the
@@ -38,11 +38,14 @@ pub struct InitArgs {
     /// branches; a memory branch the remote has is not used here (teammem.branch = false).
     #[arg(long, conflicts_with = "branch")]
     current_branch: bool,
-    /// Append the lines that stop .gitignore from hiding the team folder (current-branch
-    /// mode: implies --current-branch unless --branch is given).
+    /// Append the lines that stop .gitignore from hiding the team folder, and commit that
+    /// change alone on the current branch when .gitignore has no changes of yours (else say
+    /// the command that commits it). Current-branch mode: implies --current-branch unless
+    /// --branch is given.
     #[arg(long)]
     fix_gitignore: bool,
-    /// Print JSON: {team_dir, created, index_written, ignored, fix_lines, gitignore_fixed};
+    /// Print JSON: {team_dir, created, index_written, ignored, fix_lines, gitignore_fixed,
+    /// gitignore_commit, gitignore_uncommitted};
     /// with --branch: {memory_branch, created_from, memory_tip, still_tracked,
     /// migration_commit, warnings}.
     #[arg(long)]
@@ -116,12 +119,18 @@ pub fn run(project: &Project, args: InitArgs) -> Result<u8, OpError> {
     }
     if done.gitignore_fixed {
         status!("Added to .gitignore:\n  {}", done.fix_lines.join("\n  "));
-        // Sync commits the team folder only: until .gitignore is committed and pushed, every
-        // teammate's clone still ignores the folder.
-        warning!(
-            "commit and push .gitignore now (`git add .gitignore && git commit -m \"Share team \
-             memory\"`): teammates' clones ignore the team folder until they have it"
-        );
+        // Sync publishes only its own commits: until this one is pushed, every teammate's
+        // clone still ignores the folder.
+        if let Some(commit) = &done.gitignore_commit {
+            status!(
+                "Committed .gitignore alone as {}; push it (`git push`) so teammates' clones \
+                 see the team folder",
+                &commit[..commit.len().min(7)]
+            );
+        }
+        if let Some(why) = &done.gitignore_uncommitted {
+            warning!("{why}, then push it (`git push`)");
+        }
     }
     if done.ignored {
         errln!(

@@ -158,7 +158,6 @@ pub fn commit_team_dir(
     fresh: &HashMap<String, FreshFile>,
     settings: &CommitSettings,
 ) -> Result<TeamCommit, GitError> {
-    let identity = &settings.identity;
     let patience = settings.index_patience;
     let parent = match branch.tip {
         Some(tip) => Some(
@@ -181,41 +180,14 @@ pub fn commit_team_dir(
             index,
         });
     }
-    let parents: Vec<&Commit<'_>> = parent.iter().collect();
-    let message = sync_message();
-    let author = Signature::now(&identity.author.name, &identity.author.email)
-        .map_err(|e| GitError::git(format!("the author {}", identity.author), e))?;
-    let committer = Signature::now(&identity.committer.name, &identity.committer.email)
-        .map_err(|e| GitError::git(format!("the committer {}", identity.committer), e))?;
-    let buffer = repo
-        .commit_create_buffer(&author, &committer, &message, &tree, &parents)
-        .map_err(|e| GitError::git("preparing the sync commit", e))?;
-    let payload = String::from_utf8_lossy(&buffer).into_owned();
-    let committer = identity.committer.to_string();
-    let scratch = repo.path().join(SIGN_SCRATCH);
-    let signature = match sign::sign(
-        &settings.signing,
-        &payload,
-        &committer,
-        &scratch,
-        settings.sign_budget,
-    ) {
-        Ok(signature) => signature,
-        Err(why) => {
+    let commit = match write_commit(repo, parent.as_ref(), &tree, &sync_message(), settings)? {
+        Ok(commit) => commit,
+        Err(not_signed) => {
             return Ok(TeamCommit {
-                result: CommitResult::NotSigned(why.to_string()),
+                result: not_signed,
                 index: IndexUpdate::Unchanged,
             });
         }
-    };
-    let commit = match signature {
-        Some(signature) => repo
-            .commit_signed(&payload, &signature, None)
-            .map_err(|e| GitError::git("writing the signed sync commit", e))?,
-        None => repo
-            .odb()
-            .and_then(|odb| odb.write(ObjectType::Commit, payload.as_bytes()))
-            .map_err(|e| GitError::git("writing the sync commit", e))?,
     };
     if !head_names(repo, &branch.refname) {
         return Ok(TeamCommit {
@@ -229,40 +201,93 @@ pub fn commit_team_dir(
         "commit{}: {SYNC_SUBJECT}",
         if parent.is_none() { " (initial)" } else { "" }
     );
-    let intent = RefIntent::announce(repo, &branch.refname, Some(commit))?;
-    let moved = match branch.tip {
-        Some(tip) => repo.reference_matching(&branch.refname, commit, true, tip, &reflog),
-        None => repo.reference(&branch.refname, commit, false, &reflog),
-    };
-    drop(intent);
-    match moved {
-        Ok(_) => {}
-        Err(e) if matches!(e.code(), ErrorCode::Modified | ErrorCode::Exists) => {
-            let _ = fs::remove_file(&pending);
-            return Ok(TeamCommit {
-                result: CommitResult::HeadMoved,
-                index: IndexUpdate::Unchanged,
-            });
-        }
-        Err(e) if e.code() == ErrorCode::Locked => {
-            let _ = fs::remove_file(&pending);
-            let mut lock = repo.commondir().join(&branch.refname).into_os_string();
-            lock.push(".lock");
-            return Ok(TeamCommit {
-                result: CommitResult::BranchLocked(lock.into()),
-                index: IndexUpdate::Unchanged,
-            });
-        }
-        Err(e) => {
-            let _ = fs::remove_file(&pending);
-            return Err(GitError::git(format!("moving {}", branch.refname), e));
-        }
+    if let Some(refused) = move_branch_to(repo, branch, commit, &reflog).inspect_err(|_| {
+        let _ = fs::remove_file(&pending);
+    })? {
+        let _ = fs::remove_file(&pending);
+        return Ok(TeamCommit {
+            result: refused,
+            index: IndexUpdate::Unchanged,
+        });
     }
     let index = finish_index(repo, dir, &tree, fresh, patience)?;
     Ok(TeamCommit {
         result: CommitResult::Committed(commit),
         index,
     })
+}
+
+/// Writes the commit of `tree` on `parent` with `message`, by the identity in `settings` and
+/// signed as it says. `Err` holds [`CommitResult::NotSigned`] when signing was required and
+/// failed (nothing was written).
+pub(crate) fn write_commit(
+    repo: &Repository,
+    parent: Option<&Commit<'_>>,
+    tree: &Tree<'_>,
+    message: &str,
+    settings: &CommitSettings,
+) -> Result<Result<Oid, CommitResult>, GitError> {
+    let identity = &settings.identity;
+    let parents: Vec<&Commit<'_>> = parent.into_iter().collect();
+    let author = Signature::now(&identity.author.name, &identity.author.email)
+        .map_err(|e| GitError::git(format!("the author {}", identity.author), e))?;
+    let committer = Signature::now(&identity.committer.name, &identity.committer.email)
+        .map_err(|e| GitError::git(format!("the committer {}", identity.committer), e))?;
+    let buffer = repo
+        .commit_create_buffer(&author, &committer, message, tree, &parents)
+        .map_err(|e| GitError::git("preparing the commit", e))?;
+    let payload = String::from_utf8_lossy(&buffer).into_owned();
+    let committer = identity.committer.to_string();
+    let scratch = repo.path().join(SIGN_SCRATCH);
+    let signature = match sign::sign(
+        &settings.signing,
+        &payload,
+        &committer,
+        &scratch,
+        settings.sign_budget,
+    ) {
+        Ok(signature) => signature,
+        Err(why) => return Ok(Err(CommitResult::NotSigned(why.to_string()))),
+    };
+    let commit = match signature {
+        Some(signature) => repo
+            .commit_signed(&payload, &signature, None)
+            .map_err(|e| GitError::git("writing the signed commit", e))?,
+        None => repo
+            .odb()
+            .and_then(|odb| odb.write(ObjectType::Commit, payload.as_bytes()))
+            .map_err(|e| GitError::git("writing the commit", e))?,
+    };
+    Ok(Ok(commit))
+}
+
+/// Moves `branch` to `commit` by compare-and-swap (it must still point at `branch.tip`), the
+/// move announced for recovery ([`RefIntent`]). `Some` says why it did not move:
+/// [`CommitResult::HeadMoved`] or [`CommitResult::BranchLocked`].
+pub(crate) fn move_branch_to(
+    repo: &Repository,
+    branch: &Branch,
+    commit: Oid,
+    reflog: &str,
+) -> Result<Option<CommitResult>, GitError> {
+    let intent = RefIntent::announce(repo, &branch.refname, Some(commit))?;
+    let moved = match branch.tip {
+        Some(tip) => repo.reference_matching(&branch.refname, commit, true, tip, reflog),
+        None => repo.reference(&branch.refname, commit, false, reflog),
+    };
+    drop(intent);
+    match moved {
+        Ok(_) => Ok(None),
+        Err(e) if matches!(e.code(), ErrorCode::Modified | ErrorCode::Exists) => {
+            Ok(Some(CommitResult::HeadMoved))
+        }
+        Err(e) if e.code() == ErrorCode::Locked => {
+            let mut lock = repo.commondir().join(&branch.refname).into_os_string();
+            lock.push(".lock");
+            Ok(Some(CommitResult::BranchLocked(lock.into())))
+        }
+        Err(e) => Err(GitError::git(format!("moving {}", branch.refname), e)),
+    }
 }
 
 /// Updates the index, then clears the pending marker unless the index was busy.
@@ -281,7 +306,7 @@ fn finish_index(
     Ok(update)
 }
 
-fn head_names(repo: &Repository, refname: &str) -> bool {
+pub(crate) fn head_names(repo: &Repository, refname: &str) -> bool {
     repo.find_reference("HEAD")
         .ok()
         .and_then(|head| head.symbolic_target().ok().flatten().map(|t| t == refname))

@@ -8,6 +8,7 @@ pub(crate) mod commit;
 pub(crate) mod fast_forward;
 pub(crate) mod fast_forward_cli;
 pub(crate) mod fetch;
+pub(crate) mod file_commit;
 pub(crate) mod helper;
 pub(crate) mod history;
 pub(crate) mod hooks_dir;

@@ -29,8 +29,8 @@ pub struct Branch {
 pub enum Blocker {
     /// HEAD points at a commit, not a branch.
     DetachedHead,
-    /// A merge, rebase, cherry-pick, revert or bisect is under way (named).
-    OperationInProgress(&'static str),
+    /// A merge, rebase, cherry-pick, revert, `git am` or bisect is under way.
+    OperationInProgress(Operation),
     /// Files of the team folder are left out of the work tree (the path shown).
     SparseCheckout(String),
 }
@@ -41,15 +41,77 @@ impl fmt::Display for Blocker {
             Blocker::DetachedHead => f.write_str(
                 "HEAD is detached; check out a branch (`git switch <branch>`) to sync team memory",
             ),
-            Blocker::OperationInProgress(what) => write!(
+            Blocker::OperationInProgress(operation) => write!(
                 f,
-                "a {what} is in progress; finish or abort it, then sync again"
+                "{} is in progress; {}, then sync again",
+                operation.name(),
+                operation.remedy()
             ),
             Blocker::SparseCheckout(path) => write!(
                 f,
                 "{path} is left out of the work tree by a sparse checkout (skip-worktree); \
                  add the team folder to it (`git sparse-checkout add .qwen/team-memory`)"
             ),
+        }
+    }
+}
+
+/// An operation git left unfinished in the work tree, as git's own state files show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    /// `MERGE_HEAD`: a merge stopped before its commit.
+    Merge,
+    /// `rebase-merge/` or `rebase-apply/rebasing`.
+    Rebase,
+    /// `CHERRY_PICK_HEAD` (or a cherry-pick sequence).
+    CherryPick,
+    /// `REVERT_HEAD` (or a revert sequence).
+    Revert,
+    /// `rebase-apply/applying`: `git am`.
+    Am,
+    /// `rebase-apply/` alone: `git am` or an older `git rebase`, git's files do not say which.
+    AmOrRebase,
+    /// `BISECT_LOG`.
+    Bisect,
+}
+
+impl Operation {
+    /// What is in progress, as the user would say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Operation::Merge => "a merge",
+            Operation::Rebase => "a rebase",
+            Operation::CherryPick => "a cherry-pick",
+            Operation::Revert => "a revert",
+            Operation::Am => "a `git am`",
+            Operation::AmOrRebase => "a `git am` or `git rebase` (.git/rebase-apply)",
+            Operation::Bisect => "a bisect",
+        }
+    }
+
+    /// The commands that finish or abort it.
+    pub fn remedy(self) -> &'static str {
+        match self {
+            Operation::Merge => {
+                "finish it with `git merge --continue` (after resolving any conflict) or abort \
+                 it with `git merge --abort`"
+            }
+            Operation::Rebase => {
+                "finish it with `git rebase --continue` or abort it with `git rebase --abort`"
+            }
+            Operation::CherryPick => {
+                "finish it with `git cherry-pick --continue` or abort it with \
+                 `git cherry-pick --abort`"
+            }
+            Operation::Revert => {
+                "finish it with `git revert --continue` or abort it with `git revert --abort`"
+            }
+            Operation::Am => "finish it with `git am --continue` or abort it with `git am --abort`",
+            Operation::AmOrRebase => {
+                "finish it with `git am --continue` or `git rebase --continue`, or abort it \
+                 with `git am --abort` or `git rebase --abort`"
+            }
+            Operation::Bisect => "end it with `git bisect reset`",
         }
     }
 }
@@ -94,17 +156,20 @@ pub fn preflight(repo: &Repository, team_dir: &str) -> Result<Preflight, GitErro
     Ok(Preflight::Ready(Branch { refname, tip }))
 }
 
-fn operation_in_progress(state: RepositoryState) -> Option<&'static str> {
+fn operation_in_progress(state: RepositoryState) -> Option<Operation> {
     match state {
         RepositoryState::Clean => None,
-        RepositoryState::Merge => Some("merge"),
-        RepositoryState::Revert | RepositoryState::RevertSequence => Some("revert"),
-        RepositoryState::CherryPick | RepositoryState::CherryPickSequence => Some("cherry-pick"),
-        RepositoryState::Bisect => Some("bisect"),
+        RepositoryState::Merge => Some(Operation::Merge),
+        RepositoryState::Revert | RepositoryState::RevertSequence => Some(Operation::Revert),
+        RepositoryState::CherryPick | RepositoryState::CherryPickSequence => {
+            Some(Operation::CherryPick)
+        }
+        RepositoryState::Bisect => Some(Operation::Bisect),
         RepositoryState::Rebase
         | RepositoryState::RebaseInteractive
-        | RepositoryState::RebaseMerge => Some("rebase"),
-        RepositoryState::ApplyMailbox | RepositoryState::ApplyMailboxOrRebase => Some("git am"),
+        | RepositoryState::RebaseMerge => Some(Operation::Rebase),
+        RepositoryState::ApplyMailbox => Some(Operation::Am),
+        RepositoryState::ApplyMailboxOrRebase => Some(Operation::AmOrRebase),
     }
 }
 

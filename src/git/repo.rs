@@ -232,7 +232,8 @@ pub fn open_work_tree(workdir: &Path) -> Result<Repository, GitError> {
 }
 
 /// libgit2 cannot read reftable repositories or unknown extensions; say so plainly instead of
-/// passing on its message.
+/// passing on its message, with a fix that works for the extension found: `git refs migrate`
+/// converts reftable refs and nothing else.
 fn unsupported_or(path: &Path, err: git2::Error) -> GitError {
     let message = err.message().to_lowercase();
     if message.contains("object format") {
@@ -246,17 +247,28 @@ fn unsupported_or(path: &Path, err: git2::Error) -> GitError {
                 .into(),
         };
     }
-    if message.contains("extension")
-        || message.contains("reftable")
-        || message.contains("format version")
-    {
+    if message.contains("refstorage") || message.contains("reftable") {
+        return GitError::Unsupported {
+            path: path.display().to_string(),
+            what: format!(
+                "the repository keeps its refs in reftable, which libgit2 cannot open ({})",
+                err.message()
+            ),
+            fix: "clone it again with `git clone --ref-format=files`, or convert it with \
+                  `git refs migrate --ref-format=files` (git 2.48 or later: 2.46 and 2.47 \
+                  refuse a repository with reflogs; not with linked worktrees)"
+                .into(),
+        };
+    }
+    if message.contains("extension") || message.contains("format version") {
         return GitError::Unsupported {
             path: path.display().to_string(),
             what: format!(
                 "the repository uses a format libgit2 cannot open ({})",
                 err.message()
             ),
-            fix: "convert it with `git refs migrate --ref-format=files` or use a plain clone"
+            fix: "use a clone without that setting (`git config --get-regexp '^extensions\\.'` \
+                  lists the repository's extensions)"
                 .into(),
         };
     }

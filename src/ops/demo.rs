@@ -204,8 +204,8 @@ fn story(root: &Path, story: &mut Story<'_>) -> Result<(), OpError> {
          team memory at work through teammem's library (it wires no agent and touches nothing \
          outside its temp folder)",
         &[
-            "alice$ teammem init --current-branch --fix-gitignore",
-            "alice$ git add .gitignore .qwen/team-memory && git commit -m \"Share team memory\"",
+            "alice$ teammem init --current-branch --fix-gitignore   # commits its .gitignore lines alone",
+            "alice$ git push",
             "alice$ teammem install-hooks",
             "alice$ teammem install-agent --client claude   # and --client qwen, --client codex",
             "bob$ git clone TEAM-REMOTE && teammem install-hooks && teammem install-agent --client claude",

@@ -166,7 +166,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: TEAM_FOLDER_IGNORED,
         summary: "git ignores the team memory folder in this clone, so memories added here are never published",
-        help: "Add the lines the message gives at the end of .gitignore and commit it (`teammem init --fix-gitignore` writes them).",
+        help: "Add the lines the message gives at the end of .gitignore and commit it (`teammem init --fix-gitignore` writes and commits them).",
         default_severity: Severity::Error,
     },
     Rule {

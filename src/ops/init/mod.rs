@@ -145,7 +145,14 @@ pub struct Initialised {
     pub fix_lines: Vec<String>,
     /// Whether `.gitignore` was changed now.
     pub gitignore_fixed: bool,
+    /// The commit of that change on the current branch, when init could make it.
+    pub gitignore_commit: Option<String>,
+    /// Why the change was left uncommitted, with the command that commits it.
+    pub gitignore_uncommitted: Option<String>,
 }
+
+/// The subject of the commit `init --fix-gitignore` makes.
+pub const GITIGNORE_SUBJECT: &str = "chore(memory): let git see the team memory folder";
 
 /// Creates `.qwen/team-memory/` and its index; checks (and with `fix`, repairs) `.gitignore`.
 pub fn init(project: &Project, fix: bool) -> Result<Initialised, OpError> {
@@ -165,18 +172,43 @@ pub fn init(project: &Project, fix: bool) -> Result<Initialised, OpError> {
         .map(String::from)
         .collect();
     let mut gitignore_fixed = false;
+    let mut committed = Ok(None);
     if ignored && fix {
         let path = root.join(".gitignore");
-        let mut text = fs::read_to_string(&path).unwrap_or_default();
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
+        let before = match fs::read(&path) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(OpError::io(&path, e)),
+        };
+        // Byte for byte: the user's lines stay exactly as they were, whatever their encoding.
+        let mut text = before.clone().unwrap_or_default();
+        if text.last().is_some_and(|b| *b != b'\n') {
+            text.push(b'\n');
         }
-        text.push_str(&fix_lines.join("\n"));
-        text.push('\n');
-        store::write_atomic(&path, text.as_bytes())?;
+        text.extend_from_slice(fix_lines.join("\n").as_bytes());
+        text.push(b'\n');
+        let repo = repo::open(paths)?;
+        let untouched = untouched_gitignore(&repo, before.as_deref())?;
+        store::write_atomic(&path, &text)?;
         gitignore_fixed = true;
         ignored = team_dir_ignored(paths)?.0;
+        committed = match untouched {
+            Ok(branch) => commit_gitignore(&repo, &branch, &text),
+            Err(why) => Ok(Err(why)),
+        }
+        .map(Some);
     }
+    let (gitignore_commit, gitignore_uncommitted) = match committed? {
+        Some(Ok(id)) => (Some(id), None),
+        Some(Err(why)) => (
+            None,
+            // `git commit -- PATH` commits that file alone; the rest of the index stays staged.
+            Some(format!(
+                "{why}; commit it with `git commit -m \"{GITIGNORE_SUBJECT}\" -- .gitignore`"
+            )),
+        ),
+        None => (None, None),
+    };
     Ok(Initialised {
         team_dir: dir,
         created,
@@ -188,6 +220,91 @@ pub fn init(project: &Project, fix: bool) -> Result<Initialised, OpError> {
             Vec::new()
         },
         gitignore_fixed,
+        gitignore_commit,
+        gitignore_uncommitted,
+    })
+}
+
+/// The branch to commit `.gitignore` on, when init may commit it: a branch with a commit, no
+/// operation in progress, and `.gitignore` (its bytes `before`, `None` when absent) exactly as
+/// the branch has it, in the index and on disk. Otherwise why not, in the user's words.
+fn untouched_gitignore(
+    repo: &git2::Repository,
+    before: Option<&[u8]>,
+) -> Result<Result<crate::git::preflight::Branch, String>, OpError> {
+    use crate::git::preflight::{self, Preflight};
+    let branch = match preflight::preflight(repo, TEAM_DIR)? {
+        Preflight::Ready(branch) => branch,
+        Preflight::Blocked(blocker) => {
+            return Ok(Err(format!("init did not commit it: {blocker}")));
+        }
+    };
+    if branch.tip.is_none() {
+        return Ok(Err(format!(
+            "init did not commit it: {} has no commit yet",
+            branch.refname
+        )));
+    }
+    if !crate::git::file_commit::untouched_since_tip(repo, &branch, ".gitignore", before)? {
+        return Ok(Err(
+            "init did not commit it: .gitignore has changes of yours (staged or not), and the \
+             commit would hold them too"
+                .to_string(),
+        ));
+    }
+    Ok(Ok(branch))
+}
+
+/// Commits the fixed `.gitignore` (`bytes`) alone on `branch`, holding the sync lock. The
+/// commit id, or why it was not made.
+fn commit_gitignore(
+    repo: &git2::Repository,
+    branch: &crate::git::preflight::Branch,
+    bytes: &[u8],
+) -> Result<Result<String, String>, OpError> {
+    use crate::git::commit::CommitResult;
+    use crate::ops::sync::{self, SyncOptions};
+    let mut outcome = sync::SyncOutcome::default();
+    let settings = sync::commit_settings(
+        repo,
+        &SyncOptions::default(),
+        std::time::Instant::now() + sync::DEFAULT_TIMEOUT,
+        &mut outcome,
+    )?;
+    let _lock = match sync::lock_for_setup(repo) {
+        Ok(lock) => lock,
+        Err(OpError::Refused(_)) => {
+            return Ok(Err(
+                "init did not commit it: a sync is running in this repository".to_string(),
+            ));
+        }
+        Err(err) => return Err(err),
+    };
+    let message = format!(
+        "{GITIGNORE_SUBJECT}\n\nAdded by `teammem init --fix-gitignore`: without these lines git \
+         ignores {TEAM_DIR}/ and teammates' clones never get the memory files.\n"
+    );
+    let (result, _index) = crate::git::file_commit::commit_file(
+        repo,
+        branch,
+        ".gitignore",
+        bytes,
+        &message,
+        &settings,
+    )?;
+    Ok(match result {
+        CommitResult::Committed(id) => Ok(id.to_string()),
+        CommitResult::NothingToCommit => Err("init did not commit it: nothing changed".into()),
+        CommitResult::HeadMoved => {
+            Err("init did not commit it: the branch moved while it worked".into())
+        }
+        CommitResult::NotSigned(why) => Err(format!(
+            "init did not commit it: the commit could not be signed ({why})"
+        )),
+        CommitResult::BranchLocked(lock) => Err(format!(
+            "init did not commit it: another program holds {}",
+            lock.display()
+        )),
     })
 }
 

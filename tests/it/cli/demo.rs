@@ -35,7 +35,7 @@ fn the_demo_tells_the_whole_story_and_removes_its_folder() {
     let out = &run.stdout;
     for line in [
         "== The setup this demo stands for",
-        "  alice$ teammem init --current-branch --fix-gitignore\n  alice$ git add .gitignore .qwen/team-memory && git commit -m \"Share team memory\"\n  alice$ teammem install-hooks\n  alice$ teammem install-agent --client claude",
+        "  alice$ teammem init --current-branch --fix-gitignore   # commits its .gitignore lines alone\n  alice$ git push\n  alice$ teammem install-hooks\n  alice$ teammem install-agent --client claude",
         "== Alice starts the team memory and syncs",
         "== Bob clones, adds a memory and syncs",
         "== Bob tries to save a token in team memory",

@@ -508,7 +508,7 @@ fn merge_in_progress() -> Row {
         expect: |mode| match mode {
             Mode::Current => Expect::Refused(
                 "operation-in-progress",
-                &["a merge is in progress", "abort"],
+                &["a merge is in progress", "`git merge --abort`"],
             ),
             Mode::Branch => Expect::Shares,
         },
@@ -531,7 +531,7 @@ fn rebase_in_progress() -> Row {
         expect: |mode| match mode {
             Mode::Current => Expect::Refused(
                 "operation-in-progress",
-                &["a rebase is in progress", "abort"],
+                &["a rebase is in progress", "`git rebase --abort`"],
             ),
             Mode::Branch => Expect::Shares,
         },

@@ -328,6 +328,17 @@ fn preflight_detached_head_and_operations_in_progress() {
     );
     sb.git(&repo, ["checkout", "-q", "main"]);
 
+    // Each operation git can leave unfinished is refused with the commands that finish or
+    // abort that operation, and no other's.
+    let refused = |sb: &Sandbox, repo: &Path, said: &[&str]| {
+        let report = assert_skipped(sb, repo, "operation-in-progress");
+        let warning = report["warnings"][0].as_str().unwrap().to_string();
+        for words in said {
+            assert!(warning.contains(words), "{words:?} missing from {warning}");
+        }
+        warning
+    };
+
     // A merge stopped on a conflict.
     write(&repo.join("f.txt"), "base\n");
     sb.git(&repo, ["add", "f.txt"]);
@@ -343,7 +354,16 @@ fn preflight_detached_head_and_operations_in_progress() {
             .status
             .success()
     );
-    assert_skipped(&sb, &repo, "operation-in-progress");
+    let said = refused(
+        &sb,
+        &repo,
+        &[
+            "a merge is in progress",
+            "`git merge --continue`",
+            "`git merge --abort`",
+        ],
+    );
+    assert!(!said.contains("rebase"), "{said}");
     sb.git(&repo, ["merge", "--abort"]);
 
     assert!(
@@ -351,15 +371,72 @@ fn preflight_detached_head_and_operations_in_progress() {
             .status
             .success()
     );
-    assert_skipped(&sb, &repo, "operation-in-progress");
+    refused(
+        &sb,
+        &repo,
+        &[
+            "a cherry-pick is in progress",
+            "`git cherry-pick --continue`",
+            "`git cherry-pick --abort`",
+        ],
+    );
     sb.git(&repo, ["cherry-pick", "--abort"]);
 
+    assert!(
+        !sb.git_output(&repo, ["revert", "--no-edit", "HEAD~1"])
+            .status
+            .success()
+    );
+    refused(
+        &sb,
+        &repo,
+        &[
+            "a revert is in progress",
+            "`git revert --continue`",
+            "`git revert --abort`",
+        ],
+    );
+    sb.git(&repo, ["revert", "--abort"]);
+
     assert!(!sb.git_output(&repo, ["rebase", "other"]).status.success());
-    assert_skipped(&sb, &repo, "operation-in-progress");
+    let said = refused(
+        &sb,
+        &repo,
+        &[
+            "a rebase is in progress",
+            "`git rebase --continue`",
+            "`git rebase --abort`",
+        ],
+    );
+    assert!(!said.contains("merge"), "{said}");
     sb.git(&repo, ["rebase", "--abort"]);
 
+    // `git am` of a patch that does not apply.
+    let patch = sb.git(&repo, ["format-patch", "-1", "--stdout", "other"]);
+    let patch_file = sb.path().join("other.patch");
+    write(&patch_file, &format!("{patch}\n"));
+    assert!(
+        !sb.git_output(&repo, ["am", "-q", patch_file.to_str().unwrap()])
+            .status
+            .success()
+    );
+    refused(
+        &sb,
+        &repo,
+        &[
+            "`git am` is in progress",
+            "`git am --continue`",
+            "`git am --abort`",
+        ],
+    );
+    sb.git(&repo, ["am", "--abort"]);
+
     sb.git(&repo, ["bisect", "start"]);
-    assert_skipped(&sb, &repo, "operation-in-progress");
+    refused(
+        &sb,
+        &repo,
+        &["a bisect is in progress", "`git bisect reset`"],
+    );
     sb.git(&repo, ["bisect", "reset"]);
 
     // Back to normal, the pending memory is committed.

@@ -1,9 +1,10 @@
-//! Current-branch sync: commit, merge, budget, kills, index, push URLs.
+//! Current-branch sync: commit, merge, budget, kills, index, push URLs, an ignored team folder.
 
 mod budget;
 mod commit;
 mod concurrent;
 mod ff_untracked;
+mod ignored_folder;
 mod index;
 mod kill;
 mod listing_skip;
