@@ -684,7 +684,9 @@ pub(crate) fn fetch_round(
 
 /// After a push that lost the race to a teammate's: waits the backoff and says `true` when
 /// another round (costing about what this one did) fits in the time budget; otherwise records
-/// `remote-busy`, `left` saying where the commits stay, and says `false`.
+/// `remote-busy`, `left` saying where the commits stay, and says `false`. A pause drawn longer
+/// than the budget leaves room for is drawn again within that room: a clone gives up only when
+/// no round fits any more, never because its dice came up long.
 pub(crate) fn another_round(
     attempt: u32,
     round_started: Instant,
@@ -692,8 +694,8 @@ pub(crate) fn another_round(
     left: &str,
     outcome: &mut SyncOutcome,
 ) -> bool {
-    let pause = backoff(attempt, round_started.elapsed());
-    if net.deadline.remaining() < pause + round_started.elapsed() {
+    let round = round_started.elapsed();
+    let Some(room) = net.deadline.remaining().checked_sub(round) else {
         outcome.skip(
             SkipReason::RemoteBusy,
             format!(
@@ -702,6 +704,10 @@ pub(crate) fn another_round(
             ),
         );
         return false;
+    };
+    let mut pause = backoff(attempt, round);
+    if pause > room {
+        pause = jitter(room, attempt);
     }
     std::thread::sleep(pause);
     true
@@ -712,11 +718,17 @@ fn backoff(attempt: u32, round: Duration) -> Duration {
     let cap = unit
         .saturating_mul(1u32 << attempt.saturating_sub(1).min(10))
         .min(MAX_BACKOFF.max(unit));
+    jitter(cap, attempt)
+}
+
+/// A random pause shorter than `cap` (whole milliseconds), from the clock, the PID and
+/// `salt`: clones that lost together draw different pauses.
+fn jitter(cap: Duration, salt: u32) -> Duration {
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
-    let mut x = u64::from(nanos) ^ (u64::from(std::process::id()) << 32) ^ u64::from(attempt);
+    let mut x = u64::from(nanos) ^ (u64::from(std::process::id()) << 32) ^ u64::from(salt);
     // xorshift64*: a well-spread number from the clock and the PID.
     x ^= x >> 12;
     x ^= x << 25;
