@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use git2::{Commit, FileMode, MergeFileInput, Oid, Repository, Tree};
 
 use super::commit::{SYNC_SUBJECT, SYNC_TRAILER};
+use super::remote::Deadline;
 use super::{GitError, history};
 use crate::domain::memory::{self, MemoryFile};
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
@@ -210,6 +211,7 @@ pub fn replay_sync_commits(
         &commit_tree(local)?,
         &theirs_tree,
         &short,
+        None,
     )?;
     let MergedFolder {
         team_tree,
@@ -267,21 +269,26 @@ pub struct MergedFolder {
 /// change a memory takes the other's; a memory deleted on one side and changed on the other
 /// keeps the change; two different changes are text-merged when git merges them cleanly into
 /// a valid memory, else both versions are kept, ours as `<path>.conflict-<short>.md`.
-/// `MEMORY.md` is never merged: it is regenerated from the result. Creates objects only.
+/// `MEMORY.md` is never merged: it is regenerated from the result, stopping with
+/// [`GitError::OutOfTime`] once `deadline` passes. Creates objects only.
 pub fn merge_team_folders(
     repo: &Repository,
     base: Option<&Tree<'_>>,
     ours: &Tree<'_>,
     theirs: &Tree<'_>,
     short: &str,
+    deadline: Option<Deadline>,
 ) -> Result<MergedFolder, GitError> {
     let base_files = match base {
         Some(base) => team_files(repo, base)?,
         None => BTreeMap::new(),
     };
+    in_time(deadline, "merging the memory branch")?;
     let ours = team_files(repo, ours)?;
+    in_time(deadline, "merging the memory branch")?;
     let theirs_team = super::team_files::subtree(repo, theirs, TEAM_DIR)?;
     let theirs = team_files(repo, theirs)?;
+    in_time(deadline, "merging the memory branch")?;
     let mut merged: BTreeMap<String, Version> = BTreeMap::new();
     let mut conflicts = Vec::new();
     let mut text_merged = Vec::new();
@@ -356,7 +363,7 @@ pub fn merge_team_folders(
         }
     }
     if !merged.is_empty() {
-        let index = regenerate_index(repo, &merged)?;
+        let index = regenerate_index(repo, &merged, deadline)?;
         merged.insert(INDEX_FILE.to_string(), (index, i32::from(FileMode::Blob)));
     }
     let team_tree = rebuilt(repo, theirs_team.as_ref(), &theirs, &merged)?;
@@ -376,14 +383,19 @@ fn kept_beside(files: &BTreeMap<String, Version>, path: &str, version: Version) 
 }
 
 /// The team folder of `tree` with `MEMORY.md` regenerated from its memories, as a tree to put
-/// at `.qwen/team-memory` (`None` when the folder is empty). Creates objects only.
-pub fn regenerated_team_tree(repo: &Repository, tree: &Tree<'_>) -> Result<Option<Oid>, GitError> {
+/// at `.qwen/team-memory` (`None` when the folder is empty), stopping with
+/// [`GitError::OutOfTime`] once `deadline` passes. Creates objects only.
+pub fn regenerated_team_tree(
+    repo: &Repository,
+    tree: &Tree<'_>,
+    deadline: Option<Deadline>,
+) -> Result<Option<Oid>, GitError> {
     let team = super::team_files::subtree(repo, tree, TEAM_DIR)?;
     let files = team_files(repo, tree)?;
     let mut wanted = files.clone();
     wanted.remove(INDEX_FILE);
     if !wanted.is_empty() {
-        let index = regenerate_index(repo, &wanted)?;
+        let index = regenerate_index(repo, &wanted, deadline)?;
         wanted.insert(INDEX_FILE.to_string(), (index, i32::from(FileMode::Blob)));
     }
     rebuilt(repo, team.as_ref(), &files, &wanted)
@@ -556,11 +568,29 @@ fn as_team_file(
         })
 }
 
+/// How many memories [`regenerate_index`] reads between two looks at the clock.
+const CLOCK_EVERY: usize = 256;
+
+/// `Err(OutOfTime)` saying `what` was being done once `deadline` has passed.
+fn in_time(deadline: Option<Deadline>, what: &str) -> Result<(), GitError> {
+    if deadline.is_some_and(|d| d.passed()) {
+        return Err(GitError::OutOfTime {
+            what: what.to_string(),
+        });
+    }
+    Ok(())
+}
+
 /// MEMORY.md for the merged files, rendered as `teammem index` renders it from disk: every
 /// valid memory file ([`memory::is_memory_path`]) that passes the
 /// memory gate, so a teammate's memory holding a secret is never copied into this commit's
-/// index.
-fn regenerate_index(repo: &Repository, files: &BTreeMap<String, Version>) -> Result<Oid, GitError> {
+/// index. Reads every memory, so on a branch of many it looks at the clock every
+/// [`CLOCK_EVERY`] memories and stops with [`GitError::OutOfTime`] once `deadline` passed.
+fn regenerate_index(
+    repo: &Repository,
+    files: &BTreeMap<String, Version>,
+    deadline: Option<Deadline>,
+) -> Result<Oid, GitError> {
     let blob_of = |rel: &str| {
         files.get(rel).and_then(|(oid, mode)| {
             let blob = repo.find_blob(*oid).ok()?;
@@ -572,8 +602,15 @@ fn regenerate_index(repo: &Repository, files: &BTreeMap<String, Version>) -> Res
     let policy =
         crate::domain::gate::Policy::from_team_files(as_team_file(&config), as_team_file(&ignore));
 
+    let what = format!(
+        "regenerating {TEAM_DIR}/{INDEX_FILE} from {} files",
+        files.len()
+    );
     let mut entries = Vec::new();
-    for (rel, (oid, mode)) in files {
+    for (n, (rel, (oid, mode))) in files.iter().enumerate() {
+        if n % CLOCK_EVERY == CLOCK_EVERY - 1 {
+            in_time(deadline, &what)?;
+        }
         // Only a file's bytes are a memory: not a symlink's target path, not a gitlink's
         // commit (which is no blob at all).
         let file =
@@ -587,7 +624,19 @@ fn regenerate_index(repo: &Repository, files: &BTreeMap<String, Version>) -> Res
             .map_err(|e| GitError::git(format!("reading {shown}"), e))?;
         entries.extend(memory::index_entry_of(&shown, rel, blob.content()));
     }
-    let text = crate::domain::gate::team_index_md(entries, Some(&policy));
+    // The gate's filter first, by hand so the clock is looked at; then the lines it kept are
+    // rendered as `team_index_md` renders them.
+    let mut kept = Vec::with_capacity(entries.len());
+    for (n, entry) in entries.into_iter().enumerate() {
+        if n % CLOCK_EVERY == CLOCK_EVERY - 1 {
+            in_time(deadline, &what)?;
+        }
+        if policy.index_line_safe(&entry) {
+            kept.push(entry);
+        }
+    }
+    let text = crate::domain::gate::team_index_md(kept, None);
+    in_time(deadline, &what)?;
     repo.blob(text.as_bytes())
         .map_err(|e| GitError::git("writing the regenerated MEMORY.md", e))
 }
