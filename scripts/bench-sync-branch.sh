@@ -32,9 +32,11 @@
 #
 # FLOOD="1000 10000 50000" measures instead branch-mode session start with that many memories
 # on the memory branch (issue 37): for each count, a remote whose `team-memory` holds them
-# (made with `git fast-import`), a fresh clone with a memory of its own, then
-# `teammem session-start --hook claude` run RUNS times in a row (the first materialises up to
-# the limit within the budget, the later ones go on from there). Prints each run's wall time,
+# (made with `git fast-import`, as a teammate's plain `git push`), a fresh clone with a memory
+# of its own, then `teammem session-start --hook claude` run RUNS times in a row (the first
+# materialises up to the limit within the budget, the later ones go on from there). With
+# OLD_BIN set, the old binary gets a fresh clone of its own from the same remote and the two
+# take turns, run by run, so a burst of load falls on both. Prints each run's wall time,
 # whether the context was printed, the files in the folder and whether the clone's own memory
 # reached the remote.
 set -euo pipefail
@@ -91,20 +93,30 @@ if [ -n "${FLOOD:-}" ]; then
       } | git fast-import --quiet
       git push -q origin refs/heads/flood:refs/heads/team-memory
     )
-    git clone -q "$dir/remote.git" "$dir/me" 2>/dev/null
-    mkdir -p "$dir/me/$team/feedback"
-    printf -- '---\nname: mine\ndescription: My own memory\ntype: feedback\n---\nMine.\n' >"$dir/me/$team/feedback/mine.md"
+    binaries=("new=$teammem")
+    [ -z "$old_bin" ] || binaries+=("old=$old_bin")
+    for entry in "${binaries[@]}"; do
+      label=${entry%%=*}
+      git clone -q "$dir/remote.git" "$dir/me-$label" 2>/dev/null
+      mkdir -p "$dir/me-$label/$team/feedback"
+      printf -- '---\nname: mine %s\ndescription: My own memory\ntype: feedback\n---\nMine.\n' "$label" \
+        >"$dir/me-$label/$team/feedback/mine-$label.md"
+    done
     for run in $(seq 1 "$runs"); do
-      start=$(date +%s.%N)
-      out=$(cd "$dir/me" && echo '{"source":"startup"}' | "$teammem" session-start --hook claude 2>/dev/null || true)
-      end=$(date +%s.%N)
-      files=$(find "$dir/me/$team" -type f | wc -l)
-      pushed=no
-      [ -n "$(git --git-dir="$dir/remote.git" ls-tree --name-only team-memory "$team/feedback/mine.md")" ] && pushed=yes
-      context=no
-      [ -n "$out" ] && context=yes
-      printf 'memories=%s run=%s wall=%.2fs context=%s files=%s own-memory-pushed=%s\n' \
-        "$count" "$run" "$(echo "$end - $start" | bc)" "$context" "$files" "$pushed"
+      for entry in "${binaries[@]}"; do
+        label=${entry%%=*} bin=${entry#*=}
+        me="$dir/me-$label"
+        start=$(date +%s.%N)
+        out=$(cd "$me" && echo '{"source":"startup"}' | "$bin" session-start --hook claude 2>/dev/null || true)
+        end=$(date +%s.%N)
+        files=$(find "$me/$team" -type f | wc -l)
+        pushed=no
+        [ -n "$(git --git-dir="$dir/remote.git" ls-tree --name-only team-memory "$team/feedback/mine-$label.md")" ] && pushed=yes
+        context=no
+        [ -n "$out" ] && context=yes
+        printf 'memories=%s binary=%s run=%s wall=%.2fs context=%s files=%s own-memory-pushed=%s\n' \
+          "$count" "$label" "$run" "$(echo "$end - $start" | bc)" "$context" "$files" "$pushed"
+      done
     done
   done
   exit 0

@@ -18,6 +18,7 @@ use super::GitError;
 use super::commit::{self, CommitSettings, SYNC_TRAILER, TeamUpdate};
 use super::history;
 use super::recovery::ref_move::RefIntent;
+use super::remote::Deadline;
 use super::replay::{self, KeptConflict};
 use super::sign;
 use super::upstream::{self, Upstream, UpstreamLookup};
@@ -305,16 +306,19 @@ pub enum Recorded {
 }
 
 /// A commit whose tree is `parent`'s with `updates` applied (paths relative to the work tree,
-/// under the team folder) and `MEMORY.md` regenerated from the result. Objects only.
+/// under the team folder) and `MEMORY.md` regenerated from the result; [`GitError::OutOfTime`]
+/// once `deadline` passes during the regeneration. Objects only.
 pub fn record(
     repo: &Repository,
     parent: Option<Oid>,
     updates: &[TeamUpdate],
     settings: &CommitSettings,
+    deadline: Deadline,
 ) -> Result<Recorded, GitError> {
     let base = tree_of(repo, parent)?;
     let applied = commit::updated_tree(repo, &base, updates)?;
-    let team = replay::regenerated_team_tree(repo, &applied)?;
+    let team = replay::regenerated_team_tree(repo, &applied, Some(deadline))?;
+
     let root = root_with(repo, team)?;
     if root == base.id() {
         return Ok(Recorded::Nothing);
@@ -424,13 +428,15 @@ const MAX_RECREATED: usize = 200;
 /// merged memory by memory against their merge base (none: unrelated histories, every memory
 /// added on both sides) — the history stays a line; else a merge commit (parents ours,
 /// theirs) with that folder, so a commit of someone else's, or one a proposal branch already
-/// shows, is never rewritten. Objects only.
+/// shows, is never rewritten. [`GitError::OutOfTime`] once `deadline` passes during the
+/// merge's regeneration of `MEMORY.md`. Objects only.
 pub fn combine(
     repo: &Repository,
     ours: Option<Oid>,
     theirs: Option<Oid>,
     published: &[Oid],
     settings: &CommitSettings,
+    deadline: Deadline,
 ) -> Result<Combined, GitError> {
     let done = |tip| Combined {
         tip,
@@ -465,6 +471,7 @@ pub fn combine(
         &tree_of(repo, Some(o))?,
         &tree_of(repo, Some(t))?,
         &short,
+        Some(deadline),
     )?;
     let root = root_with(repo, merged.team_tree)?;
     let recreate = recreatable(repo, o, t, published)?;

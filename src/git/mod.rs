@@ -83,6 +83,13 @@ pub enum GitError {
         /// What git said, and what to do.
         message: String,
     },
+    /// The time budget ran out in the middle of work that reads the whole memory branch (a
+    /// `MEMORY.md` regenerated from every memory): nothing was written to any ref.
+    #[error("the time budget ran out while {what}")]
+    OutOfTime {
+        /// What was being done.
+        what: String,
+    },
     /// A file in the git folder or the work tree could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {

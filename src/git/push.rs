@@ -316,9 +316,13 @@ pub(crate) fn push_in_process(
 
 /// Whether the server refused the update because its ref moved after it advertised it: a
 /// teammate's push landed between our negotiation and our update (receive-pack locks the ref
-/// with the advertised value as the old one). That is the lease refusing, not a rejection.
+/// with the advertised value as the old one), or is landing right now (its `<ref>.lock` is
+/// there: "cannot lock ref …: Unable to create '….lock': File exists", seen with 100 clones
+/// pushing at once). That is the lease refusing, not a rejection: proposing it would publish
+/// the commits on a proposal branch, and the next syncs would keep them with merge commits.
 fn lost_the_race(status: &str) -> bool {
-    (status.contains("cannot lock ref") && status.contains("but expected"))
+    (status.contains("cannot lock ref")
+        && (status.contains("but expected") || status.contains("File exists")))
         || status.contains("non-fast-forward")
         || status.contains("fetch first")
 }

@@ -14,7 +14,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use git2::{Commit, FileMode, MergeFileInput, Oid, Repository, Tree};
 
 use super::commit::{SYNC_SUBJECT, SYNC_TRAILER};
+use super::remote::Deadline;
 use super::{GitError, history};
+use crate::domain::index;
 use crate::domain::memory::{self, MemoryFile};
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
 
@@ -210,6 +212,7 @@ pub fn replay_sync_commits(
         &commit_tree(local)?,
         &theirs_tree,
         &short,
+        None,
     )?;
     let MergedFolder {
         team_tree,
@@ -267,21 +270,26 @@ pub struct MergedFolder {
 /// change a memory takes the other's; a memory deleted on one side and changed on the other
 /// keeps the change; two different changes are text-merged when git merges them cleanly into
 /// a valid memory, else both versions are kept, ours as `<path>.conflict-<short>.md`.
-/// `MEMORY.md` is never merged: it is regenerated from the result. Creates objects only.
+/// `MEMORY.md` is never merged: it is regenerated from the result, stopping with
+/// [`GitError::OutOfTime`] once `deadline` passes. Creates objects only.
 pub fn merge_team_folders(
     repo: &Repository,
     base: Option<&Tree<'_>>,
     ours: &Tree<'_>,
     theirs: &Tree<'_>,
     short: &str,
+    deadline: Option<Deadline>,
 ) -> Result<MergedFolder, GitError> {
     let base_files = match base {
         Some(base) => team_files(repo, base)?,
         None => BTreeMap::new(),
     };
+    in_time(deadline, "merging the memory branch")?;
     let ours = team_files(repo, ours)?;
+    in_time(deadline, "merging the memory branch")?;
     let theirs_team = super::team_files::subtree(repo, theirs, TEAM_DIR)?;
     let theirs = team_files(repo, theirs)?;
+    in_time(deadline, "merging the memory branch")?;
     let mut merged: BTreeMap<String, Version> = BTreeMap::new();
     let mut conflicts = Vec::new();
     let mut text_merged = Vec::new();
@@ -356,7 +364,7 @@ pub fn merge_team_folders(
         }
     }
     if !merged.is_empty() {
-        let index = regenerate_index(repo, &merged)?;
+        let index = regenerate_index(repo, &merged, deadline)?;
         merged.insert(INDEX_FILE.to_string(), (index, i32::from(FileMode::Blob)));
     }
     let team_tree = rebuilt(repo, theirs_team.as_ref(), &theirs, &merged)?;
@@ -376,14 +384,19 @@ fn kept_beside(files: &BTreeMap<String, Version>, path: &str, version: Version) 
 }
 
 /// The team folder of `tree` with `MEMORY.md` regenerated from its memories, as a tree to put
-/// at `.qwen/team-memory` (`None` when the folder is empty). Creates objects only.
-pub fn regenerated_team_tree(repo: &Repository, tree: &Tree<'_>) -> Result<Option<Oid>, GitError> {
+/// at `.qwen/team-memory` (`None` when the folder is empty), stopping with
+/// [`GitError::OutOfTime`] once `deadline` passes. Creates objects only.
+pub fn regenerated_team_tree(
+    repo: &Repository,
+    tree: &Tree<'_>,
+    deadline: Option<Deadline>,
+) -> Result<Option<Oid>, GitError> {
     let team = super::team_files::subtree(repo, tree, TEAM_DIR)?;
     let files = team_files(repo, tree)?;
     let mut wanted = files.clone();
     wanted.remove(INDEX_FILE);
     if !wanted.is_empty() {
-        let index = regenerate_index(repo, &wanted)?;
+        let index = regenerate_index(repo, &wanted, deadline)?;
         wanted.insert(INDEX_FILE.to_string(), (index, i32::from(FileMode::Blob)));
     }
     rebuilt(repo, team.as_ref(), &files, &wanted)
@@ -556,11 +569,45 @@ fn as_team_file(
         })
 }
 
+/// How many memories [`regenerate_index`] reads between two looks at the clock.
+const CLOCK_EVERY: usize = 256;
+
+/// `Err(OutOfTime)` saying `what` was being done once `deadline` has passed.
+fn in_time(deadline: Option<Deadline>, what: &str) -> Result<(), GitError> {
+    if deadline.is_some_and(|d| d.passed()) {
+        return Err(GitError::OutOfTime {
+            what: what.to_string(),
+        });
+    }
+    Ok(())
+}
+
 /// MEMORY.md for the merged files, rendered as `teammem index` renders it from disk: every
 /// valid memory file ([`memory::is_memory_path`]) that passes the
 /// memory gate, so a teammate's memory holding a secret is never copied into this commit's
-/// index.
-fn regenerate_index(repo: &Repository, files: &BTreeMap<String, Version>) -> Result<Oid, GitError> {
+/// index. See [`index_text`] for what is read.
+fn regenerate_index(
+    repo: &Repository,
+    files: &BTreeMap<String, Version>,
+    deadline: Option<Deadline>,
+) -> Result<Oid, GitError> {
+    let text = index_text(repo, files, deadline)?;
+    repo.blob(text.as_bytes())
+        .map_err(|e| GitError::git("writing the regenerated MEMORY.md", e))
+}
+
+/// The text of [`regenerate_index`]. The index lists the first [`index::MAX_FILES`] memories
+/// by path (UTF-16 order) that give a line the gate keeps, and paths are unique, so the
+/// memories are read in that order until that many are kept: the cost is the paths' sort and
+/// about `MAX_FILES` blobs however many memories the branch holds (a flood past them is never
+/// read). The same bytes as rendering every memory's line (`tests::full_index_text`). Looks
+/// at the clock every [`CLOCK_EVERY`] memories read and stops with [`GitError::OutOfTime`]
+/// once `deadline` passed.
+fn index_text(
+    repo: &Repository,
+    files: &BTreeMap<String, Version>,
+    deadline: Option<Deadline>,
+) -> Result<String, GitError> {
     let blob_of = |rel: &str| {
         files.get(rel).and_then(|(oid, mode)| {
             let blob = repo.find_blob(*oid).ok()?;
@@ -572,24 +619,42 @@ fn regenerate_index(repo: &Repository, files: &BTreeMap<String, Version>) -> Res
     let policy =
         crate::domain::gate::Policy::from_team_files(as_team_file(&config), as_team_file(&ignore));
 
-    let mut entries = Vec::new();
-    for (rel, (oid, mode)) in files {
-        // Only a file's bytes are a memory: not a symlink's target path, not a gitlink's
-        // commit (which is no blob at all).
-        let file =
-            *mode == i32::from(FileMode::Blob) || *mode == i32::from(FileMode::BlobExecutable);
-        if !memory::is_memory_path(rel) || !file {
-            continue;
+    let what = format!(
+        "regenerating {TEAM_DIR}/{INDEX_FILE} from {} files",
+        files.len()
+    );
+    // Only a file's bytes are a memory: not a symlink's target path, not a gitlink's commit
+    // (which is no blob at all).
+    let mut candidates: Vec<(&String, Oid)> = files
+        .iter()
+        .filter(|(rel, (_, mode))| {
+            (*mode == i32::from(FileMode::Blob) || *mode == i32::from(FileMode::BlobExecutable))
+                && memory::is_memory_path(rel)
+        })
+        .map(|(rel, (oid, _))| (rel, *oid))
+        .collect();
+    in_time(deadline, &what)?;
+    candidates.sort_by(|a, b| index::utf16_cmp(a.0, b.0));
+    in_time(deadline, &what)?;
+    let mut kept = Vec::new();
+    for (n, (rel, oid)) in candidates.into_iter().enumerate() {
+        if kept.len() == index::MAX_FILES {
+            break;
+        }
+        if n % CLOCK_EVERY == CLOCK_EVERY - 1 {
+            in_time(deadline, &what)?;
         }
         let shown = format!("{TEAM_DIR}/{rel}");
         let blob = repo
-            .find_blob(*oid)
+            .find_blob(oid)
             .map_err(|e| GitError::git(format!("reading {shown}"), e))?;
-        entries.extend(memory::index_entry_of(&shown, rel, blob.content()));
+        if let Some(entry) = memory::index_entry_of(&shown, rel, blob.content()) {
+            if policy.index_line_safe(&entry) {
+                kept.push(entry);
+            }
+        }
     }
-    let text = crate::domain::gate::team_index_md(entries, Some(&policy));
-    repo.blob(text.as_bytes())
-        .map_err(|e| GitError::git("writing the regenerated MEMORY.md", e))
+    Ok(crate::domain::gate::team_index_md(kept, None))
 }
 
 /// Writes nested trees for `files` (paths with `/`), returning the top tree.
@@ -682,5 +747,129 @@ mod tests {
             "feedback/use-postgres.md.conflict-abc1234.md"
         );
         assert!(memory::check_file_name("feedback/use-postgres.md.conflict-abc1234.md").is_none());
+    }
+
+    /// MEMORY.md as rendered from every memory's line, each read and gated: what
+    /// [`index_text`] must give while reading only the first memories by path.
+    fn full_index_text(repo: &Repository, files: &BTreeMap<String, Version>) -> String {
+        let blob_of = |rel: &str| {
+            files.get(rel).and_then(|(oid, mode)| {
+                let blob = repo.find_blob(*oid).ok()?;
+                Some((blob.content().to_vec(), *mode == i32::from(FileMode::Link)))
+            })
+        };
+        let config = blob_of(crate::domain::check::CONFIG_FILE);
+        let ignore = blob_of(crate::domain::secrets::IGNORE_FILE);
+        let policy = crate::domain::gate::Policy::from_team_files(
+            as_team_file(&config),
+            as_team_file(&ignore),
+        );
+        let mut entries = Vec::new();
+        for (rel, (oid, mode)) in files {
+            let file =
+                *mode == i32::from(FileMode::Blob) || *mode == i32::from(FileMode::BlobExecutable);
+            if !memory::is_memory_path(rel) || !file {
+                continue;
+            }
+            let blob = repo.find_blob(*oid).unwrap();
+            let shown = format!("{TEAM_DIR}/{rel}");
+            entries.extend(memory::index_entry_of(&shown, rel, blob.content()));
+        }
+        crate::domain::gate::team_index_md(entries, Some(&policy))
+    }
+
+    /// A small deterministic random number generator (xorshift64*).
+    struct Dice(u64);
+
+    impl Dice {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n.max(1)
+        }
+
+        fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+            from[self.below(from.len())]
+        }
+    }
+
+    /// A random team file: a memory (often sharing a description, sometimes carrying a token
+    /// the gate keeps out of the index, sometimes broken), a file that is no memory, or a
+    /// symlink; at a path mixing ASCII, characters past U+FFFF and in U+E000..U+FFFF (where
+    /// UTF-16 order and byte order differ).
+    fn random_file(repo: &Repository, dice: &mut Dice) -> (String, Version) {
+        let kinds = ["project", "feedback", "user", "reference"];
+        let starts = [
+            "a",
+            "b",
+            "z",
+            "\u{1F600}",
+            "\u{FF5A}",
+            "\u{E000}",
+            "\u{00E9}",
+            "0",
+        ];
+        let kind = dice.pick(&kinds);
+        let mut name = String::new();
+        for _ in 0..1 + dice.below(3) {
+            name.push_str(dice.pick(&starts));
+        }
+        name.push_str(&format!("-{}", dice.below(1000)));
+        let description = match dice.below(6) {
+            0 => "Shared description".to_string(),
+            1 => format!("token ghp_{}", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"),
+            2 => String::new(),
+            _ => format!("About {name}"),
+        };
+        let text = match dice.below(10) {
+            0 => "no frontmatter at all\n".to_string(),
+            _ => format!(
+                "---\nname: {name}\ndescription: {description}\ntype: {kind}\n---\nBody {}.\n",
+                dice.below(100)
+            ),
+        };
+        let (rel, mode) = match dice.below(20) {
+            0 => (format!("{kind}/{name}.txt"), FileMode::Blob),
+            1 => (format!("{kind}/{name}.md"), FileMode::Link),
+            2 => (format!("{kind}/{name}.md"), FileMode::BlobExecutable),
+            _ => (format!("{kind}/{name}.md"), FileMode::Blob),
+        };
+        let oid = repo.blob(text.as_bytes()).unwrap();
+        (rel, (oid, i32::from(mode)))
+    }
+
+    #[test]
+    fn the_index_read_from_the_first_memories_is_the_index_of_them_all() {
+        let (_dir, repo) = crate::git::scratch_repo();
+        for seed in 1..=4u64 {
+            let mut dice = Dice(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+            let mut files: BTreeMap<String, Version> = BTreeMap::new();
+            for step in 0..12 {
+                // Random changes: a burst of additions (past the 200 listed memories), edits
+                // and deletions.
+                let adds = if step < 3 { 100 } else { dice.below(30) };
+                for _ in 0..adds {
+                    let (rel, version) = random_file(&repo, &mut dice);
+                    files.insert(rel, version);
+                }
+                let paths: Vec<String> = files.keys().cloned().collect();
+                for _ in 0..dice.below(30) {
+                    let path = &paths[dice.below(paths.len())];
+                    if dice.below(2) == 0 {
+                        files.remove(path);
+                    } else {
+                        let (_, version) = random_file(&repo, &mut dice);
+                        files.insert(path.clone(), version);
+                    }
+                }
+                assert_eq!(
+                    index_text(&repo, &files, None).unwrap(),
+                    full_index_text(&repo, &files),
+                    "seed {seed}, step {step}, {} files",
+                    files.len()
+                );
+            }
+        }
     }
 }

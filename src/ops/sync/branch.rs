@@ -21,6 +21,7 @@ use git2::{Oid, Repository};
 
 use crate::domain::scope::{INDEX_FILE, ScopeKind, TEAM_DIR};
 use crate::domain::store::{self, StoreError};
+use crate::git::GitError;
 use crate::git::commit::{self, CommitSettings, TeamUpdate};
 use crate::git::fetch;
 use crate::git::memory_branch::{self, Combined, MemoryBranch, Recorded};
@@ -88,7 +89,21 @@ pub fn run(
     if !memory_blobs_here(repo, memory, local, base, options, deadline, outcome) {
         return Ok(());
     }
-    let recording = record_folder(project, repo, memory, base, &mut local, &settings, outcome)?;
+    let recording = match record_folder(
+        project, repo, memory, base, &mut local, &settings, deadline, outcome,
+    ) {
+        Err(OpError::Git(GitError::OutOfTime { what })) => {
+            outcome.skip(
+                SkipReason::Timeout,
+                format!(
+                    "the time budget ran out while {what}; your memories stay in the folder and \
+                     the next sync records them"
+                ),
+            );
+            Recording::new(false, None, HashSet::new())
+        }
+        other => other?,
+    };
     let go_on = recording.go_on;
     if go_on && (options.pull || options.push) {
         if Instant::now() >= deadline {
@@ -104,8 +119,15 @@ pub fn run(
                         up,
                         settings: &settings,
                         local: &mut local,
+                        deadline: Deadline::at(deadline),
                     };
-                    share(repo, options, deadline, advertised, &mut rounds, outcome)?;
+                    match share(repo, options, deadline, advertised, &mut rounds, outcome) {
+                        Err(OpError::Git(GitError::OutOfTime { what })) => outcome.skip(
+                            SkipReason::Timeout,
+                            format!("the time budget ran out while {what}{}", BranchRounds::LEFT),
+                        ),
+                        other => other?,
+                    }
                 }
                 None => outcome.skip(
                     SkipReason::NoRemote,
@@ -118,7 +140,17 @@ pub fn run(
             }
         }
     }
-    if go_on {
+    if go_on && Instant::now() >= deadline {
+        // Writing the folder reads the branch's changes: past the budget it waits for the next
+        // sync (the folder and its recorded base stay as they were, so nothing is lost).
+        if outcome.skipped_reason.is_none() {
+            outcome.skip(
+                SkipReason::Timeout,
+                "the time budget ran out before the team folder was written; the next sync \
+                 writes it",
+            );
+        }
+    } else if go_on {
         materialise(project, repo, base, recording, local, deadline, outcome)?;
     }
     outcome.memory_tip = local.map(|o| o.to_string());
@@ -306,7 +338,9 @@ impl Recording {
 }
 
 /// Records the folder's changes since its last materialisation as a commit on the memory
-/// branch. Returns whether the sync may go on, and the commit recorded.
+/// branch. Returns whether the sync may go on, and the commit recorded; `GitError::OutOfTime`
+/// when the deadline passed while the commit was made (no ref moved).
+#[allow(clippy::too_many_arguments)]
 fn record_folder(
     project: &Project,
     repo: &Repository,
@@ -314,8 +348,10 @@ fn record_folder(
     base: Option<memory_branch::Materialised>,
     local: &mut Option<Oid>,
     settings: &CommitSettings,
+    deadline: Instant,
     outcome: &mut SyncOutcome,
 ) -> Result<Recording, OpError> {
+    let deadline = Deadline::at(deadline);
     let mut held_back = HashSet::new();
     let workdir = project.git_root()?;
     sync::remove_stale_temp_files(&workdir.join(TEAM_DIR));
@@ -410,7 +446,7 @@ fn record_folder(
     if updates.is_empty() {
         return Ok(Recording::new(true, None, held_back));
     }
-    let recorded = match memory_branch::record(repo, parent, &updates, settings)? {
+    let recorded = match memory_branch::record(repo, parent, &updates, settings, deadline)? {
         Recorded::Nothing => return Ok(Recording::new(true, None, held_back)),
         Recorded::Commit(id) => id,
         Recorded::NotSigned(why) => {
@@ -426,7 +462,8 @@ fn record_folder(
     // The local branch moved past the folder's base (another worktree's sync): the record is
     // re-created on top of it, memory by memory.
     let published = proposal_tips(repo, memory);
-    let combined = memory_branch::combine(repo, Some(recorded), *local, &published, settings)?;
+    let combined =
+        memory_branch::combine(repo, Some(recorded), *local, &published, settings, deadline)?;
     if !land(repo, memory, local, combined, outcome)? {
         return Ok(Recording::new(false, Some(recorded), held_back));
     }
@@ -512,6 +549,8 @@ struct BranchRounds<'a> {
     up: Upstream,
     settings: &'a CommitSettings,
     local: &'a mut Option<Oid>,
+    /// When the sync must be over: a merge regenerating `MEMORY.md` stops there.
+    deadline: Deadline,
 }
 
 impl Rounds for BranchRounds<'_> {
@@ -536,8 +575,14 @@ impl Rounds for BranchRounds<'_> {
             // This clone's unpublished record commits are re-created on the remote's tip, so
             // the branch's history stays a line.
             let published = proposal_tips(repo, self.memory);
-            let combined =
-                memory_branch::combine(repo, *self.local, remote_tip, &published, self.settings)?;
+            let combined = memory_branch::combine(
+                repo,
+                *self.local,
+                remote_tip,
+                &published,
+                self.settings,
+                self.deadline,
+            )?;
             if !land(repo, self.memory, self.local, combined, outcome)? {
                 return Ok(false);
             }

@@ -183,3 +183,61 @@ fn ten_clones_on_feature_branches_sync_concurrently_and_end_with_every_memory_on
     let remote_heads = sb.git(&bare, ["for-each-ref", "--format=%(refname)", "refs/heads"]);
     assert!(!remote_heads.contains("feature-"), "{remote_heads}");
 }
+
+/// Another push is landing on the server — its lock on the memory branch's ref is held — when
+/// mine arrives: git's receive-pack refuses mine with "cannot lock ref …: File exists". That is
+/// a lost race, not the server refusing my memory: sync tries again within its budget and never
+/// proposes (a proposal branch would make the next syncs keep the commits with merge commits);
+/// once the other push is done, mine goes out and the history stays a line.
+#[test]
+fn a_ref_locked_by_another_push_is_a_lost_race_not_a_refusal() {
+    use crate::common::branch_team::BranchTeam;
+    let team = BranchTeam::new();
+    let daemon = GitDaemon::start(&team.sb, team.sb.path());
+    let me = team.clone_as("me");
+    team.sb.git(
+        &me,
+        ["remote", "set-url", "origin", &daemon.url("remote.git")],
+    );
+    write_memory(
+        &me,
+        "project",
+        "while-locked",
+        "Pushed while the ref was locked.\n",
+    );
+    let lock = team.remote.join("refs/heads/team-memory.lock");
+    assert!(
+        team.remote.join("refs/heads/team-memory").is_file(),
+        "the remote's memory branch is a loose ref"
+    );
+    fs::write(&lock, "").unwrap();
+    let run = team.sb.teammem(&me, ["sync", "--json", "--timeout", "3"]);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}\n{}", run.stdout, run.stderr));
+    assert!(
+        ["remote-busy", "timeout"].contains(&reason(&report)),
+        "{report:#}"
+    );
+    let proposals = team.sb.git(
+        &team.remote,
+        [
+            "for-each-ref",
+            "--format=%(refname)",
+            "refs/heads/team-memory-proposals/",
+        ],
+    );
+    assert_eq!(proposals.trim(), "", "{report:#}");
+
+    fs::remove_file(&lock).unwrap();
+    let report = team.sync(&me);
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert!(
+        team.remote_files("team-memory")
+            .iter()
+            .any(|f| f.ends_with("project/while-locked.md"))
+    );
+    let merges = team
+        .sb
+        .git(&team.remote, ["rev-list", "--merges", "team-memory"]);
+    assert_eq!(merges.trim(), "");
+}

@@ -2,6 +2,7 @@
 
 mod advertise;
 mod concurrent;
+mod deadline;
 mod entries;
 mod flood;
 mod kill;
