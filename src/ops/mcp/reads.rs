@@ -14,12 +14,12 @@ use crate::domain::scope::ScopeKind;
 use crate::ops::Project;
 
 /// The memories one answer showed: scope and path in the scope's folder.
-type Shown = Vec<(ScopeKind, String)>;
+type ShownReads = Vec<(ScopeKind, String)>;
 
 /// The writer thread and the way to it; started by the first read.
 pub(super) struct ReadCounter {
     project: Project,
-    writer: Mutex<Option<(Sender<Shown>, JoinHandle<()>)>>,
+    writer: Mutex<Option<(Sender<ShownReads>, JoinHandle<()>)>>,
 }
 
 impl ReadCounter {
@@ -37,7 +37,7 @@ impl ReadCounter {
         }
         let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         if writer.is_none() {
-            let (send, receive) = mpsc::channel::<Shown>();
+            let (send, receive) = mpsc::channel::<ShownReads>();
             let project = self.project.clone();
             let started = std::thread::Builder::new()
                 .name("teammem-reads".into())
