@@ -15,6 +15,7 @@ use git2::{Commit, FileMode, MergeFileInput, Oid, Repository, Tree};
 
 use super::commit::{SYNC_SUBJECT, SYNC_TRAILER};
 use super::remote::Deadline;
+use super::tree_entries::Version;
 use super::{GitError, history};
 use crate::domain::index;
 use crate::domain::memory::{self, MemoryFile};
@@ -173,9 +174,6 @@ pub struct Replayed {
     /// Memories merged line by line by git's text merge.
     pub text_merged: Vec<String>,
 }
-
-/// One version of a file: its blob and mode.
-type Version = (Oid, i32);
 
 /// Re-creates the local sync commits between the merge base and `local` as one sync commit on
 /// top of `upstream`, merging the team folder file by file. Call only for

@@ -91,7 +91,7 @@ pub fn build_with(project: &Project, options: &BuildOptions<'_>) -> Result<Conte
     text.push('\n');
     let mut shown = Vec::new();
     let mut delivered = Vec::new();
-    let mut withheld = Withheld::default();
+    let mut withheld = WithheldInContext::default();
     for &scope in &scopes {
         let dir = project.check_scope_safe(scope)?;
         if !dir.is_dir() {
@@ -215,12 +215,12 @@ pub fn build_with(project: &Project, options: &BuildOptions<'_>) -> Result<Conte
 /// What the gate withheld across the scopes of one context: each memory (`scope:rel`) once,
 /// whether the index or recall met it.
 #[derive(Debug, Default)]
-struct Withheld {
+struct WithheldInContext {
     ids: BTreeSet<String>,
     rules: BrokenRules,
 }
 
-impl Withheld {
+impl WithheldInContext {
     fn add<'a>(&mut self, files: impl Iterator<Item = (String, &'a BrokenRules)>) {
         for (id, broken) in files {
             self.ids.insert(id);
