@@ -5,16 +5,18 @@
 //! relevant.
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::domain::gate;
 use crate::domain::hook_input::HookInput;
-use crate::domain::recall::usage::UseKind;
+use crate::domain::recall::usage::{self, UseKind};
 use crate::domain::recall::{Analyzer, fold};
 use crate::domain::scope::ScopeKind;
+use crate::domain::store;
 
 use super::cite::record_use;
 use super::delivery::sessions::{SessionRecord, Sessions, content_hash};
+use super::mcp::cache::FreshnessBook;
 use super::recall::{self, Recalled};
 use super::{OpError, Project, guard};
 
@@ -100,11 +102,6 @@ pub fn prompt_context(
     let Some(prompt) = input.prompt.as_deref().filter(|p| !p.trim().is_empty()) else {
         return Ok(PromptContext::nothing());
     };
-    // libgit2 hashes every object it reads again to check its id (with collision detection:
-    // most of the cost of reading the large tree of a folder of many memories, for their
-    // ages); git checks ids when objects arrive and in fsck, not on every read. This hook
-    // only reads its own repository, as the MCP server does (`mcp::cache`).
-    git2::opts::strict_hash_verification(false);
     let project = Project::open_plain(cwd)?;
     let scopes: Vec<ScopeKind> = project
         .default_scopes()
@@ -121,7 +118,9 @@ pub fn prompt_context(
     });
     let had = sessions.as_ref().map_or(0, |(_, r)| r.bodies.len());
     let pool = MAX_MEMORIES + had.min(MAX_SKIPPED);
-    let mut found: Recalled = recall::recall(&project, &scopes, prompt, pool, MAX_CHARS)?;
+    // Ages come from the ages kept per `HEAD` commit (below), as the MCP server tells them:
+    // walking git's history for five memories was half of a warm turn's own work.
+    let mut found: Recalled = recall::recall_unaged(&project, &scopes, prompt, pool, MAX_CHARS)?;
     let delivered = |id: &str| sessions.as_ref().is_some_and(|(_, r)| r.has_body(id));
     let wanted = found.tokens.len().min(2);
     found.hits.retain(|hit| {
@@ -138,6 +137,7 @@ pub fn prompt_context(
     if found.hits.is_empty() {
         return Ok(PromptContext::nothing());
     }
+    age_from_history(&project, &mut found.hits);
     let mut text = String::from("# Memory relevant to this prompt (teammem)\n\n");
     text.push_str(
         "Point-in-time observations: verify one against the current code before relying on it.\n",
@@ -183,6 +183,45 @@ pub fn prompt_context(
         project: Some(project),
         session,
     })
+}
+
+/// Each hit's age and author as [`recall::recall`] tells them (the last commit that changed it
+/// when `HEAD` holds the version on disk, else its file time), from the ages kept for the
+/// `HEAD` commit ([`FreshnessBook`]): no history is walked, and libgit2 is not started, unless
+/// `HEAD` moved since the ages were last found. A file that cannot be read keeps its file time.
+fn age_from_history(project: &Project, hits: &mut [recall::Hit]) {
+    if project.repo.is_none() {
+        return;
+    }
+    // The gate showed each path redacted: the file is found again from its scope and id.
+    let read: Vec<Option<(PathBuf, Vec<u8>)>> = hits
+        .iter()
+        .map(|hit| {
+            let file = hit.id.split(':').next().unwrap_or(&hit.id);
+            let path = project.scope_dir(hit.scope).ok()?.join(file);
+            let bytes = store::read_capped(&path).ok()?;
+            Some((path, bytes))
+        })
+        .collect();
+    let files: Vec<(&Path, &[u8])> = read
+        .iter()
+        .flatten()
+        .map(|(path, bytes)| (path.as_path(), bytes.as_slice()))
+        .collect();
+    let mut committed = FreshnessBook::of_project(project)
+        .committed(&files)
+        .into_iter();
+    let now = usage::now();
+    for (hit, read) in hits.iter_mut().zip(&read) {
+        let Some(Some(fresh)) = read.as_ref().map(|_| committed.next().flatten()) else {
+            continue;
+        };
+        hit.age_days = usage::days_between(fresh.time, now);
+        hit.age = usage::age_text(fresh.time, now);
+        hit.changed_at = fresh.time;
+        hit.changed_from = fresh.from;
+        hit.changed_by = fresh.by;
+    }
 }
 
 /// How many of the query's terms (`tokens`, as recall analysed them) a hit's title,

@@ -102,6 +102,16 @@ impl FreshnessBook {
         }
     }
 
+    /// A book for the project's memory folders (team, private, user) — the same folders, so
+    /// the same ages file, whichever process fills it: the MCP server or `prompt-context`.
+    pub fn of_project(project: &Project) -> FreshnessBook {
+        let dirs: Vec<PathBuf> = [ScopeKind::Team, ScopeKind::Private, ScopeKind::User]
+            .iter()
+            .filter_map(|s| project.layout.memory_dir(*s))
+            .collect();
+        FreshnessBook::new(project.repo.clone(), &dirs)
+    }
+
     /// The freshness of each memory file (`path`, and the `bytes` it holds, as just read), in
     /// order.
     pub fn of(&self, files: &[(&Path, &[u8])]) -> Vec<Freshness> {
@@ -183,7 +193,10 @@ impl FreshnessBook {
         true
     }
 
-    fn committed(&self, files: &[(&Path, &[u8])]) -> Vec<Option<Freshness>> {
+    /// The last commit of each memory file (`path`, and the `bytes` it holds, as just read),
+    /// in order; `None` where git does not hold that version at `HEAD` (its age is then its
+    /// file time, which the caller knows).
+    pub fn committed(&self, files: &[(&Path, &[u8])]) -> Vec<Option<Freshness>> {
         let Some(paths) = &self.repo else {
             return vec![None; files.len()];
         };
