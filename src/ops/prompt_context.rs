@@ -6,13 +6,14 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::domain::gate;
 use crate::domain::hook_input::HookInput;
 use crate::domain::recall::usage::{self, UseKind};
 use crate::domain::recall::{Analyzer, fold};
 use crate::domain::scope::ScopeKind;
-use crate::domain::store;
+use crate::domain::store::{self, Stamp};
 
 use super::cite::record_use;
 use super::delivery::sessions::{SessionRecord, Sessions, content_hash};
@@ -137,7 +138,7 @@ pub fn prompt_context(
     if found.hits.is_empty() {
         return Ok(PromptContext::nothing());
     }
-    age_from_history(&project, &mut found.hits);
+    age_from_history(&project, &mut found.hits)?;
     let mut text = String::from("# Memory relevant to this prompt (teammem)\n\n");
     text.push_str(
         "Point-in-time observations: verify one against the current code before relying on it.\n",
@@ -185,43 +186,70 @@ pub fn prompt_context(
     })
 }
 
+/// How long a turn may walk git's history to fill the ages of a new `HEAD` for every memory
+/// (kept for the next turns and the MCP server); a longer history is left to the MCP server,
+/// and the turn asks git about its few memories alone, as `recall` does.
+const AGES_WALK: Duration = Duration::from_millis(300);
+
 /// Each hit's age and author as [`recall::recall`] tells them (the last commit that changed it
 /// when `HEAD` holds the version on disk, else its file time), from the ages kept for the
 /// `HEAD` commit ([`FreshnessBook`]): no history is walked, and libgit2 is not started, unless
 /// `HEAD` moved since the ages were last found. A file that cannot be read keeps its file time.
-fn age_from_history(project: &Project, hits: &mut [recall::Hit]) {
+fn age_from_history(project: &Project, hits: &mut [recall::Hit]) -> Result<(), OpError> {
     if project.repo.is_none() {
-        return;
+        return Ok(());
     }
     // The gate showed each path redacted: the file is found again from its scope and id.
-    let read: Vec<Option<(PathBuf, Vec<u8>)>> = hits
+    let mut read: Vec<(PathBuf, String, Vec<u8>)> = Vec::with_capacity(hits.len());
+    for hit in hits.iter() {
+        let rel = hit.id.split(':').next().unwrap_or(&hit.id).to_string();
+        let dir = project.scope_dir(hit.scope)?;
+        let bytes = store::read_capped(&dir.join(&rel)).unwrap_or_default();
+        read.push((dir, rel, bytes));
+    }
+    let paths: Vec<PathBuf> = read.iter().map(|(dir, rel, _)| dir.join(rel)).collect();
+    let files: Vec<(&Path, &[u8])> = paths
         .iter()
-        .map(|hit| {
-            let file = hit.id.split(':').next().unwrap_or(&hit.id);
-            let path = project.scope_dir(hit.scope).ok()?.join(file);
-            let bytes = store::read_capped(&path).ok()?;
-            Some((path, bytes))
-        })
+        .zip(&read)
+        .map(|(path, (_, _, bytes))| (path.as_path(), bytes.as_slice()))
         .collect();
-    let files: Vec<(&Path, &[u8])> = read
-        .iter()
-        .flatten()
-        .map(|(path, bytes)| (path.as_path(), bytes.as_slice()))
-        .collect();
-    let mut committed = FreshnessBook::of_project(project)
-        .committed(&files)
-        .into_iter();
+    let ages: Vec<Option<recall::Age>> =
+        match FreshnessBook::of_project(project).committed_within(&files, AGES_WALK) {
+            Some(kept) => kept
+                .into_iter()
+                .map(|f| f.map(|f| (f.time, f.from, f.by)))
+                .collect(),
+            None => {
+                // The file time of the version recall read, when git does not hold it.
+                let places: Vec<(&Path, &str, Stamp)> = read
+                    .iter()
+                    .zip(hits.iter())
+                    .map(|((dir, rel, _), hit)| {
+                        let stamp = Stamp {
+                            mtime_ns: hit.changed_at.saturating_mul(1_000_000_000),
+                            ..Stamp::default()
+                        };
+                        (dir.as_path(), rel.as_str(), stamp)
+                    })
+                    .collect();
+                recall::ages_from_history(project, &places)?
+                    .into_iter()
+                    .map(Some)
+                    .collect()
+            }
+        };
     let now = usage::now();
-    for (hit, read) in hits.iter_mut().zip(&read) {
-        let Some(Some(fresh)) = read.as_ref().map(|_| committed.next().flatten()) else {
+    for (hit, age) in hits.iter_mut().zip(ages) {
+        let Some((time, from, by)) = age else {
             continue;
         };
-        hit.age_days = usage::days_between(fresh.time, now);
-        hit.age = usage::age_text(fresh.time, now);
-        hit.changed_at = fresh.time;
-        hit.changed_from = fresh.from;
-        hit.changed_by = fresh.by;
+        hit.age_days = usage::days_between(time, now);
+        hit.age = usage::age_text(time, now);
+        hit.changed_at = time;
+        hit.changed_from = from;
+        hit.changed_by = by;
     }
+    Ok(())
 }
 
 /// How many of the query's terms (`tokens`, as recall analysed them) a hit's title,

@@ -568,6 +568,22 @@ pub fn cut_body(body: &str, chars: usize, id: &str) -> (String, bool) {
     }
 }
 
+/// When a memory last changed: seconds since the Unix epoch, where that comes from (`commit`
+/// or `file-time`), and who made that commit.
+pub(crate) type Age = (i64, &'static str, Option<String>);
+
+/// When each memory (scope folder, file, stamp of the version shown) last changed, as
+/// [`recall`] tells it, walking git's history for these files alone.
+pub(crate) fn ages_from_history(
+    project: &Project,
+    memories: &[(&Path, &str, Stamp)],
+) -> Result<Vec<Age>, OpError> {
+    Ok(freshness(project, memories, Ages::History)?
+        .into_iter()
+        .map(|f| (f.time, f.from, f.by))
+        .collect())
+}
+
 struct Freshness {
     time: i64,
     from: &'static str,
