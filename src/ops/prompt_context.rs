@@ -12,8 +12,9 @@ use crate::domain::gate;
 use crate::domain::hook_input::HookInput;
 use crate::domain::recall::usage::{self, UseKind};
 use crate::domain::recall::{Analyzer, fold};
-use crate::domain::scope::ScopeKind;
+use crate::domain::scope::{Layout, ScopeKind};
 use crate::domain::store::{self, Stamp};
+use crate::git::plain::{self, PlainHead};
 
 use super::cite::record_use;
 use super::delivery::sessions::{SessionRecord, Sessions, content_hash};
@@ -213,31 +214,52 @@ fn age_from_history(project: &Project, hits: &mut [recall::Hit]) -> Result<(), O
         .zip(&read)
         .map(|(path, (_, _, bytes))| (path.as_path(), bytes.as_slice()))
         .collect();
-    let ages: Vec<Option<recall::Age>> =
-        match FreshnessBook::of_project(project).committed_within(&files, AGES_WALK) {
-            Some(kept) => kept
+    // The ages are kept only for a `HEAD` read from the git folder's files; and a walk that
+    // did not end in time at this `HEAD` is not tried again at every turn.
+    let head = project
+        .repo
+        .as_ref()
+        .and_then(|paths| plain::head_commit(&paths.git_dir));
+    let walk_marker = walk_marker(project);
+    let book = match (&head, &walk_marker) {
+        (Some(PlainHead::At(id)), Some(marker)) => {
+            let abandoned = std::fs::read_to_string(marker).is_ok_and(|at| at == *id);
+            (!abandoned).then_some((id, marker))
+        }
+        _ => None,
+    };
+    let kept = book.and_then(|(id, marker)| {
+        let kept = FreshnessBook::of_project(project).committed_within(&files, AGES_WALK);
+        if kept.is_none() {
+            // A marker that cannot be written only costs the next turn the same walk.
+            let _ = store::write_cache(marker, id.as_bytes());
+        }
+        kept
+    });
+    let ages: Vec<Option<recall::Age>> = match kept {
+        Some(kept) => kept
+            .into_iter()
+            .map(|f| f.map(|f| (f.time, f.from, f.by)))
+            .collect(),
+        None => {
+            // The file time of the version recall read, when git does not hold it.
+            let places: Vec<(&Path, &str, Stamp)> = read
+                .iter()
+                .zip(hits.iter())
+                .map(|((dir, rel, _), hit)| {
+                    let stamp = Stamp {
+                        mtime_ns: hit.changed_at.saturating_mul(1_000_000_000),
+                        ..Stamp::default()
+                    };
+                    (dir.as_path(), rel.as_str(), stamp)
+                })
+                .collect();
+            recall::ages_from_history(project, &places)?
                 .into_iter()
-                .map(|f| f.map(|f| (f.time, f.from, f.by)))
-                .collect(),
-            None => {
-                // The file time of the version recall read, when git does not hold it.
-                let places: Vec<(&Path, &str, Stamp)> = read
-                    .iter()
-                    .zip(hits.iter())
-                    .map(|((dir, rel, _), hit)| {
-                        let stamp = Stamp {
-                            mtime_ns: hit.changed_at.saturating_mul(1_000_000_000),
-                            ..Stamp::default()
-                        };
-                        (dir.as_path(), rel.as_str(), stamp)
-                    })
-                    .collect();
-                recall::ages_from_history(project, &places)?
-                    .into_iter()
-                    .map(Some)
-                    .collect()
-            }
-        };
+                .map(Some)
+                .collect()
+        }
+    };
     let now = usage::now();
     for (hit, age) in hits.iter_mut().zip(ages) {
         let Some((time, from, by)) = age else {
@@ -250,6 +272,20 @@ fn age_from_history(project: &Project, hits: &mut [recall::Hit]) -> Result<(), O
         hit.changed_by = by;
     }
     Ok(())
+}
+
+/// Where a turn notes the `HEAD` at which the walk for every memory's age did not end within
+/// [`AGES_WALK`]: the project's state folder, outside the work tree.
+fn walk_marker(project: &Project) -> Option<PathBuf> {
+    let outside = Layout {
+        local_private: false,
+        ..project.layout.clone()
+    };
+    Some(
+        outside
+            .state_dir(ScopeKind::Private)?
+            .join("ages-walk-abandoned"),
+    )
 }
 
 /// How many of the query's terms (`tokens`, as recall analysed them) a hit's title,
