@@ -229,7 +229,7 @@ fn age_from_history(project: &Project, hits: &mut [recall::Hit]) -> Result<(), O
         _ => None,
     };
     let kept = book.and_then(|(id, marker)| {
-        let kept = FreshnessBook::of_project(project).committed_within(&files, AGES_WALK);
+        let kept = FreshnessBook::of_project(project).committed_once(&files, AGES_WALK);
         if kept.is_none() {
             // A marker that cannot be written only costs the next turn the same walk.
             let _ = store::write_cache(marker, id.as_bytes());

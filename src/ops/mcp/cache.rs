@@ -217,6 +217,36 @@ impl FreshnessBook {
         self.committed_by(files, Some(Instant::now() + walk))
     }
 
+    /// [`FreshnessBook::committed_within`] for a process that asks once: when ages are kept
+    /// for `HEAD`, only the lines of these files are read from them (the book stays empty).
+    pub fn committed_once(
+        &self,
+        files: &[(&Path, &[u8])],
+        walk: Duration,
+    ) -> Option<Vec<Option<Freshness>>> {
+        let paths = self.repo.as_ref()?;
+        if let Some(PlainHead::At(id)) = plain::head_commit(&paths.git_dir) {
+            let rels: Vec<Option<String>> = files
+                .iter()
+                .map(|(path, _)| repo_relative(&paths.workdir, path))
+                .collect();
+            let wanted: HashSet<&str> = rels.iter().flatten().map(String::as_str).collect();
+            let key = ages_file::key(&paths.git_dir, &self.dirs);
+            if let Some(kept) =
+                ages_file::load_only(&paths.git_dir, &id, &key, |p| wanted.contains(p))
+            {
+                return Some(
+                    files
+                        .iter()
+                        .zip(&rels)
+                        .map(|((_, bytes), rel)| commit_age(kept.get(rel.as_deref()?)?, bytes))
+                        .collect(),
+                );
+            }
+        }
+        self.committed_within(files, walk)
+    }
+
     fn committed_by(
         &self,
         files: &[(&Path, &[u8])],
@@ -233,17 +263,22 @@ impl FreshnessBook {
             files
                 .iter()
                 .map(|(path, bytes)| {
-                    let (blob, change) = book.changes.get(&repo_relative(&paths.workdir, path)?)?;
-                    // Git knows this version only when the work tree holds what `HEAD` does.
-                    (plain::blob_sha1(bytes) == *blob).then(|| Freshness {
-                        time: change.time,
-                        from: "commit",
-                        by: Some(change.author.clone()),
-                    })
+                    let kept = book.changes.get(&repo_relative(&paths.workdir, path)?)?;
+                    commit_age(kept, bytes)
                 })
                 .collect(),
         )
     }
+}
+
+/// The age the last commit `kept` for a path gives the file holding `bytes`: git knows this
+/// version only when the work tree holds what `HEAD` does.
+fn commit_age((blob, change): &([u8; 20], Arc<CacheChange>), bytes: &[u8]) -> Option<Freshness> {
+    (plain::blob_sha1(bytes) == *blob).then(|| Freshness {
+        time: change.time,
+        from: "commit",
+        by: Some(change.author.clone()),
+    })
 }
 
 /// The book's repository, opened on first use.
