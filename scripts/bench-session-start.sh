@@ -6,6 +6,8 @@
 #
 #   BASELINE=/path/to/main/teammem scripts/bench-session-start.sh
 #   TEAMMEM=/path/to/teammem BASELINE=... scripts/bench-session-start.sh
+#   HYPERFINE_JSON=/tmp/ss.json BASELINE=... scripts/bench-session-start.sh
+#       # also every run's time in that file (for p50/p90; hyperfine prints the mean)
 #
 # The repository has a bare remote on the local disk and an upstream, so every sync is a no-op
 # that still looks at the remote. `--hook claude` is used for both builds (the Qwen hook now
@@ -56,7 +58,7 @@ for bin in "$BASELINE" "$TEAMMEM"; do
   "$bin" session-start --hook claude </dev/null | grep -o 'Team memory sync: [^"]*' | head -1 || true
 done
 
-hyperfine -N --warmup 5 --runs "${RUNS:-60}" \
+hyperfine -N --warmup 5 --runs "${RUNS:-60}" ${HYPERFINE_JSON:+--export-json "$HYPERFINE_JSON"} \
   -n "baseline session-start" "$BASELINE session-start --hook claude" \
   -n "this session-start" "$TEAMMEM session-start --hook claude" \
   -n "no-op sync" "$TEAMMEM sync"

@@ -5,16 +5,20 @@
 //! relevant.
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::domain::gate;
 use crate::domain::hook_input::HookInput;
-use crate::domain::recall::usage::UseKind;
+use crate::domain::recall::usage::{self, UseKind};
 use crate::domain::recall::{Analyzer, fold};
-use crate::domain::scope::ScopeKind;
+use crate::domain::scope::{Layout, ScopeKind};
+use crate::domain::store::{self, Stamp};
+use crate::git::plain::{self, PlainHead};
 
 use super::cite::record_use;
 use super::delivery::sessions::{SessionRecord, Sessions, content_hash};
+use super::mcp::cache::FreshnessBook;
 use super::recall::{self, Recalled};
 use super::{OpError, Project, guard};
 
@@ -100,11 +104,6 @@ pub fn prompt_context(
     let Some(prompt) = input.prompt.as_deref().filter(|p| !p.trim().is_empty()) else {
         return Ok(PromptContext::nothing());
     };
-    // libgit2 hashes every object it reads again to check its id (with collision detection:
-    // most of the cost of reading the large tree of a folder of many memories, for their
-    // ages); git checks ids when objects arrive and in fsck, not on every read. This hook
-    // only reads its own repository, as the MCP server does (`mcp::cache`).
-    git2::opts::strict_hash_verification(false);
     let project = Project::open_plain(cwd)?;
     let scopes: Vec<ScopeKind> = project
         .default_scopes()
@@ -121,7 +120,9 @@ pub fn prompt_context(
     });
     let had = sessions.as_ref().map_or(0, |(_, r)| r.bodies.len());
     let pool = MAX_MEMORIES + had.min(MAX_SKIPPED);
-    let mut found: Recalled = recall::recall(&project, &scopes, prompt, pool, MAX_CHARS)?;
+    // Ages come from the ages kept per `HEAD` commit (below), as the MCP server tells them:
+    // walking git's history for five memories was half of a warm turn's own work.
+    let mut found: Recalled = recall::recall_unaged(&project, &scopes, prompt, pool, MAX_CHARS)?;
     let delivered = |id: &str| sessions.as_ref().is_some_and(|(_, r)| r.has_body(id));
     let wanted = found.tokens.len().min(2);
     found.hits.retain(|hit| {
@@ -138,6 +139,7 @@ pub fn prompt_context(
     if found.hits.is_empty() {
         return Ok(PromptContext::nothing());
     }
+    age_from_history(&project, &mut found.hits)?;
     let mut text = String::from("# Memory relevant to this prompt (teammem)\n\n");
     text.push_str(
         "Point-in-time observations: verify one against the current code before relying on it.\n",
@@ -183,6 +185,104 @@ pub fn prompt_context(
         project: Some(project),
         session,
     })
+}
+
+/// How long a turn may walk git's history to fill the ages of a new `HEAD` for every memory
+/// (kept for the next turns and the MCP server); a longer history is left to the MCP server,
+/// and the turn asks git about its few memories alone, as `recall` does.
+const AGES_WALK: Duration = Duration::from_millis(300);
+
+/// Each hit's age and author as [`recall::recall`] tells them (the last commit that changed it
+/// when `HEAD` holds the version on disk, else its file time), from the ages kept for the
+/// `HEAD` commit ([`FreshnessBook`]): no history is walked, and libgit2 is not started, unless
+/// `HEAD` moved since the ages were last found. A file that cannot be read keeps its file time.
+fn age_from_history(project: &Project, hits: &mut [recall::Hit]) -> Result<(), OpError> {
+    if project.repo.is_none() {
+        return Ok(());
+    }
+    // The gate showed each path redacted: the file is found again from its scope and id.
+    let mut read: Vec<(PathBuf, String, Vec<u8>)> = Vec::with_capacity(hits.len());
+    for hit in hits.iter() {
+        let rel = hit.id.split(':').next().unwrap_or(&hit.id).to_string();
+        let dir = project.scope_dir(hit.scope)?;
+        let bytes = store::read_capped(&dir.join(&rel)).unwrap_or_default();
+        read.push((dir, rel, bytes));
+    }
+    let paths: Vec<PathBuf> = read.iter().map(|(dir, rel, _)| dir.join(rel)).collect();
+    let files: Vec<(&Path, &[u8])> = paths
+        .iter()
+        .zip(&read)
+        .map(|(path, (_, _, bytes))| (path.as_path(), bytes.as_slice()))
+        .collect();
+    // The ages are kept only for a `HEAD` read from the git folder's files; and a walk that
+    // did not end in time at this `HEAD` is not tried again at every turn.
+    let head = project
+        .repo
+        .as_ref()
+        .and_then(|paths| plain::head_commit(&paths.git_dir));
+    let walk_marker = walk_marker(project);
+    let book = match (&head, &walk_marker) {
+        (Some(PlainHead::At(id)), Some(marker)) => {
+            let abandoned = std::fs::read_to_string(marker).is_ok_and(|at| at == *id);
+            (!abandoned).then_some((id, marker))
+        }
+        _ => None,
+    };
+    let kept = book.and_then(|(id, marker)| {
+        let kept = FreshnessBook::of_project(project).committed_once(&files, AGES_WALK);
+        if kept.is_none() {
+            // A marker that cannot be written only costs the next turn the same walk.
+            let _ = store::write_cache(marker, id.as_bytes());
+        }
+        kept
+    });
+    let ages: Vec<Option<recall::Freshness>> = match kept {
+        Some(kept) => kept,
+        None => {
+            // The file time of the version recall read, when git does not hold it.
+            let places: Vec<(&Path, &str, Stamp)> = read
+                .iter()
+                .zip(hits.iter())
+                .map(|((dir, rel, _), hit)| {
+                    let stamp = Stamp {
+                        mtime_ns: hit.changed_at.saturating_mul(1_000_000_000),
+                        ..Stamp::default()
+                    };
+                    (dir.as_path(), rel.as_str(), stamp)
+                })
+                .collect();
+            recall::ages_from_history(project, &places)?
+                .into_iter()
+                .map(Some)
+                .collect()
+        }
+    };
+    let now = usage::now();
+    for (hit, age) in hits.iter_mut().zip(ages) {
+        let Some(age) = age else {
+            continue;
+        };
+        hit.age_days = usage::days_between(age.time, now);
+        hit.age = usage::age_text(age.time, now);
+        hit.changed_at = age.time;
+        hit.changed_from = age.from;
+        hit.changed_by = age.by;
+    }
+    Ok(())
+}
+
+/// Where a turn notes the `HEAD` at which the walk for every memory's age did not end within
+/// [`AGES_WALK`]: the project's state folder, outside the work tree.
+fn walk_marker(project: &Project) -> Option<PathBuf> {
+    let outside = Layout {
+        local_private: false,
+        ..project.layout.clone()
+    };
+    Some(
+        outside
+            .state_dir(ScopeKind::Private)?
+            .join("ages-walk-abandoned"),
+    )
 }
 
 /// How many of the query's terms (`tokens`, as recall analysed them) a hit's title,

@@ -569,6 +569,15 @@ pub fn cut_body(body: &str, chars: usize, id: &str) -> (String, bool) {
     }
 }
 
+/// When each memory (scope folder, file, stamp of the version shown) last changed, as
+/// [`recall`] tells it, walking git's history for these files alone.
+pub(crate) fn ages_from_history(
+    project: &Project,
+    memories: &[(&Path, &str, Stamp)],
+) -> Result<Vec<Freshness>, OpError> {
+    freshness(project, memories, Ages::History)
+}
+
 /// When a memory last changed, and who changed it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Freshness {

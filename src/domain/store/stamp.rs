@@ -351,6 +351,12 @@ fn stamps_of(dir: &Path, names: &[u8], out: &mut Vec<Option<Stamp>>) {
     // stat's cost).
     #[cfg(target_os = "linux")]
     let folder = fs::File::open(dir).ok();
+    // And each name's own folder is opened once in its turn (names come sorted, a folder's
+    // together): the kernel then walks one component per file instead of two, a fifth of a
+    // stat's cost. Should that folder not open (read permission missing), the name is looked
+    // up from `dir` as above.
+    #[cfg(target_os = "linux")]
+    let mut inner: Option<(&[u8], Option<fs::File>)> = None;
     let mut at = 0;
     // memchr's searches, not core's: splitting the names was a quarter of a warm recall's
     // user instructions in this loop (10,000 short names).
@@ -368,7 +374,22 @@ fn stamps_of(dir: &Path, names: &[u8], out: &mut Vec<Option<Stamp>>) {
         };
         #[cfg(target_os = "linux")]
         if let Some(folder) = &folder {
-            out.push(statx_at(folder, with_nul));
+            let split = memchr::memrchr(b'/', rel.as_bytes());
+            let opened = split.and_then(|slash| {
+                let parent = &with_nul[..slash];
+                if inner.as_ref().is_none_or(|(name, _)| *name != parent) {
+                    let file = std::str::from_utf8(parent)
+                        .ok()
+                        .and_then(|p| fs::File::open(dir.join(p)).ok());
+                    inner = Some((parent, file));
+                }
+                let file = inner.as_ref()?.1.as_ref()?;
+                Some((file, &with_nul[slash + 1..]))
+            });
+            out.push(match opened {
+                Some((parent, name)) => statx_at(parent, name),
+                None => statx_at(folder, with_nul),
+            });
             continue;
         }
         let _ = with_nul;

@@ -48,6 +48,18 @@ pub(super) fn key(git_dir: &Path, dirs: &[String]) -> String {
 /// The ages kept for `head` under `key`; `None` when the file is missing, for another commit
 /// or key, or not whole.
 pub(super) fn load(git_dir: &Path, head: &str, key: &str) -> Option<CacheChanges> {
+    load_only(git_dir, head, key, |_| true)
+}
+
+/// [`load`], keeping only the paths `wanted` says yes to (the others' lines are checked by the
+/// file's checksum, not parsed): a process that shows a few memories reads ten thousand lines
+/// without making an entry of each.
+pub(super) fn load_only(
+    git_dir: &Path,
+    head: &str,
+    key: &str,
+    wanted: impl Fn(&str) -> bool,
+) -> Option<CacheChanges> {
     let bytes = std::fs::read(git_dir.join(MCP_AGES)).ok()?;
     let text = std::str::from_utf8(&bytes).ok()?;
     // The last line checks every byte before it.
@@ -80,8 +92,11 @@ pub(super) fn load(git_dir: &Path, head: &str, key: &str) -> Option<CacheChanges
         // `<commit index> <40 hex digits> <path>`, read by position.
         let line = lines.next()?;
         let space = memchr::memchr(b' ', line.as_bytes())?;
-        let blob = object_id(line.get(space + 1..space + 41)?)?;
         let path = line.get(space + 41..)?.strip_prefix(' ')?;
+        if !wanted(path) {
+            continue;
+        }
+        let blob = object_id(line.get(space + 1..space + 41)?)?;
         let change = changes.get(line.get(..space)?.parse::<usize>().ok()?)?;
         out.insert(path.to_string(), (blob, Arc::clone(change)));
     }
@@ -187,6 +202,12 @@ mod tests {
         assert_eq!(load(git_dir, &head, &key), None);
         store(git_dir, &head, &key, &sample());
         assert_eq!(load(git_dir, &head, &key), Some(sample()));
+        // Loading a few paths gives exactly their entries.
+        let mut some = sample();
+        some.remove(".qwen/team-memory/c.md");
+        let wanted = |p: &str| p != ".qwen/team-memory/c.md";
+        assert_eq!(load_only(git_dir, &head, &key, wanted), Some(some));
+        assert_eq!(load_only(git_dir, &"cd".repeat(20), &key, wanted), None);
         assert_eq!(load(git_dir, &"cd".repeat(20), &key), None);
         // Another folder, or a shallow boundary that moved, is another key.
         assert_ne!(key, super::key(git_dir, &["other".into()]));

@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use git2::{Oid, Repository};
 
@@ -93,6 +94,16 @@ impl FreshnessBook {
         }
     }
 
+    /// A book for the project's memory folders (team, private, user) — the same folders, so
+    /// the same ages file, whichever process fills it: the MCP server or `prompt-context`.
+    pub fn of_project(project: &Project) -> FreshnessBook {
+        let dirs: Vec<PathBuf> = [ScopeKind::Team, ScopeKind::Private, ScopeKind::User]
+            .iter()
+            .filter_map(|s| project.layout.memory_dir(*s))
+            .collect();
+        FreshnessBook::new(project.repo.clone(), &dirs)
+    }
+
     /// The freshness of each memory file (`path`, and the `bytes` it holds, as just read), in
     /// order.
     pub fn of(&self, files: &[(&Path, &[u8])]) -> Vec<Freshness> {
@@ -108,13 +119,13 @@ impl FreshnessBook {
     /// commit remembered: what the server does once at start, on a thread of its own.
     pub fn prepare(&self) {
         let mut book = self.book.lock().unwrap_or_else(|e| e.into_inner());
-        self.look_up(&mut book);
+        self.look_up(&mut book, None);
     }
 
     /// When `HEAD` is not where the book was filled, fills it anew: from the ages file kept
     /// for that commit, else by walking the history (and keeping what was found). `false`
-    /// outside a repository.
-    fn look_up(&self, book: &mut PathCommits) -> bool {
+    /// outside a repository, or when the walk was still going at `deadline` (nothing is kept).
+    fn look_up(&self, book: &mut PathCommits, deadline: Option<Instant>) -> bool {
         let Some(paths) = &self.repo else {
             return false;
         };
@@ -152,7 +163,11 @@ impl FreshnessBook {
         if let (Some(start), Some(repo)) = (start, book.repo.as_ref()) {
             let mut commits: HashMap<Oid, Arc<CacheChange>> = HashMap::new();
             for dir in &self.dirs {
-                for (path, (blob, change)) in history_below(repo, start, dir) {
+                let Some(below) = history_below(repo, start, dir, deadline) else {
+                    book.changes.clear();
+                    return false;
+                };
+                for (path, (blob, change)) in below {
                     let change = commits
                         .entry(change.commit)
                         .or_insert_with(|| {
@@ -174,27 +189,87 @@ impl FreshnessBook {
         true
     }
 
-    fn committed(&self, files: &[(&Path, &[u8])]) -> Vec<Option<Freshness>> {
+    /// The last commit of each memory file (`path`, and the `bytes` it holds, as just read),
+    /// in order; `None` where git does not hold that version at `HEAD` (its age is then its
+    /// file time, which the caller knows).
+    pub fn committed(&self, files: &[(&Path, &[u8])]) -> Vec<Option<Freshness>> {
+        self.committed_by(files, None)
+            .unwrap_or_else(|| vec![None; files.len()])
+    }
+
+    /// [`FreshnessBook::committed`] when the ages for `HEAD` are kept, or found by a walk of
+    /// the history that ends within `walk`; `None` otherwise (outside a repository too): a
+    /// caller with a hard time budget then asks git about its few files alone.
+    pub fn committed_within(
+        &self,
+        files: &[(&Path, &[u8])],
+        walk: Duration,
+    ) -> Option<Vec<Option<Freshness>>> {
+        self.committed_by(files, Some(Instant::now() + walk))
+    }
+
+    /// [`FreshnessBook::committed_within`] for a process that asks once: when ages are kept
+    /// for `HEAD`, only the lines of these files are read from them (the book stays empty).
+    pub fn committed_once(
+        &self,
+        files: &[(&Path, &[u8])],
+        walk: Duration,
+    ) -> Option<Vec<Option<Freshness>>> {
+        let paths = self.repo.as_ref()?;
+        if let Some(PlainHead::At(id)) = plain::head_commit(&paths.git_dir) {
+            let rels: Vec<Option<String>> = files
+                .iter()
+                .map(|(path, _)| repo_relative(&paths.workdir, path))
+                .collect();
+            let wanted: HashSet<&str> = rels.iter().flatten().map(String::as_str).collect();
+            let key = ages_file::key(&paths.git_dir, &self.dirs);
+            if let Some(kept) =
+                ages_file::load_only(&paths.git_dir, &id, &key, |p| wanted.contains(p))
+            {
+                return Some(
+                    files
+                        .iter()
+                        .zip(&rels)
+                        .map(|((_, bytes), rel)| commit_age(kept.get(rel.as_deref()?)?, bytes))
+                        .collect(),
+                );
+            }
+        }
+        self.committed_within(files, walk)
+    }
+
+    fn committed_by(
+        &self,
+        files: &[(&Path, &[u8])],
+        deadline: Option<Instant>,
+    ) -> Option<Vec<Option<Freshness>>> {
         let Some(paths) = &self.repo else {
-            return vec![None; files.len()];
+            return None;
         };
         let mut book = self.book.lock().unwrap_or_else(|e| e.into_inner());
-        if !self.look_up(&mut book) {
-            return vec![None; files.len()];
+        if !self.look_up(&mut book, deadline) {
+            return None;
         }
-        files
-            .iter()
-            .map(|(path, bytes)| {
-                let (blob, change) = book.changes.get(&repo_relative(&paths.workdir, path)?)?;
-                // Git knows this version only when the work tree holds what `HEAD` does.
-                (plain::blob_sha1(bytes) == *blob).then(|| Freshness {
-                    time: change.time,
-                    from: "commit",
-                    by: Some(change.author.clone()),
+        Some(
+            files
+                .iter()
+                .map(|(path, bytes)| {
+                    let kept = book.changes.get(&repo_relative(&paths.workdir, path)?)?;
+                    commit_age(kept, bytes)
                 })
-            })
-            .collect()
+                .collect(),
+        )
     }
+}
+
+/// The age the last commit `kept` for a path gives the file holding `bytes`: git knows this
+/// version only when the work tree holds what `HEAD` does.
+fn commit_age((blob, change): &([u8; 20], Arc<CacheChange>), bytes: &[u8]) -> Option<Freshness> {
+    (plain::blob_sha1(bytes) == *blob).then(|| Freshness {
+        time: change.time,
+        from: "commit",
+        by: Some(change.author.clone()),
+    })
 }
 
 /// The book's repository, opened on first use.
@@ -309,21 +384,23 @@ fn changed_below(
 /// looked into, by comparing that folder's trees (equal subtrees skipped), so a memory folder
 /// of 10,000 files costs a lookup per file once, not per commit. Like `git log -- PATH`, a
 /// merge counts as changing a file only when the file differs from every parent; in a shallow
-/// clone the walk ends at the shallow boundary.
+/// clone the walk ends at the shallow boundary. `None` when the walk was still going at
+/// `deadline`.
 fn history_below(
     repo: &Repository,
     start: Oid,
     dir: &str,
-) -> HashMap<String, (Oid, Arc<LastChange>)> {
+    deadline: Option<Instant>,
+) -> Option<HashMap<String, (Oid, Arc<LastChange>)>> {
     let mut heads: HashMap<String, Oid> = HashMap::new();
     let Ok(start) = repo
         .find_object(start, None)
         .and_then(|o| o.peel_to_commit())
     else {
-        return HashMap::new();
+        return Some(HashMap::new());
     };
     let Ok(head) = start.tree() else {
-        return HashMap::new();
+        return Some(HashMap::new());
     };
     let mut trees = Trees {
         repo,
@@ -331,7 +408,7 @@ fn history_below(
         keep: true,
     };
     let Some(top) = tree_at(&head, dir).and_then(|id| trees.get(id)) else {
-        return HashMap::new();
+        return Some(HashMap::new());
     };
     changed_files(
         &mut trees,
@@ -345,16 +422,19 @@ fn history_below(
     trees.keep = false;
     let mut found: HashMap<String, (Oid, Arc<LastChange>)> = HashMap::new();
     let Ok(mut revwalk) = repo.revwalk() else {
-        return found;
+        return Some(found);
     };
     if revwalk
         .set_sorting(git2::Sort::TIME | git2::Sort::TOPOLOGICAL)
         .is_err()
         || revwalk.push(start.id()).is_err()
     {
-        return found;
+        return Some(found);
     }
     for oid in revwalk {
+        if deadline.is_some_and(|d| Instant::now() > d) {
+            return None;
+        }
         // A missing commit: the shallow boundary.
         let Some(commit) = oid.ok().and_then(|oid| repo.find_commit(oid).ok()) else {
             break;
@@ -419,7 +499,7 @@ fn history_below(
             break;
         }
     }
-    found
+    Some(found)
 }
 
 /// `path` relative to the work tree's `root`, `/`-separated, as git names it.

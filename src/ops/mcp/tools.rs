@@ -155,13 +155,7 @@ impl MemoryDoor {
     pub fn new(project: Project, publish: Publish) -> MemoryDoor {
         MemoryDoor {
             policies: PolicyBook::new(&project),
-            freshness: FreshnessBook::new(
-                project.repo.clone(),
-                &[ScopeKind::Team, ScopeKind::Private, ScopeKind::User]
-                    .iter()
-                    .filter_map(|s| project.layout.memory_dir(*s))
-                    .collect::<Vec<_>>(),
-            ),
+            freshness: FreshnessBook::of_project(&project),
             reads: ReadCounter::new(project.clone()),
             project,
             publish,

@@ -2,6 +2,7 @@
 
 mod hooks_resume;
 mod prompt_context;
+mod prompt_freshness;
 mod references;
 mod session_start;
 mod usage_context;

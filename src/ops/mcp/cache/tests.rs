@@ -315,7 +315,15 @@ fn one_walk_finds_the_last_change_git_log_finds_through_merges_removals_and_read
 
     let repo = Repository::open(&root).unwrap();
     let head = repo.head().unwrap().peel_to_commit().unwrap().id();
-    let walked = history_below(&repo, head, ".qwen/team-memory");
+    let walked = history_below(&repo, head, ".qwen/team-memory", None).unwrap();
+    // A walk past its deadline gives nothing rather than a part of the answer.
+    let past = std::time::Instant::now()
+        .checked_sub(std::time::Duration::from_secs(1))
+        .unwrap();
+    assert_eq!(
+        history_below(&repo, head, ".qwen/team-memory", Some(past)),
+        None
+    );
     let paths: Vec<String> = [
         "project/a.md",
         "project/b.md",
