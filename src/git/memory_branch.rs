@@ -19,7 +19,7 @@ use super::commit::{self, CommitSettings, SYNC_TRAILER, TeamUpdate};
 use super::history;
 use super::recovery::ref_move::RefIntent;
 use super::remote::Deadline;
-use super::replay::{self, KeptConflict};
+use super::replay::{self, IndexGate, KeptConflict};
 use super::sign;
 use super::upstream::{self, Upstream, UpstreamLookup};
 use crate::domain::scope::TEAM_DIR;
@@ -313,11 +313,12 @@ pub fn record(
     parent: Option<Oid>,
     updates: &[TeamUpdate],
     settings: &CommitSettings,
+    gate: &dyn IndexGate,
     deadline: Deadline,
 ) -> Result<Recorded, GitError> {
     let base = tree_of(repo, parent)?;
     let applied = commit::updated_tree(repo, &base, updates)?;
-    let team = replay::regenerated_team_tree(repo, &applied, Some(deadline))?;
+    let team = replay::regenerated_team_tree(repo, &applied, gate, Some(deadline))?;
 
     let root = root_with(repo, team)?;
     if root == base.id() {
@@ -436,6 +437,7 @@ pub fn combine(
     theirs: Option<Oid>,
     published: &[Oid],
     settings: &CommitSettings,
+    gate: &dyn IndexGate,
     deadline: Deadline,
 ) -> Result<Combined, GitError> {
     let done = |tip| Combined {
@@ -471,6 +473,7 @@ pub fn combine(
         &tree_of(repo, Some(o))?,
         &tree_of(repo, Some(t))?,
         &short,
+        gate,
         Some(deadline),
     )?;
     let root = root_with(repo, merged.team_tree)?;

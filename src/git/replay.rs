@@ -175,6 +175,22 @@ pub struct Replayed {
     pub text_merged: Vec<String>,
 }
 
+/// What the engine asks of the memory gate to write a merged folder's `MEMORY.md`. Sync hands
+/// in the gate's own ([`crate::ops::GateIndex`]); the engine holds no policy of its own.
+pub trait IndexGate {
+    /// The folder's own configuration files the gate reads: the check file and the secrets'
+    /// ignore file, by path in the folder.
+    fn config_files(&self) -> [&'static str; 2];
+    /// The judge of index lines under those files (each its bytes and whether it is a symlink;
+    /// `None` when absent): `true` for a line `MEMORY.md` may hold.
+    fn judge<'f>(
+        &self,
+        config: [Option<(&'f [u8], bool)>; 2],
+    ) -> Box<dyn Fn(&index::IndexLine) -> bool + 'f>;
+    /// `MEMORY.md` for the kept lines, in order.
+    fn render(&self, kept: Vec<index::IndexLine>) -> String;
+}
+
 /// Re-creates the local sync commits between the merge base and `local` as one sync commit on
 /// top of `upstream`, merging the team folder file by file. Call only for
 /// [`Divergence::Replayable`]. Creates objects only; no ref, index or file changes.
@@ -182,6 +198,7 @@ pub fn replay_sync_commits(
     repo: &Repository,
     local: Oid,
     upstream: Oid,
+    gate: &dyn IndexGate,
 ) -> Result<Replayed, GitError> {
     let signs = repo
         .config()
@@ -210,6 +227,7 @@ pub fn replay_sync_commits(
         &commit_tree(local)?,
         &theirs_tree,
         &short,
+        gate,
         None,
     )?;
     let MergedFolder {
@@ -276,6 +294,7 @@ pub fn merge_team_folders(
     ours: &Tree<'_>,
     theirs: &Tree<'_>,
     short: &str,
+    gate: &dyn IndexGate,
     deadline: Option<Deadline>,
 ) -> Result<MergedFolder, GitError> {
     let base_files = match base {
@@ -362,7 +381,7 @@ pub fn merge_team_folders(
         }
     }
     if !merged.is_empty() {
-        let index = regenerate_index(repo, &merged, deadline)?;
+        let index = regenerate_index(repo, &merged, gate, deadline)?;
         merged.insert(INDEX_FILE.to_string(), (index, i32::from(FileMode::Blob)));
     }
     let team_tree = rebuilt(repo, theirs_team.as_ref(), &theirs, &merged)?;
@@ -387,6 +406,7 @@ fn kept_beside(files: &BTreeMap<String, Version>, path: &str, version: Version) 
 pub fn regenerated_team_tree(
     repo: &Repository,
     tree: &Tree<'_>,
+    gate: &dyn IndexGate,
     deadline: Option<Deadline>,
 ) -> Result<Option<Oid>, GitError> {
     let team = super::team_files::subtree(repo, tree, TEAM_DIR)?;
@@ -394,7 +414,7 @@ pub fn regenerated_team_tree(
     let mut wanted = files.clone();
     wanted.remove(INDEX_FILE);
     if !wanted.is_empty() {
-        let index = regenerate_index(repo, &wanted, deadline)?;
+        let index = regenerate_index(repo, &wanted, gate, deadline)?;
         wanted.insert(INDEX_FILE.to_string(), (index, i32::from(FileMode::Blob)));
     }
     rebuilt(repo, team.as_ref(), &files, &wanted)
@@ -555,18 +575,6 @@ fn conflict_name(path: &str, short: &str) -> String {
     crate::domain::conflict::copy_path(path, short)
 }
 
-/// A configuration file's blob and whether it is a symlink, as the policy reads it.
-fn as_team_file(
-    found: &Option<(Vec<u8>, bool)>,
-) -> Option<crate::domain::check_config::TeamFile<'_>> {
-    found
-        .as_ref()
-        .map(|(bytes, symlink)| crate::domain::check_config::TeamFile {
-            bytes,
-            symlink: *symlink,
-        })
-}
-
 /// How many memories [`regenerate_index`] reads between two looks at the clock.
 const CLOCK_EVERY: usize = 256;
 
@@ -587,9 +595,10 @@ fn in_time(deadline: Option<Deadline>, what: &str) -> Result<(), GitError> {
 fn regenerate_index(
     repo: &Repository,
     files: &BTreeMap<String, Version>,
+    gate: &dyn IndexGate,
     deadline: Option<Deadline>,
 ) -> Result<Oid, GitError> {
-    let text = index_text(repo, files, deadline)?;
+    let text = index_text(repo, files, gate, deadline)?;
     repo.blob(text.as_bytes())
         .map_err(|e| GitError::git("writing the regenerated MEMORY.md", e))
 }
@@ -604,6 +613,7 @@ fn regenerate_index(
 fn index_text(
     repo: &Repository,
     files: &BTreeMap<String, Version>,
+    gate: &dyn IndexGate,
     deadline: Option<Deadline>,
 ) -> Result<String, GitError> {
     let blob_of = |rel: &str| {
@@ -612,10 +622,11 @@ fn index_text(
             Some((blob.content().to_vec(), *mode == i32::from(FileMode::Link)))
         })
     };
-    let config = blob_of(crate::domain::check::CONFIG_FILE);
-    let ignore = blob_of(crate::domain::secrets::IGNORE_FILE);
-    let policy =
-        crate::domain::gate::Policy::from_team_files(as_team_file(&config), as_team_file(&ignore));
+    let [config, ignore] = gate.config_files().map(blob_of);
+    let keeps = gate.judge(
+        [config.as_ref(), ignore.as_ref()]
+            .map(|f| f.map(|(bytes, symlink)| (bytes.as_slice(), *symlink))),
+    );
 
     let what = format!(
         "regenerating {TEAM_DIR}/{INDEX_FILE} from {} files",
@@ -647,12 +658,12 @@ fn index_text(
             .find_blob(oid)
             .map_err(|e| GitError::git(format!("reading {shown}"), e))?;
         if let Some(entry) = memory::index_entry_of(&shown, rel, blob.content()) {
-            if policy.index_line_safe(&entry) {
+            if keeps(&entry) {
                 kept.push(entry);
             }
         }
     }
-    Ok(crate::domain::gate::team_index_md(kept, None))
+    Ok(gate.render(kept))
 }
 
 /// Writes nested trees for `files` (paths with `/`), returning the top tree.
@@ -758,6 +769,16 @@ mod tests {
         };
         let config = blob_of(crate::domain::check::CONFIG_FILE);
         let ignore = blob_of(crate::domain::secrets::IGNORE_FILE);
+        fn as_team_file(
+            found: &Option<(Vec<u8>, bool)>,
+        ) -> Option<crate::domain::check_config::TeamFile<'_>> {
+            found
+                .as_ref()
+                .map(|(bytes, symlink)| crate::domain::check_config::TeamFile {
+                    bytes,
+                    symlink: *symlink,
+                })
+        }
         let policy = crate::domain::gate::Policy::from_team_files(
             as_team_file(&config),
             as_team_file(&ignore),
@@ -862,7 +883,7 @@ mod tests {
                     }
                 }
                 assert_eq!(
-                    index_text(&repo, &files, None).unwrap(),
+                    index_text(&repo, &files, &crate::ops::GateIndex, None).unwrap(),
                     full_index_text(&repo, &files),
                     "seed {seed}, step {step}, {} files",
                     files.len()

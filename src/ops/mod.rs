@@ -41,6 +41,7 @@ pub(crate) mod validate;
 // The public face of the operations layer: what the tests and the benches drive directly.
 pub use hooks::hook_script;
 pub use project::Project;
+pub use quarantine::GateIndex;
 pub use recall::{LiveRecall, LiveReport, Recalled, recall_live, recall_unaged};
 pub use scan::scan;
 

@@ -8,9 +8,12 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::domain::gate::{self, Policy};
+use crate::domain::index::IndexLine;
 use crate::domain::memory::{self, MAX_FILE_BYTES, MemoryFile};
 use crate::domain::secrets::{self, SecretsIgnore};
 use crate::domain::store;
+
+use crate::git::replay;
 
 use super::OpError;
 
@@ -137,5 +140,31 @@ fn secret_reasons(bytes: &[u8], ignore: &SecretsIgnore) -> Vec<String> {
         None => vec![
             "binary file: it cannot be scanned for secrets — keep it out of team memory".into(),
         ],
+    }
+}
+
+/// The memory gate as the git engine asks it about a folder it merged or recorded: which lines
+/// `MEMORY.md` may hold under the folder's own check file and `.secretsignore`, and how it is
+/// rendered — the engine holds no policy of its own.
+pub struct GateIndex;
+
+impl replay::IndexGate for GateIndex {
+    fn config_files(&self) -> [&'static str; 2] {
+        [crate::domain::check::CONFIG_FILE, secrets::IGNORE_FILE]
+    }
+
+    fn judge<'f>(
+        &self,
+        [config, ignore]: [Option<(&'f [u8], bool)>; 2],
+    ) -> Box<dyn Fn(&IndexLine) -> bool + 'f> {
+        let file = |found: Option<(&'f [u8], bool)>| {
+            found.map(|(bytes, symlink)| crate::domain::check_config::TeamFile { bytes, symlink })
+        };
+        let policy = Policy::from_team_files(file(config), file(ignore));
+        Box::new(move |line| policy.index_line_safe(line))
+    }
+
+    fn render(&self, kept: Vec<IndexLine>) -> String {
+        gate::team_index_md(kept, None)
     }
 }

@@ -33,7 +33,7 @@ use crate::git::upstream::Upstream;
 
 use crate::ops::quarantine::{self, Quarantined};
 use crate::ops::sync::{self, Rounds, SkipReason, SyncMode, SyncOptions, SyncOutcome};
-use crate::ops::{OpError, Project};
+use crate::ops::{GateIndex, OpError, Project};
 
 mod materialise;
 
@@ -446,24 +446,32 @@ fn record_folder(
     if updates.is_empty() {
         return Ok(Recording::new(true, None, held_back));
     }
-    let recorded = match memory_branch::record(repo, parent, &updates, settings, deadline)? {
-        Recorded::Nothing => return Ok(Recording::new(true, None, held_back)),
-        Recorded::Commit(id) => id,
-        Recorded::NotSigned(why) => {
-            outcome.commit_refused = true;
-            outcome.warnings.push(format!(
+    let recorded =
+        match memory_branch::record(repo, parent, &updates, settings, &GateIndex, deadline)? {
+            Recorded::Nothing => return Ok(Recording::new(true, None, held_back)),
+            Recorded::Commit(id) => id,
+            Recorded::NotSigned(why) => {
+                outcome.commit_refused = true;
+                outcome.warnings.push(format!(
                 "commit.gpgsign is on but the memory-branch commit could not be signed ({why}); \
                  nothing was recorded{}",
                 sync::SIGNING_FIX
             ));
-            return Ok(Recording::new(false, None, held_back));
-        }
-    };
+                return Ok(Recording::new(false, None, held_back));
+            }
+        };
     // The local branch moved past the folder's base (another worktree's sync): the record is
     // re-created on top of it, memory by memory.
     let published = proposal_tips(repo, memory);
-    let combined =
-        memory_branch::combine(repo, Some(recorded), *local, &published, settings, deadline)?;
+    let combined = memory_branch::combine(
+        repo,
+        Some(recorded),
+        *local,
+        &published,
+        settings,
+        &GateIndex,
+        deadline,
+    )?;
     if !land(repo, memory, local, combined, outcome)? {
         return Ok(Recording::new(false, Some(recorded), held_back));
     }
@@ -581,6 +589,7 @@ impl Rounds for BranchRounds<'_> {
                 remote_tip,
                 &published,
                 self.settings,
+                &GateIndex,
                 self.deadline,
             )?;
             if !land(repo, self.memory, self.local, combined, outcome)? {

@@ -59,7 +59,8 @@ fn network_round(dir: &Path, options: &NetworkOptions) -> Round {
             Divergence::SyncAhead { .. } => local,
             Divergence::Replayable { .. } => {
                 let (local, upstream) = (local.unwrap(), fetched.tip.unwrap());
-                let replayed = replay_sync_commits(&repo, local, upstream).unwrap();
+                let replayed =
+                    replay_sync_commits(&repo, local, upstream, &teammem::ops::GateIndex).unwrap();
                 match move_branch(
                     &repo,
                     &up.local_ref,
