@@ -285,11 +285,11 @@ fn read_and_analyse(
 }
 
 /// A file's index entry as read: stamp, state, type and field lengths.
-type Entry = (Stamp, DocState, MemoryType, [u32; FIELDS]);
+type IndexedDoc = (Stamp, DocState, MemoryType, [u32; FIELDS]);
 
 /// What reading one file for the index gives: the memory (when valid) and its index entry
 /// (`None`: it could not be read).
-type ReadForIndex = (Option<ReadMemory>, Option<Entry>);
+type ReadForIndex = (Option<ReadMemory>, Option<IndexedDoc>);
 
 /// Reads one file for the index: analyses it as [`read_and_analyse`] would, and adds its terms
 /// (as memory number `doc`) to `tokens`. The parsed file is not kept: a cold query that matches
@@ -330,7 +330,7 @@ fn read_for_index(
 
 /// What reading files for the index gives: each file's entry (`None`: unreadable), in order;
 /// the valid memories; and the terms of all, sorted bytewise.
-type ReadAll = (Vec<Option<Entry>>, Vec<ReadMemory>, Vec<(String, Postings)>);
+type ReadAll = (Vec<Option<IndexedDoc>>, Vec<ReadMemory>, Vec<(String, Postings)>);
 
 /// Reads the files `to_read` (positions in `paths`) for the index, over a few threads; their
 /// terms are numbered by position in `paths`.
@@ -690,7 +690,7 @@ pub fn scan_indexed_unproven(
     let (to_index, to_scan) = to_read.split_at(to_read.len().min(budget));
     let (entries, read, mut added) =
         read_all_for_index(dir, &paths, to_index, query, (order, scope));
-    let mut fresh: Vec<Option<Entry>> = vec![None; paths.len()];
+    let mut fresh: Vec<Option<IndexedDoc>> = vec![None; paths.len()];
     for (&i, entry) in to_index.iter().zip(entries) {
         fresh[i] = entry;
     }
