@@ -330,7 +330,11 @@ fn read_for_index(
 
 /// What reading files for the index gives: each file's entry (`None`: unreadable), in order;
 /// the valid memories; and the terms of all, sorted bytewise.
-type ReadAll = (Vec<Option<IndexedDoc>>, Vec<ReadMemory>, Vec<(String, Postings)>);
+type ReadAll = (
+    Vec<Option<IndexedDoc>>,
+    Vec<ReadMemory>,
+    Vec<(String, Postings)>,
+);
 
 /// Reads the files `to_read` (positions in `paths`) for the index, over a few threads; their
 /// terms are numbered by position in `paths`.

@@ -31,6 +31,9 @@ pub struct LeftInGit {
     pub folder: GitFolder,
     /// What it is, and what removes it.
     pub what: &'static str,
+    /// Whether it is state teammem keeps on purpose between runs, not something a killed run
+    /// left behind.
+    pub kept: bool,
 }
 
 /// The sync lock: one sync at a time per repository ([`lock`]).
@@ -71,66 +74,79 @@ pub const LEFT_IN_GIT: &[LeftInGit] = &[
         name: SYNC_LOCK,
         folder: GitFolder::Common,
         what: "held while a sync runs; taken over when its process is gone or it is ten minutes old",
+        kept: false,
     },
     LeftInGit {
         name: "teammem-sync.lock.<pid>.tmp",
         folder: GitFolder::Common,
         what: "the lock's content before it is linked in place; removed by the next sync once <pid> is gone",
+        kept: false,
     },
     LeftInGit {
         name: REF_MOVE_NOTE,
         folder: GitFolder::Common,
         what: "a ref about to move; the next sync removes a lock the killed move left",
+        kept: false,
     },
     LeftInGit {
         name: CHECKOUT_NOTE,
         folder: GitFolder::Common,
         what: "a fast-forward's checkout under way; the next sync finishes or rolls it back",
+        kept: false,
     },
     LeftInGit {
         name: TRANSFER_NOTE,
         folder: GitFolder::Common,
         what: "a fetch or push under way; the next sync removes the temp packs a killed one left",
+        kept: false,
     },
     LeftInGit {
         name: INDEX_PENDING,
         folder: GitFolder::Worktree,
         what: "a commit whose team entries are not yet in git's index; the next sync writes them",
+        kept: false,
     },
     LeftInGit {
         name: SIDE_INDEX,
         folder: GitFolder::Worktree,
         what: "git's index being rewritten; renamed over the index, or removed when abandoned",
+        kept: false,
     },
     LeftInGit {
         name: SIGN_SCRATCH,
         folder: GitFolder::Worktree,
         what: "a folder a commit is signed in; emptied after each signature",
+        kept: true,
     },
     LeftInGit {
         name: NOOP_RECORD,
         folder: GitFolder::Worktree,
         what: "what the last branch-mode sync found, so a sync with nothing to do skips libgit2",
+        kept: true,
     },
     LeftInGit {
         name: OFFLINE_NOTE,
         folder: GitFolder::Common,
         what: "when the remote was last out of reach; session starts skip the network for a while",
+        kept: true,
     },
     LeftInGit {
         name: MCP_AGES,
         folder: GitFolder::Worktree,
         what: "the MCP server's memory ages, so a restart does not walk history again",
+        kept: true,
     },
     LeftInGit {
         name: ".teammem-<file>.<pid>-<n>.tmp",
         folder: GitFolder::Worktree,
         what: "a write of one of the files above, killed before its rename; the next sync removes it once <pid> is gone",
+        kept: false,
     },
     LeftInGit {
         name: "hooks/<hook>.teammem-chained",
         folder: GitFolder::Common,
         what: "the user's own hook, kept by install-hooks and run first; put back by uninstall-hooks",
+        kept: true,
     },
 ];
 

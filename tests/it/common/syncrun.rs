@@ -97,14 +97,22 @@ pub fn leftovers(repo: &Path) -> Vec<String> {
             } else if name.ends_with(".lock")
                 || name.starts_with("pack_git2_")
                 || name.starts_with("tmp_pack_")
-                // The no-op record is state the next sync reads, not something left behind.
-                || (name.starts_with("teammem-") && name != "teammem-noop")
+                // State teammem keeps on purpose (the no-op record, the offline note, ...) is
+                // not something left behind.
+                || (name.starts_with("teammem-") && !kept_in_git(&name))
             {
                 found.push(path.strip_prefix(&git).unwrap().display().to_string());
             }
         }
     }
     found
+}
+
+/// Whether `name` is a file `LEFT_IN_GIT` says teammem keeps on purpose.
+fn kept_in_git(name: &str) -> bool {
+    teammem::git::LEFT_IN_GIT
+        .iter()
+        .any(|left| left.kept && left.name == name)
 }
 
 /// Whether a path in the git folder is one `LEFT_IN_GIT` names (each `<…>` stands for any
