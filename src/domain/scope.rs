@@ -197,6 +197,16 @@ impl Layout {
         }
     }
 
+    /// [`Layout::state_dir`] under teammem's base folder even for a private scope kept in the
+    /// work tree: where caches and records live that must never sit in the repository's folder.
+    pub fn outside_state_dir(&self, scope: ScopeKind) -> Option<PathBuf> {
+        Layout {
+            local_private: false,
+            ..self.clone()
+        }
+        .state_dir(scope)
+    }
+
     /// Where a scope keeps its machine-local state (`meta.json`, `consolidation.lock`,
     /// baselines): beside the memory folder, never inside it.
     pub fn state_dir(&self, scope: ScopeKind) -> Option<PathBuf> {

@@ -17,6 +17,7 @@ use super::cli::{local_command, run_local};
 use super::commit::{self, CommitResult, CommitSettings, TeamUpdate};
 use super::preflight::Branch;
 use super::remote::Deadline;
+use super::staging_index::git_cli::index_info;
 use super::staging_index::update::IndexUpdate;
 use super::status::TreeFile;
 
@@ -168,26 +169,13 @@ fn set_index_entry(
     mode: FileMode,
     id: Oid,
 ) -> Result<IndexUpdate, GitError> {
-    let deadline = Deadline::after(INDEX_BUDGET);
-    let mut cmd = local_command(repo);
-    cmd.args(["update-index", "-z", "--index-info"]);
     let input = format!("{} {id}\t{path}\0", octal(mode));
-    let run = run_local(
-        cmd,
-        input.as_bytes(),
-        &deadline,
-        &format!("updating {path}'s index entry (git)"),
-    )?;
-    if run.success {
-        return Ok(IndexUpdate::Written);
-    }
-    if run.stderr.contains("index.lock") {
-        return Ok(IndexUpdate::Locked);
-    }
-    Err(GitError::Cli {
-        context: format!("updating {path}'s index entry (git update-index)"),
-        message: run.stderr.trim().to_string(),
-    })
+    index_info(
+        repo,
+        &input,
+        &Deadline::after(INDEX_BUDGET),
+        &format!("{path}'s index entry"),
+    )
 }
 
 /// A mode as git prints it (`100644`).

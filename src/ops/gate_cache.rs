@@ -20,7 +20,7 @@ use crate::domain::gate::{BrokenRules, Policy, Verdict};
 use crate::domain::index::IndexLine;
 use crate::domain::memory::MemoryType;
 use crate::domain::references::{self, Reference};
-use crate::domain::scope::{Layout, ScopeKind};
+use crate::domain::scope::ScopeKind;
 use crate::domain::store::{self, Stamp};
 
 use super::delivery::sessions::content_hash;
@@ -134,12 +134,8 @@ pub fn cache_file(project: &Project, scope: ScopeKind, dir: &Path) -> Option<Pat
     }
     let folder = dir.file_name()?.to_string_lossy();
     let local = scope == ScopeKind::Private && project.layout.local_private;
-    let outside = Layout {
-        local_private: false,
-        ..project.layout.clone()
-    };
     let name = format!("{}{folder}-gate.json", if local { "local-" } else { "" });
-    Some(outside.state_dir(scope)?.join(name))
+    Some(project.layout.outside_state_dir(scope)?.join(name))
 }
 
 /// A scope's memories through the gate, after the scope's safety check, answered from the

@@ -12,7 +12,7 @@ use crate::domain::gate;
 use crate::domain::hook_input::HookInput;
 use crate::domain::recall::usage::{self, UseKind};
 use crate::domain::recall::{Analyzer, fold};
-use crate::domain::scope::{Layout, ScopeKind};
+use crate::domain::scope::ScopeKind;
 use crate::domain::store::{self, Stamp};
 use crate::git::plain::{self, PlainHead};
 
@@ -274,13 +274,10 @@ fn age_from_history(project: &Project, hits: &mut [recall::Hit]) -> Result<(), O
 /// Where a turn notes the `HEAD` at which the walk for every memory's age did not end within
 /// [`AGES_WALK`]: the project's state folder, outside the work tree.
 fn walk_marker(project: &Project) -> Option<PathBuf> {
-    let outside = Layout {
-        local_private: false,
-        ..project.layout.clone()
-    };
     Some(
-        outside
-            .state_dir(ScopeKind::Private)?
+        project
+            .layout
+            .outside_state_dir(ScopeKind::Private)?
             .join("ages-walk-abandoned"),
     )
 }

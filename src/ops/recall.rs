@@ -21,7 +21,7 @@ use crate::domain::recall::refresh::{
 };
 use crate::domain::recall::usage::{self, UsageBook, Used};
 use crate::domain::recall::{Analyzer, PROXIMITY_CANDIDATES, Query, points};
-use crate::domain::scope::{Layout, ScopeKind};
+use crate::domain::scope::ScopeKind;
 use crate::domain::store::Stamp;
 use crate::git::history;
 use crate::git::snapshot;
@@ -543,12 +543,8 @@ fn index_file(project: &Project, scope: ScopeKind, dir: &Path) -> Option<PathBuf
     }
     let folder = dir.file_name()?.to_string_lossy();
     let local = scope == ScopeKind::Private && project.layout.local_private;
-    let outside = Layout {
-        local_private: false,
-        ..project.layout.clone()
-    };
     let name = format!("{}{folder}-recall.idx", if local { "local-" } else { "" });
-    Some(outside.state_dir(scope)?.join(name))
+    Some(project.layout.outside_state_dir(scope)?.join(name))
 }
 
 /// The body, cut to `chars` characters with a note saying how to read the rest.

@@ -22,7 +22,7 @@ use crate::domain::gate;
 use crate::domain::memory::MemoryFile;
 use crate::domain::recall::usage::utc_date;
 use crate::domain::references::{self, Form, Lines, Reference};
-use crate::domain::scope::{Layout, ScopeKind};
+use crate::domain::scope::ScopeKind;
 use crate::domain::store;
 use crate::git::history::removal::{self, AtHead, HeadTree, Removal, WalkEnd, WalkFrom, WalkLimit};
 use crate::git::repo;
@@ -395,13 +395,10 @@ struct Saved {
 /// Where the saved facts of `project` live: its state folder under teammem's base folder,
 /// outside the work tree.
 fn saved_file(project: &Project) -> Option<PathBuf> {
-    let outside = Layout {
-        local_private: false,
-        ..project.layout.clone()
-    };
     Some(
-        outside
-            .state_dir(ScopeKind::Private)?
+        project
+            .layout
+            .outside_state_dir(ScopeKind::Private)?
             .join("references.json"),
     )
 }

@@ -89,13 +89,25 @@ pub fn update_team_entries(
     if input.is_empty() {
         return Ok(IndexUpdate::Unchanged);
     }
+    index_info(repo, &input, &deadline, "the index's team entries")
+}
+
+/// Feeds `input` (NUL-separated `<mode> <id>\t<path>` records) to `git update-index -z
+/// --index-info`, which writes every index form git knows; `what` names the entries in
+/// messages. `Locked` when another git process holds `index.lock`.
+pub(crate) fn index_info(
+    repo: &Repository,
+    input: &str,
+    deadline: &Deadline,
+    what: &str,
+) -> Result<IndexUpdate, GitError> {
     let mut update = local_command(repo);
     update.args(["update-index", "-z", "--index-info"]);
     let run = run_local(
         update,
         input.as_bytes(),
-        &deadline,
-        "updating the index's team entries (git)",
+        deadline,
+        &format!("updating {what} (git)"),
     )?;
     if run.success {
         return Ok(IndexUpdate::Written);
@@ -104,7 +116,7 @@ pub fn update_team_entries(
         return Ok(IndexUpdate::Locked);
     }
     Err(GitError::Cli {
-        context: "updating the index's team entries (git update-index)".into(),
+        context: format!("updating {what} (git update-index)"),
         message: run.stderr.trim().to_string(),
     })
 }

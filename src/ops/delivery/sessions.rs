@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::domain::recall::usage::{self, DAY_SECS};
-use crate::domain::scope::{Layout, ScopeKind};
+use crate::domain::scope::ScopeKind;
 use crate::domain::store;
 use crate::ops::{OpError, Project};
 
@@ -99,12 +99,9 @@ impl Sessions {
     /// The records of `project`: below the private state folder outside the work tree
     /// (`<base>/projects/<project>/sessions/`), or `<base>/sessions/` outside a repository.
     pub fn of(project: &Project) -> Sessions {
-        let outside = Layout {
-            local_private: false,
-            ..project.layout.clone()
-        };
-        let dir = outside
-            .state_dir(ScopeKind::Private)
+        let dir = project
+            .layout
+            .outside_state_dir(ScopeKind::Private)
             .unwrap_or_else(|| project.env.base())
             .join("sessions");
         Sessions { dir }
