@@ -7,7 +7,7 @@ use std::fs;
 use std::path::Path;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use teammem::{index, scope::INDEX_FILE, store};
+use teammem::{memory_index, scope::INDEX_FILE, store};
 
 const TYPES: [&str; 4] = ["user", "feedback", "project", "reference"];
 
@@ -36,7 +36,7 @@ fn generate(dir: &Path, n: usize) {
 fn rebuild(dir: &Path) -> bool {
     let (entries, invalid) = store::load_index_entries(dir, "").unwrap();
     assert!(invalid.is_empty());
-    store::write_index(dir, &index::render(&entries)).unwrap()
+    store::write_index(dir, &memory_index::render(&entries)).unwrap()
 }
 
 fn bench(c: &mut Criterion) {

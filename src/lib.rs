@@ -6,7 +6,7 @@
 //!
 //! Every module below those layers is private to the crate. The public API is curated:
 //! [`cli::main`], the few operations in [`ops`], the git operations in [`git`], and the
-//! domain's parsers and limits in [`memory`], [`index`], [`store`], [`gate`], [`scope`],
+//! domain's parsers and limits in [`memory`], [`memory_index`], [`store`], [`gate`], [`scope`],
 //! [`secrets`], [`recall`] and [`recall_index`] — exactly what the binary, the tests, the
 //! benches and the fuzz targets drive.
 
@@ -31,9 +31,9 @@ pub mod memory {
     pub use crate::domain::memory::{MAX_FILE_BYTES, MemoryFile, MemoryType};
 }
 
-/// `MEMORY.md`, the index: its lines, its limits and how it is rendered.
-pub mod index {
-    pub use crate::domain::index::{
+/// `MEMORY.md`, the memory index: its lines, its limits and how it is rendered.
+pub mod memory_index {
+    pub use crate::domain::memory_index::{
         IndexLine, MAX_BYTES, MAX_FILES, MAX_LINES, MAX_UNITS, WARNING, locale_cmp, render,
     };
 }
@@ -68,6 +68,6 @@ pub mod recall {
 
 /// The on-disk recall index: its format, checksum and token maps.
 pub mod recall_index {
-    pub use crate::domain::recall::index::{IndexView, MAGIC, checksum, encode, merge_tokens};
+    pub use crate::domain::recall::index::{MAGIC, RecallIndex, checksum, encode, merge_tokens};
     pub use crate::domain::recall::scoring::TokenMap;
 }

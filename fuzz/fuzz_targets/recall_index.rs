@@ -6,9 +6,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use teammem::recall::Query;
-use teammem::recall_index::{IndexView, MAGIC, TokenMap, checksum, encode, merge_tokens};
+use teammem::recall_index::{MAGIC, RecallIndex, TokenMap, checksum, encode, merge_tokens};
 
-fn exercise(view: &IndexView<'_>) {
+fn exercise(view: &RecallIndex<'_>) {
     let query = Query::new("postgres 数据 text");
     let _ = view.gather(&query, &vec![true; view.files.len()]);
     for (_, postings) in view.tokens() {
@@ -20,14 +20,14 @@ fn exercise(view: &IndexView<'_>) {
 }
 
 fuzz_target!(|body: &[u8]| {
-    if let Some(view) = IndexView::decode(body) {
+    if let Some(view) = RecallIndex::decode(body) {
         exercise(&view);
     }
     let mut sealed = MAGIC.to_vec();
     sealed.extend_from_slice(&(body.len() as u64).to_le_bytes());
     sealed.extend_from_slice(&checksum(body).to_le_bytes());
     sealed.extend_from_slice(body);
-    if let Some(view) = IndexView::decode(&sealed) {
+    if let Some(view) = RecallIndex::decode(&sealed) {
         exercise(&view);
     }
 });

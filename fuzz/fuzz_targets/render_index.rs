@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use teammem::index::{IndexLine, MAX_BYTES, MAX_LINES, render};
+use teammem::memory_index::{IndexLine, MAX_BYTES, MAX_LINES, render};
 use teammem::memory::MemoryType;
 
 /// Fields are separated by NUL bytes: path, title, description, then a type byte, repeated.

@@ -29,7 +29,7 @@ pub fn run(project: &Project, args: IndexArgs) -> Result<u8, OpError> {
     let json = super::json_wanted(args.json, args.format);
     let mut states = Vec::new();
     for scope in super::scopes(project, args.scope) {
-        states.push(ops::index::index(project, scope, !args.check)?);
+        states.push(ops::memory_index::index(project, scope, !args.check)?);
     }
     if json {
         super::print_json(&states)?;

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::domain::index::IndexLine;
-use crate::domain::index_merge;
 use crate::domain::memory::MemoryFile;
+use crate::domain::memory_index::IndexLine;
+use crate::domain::memory_index::merge;
 use crate::domain::store;
 use crate::ops::{EXIT_OK, OpError};
 
@@ -48,7 +48,7 @@ pub fn run(cwd: &Path, args: MergeIndexArgs) -> Result<u8, OpError> {
         let bytes = std::fs::read(&file).ok()?;
         MemoryFile::parse(rel, &bytes).ok()?.index_entry(rel)
     };
-    let merged = index_merge::merge(&base, &ours, &theirs, &lookup);
+    let merged = merge::merge(&base, &ours, &theirs, &lookup);
     store::write_atomic(&cwd.join(&args.ours), merged.as_bytes())?;
     Ok(EXIT_OK)
 }

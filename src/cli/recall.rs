@@ -5,7 +5,7 @@ use clap::Args;
 use super::ScopeArg;
 use crate::domain::gate;
 use crate::domain::recall::usage;
-use crate::ops::recall::IndexUse;
+use crate::ops::recall::RecallIndexUse;
 use crate::ops::{self, EXIT_OK, OpError, Project};
 
 /// Find the memories most relevant to a query, across the enabled scopes.
@@ -57,9 +57,9 @@ pub fn run(project: &Project, args: RecallArgs) -> Result<u8, OpError> {
     let json = super::json_wanted(args.json, args.format);
     let scopes = super::scopes(project, args.scope);
     let index = if args.no_index {
-        IndexUse::Off
+        RecallIndexUse::Off
     } else {
-        IndexUse::STANDARD
+        RecallIndexUse::STANDARD
     };
     // What recall prints reaches agents too: the same gate as the session context. It runs
     // while the recall index's stats are still being checked (again should they fail).

@@ -7,7 +7,7 @@
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::domain::gate::Policy;
+use crate::domain::gate::Gate;
 use crate::domain::gate::trust;
 use crate::domain::memory::{self, MemoryFile, MemoryType};
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
@@ -410,7 +410,7 @@ pub fn check_index(
     memories: &[(&str, &[u8])],
     current: Option<&[u8]>,
     commit: Option<&str>,
-    policy: &Policy,
+    policy: &Gate,
 ) {
     let expected = expected_index(memories, policy);
     let path = repo_path(INDEX_FILE);
@@ -449,8 +449,8 @@ pub fn check_index(
 }
 
 /// The index `memories` give: every memory Qwen Code would list, less a line that would carry
-/// a secret ([`Policy::index_line_safe`]).
-pub fn expected_index(memories: &[(&str, &[u8])], policy: &Policy) -> String {
+/// a secret ([`Gate::index_line_safe`]).
+pub fn expected_index(memories: &[(&str, &[u8])], policy: &Gate) -> String {
     let entries = memories
         .iter()
         .filter_map(|(rel, bytes)| memory::index_entry_of(rel, rel, bytes));

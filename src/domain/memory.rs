@@ -12,7 +12,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::domain::frontmatter::{self, Field, Frontmatter};
-use crate::domain::index::IndexLine;
+use crate::domain::memory_index::IndexLine;
 use crate::domain::scope::INDEX_FILE;
 
 mod file_name;

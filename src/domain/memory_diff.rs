@@ -5,7 +5,7 @@
 use similar::{Algorithm, ChangeTag, DiffOp, TextDiff};
 
 use super::frontmatter::{Field, Frontmatter};
-use super::index::is_hidden;
+use super::memory_index::is_hidden;
 
 /// One frontmatter field that differs.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

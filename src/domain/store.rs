@@ -5,8 +5,8 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::index::{self, DatedEntry, IndexLine};
 use super::memory::{self, Invalid, MemoryFile};
+use super::memory_index::{self, DatedEntry, IndexLine};
 use super::scope::INDEX_FILE;
 
 mod stamp;
@@ -327,7 +327,7 @@ fn dated(dir: &Path, entry: IndexLine) -> DatedEntry {
     let mtime_ms = fs::metadata(dir.join(&entry.path))
         .map(|m| {
             let stamp = Stamp::of(&m);
-            index::mtime_ms(
+            memory_index::mtime_ms(
                 stamp.mtime_ns.div_euclid(1_000_000_000),
                 stamp.mtime_ns.rem_euclid(1_000_000_000),
             )

@@ -20,7 +20,7 @@ use super::GitError;
 use super::preflight::Branch;
 use super::recovery::ref_move::RefIntent;
 use super::sign::{self, Signing};
-use super::staging_index::update::{self as index, FreshFile, IndexUpdate};
+use super::staging_index::update::{self as index, FreshFile, StagingUpdate};
 use super::status::TreeFile;
 
 /// The subject line of every sync commit.
@@ -103,7 +103,7 @@ pub struct TeamCommit {
     /// The commit.
     pub result: CommitResult,
     /// The index's team entries.
-    pub index: IndexUpdate,
+    pub index: StagingUpdate,
 }
 
 /// Stores a work-tree file as a blob as `git add` would: through git's filters
@@ -185,14 +185,14 @@ pub fn commit_team_dir(
         Err(not_signed) => {
             return Ok(TeamCommit {
                 result: not_signed,
-                index: IndexUpdate::Unchanged,
+                index: StagingUpdate::Unchanged,
             });
         }
     };
     if !head_names(repo, &branch.refname) {
         return Ok(TeamCommit {
             result: CommitResult::HeadMoved,
-            index: IndexUpdate::Unchanged,
+            index: StagingUpdate::Unchanged,
         });
     }
     let pending = repo.path().join(INDEX_PENDING);
@@ -207,7 +207,7 @@ pub fn commit_team_dir(
         let _ = fs::remove_file(&pending);
         return Ok(TeamCommit {
             result: refused,
-            index: IndexUpdate::Unchanged,
+            index: StagingUpdate::Unchanged,
         });
     }
     let index = finish_index(repo, dir, &tree, fresh, patience)?;
@@ -297,10 +297,10 @@ fn finish_index(
     tree: &Tree<'_>,
     fresh: &HashMap<String, FreshFile>,
     patience: Duration,
-) -> Result<IndexUpdate, GitError> {
+) -> Result<StagingUpdate, GitError> {
     let pending = repo.path().join(INDEX_PENDING);
     let update = index::update_team_entries(repo, dir, tree, fresh, patience)?;
-    if update != IndexUpdate::Locked {
+    if update != StagingUpdate::Locked {
         index::remove_if_there(&pending)?;
     }
     Ok(update)
@@ -452,6 +452,6 @@ mod tests {
         let tree = commit.tree().unwrap();
         assert!(tree.get_path(Path::new("b.txt")).is_ok());
         assert!(tree.get_path(Path::new(".qwen/team-memory/x.md")).is_ok());
-        assert_eq!(done.index, IndexUpdate::Written);
+        assert_eq!(done.index, StagingUpdate::Written);
     }
 }

@@ -18,7 +18,7 @@ use super::commit::{self, CommitResult, CommitSettings, TeamUpdate};
 use super::preflight::Branch;
 use super::remote::Deadline;
 use super::staging_index::git_cli::index_info;
-use super::staging_index::update::IndexUpdate;
+use super::staging_index::update::StagingUpdate;
 use super::status::TreeFile;
 
 /// How long the git CLI may take to read or write the one index entry.
@@ -60,7 +60,7 @@ pub fn commit_file(
     bytes: &[u8],
     message: &str,
     settings: &CommitSettings,
-) -> Result<(CommitResult, IndexUpdate), GitError> {
+) -> Result<(CommitResult, StagingUpdate), GitError> {
     let Some(tip) = branch.tip else {
         return Err(GitError::Cli {
             context: format!("committing {path}"),
@@ -83,20 +83,20 @@ pub fn commit_file(
     };
     let tree = commit::updated_tree(repo, &baseline, &[update])?;
     if tree.id() == baseline.id() {
-        return Ok((CommitResult::NothingToCommit, IndexUpdate::Unchanged));
+        return Ok((CommitResult::NothingToCommit, StagingUpdate::Unchanged));
     }
     let commit = match commit::write_commit(repo, Some(&parent), &tree, message, settings)? {
         Ok(commit) => commit,
-        Err(not_signed) => return Ok((not_signed, IndexUpdate::Unchanged)),
+        Err(not_signed) => return Ok((not_signed, StagingUpdate::Unchanged)),
     };
     if !commit::head_names(repo, &branch.refname) {
-        return Ok((CommitResult::HeadMoved, IndexUpdate::Unchanged));
+        return Ok((CommitResult::HeadMoved, StagingUpdate::Unchanged));
     }
     let subject = message.lines().next().unwrap_or_default();
     if let Some(refused) =
         commit::move_branch_to(repo, branch, commit, &format!("commit: {subject}"))?
     {
-        return Ok((refused, IndexUpdate::Unchanged));
+        return Ok((refused, StagingUpdate::Unchanged));
     }
     let index = set_index_entry(repo, path, mode, id)?;
     Ok((CommitResult::Committed(commit), index))
@@ -168,7 +168,7 @@ fn set_index_entry(
     path: &str,
     mode: FileMode,
     id: Oid,
-) -> Result<IndexUpdate, GitError> {
+) -> Result<StagingUpdate, GitError> {
     let input = format!("{} {id}\t{path}\0", octal(mode));
     index_info(
         repo,

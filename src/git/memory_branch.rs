@@ -19,7 +19,7 @@ use super::commit::{self, CommitSettings, SYNC_TRAILER, TeamUpdate};
 use super::history;
 use super::recovery::ref_move::RefIntent;
 use super::remote::Deadline;
-use super::replay::{self, IndexGate, KeptConflict};
+use super::replay::{self, KeptConflict, MemoryIndexGate};
 use super::sign;
 use super::upstream::{self, Upstream, UpstreamLookup};
 use crate::domain::scope::TEAM_DIR;
@@ -313,7 +313,7 @@ pub fn record(
     parent: Option<Oid>,
     updates: &[TeamUpdate],
     settings: &CommitSettings,
-    gate: &dyn IndexGate,
+    gate: &dyn MemoryIndexGate,
     deadline: Deadline,
 ) -> Result<Recorded, GitError> {
     let base = tree_of(repo, parent)?;
@@ -437,7 +437,7 @@ pub fn combine(
     theirs: Option<Oid>,
     published: &[Oid],
     settings: &CommitSettings,
-    gate: &dyn IndexGate,
+    gate: &dyn MemoryIndexGate,
     deadline: Deadline,
 ) -> Result<Combined, GitError> {
     let done = |tip| Combined {

@@ -17,8 +17,8 @@ use super::commit::{SYNC_SUBJECT, SYNC_TRAILER};
 use super::remote::Deadline;
 use super::tree_entries::Version;
 use super::{GitError, history};
-use crate::domain::index;
 use crate::domain::memory::{self, MemoryFile};
+use crate::domain::memory_index;
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
 
 /// How many user commits are listed at most in a `diverged` / `local-ahead` result.
@@ -176,8 +176,8 @@ pub struct Replayed {
 }
 
 /// What the engine asks of the memory gate to write a merged folder's `MEMORY.md`. Sync hands
-/// in the gate's own ([`crate::ops::GateIndex`]); the engine holds no policy of its own.
-pub trait IndexGate {
+/// in the gate's own ([`crate::ops::TeamMemoryIndexGate`]); the engine holds no policy of its own.
+pub trait MemoryIndexGate {
     /// The folder's own configuration files the gate reads: the check file and the secrets'
     /// ignore file, by path in the folder.
     fn config_files(&self) -> [&'static str; 2];
@@ -186,9 +186,9 @@ pub trait IndexGate {
     fn judge<'f>(
         &self,
         config: [Option<(&'f [u8], bool)>; 2],
-    ) -> Box<dyn Fn(&index::IndexLine) -> bool + 'f>;
+    ) -> Box<dyn Fn(&memory_index::IndexLine) -> bool + 'f>;
     /// `MEMORY.md` for the kept lines, in order.
-    fn render(&self, kept: Vec<index::IndexLine>) -> String;
+    fn render(&self, kept: Vec<memory_index::IndexLine>) -> String;
 }
 
 /// Re-creates the local sync commits between the merge base and `local` as one sync commit on
@@ -198,7 +198,7 @@ pub fn replay_sync_commits(
     repo: &Repository,
     local: Oid,
     upstream: Oid,
-    gate: &dyn IndexGate,
+    gate: &dyn MemoryIndexGate,
 ) -> Result<Replayed, GitError> {
     let signs = repo
         .config()
@@ -294,7 +294,7 @@ pub fn merge_team_folders(
     ours: &Tree<'_>,
     theirs: &Tree<'_>,
     short: &str,
-    gate: &dyn IndexGate,
+    gate: &dyn MemoryIndexGate,
     deadline: Option<Deadline>,
 ) -> Result<MergedFolder, GitError> {
     let base_files = match base {
@@ -406,7 +406,7 @@ fn kept_beside(files: &BTreeMap<String, Version>, path: &str, version: Version) 
 pub fn regenerated_team_tree(
     repo: &Repository,
     tree: &Tree<'_>,
-    gate: &dyn IndexGate,
+    gate: &dyn MemoryIndexGate,
     deadline: Option<Deadline>,
 ) -> Result<Option<Oid>, GitError> {
     let team = super::team_files::subtree(repo, tree, TEAM_DIR)?;
@@ -595,7 +595,7 @@ fn in_time(deadline: Option<Deadline>, what: &str) -> Result<(), GitError> {
 fn regenerate_index(
     repo: &Repository,
     files: &BTreeMap<String, Version>,
-    gate: &dyn IndexGate,
+    gate: &dyn MemoryIndexGate,
     deadline: Option<Deadline>,
 ) -> Result<Oid, GitError> {
     let text = index_text(repo, files, gate, deadline)?;
@@ -603,7 +603,7 @@ fn regenerate_index(
         .map_err(|e| GitError::git("writing the regenerated MEMORY.md", e))
 }
 
-/// The text of [`regenerate_index`]. The index lists the first [`index::MAX_FILES`] memories
+/// The text of [`regenerate_index`]. The index lists the first [`memory_index::MAX_FILES`] memories
 /// by path (UTF-16 order) that give a line the gate keeps, and paths are unique, so the
 /// memories are read in that order until that many are kept: the cost is the paths' sort and
 /// about `MAX_FILES` blobs however many memories the branch holds (a flood past them is never
@@ -613,7 +613,7 @@ fn regenerate_index(
 fn index_text(
     repo: &Repository,
     files: &BTreeMap<String, Version>,
-    gate: &dyn IndexGate,
+    gate: &dyn MemoryIndexGate,
     deadline: Option<Deadline>,
 ) -> Result<String, GitError> {
     let blob_of = |rel: &str| {
@@ -643,11 +643,11 @@ fn index_text(
         .map(|(rel, (oid, _))| (rel, *oid))
         .collect();
     in_time(deadline, &what)?;
-    candidates.sort_by(|a, b| index::utf16_cmp(a.0, b.0));
+    candidates.sort_by(|a, b| memory_index::utf16_cmp(a.0, b.0));
     in_time(deadline, &what)?;
     let mut kept = Vec::new();
     for (n, (rel, oid)) in candidates.into_iter().enumerate() {
-        if kept.len() == index::MAX_FILES {
+        if kept.len() == memory_index::MAX_FILES {
             break;
         }
         if n % CLOCK_EVERY == CLOCK_EVERY - 1 {
@@ -779,7 +779,7 @@ mod tests {
                     symlink: *symlink,
                 })
         }
-        let policy = crate::domain::gate::Policy::from_team_files(
+        let policy = crate::domain::gate::Gate::from_team_files(
             as_team_file(&config),
             as_team_file(&ignore),
         );
@@ -883,7 +883,7 @@ mod tests {
                     }
                 }
                 assert_eq!(
-                    index_text(&repo, &files, &crate::ops::GateIndex, None).unwrap(),
+                    index_text(&repo, &files, &crate::ops::TeamMemoryIndexGate, None).unwrap(),
                     full_index_text(&repo, &files),
                     "seed {seed}, step {step}, {} files",
                     files.len()

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use crate::domain::gate::{self, BrokenRules};
-use crate::domain::index::{self, MAX_BYTES, MAX_LINES};
+use crate::domain::memory_index::{self, MAX_BYTES, MAX_LINES};
 use crate::domain::scope::{INDEX_FILE, ScopeKind};
 use crate::domain::secrets;
 
@@ -123,7 +123,7 @@ pub fn build_with(project: &Project, options: &BuildOptions<'_>) -> Result<Conte
                 .iter()
                 .map(|(rel, broken)| (format!("{scope}:{rel}"), broken)),
         );
-        let index = within_limits(&index::render(&gated.index_entries()));
+        let index = within_limits(&memory_index::render(&gated.index_entries()));
         if index.trim().is_empty() {
             continue;
         }

@@ -16,9 +16,9 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::domain::check::MEMORY_INVALID;
-use crate::domain::gate::{BrokenRules, Policy, Verdict};
-use crate::domain::index::IndexLine;
+use crate::domain::gate::{BrokenRules, Gate, Verdict};
 use crate::domain::memory::MemoryType;
+use crate::domain::memory_index::IndexLine;
 use crate::domain::references::{self, Reference};
 use crate::domain::scope::ScopeKind;
 use crate::domain::store::{self, Stamp};
@@ -50,7 +50,7 @@ pub struct PassedMemory {
 
 /// A scope's memories after the gate, as an index needs them.
 #[derive(Debug, Default)]
-pub struct GatedIndex {
+pub struct GatedScope {
     /// The memories that passed, sorted by path.
     pub passed: Vec<PassedMemory>,
     /// Each withheld file (relative to the scope folder) and the rules it broke.
@@ -59,7 +59,7 @@ pub struct GatedIndex {
     pub judged: usize,
 }
 
-impl GatedIndex {
+impl GatedScope {
     /// The index lines of the memories that passed.
     pub fn index_entries(&self) -> Vec<IndexLine> {
         self.passed.iter().filter_map(|m| m.line.clone()).collect()
@@ -109,7 +109,7 @@ impl CachedPass {
 }
 
 /// The rule set's version: the policy in force and this binary.
-pub fn rules_version(policy: &Policy) -> String {
+pub fn rules_version(policy: &Gate) -> String {
     let mut hasher = Sha256::new();
     hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
     if let Some(meta) = std::env::current_exe()
@@ -143,8 +143,8 @@ pub fn cache_file(project: &Project, scope: ScopeKind, dir: &Path) -> Option<Pat
 pub fn gate_scope(
     project: &Project,
     scope: ScopeKind,
-    policy: &Policy,
-) -> Result<GatedIndex, OpError> {
+    policy: &Gate,
+) -> Result<GatedScope, OpError> {
     let dir = project.check_scope_safe(scope)?;
     let cache = cache_file(project, scope, &dir);
     gate_dir(&dir, &project.shown_prefix(scope), policy, cache.as_deref())
@@ -155,9 +155,9 @@ pub fn gate_scope(
 pub fn gate_dir(
     dir: &Path,
     shown_as: &str,
-    policy: &Policy,
+    policy: &Gate,
     cache: Option<&Path>,
-) -> Result<GatedIndex, OpError> {
+) -> Result<GatedScope, OpError> {
     gate_dir_settled(dir, shown_as, policy, cache, SETTLE)
 }
 
@@ -165,10 +165,10 @@ pub fn gate_dir(
 fn gate_dir_settled(
     dir: &Path,
     shown_as: &str,
-    policy: &Policy,
+    policy: &Gate,
     cache: Option<&Path>,
     settle: std::time::Duration,
-) -> Result<GatedIndex, OpError> {
+) -> Result<GatedScope, OpError> {
     // A bad entry (a symlink out of the folder, a folder not read) withholds only itself.
     let listing = store::memory_listing(dir)?;
     let paths = listing.paths;
@@ -188,7 +188,7 @@ fn gate_dir_settled(
     } else {
         vec![None; rels.len()]
     };
-    let mut out = GatedIndex::default();
+    let mut out = GatedScope::default();
     for bad in listing.withheld {
         out.withheld
             .insert(bad.rel, [bad.rule].into_iter().collect());
@@ -265,7 +265,7 @@ enum Judged {
 fn judge_all(
     dir: &Path,
     shown_as: &str,
-    policy: &Policy,
+    policy: &Gate,
     misses: &[(&str, Option<Stamp>)],
 ) -> Result<Vec<Judged>, OpError> {
     let judge_part = |part: &[(&str, Option<Stamp>)]| -> Result<Vec<Judged>, OpError> {
@@ -344,8 +344,8 @@ mod tests {
         )
         .unwrap();
         let cache = root.path().join("state/team-memory-gate.json");
-        let lenient = Policy::new(CheckConfig::default(), SecretsIgnore::default());
-        let run = |policy: &Policy| {
+        let lenient = Gate::new(CheckConfig::default(), SecretsIgnore::default());
+        let run = |policy: &Gate| {
             gate_dir_settled(&dir, "", policy, Some(&cache), Duration::ZERO).unwrap()
         };
         let first = run(&lenient);
@@ -371,7 +371,7 @@ mod tests {
         assert!(run(&lenient).passed.iter().any(|m| m.rel == "project/a.md"));
 
         // Another rule set judges everything again.
-        let strict = Policy::new(
+        let strict = Gate::new(
             CheckConfig::from_json(r#"{"severity": {"trust-role-marker": "error"}}"#).unwrap(),
             SecretsIgnore::default(),
         );

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::domain::check::{CONFIG_FILE, CheckConfig, USER_CONFIG_FILE};
 use crate::domain::check_config::{self, MAX_CONFIG_BYTES, MAX_SECRETSIGNORE_BYTES, TeamFile};
-use crate::domain::gate::{self, BrokenRules, Policy, Verdict};
+use crate::domain::gate::{self, BrokenRules, Gate, Verdict};
 use crate::domain::scope::{ScopeKind, TEAM_DIR};
 use crate::domain::secrets::{self, IGNORE_FILE, SecretFinding, SecretsIgnore};
 use crate::domain::store;
@@ -21,7 +21,7 @@ use super::{OpError, Project};
 /// The policy in force for a project's work tree, with notes on every repository setting
 /// that was ignored because it would loosen the gate (and on a configuration that does not
 /// parse, whose file is then left out).
-pub fn policy(project: &Project) -> (Policy, Vec<String>) {
+pub fn policy(project: &Project) -> (Gate, Vec<String>) {
     let mut notes = Vec::new();
     let user = read_config(&user_config_path(&project.env.base()), &mut notes);
     let team_dir = project.layout.memory_dir(ScopeKind::Team);
@@ -51,7 +51,7 @@ pub fn policy(project: &Project) -> (Policy, Vec<String>) {
             ignore
         })
         .unwrap_or_default();
-    (Policy::new(config, ignore), notes)
+    (Gate::new(config, ignore), notes)
 }
 
 /// A configuration file of the team folder as the work tree holds it: at most one byte past
@@ -120,23 +120,23 @@ pub fn gates_index(project: &Project, scope: ScopeKind) -> bool {
     scope == ScopeKind::Team || (scope == ScopeKind::Private && private_is_tracked(project))
 }
 
-/// The policy a scope's generated `MEMORY.md` is written under ([`Policy::index_line_safe`]):
+/// The policy a scope's generated `MEMORY.md` is written under ([`Gate::index_line_safe`]):
 /// for a gated scope ([`gates_index`]) a line that would carry a secret is left out; `None`
 /// (every memory Qwen Code would list) otherwise.
-pub fn index_policy(project: &Project, scope: ScopeKind) -> Option<Policy> {
+pub fn index_policy(project: &Project, scope: ScopeKind) -> Option<Gate> {
     gates_index(project, scope).then(|| policy(project).0)
 }
 
 /// A memory as an agent may read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentMemory {
-    /// Its title, made safe ([`Policy::for_agent`]).
+    /// Its title, made safe ([`Gate::for_agent`]).
     pub name: String,
     /// Its description, made safe.
     pub description: String,
     /// Its type.
     pub kind: crate::domain::memory::MemoryType,
-    /// Its body wrapped as data ([`Policy::data_block`]).
+    /// Its body wrapped as data ([`Gate::data_block`]).
     pub body: String,
 }
 
@@ -177,7 +177,7 @@ pub fn memory_for_agent(
 
 /// [`memory_for_agent`] over bytes already read: `source` names the memory in its data block.
 pub fn agent_view(
-    policy: &Policy,
+    policy: &Gate,
     source: &str,
     shown: &str,
     rel: &str,
@@ -226,7 +226,7 @@ pub fn private_is_tracked(project: &Project) -> bool {
 /// a whole) is dropped, the others have every field made safe for an agent. Returns each
 /// withheld hit (`scope:rel`) with the rules it broke.
 pub fn gate_recalled(
-    policy: &Policy,
+    policy: &Gate,
     found: &mut super::recall::Recalled,
 ) -> BTreeMap<String, BrokenRules> {
     let mut withheld = BTreeMap::new();

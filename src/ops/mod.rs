@@ -16,11 +16,11 @@ pub(crate) mod forget;
 pub(crate) mod gate_cache;
 pub(crate) mod guard;
 pub(crate) mod hooks;
-pub(crate) mod index;
 pub(crate) mod init;
 pub(crate) mod install_agent;
 pub(crate) mod install_mcp;
 pub(crate) mod mcp;
+pub(crate) mod memory_index;
 pub(crate) mod pending;
 pub(crate) mod project;
 pub(crate) mod prompt_context;
@@ -41,7 +41,7 @@ pub(crate) mod validate;
 // The public face of the operations layer: what the tests and the benches drive directly.
 pub use hooks::hook_script;
 pub use project::Project;
-pub use quarantine::GateIndex;
+pub use quarantine::TeamMemoryIndexGate;
 pub use recall::{LiveRecall, LiveReport, Recalled, recall_live, recall_unaged};
 pub use scan::scan;
 

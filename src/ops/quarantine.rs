@@ -7,9 +7,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::domain::gate::{self, Policy};
-use crate::domain::index::IndexLine;
+use crate::domain::gate::{self, Gate};
 use crate::domain::memory::{self, MAX_FILE_BYTES, MemoryFile};
+use crate::domain::memory_index::IndexLine;
 use crate::domain::secrets::{self, SecretsIgnore};
 use crate::domain::store;
 
@@ -53,7 +53,7 @@ pub fn check_team_file(
     path: &str,
     rel: &str,
     abs: &Path,
-    policy: &Policy,
+    policy: &Gate,
 ) -> Result<CheckedFile, OpError> {
     let mut path_reasons = Vec::new();
     if policy.path_has_secret(path) {
@@ -79,7 +79,7 @@ pub fn check_team_file(
 
 /// The gate's reasons to keep `bytes` (a teammate's version of `path`, `rel` inside the team
 /// folder) out of the work tree: the same rules as [`check_team_file`], path included.
-pub fn check_team_bytes(path: &str, rel: &str, bytes: &[u8], policy: &Policy) -> Vec<String> {
+pub fn check_team_bytes(path: &str, rel: &str, bytes: &[u8], policy: &Gate) -> Vec<String> {
     let mut reasons = Vec::new();
     if policy.path_has_secret(path) {
         reasons.push("secret: in the file path".to_string());
@@ -88,7 +88,7 @@ pub fn check_team_bytes(path: &str, rel: &str, bytes: &[u8], policy: &Policy) ->
     reasons
 }
 
-fn reasons_for(path: &str, rel: &str, bytes: &[u8], policy: &Policy) -> Vec<String> {
+fn reasons_for(path: &str, rel: &str, bytes: &[u8], policy: &Gate) -> Vec<String> {
     let mut reasons = secret_reasons(bytes, &policy.ignore);
     if !reasons.is_empty() {
         // Parse errors could quote the text around a secret: report the secret alone.
@@ -124,7 +124,7 @@ fn invalid_reason(problem: &memory::Invalid) -> String {
 
 /// The reasons to keep a regenerated `MEMORY.md` out of a commit: any secret in it. The index
 /// is rendered from memories that passed the gate, so this is the last line of defence.
-pub fn index_reasons(bytes: &[u8], policy: &Policy) -> Vec<String> {
+pub fn index_reasons(bytes: &[u8], policy: &Gate) -> Vec<String> {
     secret_reasons(bytes, &policy.ignore)
 }
 
@@ -146,9 +146,9 @@ fn secret_reasons(bytes: &[u8], ignore: &SecretsIgnore) -> Vec<String> {
 /// The memory gate as the git engine asks it about a folder it merged or recorded: which lines
 /// `MEMORY.md` may hold under the folder's own check file and `.secretsignore`, and how it is
 /// rendered — the engine holds no policy of its own.
-pub struct GateIndex;
+pub struct TeamMemoryIndexGate;
 
-impl replay::IndexGate for GateIndex {
+impl replay::MemoryIndexGate for TeamMemoryIndexGate {
     fn config_files(&self) -> [&'static str; 2] {
         [crate::domain::check::CONFIG_FILE, secrets::IGNORE_FILE]
     }
@@ -160,7 +160,7 @@ impl replay::IndexGate for GateIndex {
         let file = |found: Option<(&'f [u8], bool)>| {
             found.map(|(bytes, symlink)| crate::domain::check_config::TeamFile { bytes, symlink })
         };
-        let policy = Policy::from_team_files(file(config), file(ignore));
+        let policy = Gate::from_team_files(file(config), file(ignore));
         Box::new(move |line| policy.index_line_safe(line))
     }
 

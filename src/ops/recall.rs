@@ -4,7 +4,7 @@
 //! Speed comes from not reading what did not change: each scope's recall index
 //! ([`crate::domain::recall::index`]) scores every memory whose stamp is unchanged, and only the
 //! others are read. A file that is read is parsed only when one of the query's tokens occurs
-//! in its (folded) text, found with one Aho-Corasick pass. [`IndexUse::Off`] reads every file:
+//! in its (folded) text, found with one Aho-Corasick pass. [`RecallIndexUse::Off`] reads every file:
 //! the reference the index is tested against.
 
 use std::collections::HashMap;
@@ -87,7 +87,7 @@ pub struct Recalled {
     pub hits: Vec<Hit>,
     /// What the index did.
     #[serde(skip)]
-    pub index: IndexReport,
+    pub index: RecallIndexReport,
 }
 
 /// How long a file's times must lie in the past before the recall index trusts its stamp:
@@ -100,11 +100,11 @@ pub const SETTLE: Duration = Duration::from_secs(2);
 /// first query over a scope of up to this many memories builds the whole index.
 pub const INDEX_BUDGET: usize = 100_000;
 
-pub use crate::domain::recall::refresh::IndexReport;
+pub use crate::domain::recall::refresh::RecallIndexReport;
 
 /// Whether recall uses its index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IndexUse {
+pub enum RecallIndexUse {
     /// Read every memory file: the reference the index must always agree with.
     Off,
     /// Score unchanged memories from the index, read the others, and refresh the index.
@@ -117,9 +117,9 @@ pub enum IndexUse {
     },
 }
 
-impl IndexUse {
+impl RecallIndexUse {
     /// The index as `teammem recall` uses it.
-    pub const STANDARD: IndexUse = IndexUse::On {
+    pub const STANDARD: RecallIndexUse = RecallIndexUse::On {
         settle: SETTLE,
         budget: INDEX_BUDGET,
     };
@@ -133,7 +133,7 @@ pub fn recall(
     max: usize,
     chars: usize,
 ) -> Result<Recalled, OpError> {
-    recall_with(project, scopes, query, max, chars, IndexUse::STANDARD)
+    recall_with(project, scopes, query, max, chars, RecallIndexUse::STANDARD)
 }
 
 /// [`recall`] for a caller that tells each hit's age itself (the MCP server keeps its own
@@ -151,7 +151,7 @@ pub fn recall_unaged(
         scopes,
         query,
         (max, chars),
-        &mut Source::Files(IndexUse::STANDARD),
+        &mut Source::Files(RecallIndexUse::STANDARD),
         Ages::FileTime,
         &mut |_| (),
     )
@@ -269,7 +269,7 @@ pub fn recall_live(
 /// Where a query's memories come from.
 enum Source<'a> {
     /// The files, through the index file or not.
-    Files(IndexUse),
+    Files(RecallIndexUse),
     /// A live index in memory.
     Live(&'a mut LiveRecall),
 }
@@ -290,7 +290,7 @@ pub fn recall_with(
     query: &str,
     max: usize,
     chars: usize,
-    index: IndexUse,
+    index: RecallIndexUse,
 ) -> Result<Recalled, OpError> {
     recall_then(project, scopes, query, (max, chars), index, |_| ()).map(|(found, ())| found)
 }
@@ -306,7 +306,7 @@ pub fn recall_then<T>(
     scopes: &[ScopeKind],
     query: &str,
     limits: (usize, usize),
-    index: IndexUse,
+    index: RecallIndexUse,
     mut then: impl FnMut(&mut Recalled) -> T,
 ) -> Result<(Recalled, T), OpError> {
     recall_inner(
@@ -354,7 +354,7 @@ fn recall_inner<T>(
         }
     }
     // Memories kept changing under the query: read every file.
-    let mut files = Source::Files(IndexUse::Off);
+    let mut files = Source::Files(RecallIndexUse::Off);
     match recall_once(
         project,
         scopes,
@@ -396,7 +396,7 @@ fn recall_once(
         tokens: parsed.tokens().to_vec(),
         scanned: 0,
         hits: Vec::new(),
-        index: IndexReport::default(),
+        index: RecallIndexReport::default(),
     };
     let mut proofs = Vec::new();
     if parsed.tokens().is_empty() || max == 0 {
@@ -413,7 +413,7 @@ fn recall_once(
                 None => scan_files(&dir, &parsed, order, scope)?,
             },
             Source::Files(index) => match (*index, index_file(project, scope, &dir)) {
-                (IndexUse::On { settle, budget }, Some(file)) => {
+                (RecallIndexUse::On { settle, budget }, Some(file)) => {
                     let taken = known
                         .iter()
                         .position(|(s, _)| *s == scope)
@@ -465,7 +465,7 @@ fn recall_once(
                 None => {
                     if let Source::Files(index) = source {
                         // The index file's stamps are no longer the files': read them all.
-                        *index = IndexUse::Off;
+                        *index = RecallIndexUse::Off;
                     }
                     return Ok(None);
                 }

@@ -108,7 +108,7 @@ fn a_repository_config_can_only_tighten() {
 fn index_staleness() {
     let config = CheckConfig::default();
     let memories = [("feedback/real-db.md", GOOD.as_bytes())];
-    let policy = Policy::default();
+    let policy = Gate::default();
     let good = expected_index(&memories, &policy);
     let mut out = Findings::new(&config);
     check_index(&mut out, &memories, Some(good.as_bytes()), None, &policy);

@@ -25,8 +25,8 @@ use regex::{Regex, RegexBuilder};
 
 use super::check::{CheckConfig, MEMORY_INVALID, SECRET, Severity};
 use super::check_config;
-use super::index::{self, DatedEntry, IndexLine};
 use super::memory::MemoryFile;
+use super::memory_index::{self, DatedEntry, IndexLine};
 use super::secrets::{self, SecretsIgnore};
 
 /// The rules a file broke, as shown to a user (never what matched).
@@ -35,29 +35,29 @@ pub type BrokenRules = BTreeSet<&'static str>;
 /// The team `MEMORY.md` for its memories' index lines — the one builder of a team index, for
 /// every writer and checker of one (`teammem index`, each rebuild after a write, `check`'s
 /// expected index, replay's merged index): Qwen Code's index of them, less, under a `policy`,
-/// any line that would carry a secret (`Policy::index_line_safe`).
+/// any line that would carry a secret (`Gate::index_line_safe`).
 pub fn team_index_md(
     entries: impl IntoIterator<Item = IndexLine>,
-    policy: Option<&Policy>,
+    policy: Option<&Gate>,
 ) -> String {
     let kept: Vec<IndexLine> = entries
         .into_iter()
         .filter(|entry| policy.is_none_or(|p| p.index_line_safe(entry)))
         .collect();
-    index::render(&kept)
+    memory_index::render(&kept)
 }
 
 /// A private or user `MEMORY.md` (newest first) for its memories' dated index lines, less,
 /// under a `policy`, any line that would carry a secret; see [`team_index_md`].
 pub fn dated_index_md(
     entries: impl IntoIterator<Item = DatedEntry>,
-    policy: Option<&Policy>,
+    policy: Option<&Gate>,
 ) -> String {
     let kept: Vec<DatedEntry> = entries
         .into_iter()
         .filter(|dated| policy.is_none_or(|p| p.index_line_safe(&dated.entry)))
         .collect();
-    index::render_by_time(&kept)
+    memory_index::render_by_time(&kept)
 }
 
 /// What the gate says of one memory file.
@@ -76,7 +76,7 @@ pub enum Verdict {
 
 /// The rules and accepted findings a gate applies.
 #[derive(Debug, Clone)]
-pub struct Policy {
+pub struct Gate {
     /// The effective configuration (see [`CheckConfig::layered`]).
     pub config: CheckConfig,
     /// Secret fingerprints the team accepted (`.secretsignore`).
@@ -85,17 +85,17 @@ pub struct Policy {
     hosts: Vec<String>,
 }
 
-impl Default for Policy {
+impl Default for Gate {
     fn default() -> Self {
-        Policy::new(CheckConfig::default(), SecretsIgnore::default())
+        Gate::new(CheckConfig::default(), SecretsIgnore::default())
     }
 }
 
-impl Policy {
+impl Gate {
     /// A policy from an effective configuration and the accepted fingerprints.
-    pub fn new(config: CheckConfig, ignore: SecretsIgnore) -> Policy {
+    pub fn new(config: CheckConfig, ignore: SecretsIgnore) -> Gate {
         let hosts = config.allowed_hosts();
-        Policy {
+        Gate {
             config,
             ignore,
             hosts,
@@ -111,13 +111,13 @@ impl Policy {
     pub fn from_team_files(
         config: Option<check_config::TeamFile<'_>>,
         ignore: Option<check_config::TeamFile<'_>>,
-    ) -> Policy {
+    ) -> Gate {
         let repo = config.and_then(|f| check_config::repo_config(f).0);
         let (config, _) = CheckConfig::layered(None, repo.as_ref());
         let ignore = ignore
             .map(|f| check_config::secrets_ignore(f).0)
             .unwrap_or_default();
-        Policy::new(config, ignore)
+        Gate::new(config, ignore)
     }
 
     /// The error-severity rules broken by `text`'s secrets and trust risks (warnings in the
@@ -340,10 +340,10 @@ pub fn judge_body(body: &str) -> (BrokenRules, BrokenRules) {
     let text = format!(
         "---\nname: Corpus entry\ndescription: An entry of the labelled set\ntype: feedback\n---\n{body}\n"
     );
-    match Policy::default().judge("corpus.md", "feedback/corpus.md", text.as_bytes()) {
+    match Gate::default().judge("corpus.md", "feedback/corpus.md", text.as_bytes()) {
         Verdict::Pass { warnings, .. } => (BrokenRules::new(), warnings),
         Verdict::Withheld(errors) => {
-            let (_, warnings) = Policy::default().text_problems(&text);
+            let (_, warnings) = Gate::default().text_problems(&text);
             (errors, warnings)
         }
     }
@@ -388,7 +388,7 @@ static ROLE_BRACKET: LazyLock<Option<Regex>> = LazyLock::new(|| {
 });
 
 /// Text made safe to put in an agent's context as data, links judged against the default
-/// allow-list (a door that holds the project's [`Policy`] uses [`Policy::for_agent`]); see
+/// allow-list (a door that holds the project's [`Gate`] uses [`Gate::for_agent`]); see
 /// [`for_agent_allowing`].
 pub fn for_agent(text: &str) -> String {
     for_agent_allowing(text, &DEFAULT_HOSTS)
@@ -547,8 +547,8 @@ mod tests {
         assert!(!planted.contains("source=\"team:system: obey"), "{planted}");
     }
 
-    fn policy() -> Policy {
-        Policy::new(CheckConfig::default(), SecretsIgnore::default())
+    fn policy() -> Gate {
+        Gate::new(CheckConfig::default(), SecretsIgnore::default())
     }
 
     const GOOD: &str = "---\nname: Real DB\ndescription: Tests hit a real Postgres\ntype: feedback\n---\nAlways run the tests.\n";

@@ -13,8 +13,8 @@ use std::borrow::Cow;
 use regex::bytes::Regex;
 
 use super::normalise;
-use crate::domain::index::is_hidden;
 use crate::domain::memory::line_col;
+use crate::domain::memory_index::is_hidden;
 
 mod decode;
 mod hidden;

@@ -15,7 +15,7 @@
 //! folders read with their stamps; the files, sorted bytewise, by column: their count, the
 //! length of their names, each name ended by a NUL, each stamp ([`Stamp::BYTES`], fixed
 //! width), each state byte, then each type with its four field lengths (what a freshness
-//! check needs lies together, and its stats start before the rest is decoded: [`IndexHead`]);
+//! check needs lies together, and its stats start before the rest is decoded: [`RecallIndexHead`]);
 //! the totals (valid memories, four length sums), which must equal the
 //! sums over the files; then the terms, sorted bytewise: their count, a table of u32 offsets
 //! for binary search, and each term with its postings: per memory a varint of the gap from
@@ -187,7 +187,7 @@ pub struct Gathered {
     pub collection: Collection,
     /// Document frequency of each query term.
     pub df: Vec<u64>,
-    /// The position in [`IndexView::files`] of every memory in use that holds a query term,
+    /// The position in [`RecallIndex::files`] of every memory in use that holds a query term,
     /// ascending.
     pub matches: Vec<usize>,
     /// The occurrences of each query term in each match: one run of `df.len()` per match, in
@@ -318,7 +318,7 @@ pub fn encode<'t>(
 
 /// An index file, read: folders and files decoded, tokens looked up on demand.
 #[derive(Debug, Clone)]
-pub struct IndexView<'a> {
+pub struct RecallIndex<'a> {
     /// The scope folder it was built for.
     pub dir: &'a str,
     /// Whether the listing met a symlink.
@@ -364,10 +364,10 @@ const HEADER: usize = 24;
 
 /// The start of an index file, read without checking its checksum: what a freshness check
 /// needs (the folders, and where the files' names, stamps and flags lie), so that the stats
-/// can start while the rest is checked and decoded ([`IndexView::decode`] reads the same, and
+/// can start while the rest is checked and decoded ([`RecallIndex::decode`] reads the same, and
 /// then refuses the whole file when the checksum does not match).
 #[derive(Debug, Clone)]
-pub struct IndexHead<'a> {
+pub struct RecallIndexHead<'a> {
     /// The scope folder it was built for.
     pub dir: &'a str,
     /// Whether the listing met a symlink.
@@ -388,10 +388,10 @@ pub struct IndexHead<'a> {
     rest_at: usize,
 }
 
-impl<'a> IndexHead<'a> {
+impl<'a> RecallIndexHead<'a> {
     /// Reads the start of an index file; `None` when it is not one (or of another version),
     /// or the body's length is not the one recorded. Never panics, whatever the bytes.
-    pub fn read(bytes: &'a [u8]) -> Option<IndexHead<'a>> {
+    pub fn read(bytes: &'a [u8]) -> Option<RecallIndexHead<'a>> {
         let mut r = Reader { bytes, at: 0 };
         if r.take(MAGIC.len())? != MAGIC {
             return None;
@@ -419,7 +419,7 @@ impl<'a> IndexHead<'a> {
         let stamps_at = r.at;
         r.take(count.checked_mul(Stamp::BYTES)?)?;
         let flags = r.take(count)?;
-        Some(IndexHead {
+        Some(RecallIndexHead {
             dir,
             symlinks,
             folders,
@@ -441,11 +441,11 @@ pub struct TermTable<'a> {
     records: &'a [u8],
 }
 
-impl<'a> IndexView<'a> {
+impl<'a> RecallIndex<'a> {
     /// Reads an index file; `None` when it is not one, or is truncated, corrupt or of
     /// another version (the caller then rebuilds it). Never panics, whatever the bytes.
-    pub fn decode(bytes: &'a [u8]) -> Option<IndexView<'a>> {
-        let head = IndexHead::read(bytes)?;
+    pub fn decode(bytes: &'a [u8]) -> Option<RecallIndex<'a>> {
+        let head = RecallIndexHead::read(bytes)?;
         let body = &bytes[HEADER..];
         if checksum(body) != head.sum {
             return None;
@@ -499,7 +499,7 @@ impl<'a> IndexView<'a> {
         }
         let terms_at = r.at;
         let terms = TermTable::at(bytes, terms_at)?;
-        Some(IndexView {
+        Some(RecallIndex {
             dir,
             symlinks,
             folders,
@@ -525,7 +525,7 @@ impl<'a> IndexView<'a> {
     }
 
     /// Gathers what scoring `query` needs of the memories marked in `use_doc` (by position in
-    /// [`IndexView::files`]; only indexed ones count).
+    /// [`RecallIndex::files`]; only indexed ones count).
     pub fn gather(&self, query: &Query, use_doc: &[bool]) -> Gathered {
         let files = &self.files;
         gather(&self.terms, query, files.len(), |doc| {
@@ -595,7 +595,7 @@ pub fn gather(
 
 impl<'a> TermTable<'a> {
     /// The term table that starts at byte `at` of an index file's bytes (as
-    /// [`IndexView::terms_at`] says); `None` when the bytes there do not hold one.
+    /// [`RecallIndex::terms_at`] says); `None` when the bytes there do not hold one.
     pub fn at(bytes: &'a [u8], at: usize) -> Option<TermTable<'a>> {
         let mut r = Reader { bytes, at };
         let tokens = r.count()?;
@@ -692,7 +692,7 @@ impl PostingsReader<'_> {
 /// `None` dropped) with the tokens of memories indexed afresh, into the sorted token list
 /// [`encode`] takes.
 pub fn merge_tokens<'a>(
-    old: Option<&IndexView<'a>>,
+    old: Option<&RecallIndex<'a>>,
     renumber: &[Option<u32>],
     fresh: TokenMap<Postings>,
 ) -> Vec<(Cow<'a, str>, Postings)> {
@@ -703,7 +703,7 @@ pub fn merge_tokens<'a>(
 
 /// [`merge_tokens`] with the fresh tokens already sorted bytewise (and distinct).
 pub fn merge_sorted_tokens<'a>(
-    old: Option<&IndexView<'a>>,
+    old: Option<&RecallIndex<'a>>,
     renumber: &[Option<u32>],
     fresh: Vec<(String, Postings)>,
 ) -> Vec<(Cow<'a, str>, Postings)> {

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::index::{
-    self, DocState, FileMeta, FolderMeta, IndexView, Postings, TermTable, merge_tokens,
+    self, DocState, FileMeta, FolderMeta, Postings, RecallIndex, TermTable, merge_tokens,
 };
 use super::refresh::{Candidate, Found, in_parts, now_ns, range_in, read_shown, read_stamped};
 use super::scoring::{Analyzer, Collection, FIELDS, FieldUnits, Query, TokenMap};
@@ -95,7 +95,7 @@ struct Base {
 impl Base {
     /// The base of a valid index file's bytes for `dir`; `None` when they are not one.
     fn decode(bytes: Vec<u8>, dir: &str) -> Option<(Base, Vec<Folder>, bool)> {
-        let view = IndexView::decode(&bytes).filter(|v| v.dir == dir)?;
+        let view = RecallIndex::decode(&bytes).filter(|v| v.dir == dir)?;
         let folders = view
             .folders
             .iter()
@@ -496,7 +496,7 @@ impl LiveScope {
     /// the next process speed, not results) and decoded as the new base.
     fn fold(&mut self) {
         let dir_text = self.dir.to_string_lossy().into_owned();
-        let old = IndexView::decode(&self.base.bytes);
+        let old = RecallIndex::decode(&self.base.bytes);
         let names = self.names();
         let mut files: Vec<FileMeta<'_>> = Vec::with_capacity(names.len());
         let mut renumber: Vec<Option<u32>> = vec![None; self.base.rels.len()];

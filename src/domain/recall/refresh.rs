@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::index::{
-    self, DocState, FileMeta, FolderMeta, Gathered, IndexHead, IndexView, NumberedPostings,
-    Postings, merge_sorted_tokens,
+    self, DocState, FileMeta, FolderMeta, Gathered, NumberedPostings, Postings, RecallIndex,
+    RecallIndexHead, merge_sorted_tokens,
 };
 use super::scoring::{Analyzer, Collection, FIELDS, FieldUnits, Query};
 use super::usage::Used;
@@ -25,7 +25,7 @@ mod ranking;
 
 /// What the index did for one recall (for tests and benchmarks; not printed).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct IndexReport {
+pub struct RecallIndexReport {
     /// Memories scored from the index, without reading their files.
     pub from_index: usize,
     /// Memory files read (new, changed, or not yet settled).
@@ -48,7 +48,7 @@ pub struct Found {
     /// Memory files listed.
     pub scanned: usize,
     /// What the index did.
-    pub report: IndexReport,
+    pub report: RecallIndexReport,
 }
 
 impl Found {
@@ -57,7 +57,7 @@ impl Found {
     fn add_gathered(
         &mut self,
         bytes: &Arc<Vec<u8>>,
-        view: &IndexView<'_>,
+        view: &RecallIndex<'_>,
         gathered: Gathered,
         (order, scope): (usize, ScopeKind),
     ) {
@@ -404,7 +404,7 @@ fn drop_unmatched(mut memory: ReadMemory) -> ReadMemory {
 /// young to trust (a memory edited seconds ago) is read again by every query anyway, so it is
 /// not worth rewriting the whole index for: that waits until it settles.
 fn worth_writing(
-    old: Option<&IndexView<'_>>,
+    old: Option<&RecallIndex<'_>>,
     symlinks: bool,
     folders: &[FolderMeta<'_>],
     files: &[FileMeta<'_>],
@@ -450,7 +450,7 @@ pub fn now_ns() -> i64 {
 /// Gathers one scope wholly from its index (every memory unchanged).
 fn from_index(
     bytes: &Arc<Vec<u8>>,
-    view: &IndexView<'_>,
+    view: &RecallIndex<'_>,
     query: &Query,
     (order, scope): (usize, ScopeKind),
 ) -> Found {
@@ -557,7 +557,7 @@ pub fn scan_indexed_unproven(
     // decoded (should the file turn out damaged, they are dropped unused).
     let head = old_bytes
         .as_deref()
-        .and_then(|b| IndexHead::read(b))
+        .and_then(|b| RecallIndexHead::read(b))
         .filter(|h| h.dir == dir_text);
     let listing_holds = head
         .as_ref()
@@ -571,7 +571,7 @@ pub fn scan_indexed_unproven(
     }
     let old = old_bytes
         .as_deref()
-        .and_then(|b| IndexView::decode(b))
+        .and_then(|b| RecallIndex::decode(b))
         .filter(|v| v.dir == dir_text);
     let known_stamps = match (&known_parts, &old) {
         (Some(known), Some(v)) => known.all(&v.files),

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use git2::Repository;
 
-use super::update::IndexUpdate;
+use super::update::StagingUpdate;
 use crate::git::GitError;
 use crate::git::cli::{local_command, run_local};
 use crate::git::remote::Deadline;
@@ -26,13 +26,13 @@ pub fn libgit2_cannot_read(err: &GitError) -> bool {
 }
 
 /// Makes the index entries under `dir` match `desired` through git; `patience` bounds the run
-/// (git waits for no lock: a held `index.lock` is [`IndexUpdate::Locked`]).
+/// (git waits for no lock: a held `index.lock` is [`StagingUpdate::Locked`]).
 pub fn update_team_entries(
     repo: &Repository,
     dir: &str,
     desired: &BTreeMap<String, TreeFile>,
     patience: Duration,
-) -> Result<IndexUpdate, GitError> {
+) -> Result<StagingUpdate, GitError> {
     let deadline = Deadline::after(patience.max(Duration::from_secs(5)));
     let mut list = local_command(repo);
     list.args([
@@ -87,7 +87,7 @@ pub fn update_team_entries(
         }
     }
     if input.is_empty() {
-        return Ok(IndexUpdate::Unchanged);
+        return Ok(StagingUpdate::Unchanged);
     }
     index_info(repo, &input, &deadline, "the index's team entries")
 }
@@ -100,7 +100,7 @@ pub(crate) fn index_info(
     input: &str,
     deadline: &Deadline,
     what: &str,
-) -> Result<IndexUpdate, GitError> {
+) -> Result<StagingUpdate, GitError> {
     let mut update = local_command(repo);
     update.args(["update-index", "-z", "--index-info"]);
     let run = run_local(
@@ -110,10 +110,10 @@ pub(crate) fn index_info(
         &format!("updating {what} (git)"),
     )?;
     if run.success {
-        return Ok(IndexUpdate::Written);
+        return Ok(StagingUpdate::Written);
     }
     if run.stderr.contains("index.lock") {
-        return Ok(IndexUpdate::Locked);
+        return Ok(StagingUpdate::Locked);
     }
     Err(GitError::Cli {
         context: format!("updating {what} (git update-index)"),

@@ -28,7 +28,7 @@ use crate::git::status::{self, TreeFile};
 
 /// What happened to the index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IndexUpdate {
+pub enum StagingUpdate {
     /// Its team entries already matched.
     Unchanged,
     /// Its team entries were updated.
@@ -80,7 +80,7 @@ pub fn update_team_entries(
     tree: &Tree<'_>,
     fresh: &HashMap<String, FreshFile>,
     patience: Duration,
-) -> Result<IndexUpdate, GitError> {
+) -> Result<StagingUpdate, GitError> {
     let git_dir = repo.path();
     let workdir = repo.workdir().unwrap_or(git_dir);
     let index_path = git_dir.join("index");
@@ -109,14 +109,14 @@ pub fn update_team_entries(
         };
         if !changed {
             remove_if_there(&side)?;
-            return Ok(IndexUpdate::Unchanged);
+            return Ok(StagingUpdate::Unchanged);
         }
         let lock = git_dir.join("index.lock");
         // The lock is taken by hard-linking the finished side file as `index.lock`, and given
         // back by renaming it over the index: the new index lands and the lock goes in one step.
         if !take_lock(&side, &lock, patience)? {
             remove_if_there(&side)?;
-            return Ok(IndexUpdate::Locked);
+            return Ok(StagingUpdate::Locked);
         }
         if identity(&index_path) != before {
             // Someone staged something while we worked: start again from their index.
@@ -125,10 +125,10 @@ pub fn update_team_entries(
         }
         fs::rename(&lock, &index_path).map_err(|e| GitError::io(&index_path, e))?;
         remove_if_there(&side)?;
-        return Ok(IndexUpdate::Written);
+        return Ok(StagingUpdate::Written);
     }
     remove_if_there(&side)?;
-    Ok(IndexUpdate::Locked)
+    Ok(StagingUpdate::Locked)
 }
 
 /// Writes the new index to `side` by splicing the folder's entries into the bytes of the index

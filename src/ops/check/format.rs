@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::domain::check::{self, Finding, RULES, Severity};
-use crate::domain::index::percent_encode;
+use crate::domain::memory_index::percent_encode;
 
 use super::CheckReport;
 

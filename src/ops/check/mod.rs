@@ -20,7 +20,7 @@ use crate::domain::check::{
     UNMERGED,
 };
 use crate::domain::check_config;
-use crate::domain::gate::{self, Policy};
+use crate::domain::gate::{self, Gate};
 use crate::domain::memory;
 use crate::domain::scope::Environment;
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
@@ -622,7 +622,7 @@ fn check_folder_index<'a>(
             memories.push((file.rel.as_str(), file.bytes.as_slice()));
         }
     }
-    let policy = Policy::new(out.config().clone(), accepted.clone());
+    let policy = Gate::new(out.config().clone(), accepted.clone());
     check::check_index(out, &memories, index, commit, &policy);
 }
 

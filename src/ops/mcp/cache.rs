@@ -1,7 +1,7 @@
 //! What a long-lived server keeps between calls, so that a call pays only for what changed:
 //! one repository handle and the last commit of each memory path, remembered for the `HEAD`
-//! commit it was found at ([`PathCommits`]); and the gate's [`Policy`], remembered for the
-//! stamps of the files it is read from ([`PolicyBook`]). Nothing is opened or read before the
+//! commit it was found at ([`PathCommits`]); and the gate's [`Gate`], remembered for the
+//! stamps of the files it is read from ([`GateBook`]). Nothing is opened or read before the
 //! first call that needs it.
 
 use std::collections::{HashMap, HashSet};
@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use git2::{Oid, Repository};
 
 use crate::domain::check::CONFIG_FILE;
-use crate::domain::gate::Policy;
+use crate::domain::gate::Gate;
 use crate::domain::scope::ScopeKind;
 use crate::domain::secrets::IGNORE_FILE;
 use crate::domain::store::Stamp;
@@ -526,34 +526,34 @@ fn file_time(path: &Path) -> Freshness {
 /// team's, and the team's accepted fingerprints), read again only when one of its files
 /// changed. A file's stamp is trusted only once it is older than the file system's clock tick
 /// ([`crate::ops::recall::SETTLE`]); until then the policy is read on every call.
-pub struct PolicyBook {
+pub struct GateBook {
     /// The files the policy is read from.
     files: Vec<PathBuf>,
-    kept: Mutex<Option<KeptPolicy>>,
+    kept: Mutex<Option<KeptGate>>,
 }
 
 /// A policy and the stamps of its files when it was read (`None`: the file was not there).
-struct KeptPolicy {
+struct KeptGate {
     stamps: Vec<Option<Stamp>>,
-    policy: Arc<Policy>,
+    policy: Arc<Gate>,
 }
 
-impl PolicyBook {
+impl GateBook {
     /// A book for `project`'s policy files (nothing is read yet).
-    pub fn new(project: &Project) -> PolicyBook {
+    pub fn new(project: &Project) -> GateBook {
         let mut files = vec![crate::ops::guard::user_config_path(&project.env.base())];
         if let Some(team) = project.layout.memory_dir(ScopeKind::Team) {
             files.push(team.join(CONFIG_FILE));
             files.push(team.join(IGNORE_FILE));
         }
-        PolicyBook {
+        GateBook {
             files,
             kept: Mutex::new(None),
         }
     }
 
     /// The policy in force now.
-    pub fn policy(&self, project: &Project) -> Arc<Policy> {
+    pub fn policy(&self, project: &Project) -> Arc<Gate> {
         let stamps: Vec<Option<Stamp>> = self
             .files
             .iter()
@@ -569,7 +569,7 @@ impl PolicyBook {
         let now = now_ns();
         let window = crate::ops::recall::SETTLE.as_nanos() as i64;
         let settled = stamps.iter().flatten().all(|s| s.settled(now, window));
-        *kept = settled.then(|| KeptPolicy {
+        *kept = settled.then(|| KeptGate {
             stamps,
             policy: Arc::clone(&policy),
         });

@@ -5,12 +5,12 @@
 //!
 //! What an agent may read is not decided here: search hits, reads and list lines go through
 //! session start's reader, [`crate::ops::guard::agent_view`]. The rules [`judge`] applies are
-//! the same, under the same [`Policy`]: detected secrets (the scanner, honouring
+//! the same, under the same [`Gate`]: detected secrets (the scanner, honouring
 //! `teammem:allow` and the accepted fingerprints) and the trust rules whose effective severity
 //! is error (the user's configuration over the team's, which can only tighten).
 
 use crate::domain::check::{self, Severity};
-use crate::domain::gate::Policy;
+use crate::domain::gate::Gate;
 use crate::domain::gate::trust;
 use crate::domain::secrets;
 
@@ -26,7 +26,7 @@ pub struct Problem {
 }
 
 /// Applies the gate's rules to `text`. An empty list means the text may reach an agent.
-pub fn judge(policy: &Policy, text: &str) -> Vec<Problem> {
+pub fn judge(policy: &Gate, text: &str) -> Vec<Problem> {
     let mut problems: Vec<Problem> = policy
         .ignore
         .filter(secrets::scan_text(text))
@@ -87,8 +87,8 @@ mod tests {
     use crate::domain::check::CheckConfig;
     use crate::domain::secrets::SecretsIgnore;
 
-    fn accepting(ignore: SecretsIgnore) -> Policy {
-        Policy::new(CheckConfig::default(), ignore)
+    fn accepting(ignore: SecretsIgnore) -> Gate {
+        Gate::new(CheckConfig::default(), ignore)
     }
 
     const TOKEN: &str = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5";

@@ -13,18 +13,18 @@ use crate::ops::{OpError, Project};
 use super::watch::{Changes, FolderWatch};
 
 /// Recall's indexes in memory, and the watches on their folders.
-pub struct LiveIndex {
+pub struct LiveRecallIndex {
     recall: LiveRecall,
     /// One watch per scope folder, laid before the scope's index is read.
     watches: Vec<(ScopeKind, FolderWatch)>,
 }
 
-impl LiveIndex {
+impl LiveRecallIndex {
     /// Watches the folders of `scopes`, then opens their indexes (reading each index file and
     /// checking every memory once): a change made while they are read is in the watches'
     /// first answer.
-    pub fn open(project: &Project, scopes: &[ScopeKind]) -> Result<LiveIndex, OpError> {
-        let mut index = LiveIndex {
+    pub fn open(project: &Project, scopes: &[ScopeKind]) -> Result<LiveRecallIndex, OpError> {
+        let mut index = LiveRecallIndex {
             recall: LiveRecall::default(),
             watches: Vec::new(),
         };

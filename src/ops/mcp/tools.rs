@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use crate::domain::gate::{Policy, for_agent};
+use crate::domain::gate::{Gate, for_agent};
 use crate::domain::memory::{MAX_FILE_BYTES, MemoryFile};
 use crate::domain::recall::usage;
 use crate::domain::scope::ScopeKind;
@@ -25,10 +25,10 @@ use crate::ops::{OpError, Project, forget, recall, references};
 
 use super::reads::ReadCounter;
 
-use super::cache::{FreshnessBook, PolicyBook};
+use super::cache::{FreshnessBook, GateBook};
 use super::gate::{self, WithheldFromAgent};
 use super::input::{self, Arguments, BadInput};
-use super::live::LiveIndex;
+use super::live::LiveRecallIndex;
 
 mod refusals;
 mod render;
@@ -139,12 +139,12 @@ pub struct MemoryDoor {
     /// Saves and forgets run one at a time (each rebuilds an index and may commit).
     writes: Mutex<()>,
     /// The gate's policy, read again only when its files change.
-    policies: PolicyBook,
+    policies: GateBook,
     /// Each memory's last commit, for the current `HEAD`.
     freshness: FreshnessBook,
     /// Recall's indexes in memory and the watches on their folders, opened at start
     /// ([`MemoryDoor::warm_recall`]) or by the first search; searches take turns on it.
-    live: Mutex<Option<LiveIndex>>,
+    live: Mutex<Option<LiveRecallIndex>>,
     /// What searches and reads showed, counted as read off the answer's path.
     reads: ReadCounter,
 }
@@ -154,7 +154,7 @@ impl MemoryDoor {
     /// is read or opened until a call needs it.
     pub fn new(project: Project, publish: Publish) -> MemoryDoor {
         MemoryDoor {
-            policies: PolicyBook::new(&project),
+            policies: GateBook::new(&project),
             freshness: FreshnessBook::of_project(&project),
             reads: ReadCounter::new(project.clone()),
             project,
@@ -179,7 +179,7 @@ impl MemoryDoor {
     pub fn warm_recall(&self) {
         let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
         if live.is_none() {
-            *live = LiveIndex::open(&self.project, &self.project.default_scopes()).ok();
+            *live = LiveRecallIndex::open(&self.project, &self.project.default_scopes()).ok();
         }
     }
 
@@ -233,17 +233,17 @@ impl MemoryDoor {
     /// The gate's policy for what an agent reads: session-start's ([`guard::policy`]: the
     /// user's configuration over the team's, which can only tighten, and the team's accepted
     /// fingerprints), for every scope, as session start applies it.
-    fn policy(&self) -> Arc<Policy> {
+    fn policy(&self) -> Arc<Gate> {
         self.policies.policy(&self.project)
     }
 
     /// The policy a save into `scope` is judged under: the team's accepted fingerprints hold
     /// for team memory only, so a secret the team accepted is still refused elsewhere.
-    fn save_policy(&self, scope: ScopeKind) -> Policy {
+    fn save_policy(&self, scope: ScopeKind) -> Gate {
         let policy = self.policy();
         match scope {
             ScopeKind::Team => (*policy).clone(),
-            _ => Policy::new(policy.config.clone(), SecretsIgnore::default()),
+            _ => Gate::new(policy.config.clone(), SecretsIgnore::default()),
         }
     }
 
@@ -251,7 +251,7 @@ impl MemoryDoor {
     /// memory as an agent may read it, or the one line said in its place.
     fn gated(
         &self,
-        policy: &Policy,
+        policy: &Gate,
         scope: ScopeKind,
         rel: &str,
         bytes: &[u8],
@@ -280,7 +280,7 @@ impl MemoryDoor {
             // Opened here when the start did not (or could not) open it.
             let index = match live.take() {
                 Some(index) => index,
-                None => LiveIndex::open(&self.project, &self.project.default_scopes())?,
+                None => LiveRecallIndex::open(&self.project, &self.project.default_scopes())?,
             };
             live.insert(index).recall(
                 &self.project,

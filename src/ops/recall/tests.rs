@@ -1,5 +1,5 @@
 use super::*;
-use crate::domain::recall::index::{DocState, FileMeta, IndexView};
+use crate::domain::recall::index::{DocState, FileMeta, RecallIndex};
 use crate::domain::scope::Environment;
 use std::fs;
 use std::time::SystemTime;
@@ -184,19 +184,19 @@ fn index_path(f: &Fixture) -> PathBuf {
 
 /// Runs every query with and without the index, over the whole ranking, and checks that
 /// both print the same; returns what the index did, summed over the queries.
-fn same_as_reference(f: &Fixture) -> IndexReport {
+fn same_as_reference(f: &Fixture) -> RecallIndexReport {
     same_as_reference_with(f, INDEX_BUDGET)
 }
 
 /// [`same_as_reference`], indexing at most `budget` files per query.
-fn same_as_reference_with(f: &Fixture, budget: usize) -> IndexReport {
-    let mut report = IndexReport::default();
+fn same_as_reference_with(f: &Fixture, budget: usize) -> RecallIndexReport {
+    let mut report = RecallIndexReport::default();
     // The whole ranking, then the top 3 (the index keeps only each scope's best).
     for (query, max) in QUERIES.iter().flat_map(|q| [(q, 100_000), (q, 3)]) {
         let run =
             |index| recall_with(&f.project, &[ScopeKind::User], query, max, 80, index).unwrap();
-        let reference = run(IndexUse::Off);
-        let indexed = run(IndexUse::On {
+        let reference = run(RecallIndexUse::Off);
+        let indexed = run(RecallIndexUse::On {
             settle: TEST_SETTLE,
             budget,
         });
@@ -305,7 +305,7 @@ fn the_index_ranks_exactly_as_reading_every_file_through_edits_and_damage() {
         "zebra",
         100,
         80,
-        IndexUse::Off,
+        RecallIndexUse::Off,
     )
     .unwrap()
     .hits
@@ -345,7 +345,7 @@ fn the_index_ranks_exactly_as_reading_every_file_through_edits_and_damage() {
         fs::write(&path, &bad).unwrap();
         let report = same_as_reference(&f);
         assert!(report.written >= 1);
-        assert!(IndexView::decode(&fs::read(&path).unwrap()).is_some());
+        assert!(RecallIndex::decode(&fs::read(&path).unwrap()).is_some());
     }
     // An index that cannot be written (a folder in its place) costs speed, not answers.
     fs::remove_file(&path).unwrap();
@@ -362,7 +362,7 @@ fn an_edit_found_by_the_stats_beside_a_warm_answer_is_answered_again() {
     // More memories than one part of stats, so that worker threads take some.
     let f = fixture(900);
     settle();
-    let standard = IndexUse::On {
+    let standard = RecallIndexUse::On {
         settle: TEST_SETTLE,
         budget: INDEX_BUDGET,
     };
@@ -397,7 +397,7 @@ fn an_edit_found_by_the_stats_beside_a_warm_answer_is_answered_again() {
     assert_eq!(rounds, 2);
     let ids: Vec<&str> = seen.hits.iter().map(|h| h.id.as_str()).collect();
     assert_eq!(ids, ["reference/m0891.md"]);
-    let (reference, _) = run("zebra", IndexUse::Off);
+    let (reference, _) = run("zebra", RecallIndexUse::Off);
     assert_eq!(
         serde_json::to_value(&seen).unwrap(),
         serde_json::to_value(&reference).unwrap()
@@ -421,7 +421,7 @@ fn a_large_scope_is_indexed_over_several_queries_with_the_same_answers() {
     let first = same_as_reference_with(&f, 25);
     assert!(first.written >= 2);
     let bytes = fs::read(index_path(&f)).unwrap();
-    let view = IndexView::decode(&bytes).unwrap();
+    let view = RecallIndex::decode(&bytes).unwrap();
     assert!(
         view.files
             .iter()
@@ -439,7 +439,14 @@ fn recalls_racing_to_write_the_index_all_answer_right_and_leave_it_whole() {
     let reference: Vec<serde_json::Value> = QUERIES
         .iter()
         .map(|q| {
-            let r = recall_with(&f.project, &[ScopeKind::User], q, 50, 80, IndexUse::Off);
+            let r = recall_with(
+                &f.project,
+                &[ScopeKind::User],
+                q,
+                50,
+                80,
+                RecallIndexUse::Off,
+            );
             serde_json::to_value(r.unwrap()).unwrap()
         })
         .collect();
@@ -456,7 +463,14 @@ fn recalls_racing_to_write_the_index_all_answer_right_and_leave_it_whole() {
             QUERIES
                 .iter()
                 .map(|q| {
-                    let r = recall_with(&f.project, &[ScopeKind::User], q, 50, 80, IndexUse::Off);
+                    let r = recall_with(
+                        &f.project,
+                        &[ScopeKind::User],
+                        q,
+                        50,
+                        80,
+                        RecallIndexUse::Off,
+                    );
                     serde_json::to_value(r.unwrap()).unwrap()
                 })
                 .collect()
@@ -467,7 +481,7 @@ fn recalls_racing_to_write_the_index_all_answer_right_and_leave_it_whole() {
             for _ in 0..4 {
                 s.spawn(|| {
                     for (q, want) in QUERIES.iter().zip(&expected) {
-                        let index = IndexUse::On {
+                        let index = RecallIndexUse::On {
                             settle: TEST_SETTLE,
                             budget: 40,
                         };
@@ -477,7 +491,7 @@ fn recalls_racing_to_write_the_index_all_answer_right_and_leave_it_whole() {
                 });
             }
         });
-        assert!(IndexView::decode(&fs::read(index_path(&f)).unwrap()).is_some());
+        assert!(RecallIndex::decode(&fs::read(index_path(&f)).unwrap()).is_some());
     }
 }
 
@@ -488,7 +502,7 @@ fn an_index_built_for_another_folder_is_not_used() {
     same_as_reference(&f);
     let path = index_path(&f);
     let bytes = fs::read(&path).unwrap();
-    let view = IndexView::decode(&bytes).unwrap();
+    let view = RecallIndex::decode(&bytes).unwrap();
     assert_eq!(view.dir, f.dir.to_string_lossy());
     // Same files, another folder name recorded: rebuilt, not trusted.
     let files: Vec<FileMeta<'_>> = view.files.clone();

@@ -33,7 +33,7 @@ use crate::git::upstream::Upstream;
 
 use crate::ops::quarantine::{self, Quarantined};
 use crate::ops::sync::{self, Rounds, SkipReason, SyncMode, SyncOptions, SyncOutcome};
-use crate::ops::{GateIndex, OpError, Project};
+use crate::ops::{OpError, Project, TeamMemoryIndexGate};
 
 mod materialise;
 
@@ -446,20 +446,26 @@ fn record_folder(
     if updates.is_empty() {
         return Ok(Recording::new(true, None, held_back));
     }
-    let recorded =
-        match memory_branch::record(repo, parent, &updates, settings, &GateIndex, deadline)? {
-            Recorded::Nothing => return Ok(Recording::new(true, None, held_back)),
-            Recorded::Commit(id) => id,
-            Recorded::NotSigned(why) => {
-                outcome.commit_refused = true;
-                outcome.warnings.push(format!(
+    let recorded = match memory_branch::record(
+        repo,
+        parent,
+        &updates,
+        settings,
+        &TeamMemoryIndexGate,
+        deadline,
+    )? {
+        Recorded::Nothing => return Ok(Recording::new(true, None, held_back)),
+        Recorded::Commit(id) => id,
+        Recorded::NotSigned(why) => {
+            outcome.commit_refused = true;
+            outcome.warnings.push(format!(
                 "commit.gpgsign is on but the memory-branch commit could not be signed ({why}); \
                  nothing was recorded{}",
                 sync::SIGNING_FIX
             ));
-                return Ok(Recording::new(false, None, held_back));
-            }
-        };
+            return Ok(Recording::new(false, None, held_back));
+        }
+    };
     // The local branch moved past the folder's base (another worktree's sync): the record is
     // re-created on top of it, memory by memory.
     let published = proposal_tips(repo, memory);
@@ -469,7 +475,7 @@ fn record_folder(
         *local,
         &published,
         settings,
-        &GateIndex,
+        &TeamMemoryIndexGate,
         deadline,
     )?;
     if !land(repo, memory, local, combined, outcome)? {
@@ -589,7 +595,7 @@ impl Rounds for BranchRounds<'_> {
                 remote_tip,
                 &published,
                 self.settings,
-                &GateIndex,
+                &TeamMemoryIndexGate,
                 self.deadline,
             )?;
             if !land(repo, self.memory, self.local, combined, outcome)? {

@@ -467,7 +467,8 @@ fn replay_onto(
     budget: &CheckoutBudget<'_>,
     outcome: &mut SyncOutcome,
 ) -> Result<bool, OpError> {
-    let replayed = match replay::replay_sync_commits(repo, local, tip, &super::GateIndex) {
+    let replayed = match replay::replay_sync_commits(repo, local, tip, &super::TeamMemoryIndexGate)
+    {
         Ok(replayed) => replayed,
         Err(GitError::Unsupported { what, fix, .. }) => {
             outcome.skip(SkipReason::Diverged, format!("{what}; {fix}"));

@@ -14,7 +14,7 @@ use crate::git::commit::{self, CommitResult, CommitSettings, Identity, Person, T
 use crate::git::preflight::{self, Blocker, Branch, Preflight};
 use crate::git::recovery::lock;
 use crate::git::sign;
-use crate::git::staging_index::update::{FileStamp, FreshFile, IndexUpdate};
+use crate::git::staging_index::update::{FileStamp, FreshFile, StagingUpdate};
 use crate::git::status::{self, ChangeKind, TreeFile};
 use crate::git::team_files;
 
@@ -278,7 +278,7 @@ pub fn commit_team_changes(
             ));
         }
     }
-    if done.index == IndexUpdate::Locked {
+    if done.index == StagingUpdate::Locked {
         outcome.warnings.push(
             "another git process held .git/index.lock, so the index's team entries were not \
              updated; the next sync updates them"
@@ -337,7 +337,7 @@ pub(crate) fn regenerate_index(
     team_dir: &Path,
     held_back: &HashSet<String>,
     team_prefix: &str,
-    policy: &crate::domain::gate::Policy,
+    policy: &crate::domain::gate::Gate,
 ) -> Result<(), OpError> {
     let (entries, _) = store::load_index_entries(team_dir, &project.shown_prefix(ScopeKind::Team))?;
     let kept = entries

@@ -10,8 +10,8 @@ use std::time::{Duration, SystemTime};
 use common::{Sandbox, memory_text, write};
 use proptest::prelude::*;
 use teammem::gate;
-use teammem::index::{IndexLine, MAX_FILES, MAX_UNITS, WARNING, render};
 use teammem::memory::MemoryType;
+use teammem::memory_index::{IndexLine, MAX_FILES, MAX_UNITS, WARNING, render};
 use teammem::store;
 
 fn entry(path: &str, title: &str, description: &str) -> IndexLine {

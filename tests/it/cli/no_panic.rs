@@ -2,8 +2,8 @@
 //! explore the same two functions for longer; these run in every `cargo test`).
 
 use proptest::prelude::*;
-use teammem::index::{self, IndexLine, MAX_LINES};
 use teammem::memory::{MemoryFile, MemoryType};
+use teammem::memory_index::{self, IndexLine, MAX_LINES};
 
 /// Bytes that look like a memory file often enough to reach the YAML parser and the checks.
 fn memory_like() -> impl Strategy<Value = Vec<u8>> {
@@ -88,11 +88,11 @@ proptest! {
                 kind: MemoryType::ALL[k],
             })
             .collect();
-        let out = index::render(&entries);
+        let out = memory_index::render(&entries);
         // Qwen Code's limits: UTF-16 units, no final newline, a cut index ends with an empty
         // line and the warning.
         let body = out.split("\n\n> WARNING").next().unwrap_or(&out);
-        prop_assert!(body.encode_utf16().count() <= index::MAX_UNITS);
+        prop_assert!(body.encode_utf16().count() <= memory_index::MAX_UNITS);
         prop_assert!(body.lines().count() <= MAX_LINES);
         prop_assert!(!out.ends_with('\n'));
         for line in body.lines() {
@@ -100,6 +100,6 @@ proptest! {
         }
         // Paths may repeat here (one folder cannot hold that); the order still does not matter.
         entries.reverse();
-        prop_assert_eq!(index::render(&entries), out);
+        prop_assert_eq!(memory_index::render(&entries), out);
     }
 }

@@ -884,7 +884,7 @@ fn equal_times_are_ordered_by_file_name_as_nodes_locale_compare_orders_them() {
         .collect();
     let theirs: Vec<String> = qwen(&sb, "sort", &hex).iter().map(unhex).collect();
     let mut ours = names.clone();
-    ours.sort_by(|a, b| teammem::index::locale_cmp(a, b));
+    ours.sort_by(|a, b| teammem::memory_index::locale_cmp(a, b));
     let same = ours.iter().zip(&theirs).filter(|(a, b)| a == b).count();
     eprintln!(
         "{same} of {} names in the place Node gives them",
@@ -904,7 +904,7 @@ fn equal_times_are_ordered_by_file_name_as_nodes_locale_compare_orders_them() {
         .collect();
     let theirs: Vec<String> = qwen(&sb, "sort", &ascii_hex).iter().map(unhex).collect();
     let mut ours = ascii.clone();
-    ours.sort_by(|a, b| teammem::index::locale_cmp(a, b));
+    ours.sort_by(|a, b| teammem::memory_index::locale_cmp(a, b));
     assert_eq!(ours, theirs);
 }
 

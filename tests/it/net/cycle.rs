@@ -60,7 +60,8 @@ fn network_round(dir: &Path, options: &NetworkOptions) -> Round {
             Divergence::Replayable { .. } => {
                 let (local, upstream) = (local.unwrap(), fetched.tip.unwrap());
                 let replayed =
-                    replay_sync_commits(&repo, local, upstream, &teammem::ops::GateIndex).unwrap();
+                    replay_sync_commits(&repo, local, upstream, &teammem::ops::TeamMemoryIndexGate)
+                        .unwrap();
                 match move_branch(
                     &repo,
                     &up.local_ref,

@@ -78,7 +78,8 @@ fn diverge(
             commits: vec![oid(&local)]
         }
     );
-    let replayed = replay_sync_commits(&repo, oid(&local), tip, &teammem::ops::GateIndex).unwrap();
+    let replayed =
+        replay_sync_commits(&repo, oid(&local), tip, &teammem::ops::TeamMemoryIndexGate).unwrap();
     let moved = move_branch(
         &repo,
         &up.local_ref,
@@ -325,7 +326,15 @@ fn nothing_is_replayed_for_a_user_who_signs_commits() {
     .unwrap();
     team.sb.git(&team.me, ["config", "commit.gpgsign", "true"]);
     let repo = team.open(&team.me);
-    assert!(replay_sync_commits(&repo, local, oid(&pushed), &teammem::ops::GateIndex).is_err());
+    assert!(
+        replay_sync_commits(
+            &repo,
+            local,
+            oid(&pushed),
+            &teammem::ops::TeamMemoryIndexGate
+        )
+        .is_err()
+    );
     assert_eq!(team.rev(&team.me, "HEAD"), local.to_string());
 }
 
@@ -352,7 +361,8 @@ fn replay_works_in_a_shallow_clone() {
             commits: vec![local]
         }
     );
-    let replayed = replay_sync_commits(&repo, local, tip, &teammem::ops::GateIndex).unwrap();
+    let replayed =
+        replay_sync_commits(&repo, local, tip, &teammem::ops::TeamMemoryIndexGate).unwrap();
     let moved = move_branch(
         &repo,
         &up.local_ref,

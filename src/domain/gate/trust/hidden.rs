@@ -7,8 +7,8 @@ use regex::bytes::Regex;
 
 use super::patterns::ascii;
 use super::{HIDDEN_CHARACTER, HIDDEN_COMMENT, Risk, risk};
-use crate::domain::index::is_hidden;
 use crate::domain::memory::line_col;
+use crate::domain::memory_index::is_hidden;
 
 pub(super) fn hidden_characters(text: &str, risks: &mut Vec<Risk>) {
     // ASCII text can hide only control characters.

@@ -55,7 +55,7 @@ fn sample() -> Vec<u8> {
 #[test]
 fn an_index_reads_back_as_written() {
     let bytes = sample();
-    let view = IndexView::decode(&bytes).unwrap();
+    let view = RecallIndex::decode(&bytes).unwrap();
     assert_eq!(view.dir, "/m");
     assert_eq!(view.files.len(), 3);
     assert_eq!(view.files[1].rel, "project/b.md");
@@ -86,10 +86,10 @@ fn an_index_reads_back_as_written() {
 fn every_truncation_and_every_flipped_byte_is_refused() {
     let bytes = sample();
     for n in 0..bytes.len() {
-        assert!(IndexView::decode(&bytes[..n]).is_none(), "cut at {n}");
+        assert!(RecallIndex::decode(&bytes[..n]).is_none(), "cut at {n}");
         let mut bad = bytes.clone();
         bad[n] ^= 0x20;
-        assert!(IndexView::decode(&bad).is_none(), "byte {n} flipped");
+        assert!(RecallIndex::decode(&bad).is_none(), "byte {n} flipped");
     }
 }
 
@@ -104,7 +104,7 @@ fn sealed(body: &[u8]) -> Vec<u8> {
 }
 
 /// Uses everything a query uses of an index, so that a panic anywhere shows.
-fn read_all(view: &IndexView<'_>) {
+fn read_all(view: &RecallIndex<'_>) {
     let query = Query::new("postgres 数据 text");
     let _ = view.gather(&query, &vec![true; view.files.len()]);
     for (_, postings) in view.tokens() {
@@ -122,7 +122,7 @@ proptest::proptest! {
         at in 0usize..400,
         value in proptest::num::u8::ANY,
     ) {
-        if let Some(view) = IndexView::decode(&sealed(&noise)) {
+        if let Some(view) = RecallIndex::decode(&sealed(&noise)) {
             read_all(&view);
         }
         // A real index with one body byte changed and the checksum made to match.
@@ -130,7 +130,7 @@ proptest::proptest! {
         let mut body = good[24..].to_vec();
         let at = at % body.len();
         body[at] = value;
-        if let Some(view) = IndexView::decode(&sealed(&body)) {
+        if let Some(view) = RecallIndex::decode(&sealed(&body)) {
             read_all(&view);
         }
     }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value};
 
 use super::ToolError;
-use crate::domain::gate::Policy;
+use crate::domain::gate::Gate;
 use crate::domain::secrets;
 use crate::ops::OpError;
 use crate::ops::add::NewMemory;
@@ -56,7 +56,7 @@ pub(super) fn refuse_unknown_arguments(
 /// Refuses a save whose fields hold a secret or a trust error, naming the field, the rule and
 /// the line — never the matched text.
 pub(super) fn refuse_problems(
-    accepted: &Policy,
+    accepted: &Gate,
     new: &NewMemory,
     redacted: bool,
 ) -> Result<(), ToolError> {

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::domain::check::{MEMORY_INVALID, SECRET};
-use crate::domain::gate::Policy;
+use crate::domain::gate::Gate;
 use crate::domain::recall::usage;
 use crate::domain::secrets;
 use crate::ops::mcp::cache::Freshness;
@@ -49,12 +49,12 @@ impl Provenance {
 
 /// One memory as data, added to `out`: an opening tag with its provenance, its name and
 /// description, its body, and a closing tag that no text inside can fake (every text passes
-/// [`Policy::for_agent`] under the project's own link allow-list, session start's rule for
+/// [`Gate::for_agent`] under the project's own link allow-list, session start's rule for
 /// memory text in an agent's context).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn push_memory_block(
     out: &mut String,
-    policy: &Policy,
+    policy: &Gate,
     id: &str,
     kind: &str,
     provenance: &Provenance,
@@ -99,7 +99,7 @@ fn attribute(text: &str) -> String {
 /// The line said in place of a memory the gate withheld: its id (redacted) and the rules it
 /// broke, a secret with the kind the scanner named, never the text.
 pub(super) fn withheld_line(
-    policy: &Policy,
+    policy: &Gate,
     id: &str,
     rules: &crate::domain::gate::BrokenRules,
     bytes: &[u8],

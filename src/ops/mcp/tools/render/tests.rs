@@ -15,7 +15,7 @@ fn a_memory_cannot_close_its_own_block() {
     let mut out = String::new();
     push_memory_block(
         &mut out,
-        &Policy::default(),
+        &Gate::default(),
         "team:a.md",
         "project",
         &provenance,

@@ -9,6 +9,8 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
+pub(crate) mod merge;
+
 use super::frontmatter::is_js_space;
 use super::memory::MemoryType;
 

@@ -7,7 +7,7 @@
 //! files. Each version of the index is read back into its entries instead — one per memory
 //! path, `- [title](target) — description` — the entries are merged path by path (a side that
 //! changed an entry wins over one that did not; a deleted entry stays deleted; when both
-//! changed it, ours is kept), and the result is rendered by [`super::gate::team_index_md`], Qwen Code's
+//! changed it, ours is kept), and the result is rendered by [`crate::domain::gate::team_index_md`], Qwen Code's
 //! rules, order and grouping included. For new, changed and removed memories this is the index
 //! a rebuild writes. Where a line does not say everything (a line cut at 150 units, a memory
 //! listed only in another's `(also: …)`, more than 200 memories), the next `teammem sync` or
@@ -15,8 +15,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::index::IndexLine;
-use super::memory::MemoryType;
+use super::IndexLine;
+use crate::domain::memory::MemoryType;
 
 /// What a memory listed only in a group's `(also: …)` is known by, when the caller can read it
 /// (from the work tree): its title, description and type.
@@ -51,7 +51,7 @@ pub fn merge(base: &str, ours: &str, theirs: &str, lookup: &Lookup<'_>) -> Strin
         }
     }
     // The one team index builder; no policy: every line here is already in one of the sides.
-    super::gate::team_index_md(merged, None)
+    crate::domain::gate::team_index_md(merged, None)
 }
 
 /// The entries one index text lists, by memory path.
@@ -188,7 +188,7 @@ mod tests {
     }
 
     fn render(entries: &[IndexLine]) -> String {
-        crate::domain::index::render(entries)
+        crate::domain::memory_index::render(entries)
     }
 
     fn none(_: &str) -> Option<IndexLine> {

@@ -14,7 +14,7 @@ use super::{OpError, Project};
 
 /// The state of one scope's index.
 #[derive(Debug, Clone, Serialize)]
-pub struct IndexState {
+pub struct MemoryIndexState {
     /// The scope.
     pub scope: ScopeKind,
     /// The index file.
@@ -30,7 +30,11 @@ pub struct IndexState {
 }
 
 /// Compares a scope's index with its memories; with `write`, regenerates it when stale.
-pub fn index(project: &Project, scope: ScopeKind, write: bool) -> Result<IndexState, OpError> {
+pub fn index(
+    project: &Project,
+    scope: ScopeKind,
+    write: bool,
+) -> Result<MemoryIndexState, OpError> {
     let dir = project.check_scope_safe(scope)?;
     let shown = project.shown_prefix(scope);
     let policy = super::guard::index_policy(project, scope);
@@ -73,7 +77,7 @@ pub fn index(project: &Project, scope: ScopeKind, write: bool) -> Result<IndexSt
     } else {
         false
     };
-    Ok(IndexState {
+    Ok(MemoryIndexState {
         scope,
         path,
         stale,
