@@ -2,8 +2,8 @@
 
 use clap::Args;
 
-use super::hook::HookArg;
 use crate::ops::context;
+use crate::ops::delivery::HookFormat;
 use crate::ops::{EXIT_OK, OpError, Project};
 
 /// Print the memory context an agent injects at session start.
@@ -23,7 +23,7 @@ pub struct ContextArgs {
     /// ({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ...}}),
     /// plain prints the text.
     #[arg(long, value_enum, default_value = "plain")]
-    hook: HookArg,
+    hook: HookFormat,
     /// Print JSON: {context, scopes, recalled, warnings} (instead of a hook's shape).
     #[arg(long)]
     json: bool,
@@ -47,6 +47,6 @@ pub fn run(project: &Project, args: ContextArgs) -> Result<u8, OpError> {
     for warning in &built.warnings {
         warning!("{}", super::shown(warning));
     }
-    out!("{}", context::render(&built, args.hook.into()));
+    out!("{}", context::render(&built, args.hook));
     Ok(EXIT_OK)
 }

@@ -1,37 +1,10 @@
-//! What every hook command shares: the client named by `--hook`, and the hook's JSON read
-//! from stdin without ever waiting on it for long.
+//! What every hook command shares: the hook's JSON read from stdin without ever waiting on it
+//! for long. The client named by `--hook` is [`crate::ops::delivery::HookFormat`] itself.
 
 use std::io::{IsTerminal, Read};
 use std::time::Duration;
 
-use clap::ValueEnum;
-
 use crate::domain::hook_input::HookInput;
-use crate::ops::delivery::HookFormat;
-
-/// The hook format as named on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum HookArg {
-    /// Qwen Code hook JSON.
-    Qwen,
-    /// Claude Code hook JSON.
-    Claude,
-    /// Codex hook JSON (exactly Codex's schema).
-    Codex,
-    /// Plain text.
-    Plain,
-}
-
-impl From<HookArg> for HookFormat {
-    fn from(arg: HookArg) -> HookFormat {
-        match arg {
-            HookArg::Qwen => HookFormat::Qwen,
-            HookArg::Claude => HookFormat::Claude,
-            HookArg::Codex => HookFormat::Codex,
-            HookArg::Plain => HookFormat::Plain,
-        }
-    }
-}
 
 /// The most bytes of hook input read: a prompt pasted whole is kept, a stream is not.
 const MAX_INPUT: u64 = 4 << 20;

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::hook::{self, HookArg};
+use super::hook;
 use crate::ops::EXIT_OK;
 use crate::ops::delivery::{self, HookEvent, HookFormat};
 use crate::ops::prompt_context::{self, MIN_SCORE, PromptOptions};
@@ -26,7 +26,7 @@ pub struct PromptContextArgs {
     /// ({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext":
     /// ...}}), plain prints the text.
     #[arg(long, value_enum, default_value = "plain")]
-    hook: HookArg,
+    hook: HookFormat,
     /// The time budget in milliseconds, stdin included: past it, nothing is printed.
     #[arg(long, value_name = "MS", default_value_t = 1500)]
     timeout_ms: u64,
@@ -43,7 +43,7 @@ pub fn run(cwd: &std::path::Path, args: PromptContextArgs) -> u8 {
         return EXIT_OK;
     };
     let options = PromptOptions {
-        team_only: args.hook == HookArg::Qwen,
+        team_only: args.hook == HookFormat::Qwen,
         min_score: args.min_score,
     };
     // The work runs on its own thread so that the budget holds whatever it waits on; a late
@@ -77,7 +77,7 @@ pub fn run(cwd: &std::path::Path, args: PromptContextArgs) -> u8 {
             return EXIT_OK;
         }
     };
-    let format: HookFormat = args.hook.into();
+    let format = args.hook;
     out!(
         "{}",
         delivery::render(format, HookEvent::UserPromptSubmit, &found.text)

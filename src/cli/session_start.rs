@@ -5,10 +5,11 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::hook::{self, HookArg};
+use super::hook;
 use super::sync::TransportArg;
 use crate::ops::EXIT_OK;
 use crate::ops::context;
+use crate::ops::delivery::HookFormat;
 use crate::ops::session_start::{self, SessionStartOptions};
 
 /// How long session start waits for the hook's JSON on stdin (clients write it at once).
@@ -36,7 +37,7 @@ pub struct SessionStartArgs {
     /// plain prints the text. With qwen the private and user indexes are left out (Qwen Code
     /// shows them itself), and the team index too when Qwen Code's team memory is on.
     #[arg(long, value_enum, default_value = "plain")]
-    hook: HookArg,
+    hook: HookFormat,
     /// The sync's time budget, network included, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 15)]
     timeout: u64,
@@ -58,7 +59,7 @@ pub fn run(cwd: &Path, args: SessionStartArgs) -> u8 {
     let options = SessionStartOptions {
         timeout: Duration::from_secs(args.timeout),
         transport: args.transport.into(),
-        qwen_hook: matches!(args.hook, HookArg::Qwen),
+        qwen_hook: matches!(args.hook, HookFormat::Qwen),
         input: hook::read_input(INPUT_WAIT),
     };
     let progress = super::ui::progress("Syncing team memory");
@@ -81,6 +82,6 @@ pub fn run(cwd: &Path, args: SessionStartArgs) -> u8 {
     for warning in &started.warnings {
         warning!("{}", super::shown(warning));
     }
-    out!("{}", context::render(&started.context, args.hook.into()));
+    out!("{}", context::render(&started.context, args.hook));
     EXIT_OK
 }

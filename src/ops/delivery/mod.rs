@@ -4,15 +4,17 @@
 
 pub mod sessions;
 
-/// How a hook's answer is printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a hook's answer is printed: the client named by `--hook`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum HookFormat {
-    /// Qwen Code's hook JSON (the same shape as Claude Code's).
+    /// Qwen Code hook JSON.
+    // The same shape as Claude Code's.
     Qwen,
-    /// Claude Code's hook JSON.
+    /// Claude Code hook JSON.
     Claude,
-    /// Codex's hook JSON: exactly `{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`,
-    /// as Codex rejects any other key (and then injects nothing).
+    /// Codex hook JSON (exactly Codex's schema).
+    // Exactly `{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`: Codex rejects any
+    // other key (and then injects nothing).
     Codex,
     /// Plain text.
     Plain,
