@@ -6,8 +6,10 @@
 //! - [`git_cli`]: the same update through the git CLI, for the index forms libgit2 cannot read
 //!   (split and sparse indexes).
 //! - [`update`]: the new index built beside `.git/index` and put in place under git's lock.
+//! - [`stamp`]: a file's stat data, to tell whether it changed and to write into an entry.
 
 pub(crate) mod git_cli;
 pub(crate) mod read;
 pub(crate) mod splice;
+pub(crate) mod stamp;
 pub(crate) mod update;

@@ -21,6 +21,8 @@ use std::io::{self, Write};
 
 use sha1::{Digest, Sha1};
 
+use super::stamp::FileStamp;
+
 const HEADER: usize = 12;
 const STAT_BYTES: usize = 40;
 const ID_LEN: usize = 20;
@@ -258,41 +260,12 @@ pub fn checksum_ok(bytes: &[u8]) -> bool {
     trailer.iter().all(|&b| b == 0) || Sha1::digest(&bytes[..end]).as_slice() == trailer
 }
 
-/// Stat data for a new entry, as git keeps it (32-bit fields).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Stat {
-    /// Change time: seconds, nanoseconds.
-    pub ctime: (u32, u32),
-    /// Modification time: seconds, nanoseconds.
-    pub mtime: (u32, u32),
-    /// Device.
-    pub dev: u32,
-    /// Inode.
-    pub ino: u32,
-    /// Owner.
-    pub uid: u32,
-    /// Group.
-    pub gid: u32,
-    /// Size (0 makes git compare the contents instead of trusting the stat data).
-    pub size: u32,
-}
-
-/// The bytes of a stage-0 entry for `path` (version 2 and 3 layout, no extended flags).
-pub fn encode_entry(path: &[u8], mode: u32, id: &[u8], stat: &Stat) -> Vec<u8> {
+/// The bytes of a stage-0 entry for `path` (version 2 and 3 layout, no extended flags), with
+/// the stat data of `stamp` ([`FileStamp::default`] for none: git then compares contents).
+pub fn encode_entry(path: &[u8], mode: u32, id: &[u8], stamp: &FileStamp) -> Vec<u8> {
     let len = (FIXED + path.len() + 8) / 8 * 8;
     let mut out = Vec::with_capacity(len);
-    for value in [
-        stat.ctime.0,
-        stat.ctime.1,
-        stat.mtime.0,
-        stat.mtime.1,
-        stat.dev,
-        stat.ino,
-        mode,
-        stat.uid,
-        stat.gid,
-        stat.size,
-    ] {
+    for value in stamp.index_words(mode) {
         out.extend_from_slice(&value.to_be_bytes());
     }
     out.extend_from_slice(id);
@@ -508,7 +481,7 @@ mod tests {
             b".qwen/team-memory/project/c.md",
             0o100644,
             &id,
-            &Stat::default(),
+            &FileStamp::default(),
         );
         let out = rewrite(&bytes, &[kept, &added]);
         std::fs::write(dir.path().join(".git/index"), &out).unwrap();

@@ -15,7 +15,6 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::io::{self, Write};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -23,6 +22,7 @@ use git2::{Index, IndexEntry, IndexTime, Oid, Repository, Tree};
 
 use super::git_cli;
 use super::splice;
+use super::stamp::FileStamp;
 use crate::git::GitError;
 use crate::git::status::{self, TreeFile};
 
@@ -37,33 +37,12 @@ pub enum StagingUpdate {
     Locked,
 }
 
-/// The stat data that tells whether a file changed since it was read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileStamp {
-    size: u64,
-    ino: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
-
-impl FileStamp {
-    /// The stamp of a file's (not followed) metadata.
-    pub fn of(meta: &fs::Metadata) -> FileStamp {
-        FileStamp {
-            size: meta.size(),
-            ino: meta.ino(),
-            mtime: (meta.mtime(), meta.mtime_nsec()),
-            ctime: (meta.ctime(), meta.ctime_nsec()),
-        }
-    }
-}
-
 /// A work-tree file just stored as a blob: its id, and its stamp from before it was read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FreshFile {
     /// The blob the file's content was stored as.
     pub id: Oid,
-    /// The file's stamp taken before reading it.
+    /// The file's stamp (of its own metadata, symlinks not followed) taken before reading it.
     pub stamp: FileStamp,
 }
 
@@ -118,7 +97,7 @@ pub fn update_team_entries(
             remove_if_there(&side)?;
             return Ok(StagingUpdate::Locked);
         }
-        if identity(&index_path) != before {
+        if !same_version(identity(&index_path), before) {
             // Someone staged something while we worked: start again from their index.
             remove_if_there(&lock)?;
             continue;
@@ -171,8 +150,14 @@ fn splice(
             }
             _ => {
                 changed = true;
-                let entry = entry_for(workdir, path, file, fresh.get(path))?;
-                entries.push(Cow::Owned(encode(&entry)));
+                let stamp = stamp_for(workdir, path, file, fresh.get(path));
+                let entry = splice::encode_entry(
+                    path.as_bytes(),
+                    u32::from(file.mode),
+                    file.id.as_bytes(),
+                    &stamp,
+                );
+                entries.push(Cow::Owned(entry));
             }
         }
     }
@@ -240,20 +225,6 @@ fn write_pieces(file: &fs::File, pieces: &[Cow<'_, [u8]>]) -> io::Result<()> {
     out.flush()
 }
 
-/// An entry's bytes in the index file.
-fn encode(entry: &IndexEntry) -> Vec<u8> {
-    let stat = splice::Stat {
-        ctime: (entry.ctime.seconds() as u32, entry.ctime.nanoseconds()),
-        mtime: (entry.mtime.seconds() as u32, entry.mtime.nanoseconds()),
-        dev: entry.dev,
-        ino: entry.ino,
-        uid: entry.uid,
-        gid: entry.gid,
-        size: entry.file_size,
-    };
-    splice::encode_entry(&entry.path, entry.mode, entry.id.as_bytes(), &stat)
-}
-
 /// Writes the new index to `side` through libgit2, from a copy of the index: for the forms
 /// [`splice`] leaves alone. Returns whether anything changed.
 fn rebuild_with_libgit2(
@@ -287,7 +258,7 @@ pub fn release_abandoned_lock(repo: &Repository) -> Result<bool, GitError> {
     let lock = repo.path().join("index.lock");
     let side = repo.path().join(SIDE_INDEX);
     let same_file = match (fs::symlink_metadata(&lock), fs::symlink_metadata(&side)) {
-        (Ok(l), Ok(s)) => l.dev() == s.dev() && l.ino() == s.ino(),
+        (Ok(l), Ok(s)) => FileStamp::of(&l).same_file(&FileStamp::of(&s)),
         _ => false,
     };
     if same_file {
@@ -324,11 +295,20 @@ fn take_lock(side: &Path, lock: &Path, patience: Duration) -> Result<bool, GitEr
     }
 }
 
-/// What tells one version of the index file from another: git replaces it by rename, so any
-/// write changes the inode, and the size and time besides.
-fn identity(path: &Path) -> Option<(u64, u64, i64, i64)> {
-    let meta = fs::metadata(path).ok()?;
-    Some((meta.ino(), meta.len(), meta.mtime(), meta.mtime_nsec()))
+/// The stamp of the index file, to tell one version of it from another
+/// ([`FileStamp::same_version`]): git replaces it by rename.
+fn identity(path: &Path) -> Option<FileStamp> {
+    fs::metadata(path).ok().map(|meta| FileStamp::of(&meta))
+}
+
+/// Whether two [`identity`] results are of the same version of the index (both absent
+/// included).
+fn same_version(a: Option<FileStamp>, b: Option<FileStamp>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a.same_version(&b),
+        (None, None) => true,
+        _ => false,
+    }
 }
 
 fn stage(entry: &IndexEntry) -> u16 {
@@ -376,7 +356,7 @@ fn reconcile(
         if kept.contains_key(path) {
             continue;
         }
-        let entry = entry_for(workdir, path, file, fresh.get(path))?;
+        let entry = index_entry(path, file, &stamp_for(workdir, path, file, fresh.get(path)));
         index
             .add(&entry)
             .map_err(|e| GitError::git(format!("updating the index entry of {path}"), e))?;
@@ -385,46 +365,50 @@ fn reconcile(
     Ok(changed)
 }
 
-/// An index entry for a committed file, with the stat data of the file on disk when its content
-/// is the committed one.
-fn entry_for(
-    workdir: &Path,
-    path: &str,
-    file: &TreeFile,
-    fresh: Option<&FreshFile>,
-) -> Result<IndexEntry, GitError> {
+/// The stat data for the index entry of a committed file: the file's on disk when its content
+/// is the committed one, and otherwise none ([`FileStamp::default`]).
+fn stamp_for(workdir: &Path, path: &str, file: &TreeFile, fresh: Option<&FreshFile>) -> FileStamp {
     let abs: PathBuf = workdir.join(path);
-    let meta = fs::symlink_metadata(&abs).ok();
-    let same = match (fresh, &meta) {
-        (Some(fresh), Some(meta)) if fresh.id == file.id => FileStamp::of(meta) == fresh.stamp,
-        (_, Some(meta)) => raw_matches(&abs, meta, file.id),
-        (_, None) => false,
+    let Ok(meta) = fs::symlink_metadata(&abs) else {
+        return FileStamp::default();
     };
-    let mut entry = IndexEntry {
-        ctime: IndexTime::new(0, 0),
-        mtime: IndexTime::new(0, 0),
-        dev: 0,
-        ino: 0,
-        mode: u32::from(file.mode),
-        uid: 0,
-        gid: 0,
-        file_size: 0,
+    let stamp = FileStamp::of(&meta);
+    let same = match fresh {
+        Some(fresh) if fresh.id == file.id => stamp == fresh.stamp,
+        _ => raw_matches(&abs, &meta, file.id),
+    };
+    if same { stamp } else { FileStamp::default() }
+}
+
+/// The libgit2 index entry of a committed file with the stat data `stamp`, as
+/// [`splice::encode_entry`] writes it.
+fn index_entry(path: &str, file: &TreeFile, stamp: &FileStamp) -> IndexEntry {
+    let [
+        ctime_s,
+        ctime_ns,
+        mtime_s,
+        mtime_ns,
+        dev,
+        ino,
+        mode,
+        uid,
+        gid,
+        file_size,
+    ] = stamp.index_words(u32::from(file.mode));
+    IndexEntry {
+        ctime: IndexTime::new(ctime_s as i32, ctime_ns),
+        mtime: IndexTime::new(mtime_s as i32, mtime_ns),
+        dev,
+        ino,
+        mode,
+        uid,
+        gid,
+        file_size,
         id: file.id,
         flags: 0,
         flags_extended: 0,
         path: path.as_bytes().to_vec(),
-    };
-    if let (true, Some(meta)) = (same, meta) {
-        // git keeps 32-bit stat fields; it truncates the same way.
-        entry.ctime = IndexTime::new(meta.ctime() as i32, meta.ctime_nsec() as u32);
-        entry.mtime = IndexTime::new(meta.mtime() as i32, meta.mtime_nsec() as u32);
-        entry.dev = meta.dev() as u32;
-        entry.ino = meta.ino() as u32;
-        entry.uid = meta.uid();
-        entry.gid = meta.gid();
-        entry.file_size = meta.size() as u32;
     }
-    Ok(entry)
 }
 
 fn raw_matches(abs: &Path, meta: &fs::Metadata, id: Oid) -> bool {

@@ -14,7 +14,8 @@ use crate::git::commit::{self, CommitResult, CommitSettings, Identity, Person, T
 use crate::git::preflight::{self, Blocker, Branch, Preflight};
 use crate::git::recovery::lock;
 use crate::git::sign;
-use crate::git::staging_index::update::{FileStamp, FreshFile, StagingUpdate};
+use crate::git::staging_index::stamp::FileStamp;
+use crate::git::staging_index::update::{FreshFile, StagingUpdate};
 use crate::git::status::{self, ChangeKind, TreeFile};
 use crate::git::team_files;
 

@@ -191,3 +191,49 @@ fn an_index_written_with_skip_hash_is_read_and_written_the_same_way() {
 fn an_index_version_4_is_updated_through_libgit2() {
     a_staged_change_survives_a_sync_after(&["update-index", "--index-version", "4"]);
 }
+
+/// `git ls-files -s --debug` for the team folder's entries: mode, id, path, and the stat data
+/// (ctime, mtime, device, inode, owner, group, size) that lets `git status` trust an entry
+/// without reading its file.
+fn team_entries(sb: &Sandbox, repo: &Path) -> String {
+    let text = sb.git(repo, ["ls-files", "-s", "--debug", "--", TEAM]);
+    assert!(text.contains("  mtime: "), "{text}");
+    text
+}
+
+/// A sync that commits a new and a changed memory (in an index of the form `setup` gives, if
+/// any) writes their entries with the stat data git itself writes when it stages the same files.
+fn team_entries_are_what_git_add_writes(setup: Option<&[&str]>) {
+    let sb = Sandbox::new();
+    let repo = project(&sb);
+    if let Some(setup) = setup {
+        sb.git(&repo, setup);
+    }
+    add_memory(&repo, "third");
+    write(
+        &repo.join(TEAM).join("project/first.md"),
+        &memory_text("first", "About first, changed", "project", "Longer body.\n"),
+    );
+
+    sync(&sb, &repo);
+    let written = team_entries(&sb, &repo);
+    assert!(
+        !written.contains("  size: 0\t"),
+        "sync left an entry for git to re-read:\n{written}"
+    );
+    sb.git(&repo, ["rm", "-q", "--cached", "-r", TEAM]);
+    sb.git(&repo, ["add", TEAM]);
+
+    assert_eq!(written, team_entries(&sb, &repo));
+    assert_eq!(sb.git(&repo, ["status", "--porcelain"]), "");
+}
+
+#[test]
+fn team_entries_get_the_stat_data_git_would_write() {
+    team_entries_are_what_git_add_writes(None);
+}
+
+#[test]
+fn team_entries_written_through_libgit2_get_the_stat_data_git_would_write() {
+    team_entries_are_what_git_add_writes(Some(&["update-index", "--index-version", "4"]));
+}
