@@ -1,0 +1,188 @@
+//! The team folder's files as git trees: listed from a tree, and written back changing only
+//! the paths that differ.
+
+use std::collections::BTreeMap;
+
+use git2::{FileMode, Oid, Repository, Tree};
+
+use crate::domain::scope::TEAM_DIR;
+use crate::git::GitError;
+use crate::git::tree_entries::Version;
+
+/// The files under the team folder of `tree`, by path relative to it: those git can rebuild
+/// a tree from. An entry a teammate crafted that git refuses (`.GIT`, a duplicate, a name not
+/// in UTF-8) is left out here, and so stays in the tree it came with (see [`rebuilt`]).
+pub(super) fn team_files(
+    repo: &Repository,
+    tree: &Tree<'_>,
+) -> Result<BTreeMap<String, Version>, GitError> {
+    match crate::git::team_files::subtree(repo, tree, TEAM_DIR)? {
+        Some(team) => Ok(crate::git::tree_entries::list(repo, &team)?.files),
+        None => Ok(BTreeMap::new()),
+    }
+}
+
+/// The team folder tree `start` (holding `had`) changed to hold `wanted` instead: only the
+/// paths that differ are rewritten, so entries git would refuse to write (which neither map
+/// lists) stay as they are rather than failing the write. `None` when nothing is left.
+pub(super) fn rebuilt(
+    repo: &Repository,
+    start: Option<&Tree<'_>>,
+    had: &BTreeMap<String, Version>,
+    wanted: &BTreeMap<String, Version>,
+) -> Result<Option<Oid>, GitError> {
+    let context = "writing the merged team folder";
+    let Some(start) = start else {
+        return if wanted.is_empty() {
+            Ok(None)
+        } else {
+            build_tree(repo, wanted).map(Some)
+        };
+    };
+    // A folder where a file goes (or a file where a folder goes) is taken out first: the tree
+    // update replaces files and folders only by their own kind.
+    let mut clearing = git2::build::TreeUpdateBuilder::new();
+    let mut cleared = false;
+    for (path, version) in wanted {
+        if had.get(path) == Some(version) {
+            continue;
+        }
+        let mut prefix = String::new();
+        for part in path.split('/') {
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(part);
+            let Ok(entry) = start.get_path(std::path::Path::new(&prefix)) else {
+                break;
+            };
+            let is_folder = entry.kind() == Some(git2::ObjectType::Tree);
+            if is_folder != (prefix.len() < path.len()) {
+                clearing.remove(prefix.as_str());
+                cleared = true;
+                break;
+            }
+        }
+    }
+    let cleared_tree;
+    let start = if cleared {
+        let id = clearing
+            .create_updated(repo, start)
+            .map_err(|e| GitError::git(context, e))?;
+        cleared_tree = repo.find_tree(id).map_err(|e| GitError::git(context, e))?;
+        &cleared_tree
+    } else {
+        start
+    };
+    let mut builder = git2::build::TreeUpdateBuilder::new();
+    let mut any = cleared;
+    for (path, version) in wanted {
+        if had.get(path) != Some(version) {
+            builder.upsert(path.as_str(), version.0, file_mode(version.1));
+            any = true;
+        }
+    }
+    for path in had.keys() {
+        if !wanted.contains_key(path) {
+            builder.remove(path.as_str());
+            any = true;
+        }
+    }
+    let id = if any {
+        builder
+            .create_updated(repo, start)
+            .map_err(|e| GitError::git(context, e))?
+    } else {
+        start.id()
+    };
+    let tree = repo.find_tree(id).map_err(|e| GitError::git(context, e))?;
+    Ok((!tree.is_empty()).then_some(id))
+}
+
+fn file_mode(raw: i32) -> FileMode {
+    match raw {
+        0o100755 => FileMode::BlobExecutable,
+        0o120000 => FileMode::Link,
+        0o160000 => FileMode::Commit,
+        _ => FileMode::Blob,
+    }
+}
+
+/// Writes nested trees for `files` (paths with `/`), returning the top tree.
+fn build_tree(repo: &Repository, files: &BTreeMap<String, Version>) -> Result<Oid, GitError> {
+    let mut here: Vec<(&str, Version)> = Vec::new();
+    let mut below: BTreeMap<&str, BTreeMap<String, Version>> = BTreeMap::new();
+    for (path, version) in files {
+        match path.split_once('/') {
+            Some((dir, rest)) => {
+                below
+                    .entry(dir)
+                    .or_default()
+                    .insert(rest.to_string(), *version);
+            }
+            None => here.push((path, *version)),
+        }
+    }
+    let context = "writing the merged team folder";
+    let mut builder = repo
+        .treebuilder(None)
+        .map_err(|e| GitError::git(context, e))?;
+    for (name, (oid, mode)) in here {
+        builder
+            .insert(name, oid, mode)
+            .map_err(|e| GitError::git(context, e))?;
+    }
+    for (dir, files) in below {
+        let sub = build_tree(repo, &files)?;
+        builder
+            .insert(dir, sub, i32::from(FileMode::Tree))
+            .map_err(|e| GitError::git(context, e))?;
+    }
+    builder.write().map_err(|e| GitError::git(context, e))
+}
+
+/// `tree` with the subtree at `path` replaced by `new` (removed when `None`); an emptied
+/// folder disappears, as in git.
+pub(crate) fn replace_subtree(
+    repo: &Repository,
+    tree: Option<&Tree<'_>>,
+    path: &[&str],
+    new: Option<Oid>,
+) -> Result<Option<Oid>, GitError> {
+    let context = "writing the merged tree";
+    let Some((name, rest)) = path.split_first() else {
+        return Ok(new);
+    };
+    let mut builder = repo
+        .treebuilder(tree)
+        .map_err(|e| GitError::git(context, e))?;
+    let child = tree
+        .and_then(|t| t.get_name(name))
+        .filter(|e| e.kind() == Some(git2::ObjectType::Tree))
+        .and_then(|e| repo.find_tree(e.id()).ok());
+    match replace_subtree(repo, child.as_ref(), rest, new)? {
+        Some(oid) => {
+            builder
+                .insert(name, oid, i32::from(FileMode::Tree))
+                .map_err(|e| GitError::git(context, e))?;
+        }
+        None => {
+            if builder
+                .get(name)
+                .map_err(|e| GitError::git(context, e))?
+                .is_some()
+            {
+                builder
+                    .remove(name)
+                    .map_err(|e| GitError::git(context, e))?;
+            }
+        }
+    }
+    if builder.is_empty() {
+        return Ok(None);
+    }
+    builder
+        .write()
+        .map(Some)
+        .map_err(|e| GitError::git(context, e))
+}

@@ -1,0 +1,271 @@
+//! `MEMORY.md` regenerated for a merged team folder, as `teammem index` renders it from disk,
+//! through the memory gate the engine is handed ([`MemoryIndexGate`]).
+
+use std::collections::BTreeMap;
+
+use git2::{FileMode, Oid, Repository, Tree};
+
+use super::folder_tree::{rebuilt, team_files};
+use super::in_time;
+use crate::domain::memory;
+use crate::domain::memory_index;
+use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
+use crate::git::GitError;
+use crate::git::remote::Deadline;
+use crate::git::tree_entries::Version;
+
+/// What the engine asks of the memory gate to write a merged folder's `MEMORY.md`. Sync hands
+/// in the gate's own ([`crate::ops::TeamMemoryIndexGate`]); the engine holds no policy of its own.
+pub trait MemoryIndexGate {
+    /// The folder's own configuration files the gate reads: the check file and the secrets'
+    /// ignore file, by path in the folder.
+    fn config_files(&self) -> [&'static str; 2];
+    /// The judge of index lines under those files (each its bytes and whether it is a symlink;
+    /// `None` when absent): `true` for a line `MEMORY.md` may hold.
+    fn judge<'f>(
+        &self,
+        config: [Option<(&'f [u8], bool)>; 2],
+    ) -> Box<dyn Fn(&memory_index::IndexLine) -> bool + 'f>;
+    /// `MEMORY.md` for the kept lines, in order.
+    fn render(&self, kept: Vec<memory_index::IndexLine>) -> String;
+}
+
+/// The team folder of `tree` with `MEMORY.md` regenerated from its memories, as a tree to put
+/// at `.qwen/team-memory` (`None` when the folder is empty), stopping with
+/// [`GitError::OutOfTime`] once `deadline` passes. Creates objects only.
+pub fn regenerated_team_tree(
+    repo: &Repository,
+    tree: &Tree<'_>,
+    gate: &dyn MemoryIndexGate,
+    deadline: Option<Deadline>,
+) -> Result<Option<Oid>, GitError> {
+    let team = crate::git::team_files::subtree(repo, tree, TEAM_DIR)?;
+    let files = team_files(repo, tree)?;
+    let mut wanted = files.clone();
+    wanted.remove(INDEX_FILE);
+    if !wanted.is_empty() {
+        let index = regenerate_index(repo, &wanted, gate, deadline)?;
+        wanted.insert(INDEX_FILE.to_string(), (index, i32::from(FileMode::Blob)));
+    }
+    rebuilt(repo, team.as_ref(), &files, &wanted)
+}
+
+/// How many memories [`regenerate_index`] reads between two looks at the clock.
+const CLOCK_EVERY: usize = 256;
+
+/// MEMORY.md for the merged files, rendered as `teammem index` renders it from disk: every
+/// valid memory file ([`memory::is_memory_path`]) that passes the
+/// memory gate, so a teammate's memory holding a secret is never copied into this commit's
+/// index. See [`index_text`] for what is read.
+pub(super) fn regenerate_index(
+    repo: &Repository,
+    files: &BTreeMap<String, Version>,
+    gate: &dyn MemoryIndexGate,
+    deadline: Option<Deadline>,
+) -> Result<Oid, GitError> {
+    let text = index_text(repo, files, gate, deadline)?;
+    repo.blob(text.as_bytes())
+        .map_err(|e| GitError::git("writing the regenerated MEMORY.md", e))
+}
+
+/// The text of [`regenerate_index`]. The index lists the first [`memory_index::MAX_FILES`] memories
+/// by path (UTF-16 order) that give a line the gate keeps, and paths are unique, so the
+/// memories are read in that order until that many are kept: the cost is the paths' sort and
+/// about `MAX_FILES` blobs however many memories the branch holds (a flood past them is never
+/// read). The same bytes as rendering every memory's line (`tests::full_index_text`). Looks
+/// at the clock every [`CLOCK_EVERY`] memories read and stops with [`GitError::OutOfTime`]
+/// once `deadline` passed.
+fn index_text(
+    repo: &Repository,
+    files: &BTreeMap<String, Version>,
+    gate: &dyn MemoryIndexGate,
+    deadline: Option<Deadline>,
+) -> Result<String, GitError> {
+    let blob_of = |rel: &str| {
+        files.get(rel).and_then(|(oid, mode)| {
+            let blob = repo.find_blob(*oid).ok()?;
+            Some((blob.content().to_vec(), *mode == i32::from(FileMode::Link)))
+        })
+    };
+    let [config, ignore] = gate.config_files().map(blob_of);
+    let keeps = gate.judge(
+        [config.as_ref(), ignore.as_ref()]
+            .map(|f| f.map(|(bytes, symlink)| (bytes.as_slice(), *symlink))),
+    );
+
+    let what = format!(
+        "regenerating {TEAM_DIR}/{INDEX_FILE} from {} files",
+        files.len()
+    );
+    // Only a file's bytes are a memory: not a symlink's target path, not a gitlink's commit
+    // (which is no blob at all).
+    let mut candidates: Vec<(&String, Oid)> = files
+        .iter()
+        .filter(|(rel, (_, mode))| {
+            (*mode == i32::from(FileMode::Blob) || *mode == i32::from(FileMode::BlobExecutable))
+                && memory::is_memory_path(rel)
+        })
+        .map(|(rel, (oid, _))| (rel, *oid))
+        .collect();
+    in_time(deadline, &what)?;
+    candidates.sort_by(|a, b| memory_index::utf16_cmp(a.0, b.0));
+    in_time(deadline, &what)?;
+    let mut kept = Vec::new();
+    for (n, (rel, oid)) in candidates.into_iter().enumerate() {
+        if kept.len() == memory_index::MAX_FILES {
+            break;
+        }
+        if n % CLOCK_EVERY == CLOCK_EVERY - 1 {
+            in_time(deadline, &what)?;
+        }
+        let shown = format!("{TEAM_DIR}/{rel}");
+        let blob = repo
+            .find_blob(oid)
+            .map_err(|e| GitError::git(format!("reading {shown}"), e))?;
+        if let Some(entry) = memory::index_entry_of(&shown, rel, blob.content()) {
+            if keeps(&entry) {
+                kept.push(entry);
+            }
+        }
+    }
+    Ok(gate.render(kept))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// MEMORY.md as rendered from every memory's line, each read and gated: what
+    /// [`index_text`] must give while reading only the first memories by path.
+    fn full_index_text(repo: &Repository, files: &BTreeMap<String, Version>) -> String {
+        let blob_of = |rel: &str| {
+            files.get(rel).and_then(|(oid, mode)| {
+                let blob = repo.find_blob(*oid).ok()?;
+                Some((blob.content().to_vec(), *mode == i32::from(FileMode::Link)))
+            })
+        };
+        let config = blob_of(crate::domain::check::CONFIG_FILE);
+        let ignore = blob_of(crate::domain::secrets::IGNORE_FILE);
+        fn as_team_file(
+            found: &Option<(Vec<u8>, bool)>,
+        ) -> Option<crate::domain::check_config::TeamFile<'_>> {
+            found
+                .as_ref()
+                .map(|(bytes, symlink)| crate::domain::check_config::TeamFile {
+                    bytes,
+                    symlink: *symlink,
+                })
+        }
+        let policy = crate::domain::gate::Gate::from_team_files(
+            as_team_file(&config),
+            as_team_file(&ignore),
+        );
+        let mut entries = Vec::new();
+        for (rel, (oid, mode)) in files {
+            let file =
+                *mode == i32::from(FileMode::Blob) || *mode == i32::from(FileMode::BlobExecutable);
+            if !memory::is_memory_path(rel) || !file {
+                continue;
+            }
+            let blob = repo.find_blob(*oid).unwrap();
+            let shown = format!("{TEAM_DIR}/{rel}");
+            entries.extend(memory::index_entry_of(&shown, rel, blob.content()));
+        }
+        crate::domain::gate::team_index_md(entries, Some(&policy))
+    }
+
+    /// A small deterministic random number generator (xorshift64*).
+    struct Dice(u64);
+
+    impl Dice {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n.max(1)
+        }
+
+        fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+            from[self.below(from.len())]
+        }
+    }
+
+    /// A random team file: a memory (often sharing a description, sometimes carrying a token
+    /// the gate keeps out of the index, sometimes broken), a file that is no memory, or a
+    /// symlink; at a path mixing ASCII, characters past U+FFFF and in U+E000..U+FFFF (where
+    /// UTF-16 order and byte order differ).
+    fn random_file(repo: &Repository, dice: &mut Dice) -> (String, Version) {
+        let kinds = ["project", "feedback", "user", "reference"];
+        let starts = [
+            "a",
+            "b",
+            "z",
+            "\u{1F600}",
+            "\u{FF5A}",
+            "\u{E000}",
+            "\u{00E9}",
+            "0",
+        ];
+        let kind = dice.pick(&kinds);
+        let mut name = String::new();
+        for _ in 0..1 + dice.below(3) {
+            name.push_str(dice.pick(&starts));
+        }
+        name.push_str(&format!("-{}", dice.below(1000)));
+        let description = match dice.below(6) {
+            0 => "Shared description".to_string(),
+            1 => format!("token ghp_{}", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"),
+            2 => String::new(),
+            _ => format!("About {name}"),
+        };
+        let text = match dice.below(10) {
+            0 => "no frontmatter at all\n".to_string(),
+            _ => format!(
+                "---\nname: {name}\ndescription: {description}\ntype: {kind}\n---\nBody {}.\n",
+                dice.below(100)
+            ),
+        };
+        let (rel, mode) = match dice.below(20) {
+            0 => (format!("{kind}/{name}.txt"), FileMode::Blob),
+            1 => (format!("{kind}/{name}.md"), FileMode::Link),
+            2 => (format!("{kind}/{name}.md"), FileMode::BlobExecutable),
+            _ => (format!("{kind}/{name}.md"), FileMode::Blob),
+        };
+        let oid = repo.blob(text.as_bytes()).unwrap();
+        (rel, (oid, i32::from(mode)))
+    }
+
+    #[test]
+    fn the_index_read_from_the_first_memories_is_the_index_of_them_all() {
+        let (_dir, repo) = crate::git::scratch_repo();
+        for seed in 1..=4u64 {
+            let mut dice = Dice(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+            let mut files: BTreeMap<String, Version> = BTreeMap::new();
+            for step in 0..12 {
+                // Random changes: a burst of additions (past the 200 listed memories), edits
+                // and deletions.
+                let adds = if step < 3 { 100 } else { dice.below(30) };
+                for _ in 0..adds {
+                    let (rel, version) = random_file(&repo, &mut dice);
+                    files.insert(rel, version);
+                }
+                let paths: Vec<String> = files.keys().cloned().collect();
+                for _ in 0..dice.below(30) {
+                    let path = &paths[dice.below(paths.len())];
+                    if dice.below(2) == 0 {
+                        files.remove(path);
+                    } else {
+                        let (_, version) = random_file(&repo, &mut dice);
+                        files.insert(path.clone(), version);
+                    }
+                }
+                assert_eq!(
+                    index_text(&repo, &files, &crate::ops::TeamMemoryIndexGate, None).unwrap(),
+                    full_index_text(&repo, &files),
+                    "seed {seed}, step {step}, {} files",
+                    files.len()
+                );
+            }
+        }
+    }
+}
