@@ -7,17 +7,18 @@ use git2::{FileMode, Oid, Repository, Tree};
 
 use crate::domain::scope::TEAM_DIR;
 use crate::git::GitError;
-use crate::git::tree_entries::Version;
+use crate::git::team_files;
+use crate::git::tree_entries::{self, Version};
 
 /// The files under the team folder of `tree`, by path relative to it: those git can rebuild
 /// a tree from. An entry a teammate crafted that git refuses (`.GIT`, a duplicate, a name not
 /// in UTF-8) is left out here, and so stays in the tree it came with (see [`rebuilt`]).
-pub(super) fn team_files(
+pub(super) fn folder_files(
     repo: &Repository,
     tree: &Tree<'_>,
 ) -> Result<BTreeMap<String, Version>, GitError> {
-    match crate::git::team_files::subtree(repo, tree, TEAM_DIR)? {
-        Some(team) => Ok(crate::git::tree_entries::list(repo, &team)?.files),
+    match team_files::subtree(repo, tree, TEAM_DIR)? {
+        Some(team) => Ok(tree_entries::list(repo, &team)?.files),
         None => Ok(BTreeMap::new()),
     }
 }

@@ -5,13 +5,14 @@ use std::collections::BTreeMap;
 
 use git2::{FileMode, Oid, Repository, Tree};
 
-use super::folder_tree::{rebuilt, team_files};
+use super::folder_tree::{folder_files, rebuilt};
 use super::in_time;
 use crate::domain::memory;
 use crate::domain::memory_index;
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
 use crate::git::GitError;
 use crate::git::remote::Deadline;
+use crate::git::team_files;
 use crate::git::tree_entries::Version;
 
 /// What the engine asks of the memory gate to write a merged folder's `MEMORY.md`. Sync hands
@@ -39,8 +40,8 @@ pub fn regenerated_team_tree(
     gate: &dyn MemoryIndexGate,
     deadline: Option<Deadline>,
 ) -> Result<Option<Oid>, GitError> {
-    let team = crate::git::team_files::subtree(repo, tree, TEAM_DIR)?;
-    let files = team_files(repo, tree)?;
+    let team = team_files::subtree(repo, tree, TEAM_DIR)?;
+    let files = folder_files(repo, tree)?;
     let mut wanted = files.clone();
     wanted.remove(INDEX_FILE);
     if !wanted.is_empty() {

@@ -4,13 +4,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use git2::{FileMode, MergeFileInput, Oid, Repository, Tree};
 
-use super::folder_tree::{rebuilt, team_files};
+use super::folder_tree::{folder_files, rebuilt};
 use super::memory_index::{MemoryIndexGate, regenerate_index};
 use super::{KeptConflict, in_time};
 use crate::domain::memory::MemoryFile;
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
 use crate::git::GitError;
 use crate::git::remote::Deadline;
+use crate::git::team_files;
 use crate::git::tree_entries::Version;
 
 /// The team folder merged memory by memory: the subtree to put at `.qwen/team-memory`
@@ -42,14 +43,14 @@ pub fn merge_team_folders(
     deadline: Option<Deadline>,
 ) -> Result<MergedFolder, GitError> {
     let base_files = match base {
-        Some(base) => team_files(repo, base)?,
+        Some(base) => folder_files(repo, base)?,
         None => BTreeMap::new(),
     };
     in_time(deadline, "merging the memory branch")?;
-    let ours = team_files(repo, ours)?;
+    let ours = folder_files(repo, ours)?;
     in_time(deadline, "merging the memory branch")?;
-    let theirs_team = crate::git::team_files::subtree(repo, theirs, TEAM_DIR)?;
-    let theirs = team_files(repo, theirs)?;
+    let theirs_team = team_files::subtree(repo, theirs, TEAM_DIR)?;
+    let theirs = folder_files(repo, theirs)?;
     in_time(deadline, "merging the memory branch")?;
     let mut merged: BTreeMap<String, Version> = BTreeMap::new();
     let mut conflicts = Vec::new();
