@@ -297,15 +297,13 @@ pub(crate) fn move_branch_in_process(
     Ok(BranchMove::BranchMoved)
 }
 
-/// Staged changes to files the move changes. libgit2's safe checkout compares the work tree
-/// with the old tree but lets the new tree overwrite an index entry whose file matches HEAD
-/// again (`git add` then an edit back), dropping the staged version; git refuses. So does this.
-pub(crate) fn staged_in_the_way(
-    repo: &Repository,
+/// The trees a move goes between: `from`'s (`None` for an unborn branch) and `target`'s.
+fn move_trees<'r>(
+    repo: &'r Repository,
     from: Option<Oid>,
-    target: &git2::Commit<'_>,
-) -> Result<Vec<String>, GitError> {
-    let context = "comparing the index with the pull";
+    target: &git2::Commit<'r>,
+    context: &str,
+) -> Result<(Option<git2::Tree<'r>>, git2::Tree<'r>), GitError> {
     let old_tree = match from {
         Some(from) => Some(
             repo.find_commit(from)
@@ -315,6 +313,19 @@ pub(crate) fn staged_in_the_way(
         None => None,
     };
     let new_tree = target.tree().map_err(|e| GitError::git(context, e))?;
+    Ok((old_tree, new_tree))
+}
+
+/// Staged changes to files the move changes. libgit2's safe checkout compares the work tree
+/// with the old tree but lets the new tree overwrite an index entry whose file matches HEAD
+/// again (`git add` then an edit back), dropping the staged version; git refuses. So does this.
+pub(crate) fn staged_in_the_way(
+    repo: &Repository,
+    from: Option<Oid>,
+    target: &git2::Commit<'_>,
+) -> Result<Vec<String>, GitError> {
+    let context = "comparing the index with the pull";
+    let (old_tree, new_tree) = move_trees(repo, from, target, context)?;
     let paths_of = |diff: &git2::Diff<'_>| -> HashSet<String> {
         diff.deltas()
             .flat_map(|d| [d.old_file().path(), d.new_file().path()])
@@ -353,15 +364,7 @@ pub(crate) fn untracked_in_the_way(
         return Ok(Vec::new());
     };
     let context = "looking for untracked files in the way of the pull";
-    let old_tree = match from {
-        Some(from) => Some(
-            repo.find_commit(from)
-                .and_then(|c| c.tree())
-                .map_err(|e| GitError::git(context, e))?,
-        ),
-        None => None,
-    };
-    let new_tree = target.tree().map_err(|e| GitError::git(context, e))?;
+    let (old_tree, new_tree) = move_trees(repo, from, target, context)?;
     let pulled = repo
         .diff_tree_to_tree(old_tree.as_ref(), Some(&new_tree), None)
         .map_err(|e| GitError::git(context, e))?;
