@@ -244,27 +244,13 @@ fn diff_into(
                 diff_into(repo, Some(&ot), Some(&nt), &format!("{rel}/"), check, out)?;
             }
             (_, Some((nid, nm))) if is_tree(nm) => {
-                for (path, version) in old_files {
-                    out.push(EntryChange {
-                        rel: path,
-                        old: Some(version),
-                        new: None,
-                        refused: None,
-                    });
-                }
+                out.extend(removed(old_files));
                 let nt = find_tree(repo, nid, &rel)?;
                 diff_into(repo, None, Some(&nt), &format!("{rel}/"), check, out)?;
             }
             (_, new_file) => {
                 let here = old_files.remove(&rel);
-                for (path, version) in old_files {
-                    out.push(EntryChange {
-                        rel: path,
-                        old: Some(version),
-                        new: None,
-                        refused: None,
-                    });
-                }
+                out.extend(removed(old_files));
                 if here != new_file {
                     out.push(EntryChange {
                         rel,
@@ -277,6 +263,16 @@ fn diff_into(
         }
     }
     Ok(())
+}
+
+/// Each of `files` (what the old tree held where the new one holds something else) as removed.
+fn removed(files: BTreeMap<String, Version>) -> impl Iterator<Item = EntryChange> {
+    files.into_iter().map(|(rel, version)| EntryChange {
+        rel,
+        old: Some(version),
+        new: None,
+        refused: None,
+    })
 }
 
 /// Why an entry git accepts still cannot be written into a work tree: its kind, or a name
