@@ -12,7 +12,7 @@ use super::scope::INDEX_FILE;
 mod stamp;
 
 use stamp::cores;
-pub use stamp::{Names, PartStamps, Stamp, StampRun, stamps};
+pub use stamp::{FileStamp, Names, PartStamps, Stamp, StampRun, stamps};
 
 /// Errors from reading or writing a scope folder.
 #[derive(Debug, thiserror::Error)]

@@ -1,5 +1,6 @@
-//! File stamps: what a stat of a memory file or folder says about its content (size, times,
-//! inode), and the stat runs that take thousands of them on worker threads to prove nothing
+//! File stamps: what a stat of a file says ([`FileStamp`], taken from its metadata in one
+//! place: what tells whether it changed, and what git keeps of it in an index entry), the part
+//! of it that tells a memory file's or folder's content changed ([`Stamp`]), and the stat runs that take thousands of them on worker threads to prove nothing
 //! changed.
 
 use std::fs;
@@ -23,16 +24,10 @@ pub struct Stamp {
 }
 
 impl Stamp {
-    /// The stamp of a stat result.
+    /// The stamp of a stat result ([`FileStamp::content`]).
     #[cfg(unix)]
     pub fn of(meta: &fs::Metadata) -> Stamp {
-        use std::os::unix::fs::MetadataExt;
-        Stamp {
-            size: meta.size(),
-            mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
-            ctime_ns: meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
-            ino: meta.ino(),
-        }
+        FileStamp::of(meta).content()
     }
 
     /// The stamp of a stat result (no ctime or inode outside Unix).
@@ -82,6 +77,87 @@ impl Stamp {
             ctime_ns: i64::from_le_bytes(word(16)?),
             ino: u64::from_le_bytes(word(24)?),
         })
+    }
+}
+
+/// What a stat of a file says: its size, times, inode and owner. Equal stamps mean the file
+/// was not written to in between (unless within the file system's timestamp tick: a write
+/// also moves ctime, which an editor cannot put back). The stamp of nothing
+/// ([`FileStamp::default`], all zeros) written into an index entry makes git compare the
+/// file's contents instead of trusting its stat data.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FileStamp {
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time: seconds and nanoseconds since the Unix epoch.
+    pub mtime: (i64, i64),
+    /// Status change time: seconds and nanoseconds since the Unix epoch.
+    pub ctime: (i64, i64),
+    /// The device holding the file.
+    pub dev: u64,
+    /// Inode number: a file replaced by a rename gets a new one.
+    pub ino: u64,
+    /// Owner.
+    pub uid: u32,
+    /// Group.
+    pub gid: u32,
+}
+
+impl FileStamp {
+    /// The stamp of a stat result (of the file itself, or of what a symlink points at,
+    /// whichever the caller asked for).
+    pub fn of(meta: &fs::Metadata) -> FileStamp {
+        use std::os::unix::fs::MetadataExt;
+        FileStamp {
+            size: meta.size(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+            dev: meta.dev(),
+            ino: meta.ino(),
+            uid: meta.uid(),
+            gid: meta.gid(),
+        }
+    }
+
+    /// The part of the stamp that tells whether the content changed: what the recall index
+    /// and the gate's cache keep of a memory file.
+    pub fn content(&self) -> Stamp {
+        Stamp {
+            size: self.size,
+            mtime_ns: self.mtime.0 * 1_000_000_000 + self.mtime.1,
+            ctime_ns: self.ctime.0 * 1_000_000_000 + self.ctime.1,
+            ino: self.ino,
+        }
+    }
+
+    /// Whether both stamps are of the same file (device and inode), whatever its content.
+    pub fn same_file(&self, other: &FileStamp) -> bool {
+        self.dev == other.dev && self.ino == other.ino
+    }
+
+    /// Whether both stamps are of the same version of a file that is only ever replaced by a
+    /// rename, as git replaces its index: a new version has a new inode, and a new size or
+    /// modification time besides.
+    pub fn same_version(&self, other: &FileStamp) -> bool {
+        self.ino == other.ino && self.size == other.size && self.mtime == other.mtime
+    }
+
+    /// The ten 32-bit words that open an index entry, in the file's order: ctime (seconds,
+    /// nanoseconds), mtime (seconds, nanoseconds), device, inode, `mode`, owner, group, size.
+    /// git keeps 32 bits of each field and drops the high bits the same way.
+    pub fn index_words(&self, mode: u32) -> [u32; 10] {
+        [
+            self.ctime.0 as u32,
+            self.ctime.1 as u32,
+            self.mtime.0 as u32,
+            self.mtime.1 as u32,
+            self.dev as u32,
+            self.ino as u32,
+            mode,
+            self.uid,
+            self.gid,
+            self.size as u32,
+        ]
     }
 }
 
@@ -415,4 +491,49 @@ fn statx_at(folder: &fs::File, name: &[u8]) -> Option<Stamp> {
         ctime_ns: ns(stat.stx_ctime),
         ino: stat.stx_ino,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_write_changes_the_stamp_and_a_rename_changes_the_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        fs::write(&path, "one").unwrap();
+        let first = FileStamp::of(&fs::symlink_metadata(&path).unwrap());
+        assert_eq!(first.size, 3);
+        assert_eq!(first, FileStamp::of(&fs::symlink_metadata(&path).unwrap()));
+
+        fs::write(&path, "three").unwrap();
+        let written = FileStamp::of(&fs::symlink_metadata(&path).unwrap());
+        assert_ne!(first, written);
+        assert!(first.same_file(&written));
+
+        let next = dir.path().join("g");
+        fs::write(&next, "three").unwrap();
+        fs::rename(&next, &path).unwrap();
+        let renamed = FileStamp::of(&fs::symlink_metadata(&path).unwrap());
+        assert!(!renamed.same_version(&written));
+        assert!(!renamed.same_file(&written));
+    }
+
+    #[test]
+    fn index_words_keep_the_low_32_bits_as_git_does() {
+        let stamp = FileStamp {
+            size: (1 << 32) + 7,
+            mtime: ((1 << 32) + 5, 999_999_999),
+            ctime: (-1, 1),
+            dev: (1 << 40) + 2,
+            ino: (1 << 33) + 3,
+            uid: 1000,
+            gid: 100,
+        };
+        assert_eq!(
+            stamp.index_words(0o100644),
+            [u32::MAX, 1, 5, 999_999_999, 2, 3, 0o100644, 1000, 100, 7]
+        );
+        assert_eq!(FileStamp::default().index_words(0)[9], 0);
+    }
 }

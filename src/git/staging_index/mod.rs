@@ -6,10 +6,9 @@
 //! - [`git_cli`]: the same update through the git CLI, for the index forms libgit2 cannot read
 //!   (split and sparse indexes).
 //! - [`update`]: the new index built beside `.git/index` and put in place under git's lock.
-//! - [`stamp`]: a file's stat data, to tell whether it changed and to write into an entry.
+//! A file's stat data (what is written into an entry) is [`crate::domain::store::FileStamp`].
 
 pub(crate) mod git_cli;
 pub(crate) mod read;
 pub(crate) mod splice;
-pub(crate) mod stamp;
 pub(crate) mod update;

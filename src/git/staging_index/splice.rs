@@ -21,7 +21,7 @@ use std::io::{self, Write};
 
 use sha1::{Digest, Sha1};
 
-use super::stamp::FileStamp;
+use crate::domain::store::FileStamp;
 
 const HEADER: usize = 12;
 const STAT_BYTES: usize = 40;

@@ -22,7 +22,7 @@ use git2::{Index, IndexEntry, IndexTime, Oid, Repository, Tree};
 
 use super::git_cli;
 use super::splice;
-use super::stamp::FileStamp;
+use crate::domain::store::FileStamp;
 use crate::git::GitError;
 use crate::git::status::{self, TreeFile};
 

@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 use git2::Repository;
 
 use crate::domain::scope::{INDEX_FILE, ScopeKind, TEAM_DIR};
+use crate::domain::store::FileStamp;
 use crate::domain::store::{self, StoreError};
 use crate::git::commit::{self, CommitResult, CommitSettings, Identity, Person, TeamUpdate};
 use crate::git::preflight::{self, Blocker, Branch, Preflight};
 use crate::git::recovery::lock;
 use crate::git::sign;
-use crate::git::staging_index::stamp::FileStamp;
 use crate::git::staging_index::update::{FreshFile, StagingUpdate};
 use crate::git::status::{self, ChangeKind, TreeFile};
 use crate::git::team_files;
