@@ -99,6 +99,7 @@ def main():
     ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "..", "target",
                                                   "debug", "teammem"))
     ap.add_argument("--workdir")
+    ap.add_argument("--verbose", action="store_true", help="print each round's sync durations")
     args = ap.parse_args()
     teammem = os.path.abspath(args.bin)
     work = os.path.abspath(args.workdir or tempfile.mkdtemp(prefix="bench-branch-conc-"))
@@ -174,11 +175,12 @@ def run(bench, bare, url, args):
         started = time.monotonic()
         procs = [(clone, bench.start_sync(clone)) for clone in clones]
         reasons = collections.Counter()
+        reports = {}
         for clone, proc in procs:
             out, _ = proc.communicate()
             try:
-                report = json.loads(out)
-                reasons[report.get("skipped_reason") or "ok"] += 1
+                reports[clone] = json.loads(out)
+                reasons[reports[clone].get("skipped_reason") or "ok"] += 1
             except json.JSONDecodeError:
                 reasons["no-report"] += 1
         took = time.monotonic() - started
@@ -189,6 +191,17 @@ def run(bench, bare, url, args):
         reasons_total.update(reasons)
         print(f"round {r + 1}: {published}/{len(clones)} published in the round, "
               f"{took:.1f} s, reasons {dict(sorted(reasons.items()))}")
+        # Why the rest missed their round: each one's own report.
+        for clone in clones:
+            if mine[clone] in on_remote:
+                continue
+            report = reports.get(clone, {})
+            print(f"  missed {os.path.basename(clone)}: {report.get('skipped_reason')} after "
+                  f"{report.get('duration_ms')} ms: {(report.get('warnings') or [''])[0][:160]}")
+        if args.verbose:
+            took_ms = sorted(rep.get("duration_ms", 0) for rep in reports.values())
+            print(f"  durations ms: min {took_ms[0]}, median {took_ms[len(took_ms) // 2]}, "
+                  f"max {took_ms[-1]}")
 
     # Settle: one clone at a time until every clone's sync has nothing left to do.
     for _ in range(5):

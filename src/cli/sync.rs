@@ -140,9 +140,11 @@ pub fn run(project: &Project, args: SyncArgs) -> Result<u8, OpError> {
     }
     let fast = sync::fast_noop::try_noop(project, &options);
     // The fast no-op's report with the default branch name holds fixed words, a commit id and
-    // numbers only: nothing there can be a secret, so no redaction scanner is built for it.
+    // numbers only (unless it names what the folder's limits keep out): nothing there can be a
+    // secret, so no redaction scanner is built for it.
     let fixed_text = fast.as_ref().is_ok_and(|o| {
         o.memory_branch.as_deref() == Some(crate::git::memory_branch::DEFAULT_BRANCH)
+            && o.withheld.is_empty()
     });
     let outcome = match fast {
         Ok(outcome) => {

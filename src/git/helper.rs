@@ -1,5 +1,7 @@
 //! Work that must stop at the deadline runs in a helper process: the teammem binary itself,
-//! started with [`HELPER_ARG`], which the parent kills when the budget runs out.
+//! started with [`HELPER_ARG`], which the parent kills when the budget runs out. One helper
+//! serves a process's jobs in turn (a request and its reply a line each), so a push that lost
+//! a race to a teammate's fetches and pushes again without starting a process.
 //!
 //! libgit2 cannot be interrupted from outside: its socket timeouts are per read (a server that
 //! trickles one byte every half second never trips one), its progress callbacks are not called
@@ -12,18 +14,20 @@
 //! parent dies, so a killed session start never leaves a transfer running.
 
 use std::ffi::{OsStr, OsString};
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
-use std::sync::OnceLock;
-use std::time::Duration;
+use std::process::{Child, ChildStdin, Command, ExitCode, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use git2::{Oid, Repository};
 use serde::{Deserialize, Serialize};
 
 use super::fast_forward::BranchMove;
 use super::push::PushOutcome;
-use super::remote::child::{self, Stopped};
+use super::remote::child;
 use super::remote::credentials::{CredentialSources, EnvToken};
 use super::remote::{Deadline, GitProgram, NetFailure, NetFailureKind, NetworkOptions};
 use super::upstream::Upstream;
@@ -290,43 +294,172 @@ pub(crate) fn run(
         git_program: network.map_or(&default_git, |n| &n.git).program.clone(),
         git_env: network.map_or(&default_git, |n| &n.git).env.clone(),
     };
-    let input = serde_json::to_vec(&request)
+    let mut input = serde_json::to_vec(&request)
         .map_err(|e| Abandoned::Failed(format!("cannot encode the helper's job: {e}")))?;
-    let mut cmd = Command::new(program);
-    cmd.arg(HELPER_ARG)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    let done = match child::run_within(cmd, &input, &deadline) {
-        Ok(done) => done,
-        Err(Stopped::Spawn(e)) => {
-            return Err(Abandoned::Failed(format!(
-                "cannot start the helper process {}: {e}",
-                program.display()
-            )));
-        }
-        Err(Stopped::Wait { pid, error }) => {
-            clean_after(repo, pid);
-            return Err(Abandoned::Failed(format!(
-                "waiting for the helper: {error}"
-            )));
-        }
-        Err(Stopped::Deadline { pid }) => {
-            clean_after(repo, pid);
-            return Err(Abandoned::Timeout);
-        }
+    // One request a line: the JSON holds no raw line break.
+    input.push(b'\n');
+    let helper = match Warm::take(program, &input) {
+        Some(helper) => helper,
+        None => Warm::start(program, &input)?,
     };
-    match serde_json::from_slice::<HelperReply>(&done.stdout) {
-        Ok(reply) => Ok(reply),
-        Err(_) => {
-            clean_after(repo, done.pid);
+    let pid = helper.pid;
+    match helper.replies.recv_timeout(deadline.remaining()) {
+        Ok(line) => match serde_json::from_slice::<HelperReply>(&line) {
+            Ok(reply) => {
+                helper.keep(&deadline);
+                Ok(reply)
+            }
+            Err(_) => {
+                helper.stop();
+                clean_after(repo, pid);
+                Err(Abandoned::Failed(
+                    "the helper process answered something else than a reply".to_string(),
+                ))
+            }
+        },
+        Err(RecvTimeoutError::Timeout) => {
+            helper.stop();
+            clean_after(repo, pid);
+            Err(Abandoned::Timeout)
+        }
+        Err(RecvTimeoutError::Disconnected) => {
+            let status = helper.stop();
+            clean_after(repo, pid);
             if deadline.passed() {
                 return Err(Abandoned::Timeout);
             }
             Err(Abandoned::Failed(format!(
-                "the helper process ended without an answer ({})",
-                done.status
+                "the helper process ended without an answer ({status})"
             )))
+        }
+    }
+}
+
+/// The helper this process started last, idle between jobs: one sync's fetches and pushes go
+/// to it in turn, so a round of the network half starts no process (the start of the binary
+/// and of libgit2 is out of the time between learning the remote's tip and pushing on it).
+/// It ends when this process (the thread that started it) ends or closes its input, and by
+/// itself at the latest deadline it was given.
+static WARM: Mutex<Option<Warm>> = Mutex::new(None);
+
+/// A running helper and its pipes.
+struct Warm {
+    program: PathBuf,
+    child: Child,
+    pid: u32,
+    input: ChildStdin,
+    /// Its answers, a line each, read as they come.
+    replies: Receiver<Vec<u8>>,
+    /// When it ends by itself: the deadline of its last job (and a little more).
+    ends: Instant,
+}
+
+/// A helper whose own end is nearer than this is not given another job (it could end while
+/// taking it): a new one is started.
+const REUSE_MARGIN: Duration = Duration::from_secs(1);
+
+impl Warm {
+    /// The idle helper of `program`, given `request`; `None` when there is none, it ended, or
+    /// it did not take the request (a new one is then started: the job never ran twice, as a
+    /// helper that could not read it never started it).
+    fn take(program: &Path, request: &[u8]) -> Option<Warm> {
+        let mut idle = WARM.lock().ok()?.take()?;
+        let alive = matches!(idle.child.try_wait(), Ok(None));
+        let in_time = Instant::now()
+            .checked_add(REUSE_MARGIN)
+            .is_some_and(|soon| soon < idle.ends);
+        if idle.program != program || !alive || !in_time {
+            idle.stop();
+            return None;
+        }
+        if idle
+            .input
+            .write_all(request)
+            .and_then(|()| idle.input.flush())
+            .is_err()
+        {
+            idle.stop();
+            return None;
+        }
+        Some(idle)
+    }
+
+    /// Starts a helper of `program` in a process group of its own, given `request`.
+    fn start(program: &Path, request: &[u8]) -> Result<Warm, Abandoned> {
+        let mut cmd = Command::new(program);
+        cmd.arg(HELPER_ARG)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        // Its own process group, so whatever it starts (ssh, a credential helper) dies with it.
+        cmd.process_group(0);
+        let mut child = cmd.spawn().map_err(|e| {
+            Abandoned::Failed(format!(
+                "cannot start the helper process {}: {e}",
+                program.display()
+            ))
+        })?;
+        let pid = child.id();
+        let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
+            child::kill_group(&mut child);
+            return Err(Abandoned::Failed(
+                "the helper process has no pipes".to_string(),
+            ));
+        };
+        let (send, replies) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(output);
+            loop {
+                let mut line = Vec::new();
+                match lines.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        if send.send(line).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        let mut helper = Warm {
+            program: program.to_path_buf(),
+            child,
+            pid,
+            input,
+            replies,
+            ends: Instant::now(),
+        };
+        // A helper that cannot read its job died at once: its reply channel says so.
+        let _ = helper
+            .input
+            .write_all(request)
+            .and_then(|()| helper.input.flush());
+        Ok(helper)
+    }
+
+    /// Keeps the helper, whose last job had `deadline`, for the next job (one idle helper at
+    /// most).
+    fn keep(mut self, deadline: &Deadline) {
+        self.ends = Instant::now()
+            .checked_add(deadline.remaining())
+            .unwrap_or_else(Instant::now);
+        let Ok(mut slot) = WARM.lock() else {
+            self.stop();
+            return;
+        };
+        if let Some(older) = slot.replace(self) {
+            older.stop();
+        }
+    }
+
+    /// Kills the helper with everything it started, and reaps it; how it ended.
+    fn stop(mut self) -> String {
+        match self.child.try_wait() {
+            Ok(Some(status)) => status.to_string(),
+            _ => {
+                child::kill_group(&mut self.child);
+                "killed".to_string()
+            }
         }
     }
 }
@@ -367,31 +500,59 @@ pub(crate) fn unexpected(reply: HelperReply, what: &str) -> NetFailure {
     }
 }
 
-/// The helper's side: reads the request from stdin, does the job, writes the reply to stdout.
+/// The helper's side: reads requests from stdin, a line each, does each job and writes its
+/// reply to stdout as a line; ends when stdin closes, and by itself at the latest deadline it
+/// was given (its parent kills it then; this matters only when the parent is gone).
 fn serve() -> ExitCode {
-    let mut input = Vec::new();
-    if std::io::stdin().read_to_end(&mut input).is_err() {
-        return ExitCode::from(2);
+    let mut lines = std::io::stdin().lock();
+    let mut stop_at: Option<Arc<Mutex<Instant>>> = None;
+    loop {
+        let mut input = Vec::new();
+        match lines.read_until(b'\n', &mut input) {
+            Ok(0) => return ExitCode::SUCCESS,
+            Ok(_) => {}
+            Err(_) => return ExitCode::from(2),
+        }
+        let Ok(request) = serde_json::from_slice::<Request>(&input) else {
+            eprintln!(
+                "teammem: {HELPER_ARG} is teammem's own helper; it is not meant to be run by hand"
+            );
+            return ExitCode::from(2);
+        };
+        let budget = Duration::from_millis(request.budget_ms);
+        let until = Instant::now()
+            .checked_add(budget.saturating_add(SELF_STOP_GRACE))
+            .unwrap_or_else(Instant::now);
+        match &stop_at {
+            Some(at) => {
+                if let Ok(mut at) = at.lock() {
+                    *at = until;
+                }
+            }
+            None => {
+                die_with_parent(request.parent);
+                let at = Arc::new(Mutex::new(until));
+                stop_at = Some(Arc::clone(&at));
+                std::thread::spawn(move || {
+                    loop {
+                        let until = at.lock().map(|a| *a).unwrap_or_else(|_| Instant::now());
+                        let now = Instant::now();
+                        if now >= until {
+                            crate::sys::exit_now(3);
+                        }
+                        std::thread::sleep(until - now);
+                    }
+                });
+            }
+        }
+        let reply = answer(request, budget);
+        let mut text = serde_json::to_vec(&reply).unwrap_or_default();
+        text.push(b'\n');
+        let mut out = std::io::stdout();
+        if out.write_all(&text).and_then(|()| out.flush()).is_err() {
+            return ExitCode::from(2);
+        }
     }
-    let Ok(request) = serde_json::from_slice::<Request>(&input) else {
-        eprintln!(
-            "teammem: {HELPER_ARG} is teammem's own helper; it is not meant to be run by hand"
-        );
-        return ExitCode::from(2);
-    };
-    die_with_parent(request.parent);
-    let budget = Duration::from_millis(request.budget_ms);
-    std::thread::spawn(move || {
-        // The parent kills this process at the deadline; if the parent is gone, stop anyway.
-        std::thread::sleep(budget.saturating_add(SELF_STOP_GRACE));
-        crate::sys::exit_now(3);
-    });
-    let reply = answer(request, budget);
-    let text = serde_json::to_vec(&reply).unwrap_or_default();
-    let mut out = std::io::stdout();
-    let _ = out.write_all(&text);
-    let _ = out.flush();
-    ExitCode::SUCCESS
 }
 
 /// Asks the kernel to kill this process when its parent dies, then checks the parent is still

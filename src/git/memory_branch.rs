@@ -244,10 +244,81 @@ pub fn materialised(repo: &Repository) -> Result<Option<Materialised>, GitError>
     }))
 }
 
+/// What the folder's limits on memories and bytes kept out of a materialisation that wrote
+/// everything else: the lines that named them, and the user's limits (memories, bytes) they
+/// were drawn under. Kept in the materialised base's message, so a sync with nothing to do
+/// says them again without going over the kept-out entries: a flood costs once, not on every
+/// sync.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LimitNote {
+    /// The user's limits (git config) the lines were drawn under.
+    pub limits: (u64, u64),
+    /// One line per limit passed (`too-many: …`, `too-large: …`).
+    pub lines: Vec<String>,
+}
+
+const MATERIALISED_MESSAGE: &str = "teammem: the team folder as materialised in this worktree\n";
+const NOTE_LIMITS: &str = "Kept-out-limits: ";
+const NOTE_LINE: &str = "Kept-out: ";
+
+impl LimitNote {
+    fn message(&self) -> String {
+        let mut message = format!(
+            "{MATERIALISED_MESSAGE}\n{NOTE_LIMITS}{} {}\n",
+            self.limits.0, self.limits.1
+        );
+        for line in &self.lines {
+            message.push_str(&format!("{NOTE_LINE}{line}\n"));
+        }
+        message
+    }
+
+    fn of_message(message: &str) -> Option<LimitNote> {
+        let mut note = LimitNote::default();
+        let mut limits = None;
+        for line in message.lines() {
+            if let Some(rest) = line.strip_prefix(NOTE_LIMITS) {
+                let (files, bytes) = rest.split_once(' ')?;
+                limits = Some((files.parse().ok()?, bytes.parse().ok()?));
+            } else if let Some(rest) = line.strip_prefix(NOTE_LINE) {
+                note.lines.push(rest.to_string());
+            }
+        }
+        note.limits = limits?;
+        (!note.lines.is_empty()).then_some(note)
+    }
+}
+
+/// The [`LimitNote`] of this worktree's materialised base, if it has one.
+pub fn materialised_note(repo: &Repository) -> Result<Option<LimitNote>, GitError> {
+    let Ok(id) = repo.refname_to_id(&materialised_ref(repo)) else {
+        return Ok(None);
+    };
+    let commit = repo
+        .find_commit(id)
+        .map_err(|e| GitError::git("reading the materialised base", e))?;
+    Ok(LimitNote::of_message(&String::from_utf8_lossy(
+        commit.message_bytes(),
+    )))
+}
+
 /// Records that the folder now holds `tree`, materialised from `source`: a commit of ours
 /// (parent `source`, so the source stays reachable) under the worktree's ref.
 pub fn set_materialised(repo: &Repository, source: Option<Oid>, tree: Oid) -> Result<(), GitError> {
-    if materialised(repo)? == Some(Materialised { source, tree }) {
+    set_materialised_with(repo, source, tree, None)
+}
+
+/// [`set_materialised`], with what the folder's limits kept out (lines holding no line
+/// break), if they kept anything out.
+pub fn set_materialised_with(
+    repo: &Repository,
+    source: Option<Oid>,
+    tree: Oid,
+    note: Option<&LimitNote>,
+) -> Result<(), GitError> {
+    if materialised(repo)? == Some(Materialised { source, tree })
+        && materialised_note(repo)?.as_ref() == note
+    {
         return Ok(());
     }
     let context = "recording the materialised base";
@@ -264,9 +335,9 @@ pub fn set_materialised(repo: &Repository, source: Option<Oid>, tree: Oid) -> Re
     let parents: Vec<&Commit<'_>> = parent.iter().collect();
     let who =
         Signature::now("teammem", "teammem@localhost").map_err(|e| GitError::git(context, e))?;
-    let message = "teammem: the team folder as materialised in this worktree\n";
+    let message = note.map_or_else(|| MATERIALISED_MESSAGE.to_string(), LimitNote::message);
     let id = repo
-        .commit(None, &who, &who, message, &tree, &parents)
+        .commit(None, &who, &who, &message, &tree, &parents)
         .map_err(|e| GitError::git(context, e))?;
     let refname = materialised_ref(repo);
     let _intent = RefIntent::announce(repo, &refname, Some(id))?;

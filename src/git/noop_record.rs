@@ -1,5 +1,6 @@
 //! The no-op record: what a branch-mode sync last found when it ended with the team folder
-//! holding exactly the memory branch's tip — the branch, its remote and URL, the tip, the
+//! holding exactly the memory branch's tip (or all of it but what the folder's limits keep
+//! out, with the lines naming that) — the branch, its remote and URL, the tip, the
 //! worktree's materialised base, and a stat of every file in the folder (size, mtime and
 //! ctime in nanoseconds, inode, device, mode, as git's index keeps them). The next sync reads
 //! it without libgit2 (`ops/sync/fast_noop.rs`): when every ref still stands there and every
@@ -19,7 +20,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::recovery::NOOP_RECORD;
 
-const HEADER: &str = "teammem no-op record 1";
+const HEADER: &str = "teammem no-op record 2";
 
 /// A stat of one file or symlink of the folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +58,10 @@ pub struct NoopRecord {
     pub materialised: String,
     /// When the record was written (seconds, nanoseconds since the epoch).
     pub written: (i64, i64),
+    /// What the folder's limits keep out of it: the user's limits (memories, bytes) and the
+    /// lines naming what they keep out (each without a line break). `None` when the folder
+    /// holds the whole tip.
+    pub kept_out: Option<((u64, u64), Vec<String>)>,
     /// Every file of the folder, sorted by path, with its blob id when the tip holds it.
     pub files: Vec<(RecordedFile, Option<String>)>,
 }
@@ -142,6 +147,12 @@ impl NoopRecord {
             self.written.0,
             self.written.1
         );
+        if let Some(((memories, bytes), lines)) = &self.kept_out {
+            text.push_str(&format!("kept-out-limits {memories} {bytes}\n"));
+            for line in lines {
+                text.push_str(&format!("kept-out {line}\n"));
+            }
+        }
         for (s, blob) in &self.files {
             text.push_str(&format!(
                 "file {} {:o} {} {} {} {} {} {} {} {}\n",
@@ -184,7 +195,17 @@ impl NoopRecord {
         let (secs, nanos) = written.split_once(' ')?;
         let written = (secs.parse().ok()?, nanos.parse().ok()?);
         let mut files = Vec::new();
+        let mut kept_out: Option<((u64, u64), Vec<String>)> = None;
         for line in lines.by_ref() {
+            if let Some(limits) = line.strip_prefix("kept-out-limits ") {
+                let (memories, bytes) = limits.split_once(' ')?;
+                kept_out = Some(((memories.parse().ok()?, bytes.parse().ok()?), Vec::new()));
+                continue;
+            }
+            if let Some(said) = line.strip_prefix("kept-out ") {
+                kept_out.as_mut()?.1.push(said.to_string());
+                continue;
+            }
             if let Some(count) = line.strip_prefix("end ") {
                 if count.parse::<usize>().ok()? != files.len() {
                     return None;
@@ -197,6 +218,7 @@ impl NoopRecord {
                     materialised_ref: materialised_ref.to_string(),
                     materialised: materialised.to_string(),
                     written,
+                    kept_out,
                     files,
                 });
             }
@@ -266,6 +288,7 @@ mod tests {
             materialised_ref: "refs/teammem/materialised/main".into(),
             materialised: "b".repeat(40),
             written: now(),
+            kept_out: Some(((5_000, 1 << 20), vec!["too-many: 3 memories".into()])),
             files: files
                 .into_iter()
                 .map(|s| (s, Some(blob_id(b"x"))))

@@ -16,8 +16,6 @@ const POLL: Duration = Duration::from_millis(2);
 /// What a child that ended in time left.
 #[derive(Debug)]
 pub(crate) struct Finished {
-    /// Its process id (the process is gone; what it left may not be).
-    pub pid: u32,
     /// How it exited.
     pub status: ExitStatus,
     /// Its standard output (empty when it was not piped).
@@ -31,18 +29,13 @@ pub(crate) struct Finished {
 pub(crate) enum Stopped {
     /// It could not be started.
     Spawn(std::io::Error),
-    /// Waiting for the child `pid` failed; it was killed with everything it started.
+    /// Waiting for the child failed; it was killed with everything it started.
     Wait {
-        /// Its process id.
-        pid: u32,
         /// What the OS said.
         error: std::io::Error,
     },
-    /// The deadline passed; the child `pid` was killed with everything it started.
-    Deadline {
-        /// Its process id.
-        pid: u32,
-    },
+    /// The deadline passed; the child was killed with everything it started.
+    Deadline {},
 }
 
 /// Runs `cmd` in a process group of its own with `input` on its stdin (when piped), reading its
@@ -62,7 +55,6 @@ pub(crate) fn run_within(
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(input);
     }
-    let pid = child.id();
     let stdout = child.stdout.take().map(read_in_background);
     let stderr = child.stderr.take().map(read_in_background);
     let status = loop {
@@ -70,12 +62,12 @@ pub(crate) fn run_within(
             Ok(Some(status)) => break status,
             Ok(None) if deadline.passed() => {
                 kill_group(&mut child);
-                return Err(Stopped::Deadline { pid });
+                return Err(Stopped::Deadline {});
             }
             Ok(None) => std::thread::sleep(POLL),
             Err(e) => {
                 kill_group(&mut child);
-                return Err(Stopped::Wait { pid, error: e });
+                return Err(Stopped::Wait { error: e });
             }
         }
     };
@@ -83,7 +75,6 @@ pub(crate) fn run_within(
         handle.and_then(|h| h.join().ok()).unwrap_or_default()
     };
     Ok(Finished {
-        pid,
         status,
         stdout: collect(stdout),
         stderr: collect(stderr),

@@ -37,6 +37,7 @@ use crate::ops::{OpError, Project, TeamMemoryIndexGate};
 
 mod materialise;
 
+pub(super) use materialise::DEFAULT_LIMITS;
 use materialise::materialise;
 
 /// The line sync keeps in `.git/info/exclude` so the work tree's branch ignores the folder.
@@ -67,10 +68,14 @@ pub fn run(
         }
         Err(err) => return Err(err),
     }
-    if let Some(tip) = nothing_to_do(project, repo, memory, advertised)? {
+    if let Some((tip, note)) = nothing_to_do(project, repo, memory, advertised)? {
         // The remote holds what this clone has and the folder what was written there: no
-        // lock, no transfer. The report is a no-op's (the identity warnings included).
+        // lock, no transfer. The report is a no-op's (the identity warnings included), with
+        // the lines naming what the folder's limits keep out.
         sync::commit_settings(repo, options, deadline, outcome)?;
+        if let Some(note) = note {
+            say_kept_out(&note.lines, outcome);
+        }
         offline::forget_failure(repo.path());
         outcome.memory_tip = Some(tip.to_string());
         super::fast_noop::record(project, repo, memory, outcome);
@@ -158,12 +163,17 @@ pub fn run(
     Ok(())
 }
 
-/// The memory branch's tip when a sync has nothing to do: the remote advertises the tip this
-/// clone's memory branch, its remote-tracking ref and the folder's last materialisation all
-/// stand on; nothing was withheld from the folder there; the folder holds exactly what was
-/// written (so nothing to record, quarantine or write); the folder is excluded; and no earlier
-/// sync left a ref move or a transfer to clean up. Reads only (no lock is held): a sync running
-/// meanwhile makes one of these differ, and the full sync then takes its turn at the lock.
+/// Reports the lines naming what the folder's limits keep out, as the materialisation that
+/// kept it out did.
+pub(super) fn say_kept_out(lines: &[String], outcome: &mut SyncOutcome) {
+    for line in lines {
+        outcome
+            .withheld
+            .push(Quarantined::new(TEAM_DIR, vec![line.clone()]));
+        outcome.warnings.push(line.clone());
+    }
+}
+
 /// Notes an interrupted sync leaves in the git folder for the next one to finish from: while
 /// one is there, a sync has work to do.
 pub(super) const LEFTOVER_NOTES: [&str; 2] = [
@@ -171,12 +181,21 @@ pub(super) const LEFTOVER_NOTES: [&str; 2] = [
     crate::git::recovery::TRANSFER_NOTE,
 ];
 
+/// The memory branch's tip when a sync has nothing to do: the remote advertises the tip this
+/// clone's memory branch, its remote-tracking ref and the folder's last materialisation all
+/// stand on; nothing was withheld from the folder there, or only what the folder's limits kept
+/// out under the same limits (the note that names it comes back too); the folder holds exactly
+/// what was written (so nothing to record, quarantine or write; over the limits, its
+/// `MEMORY.md` is the one regenerated from the folder, not the branch's); the folder is
+/// excluded; and no earlier sync left a ref move or a transfer to clean up. Reads only (no lock
+/// is held): a sync running meanwhile makes one of these differ, and the full sync then takes
+/// its turn at the lock.
 fn nothing_to_do(
     project: &Project,
     repo: &Repository,
     memory: &MemoryBranch,
     advertised: Option<&Advertisement>,
-) -> Result<Option<Oid>, OpError> {
+) -> Result<Option<(Oid, Option<memory_branch::LimitNote>)>, OpError> {
     let (Some(adv), Some(up)) = (advertised, memory.upstream()) else {
         return Ok(None);
     };
@@ -191,9 +210,17 @@ fn nothing_to_do(
         return Ok(None);
     };
     let tip_tree = memory_branch::tree_of(repo, Some(remote_tip))?;
-    if base.source != Some(remote_tip) || base.tree != tip_tree.id() {
+    if base.source != Some(remote_tip) {
         return Ok(None);
     }
+    let note = if base.tree == tip_tree.id() {
+        None
+    } else {
+        match memory_branch::materialised_note(repo)? {
+            Some(note) if note.limits == materialise::Limits::of_user(repo).user => Some(note),
+            _ => return Ok(None),
+        }
+    };
     let common = repo.commondir();
     if LEFTOVER_NOTES.iter().any(|f| common.join(f).exists()) {
         return Ok(None);
@@ -203,11 +230,21 @@ fn nothing_to_do(
     }
     let workdir = project.git_root()?;
     sync::remove_stale_temp_files(&workdir.join(TEAM_DIR));
-    // The materialised base's tree is the tip's (checked above).
-    if !status::folder_changes(repo, Some(&tip_tree), TEAM_DIR, false)?.is_empty() {
+    let folder = if note.is_some() {
+        repo.find_tree(base.tree)
+            .map_err(|e| GitError::git("reading the materialised base", e))?
+    } else {
+        tip_tree
+    };
+    let index_path = format!("{TEAM_DIR}/{INDEX_FILE}");
+    let changes = status::folder_changes(repo, Some(&folder), TEAM_DIR, false)?;
+    if changes
+        .iter()
+        .any(|c| note.is_none() || c.path != index_path)
+    {
         return Ok(None);
     }
-    Ok(Some(remote_tip))
+    Ok(Some((remote_tip, note)))
 }
 
 /// A clone that knows nothing of the memory branch the remote advertises (made before the

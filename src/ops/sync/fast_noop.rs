@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use git2::Repository;
 
-use crate::domain::scope::{ScopeKind, TEAM_DIR};
+use crate::domain::scope::{INDEX_FILE, ScopeKind, TEAM_DIR};
 use crate::domain::store;
 use crate::git::memory_branch::{self, DEFAULT_BRANCH, MemoryBranch, PROPOSALS_PREFIX};
 use crate::git::noop_record::{self, NoopRecord, RecordedFile};
@@ -92,6 +92,11 @@ fn noop(project: &Project, options: &SyncOptions, started: Instant) -> Option<Sy
     }
     let dir = project.check_scope_safe(ScopeKind::Team).ok()?;
     store::memory_paths(&dir).ok()?;
+    if let Some((limits, _)) = &record.kept_out {
+        if user_limits(&repo.config)? != *limits {
+            return None;
+        }
+    }
     if !folder_unchanged(&paths.workdir, &record)? {
         return None;
     }
@@ -101,13 +106,40 @@ fn noop(project: &Project, options: &SyncOptions, started: Instant) -> Option<Sy
     if remote_tip.as_deref() != Some(record.tip.as_str()) {
         return None;
     }
-    Some(SyncOutcome {
+    let mut outcome = SyncOutcome {
         mode: SyncMode::Branch,
         memory_branch: Some(view.branch),
         memory_tip: Some(record.tip),
-        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         ..SyncOutcome::default()
-    })
+    };
+    if let Some((_, lines)) = &record.kept_out {
+        super::branch::say_kept_out(lines, &mut outcome);
+    }
+    outcome.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    Some(outcome)
+}
+
+/// The user's limits on the folder (memories, bytes) as the repository's config gives them;
+/// `None` when they are set in a way not read by hand (a user-level `teammem` setting already
+/// rules the fast no-op out).
+fn user_limits(config: &Config) -> Option<(u64, u64)> {
+    let limit = |key: &str, default: u64| match config.values("teammem", None, key).pop() {
+        None => Some(default),
+        Some(value) => {
+            let value = value?;
+            // git's own suffixes and signs are left to libgit2.
+            if !value.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            match value.parse::<u64>().ok()? {
+                0 => Some(default),
+                n if n <= i64::MAX as u64 => Some(n),
+                _ => None,
+            }
+        }
+    };
+    let (memories, bytes) = super::branch::DEFAULT_LIMITS;
+    Some((limit("maxmemories", memories)?, limit("maxbytes", bytes)?))
 }
 
 /// Leaves the record for the next sync's fast no-op, after a branch-mode sync that ended with
@@ -136,9 +168,17 @@ fn build_record(
     memory: &MemoryBranch,
     outcome: &SyncOutcome,
 ) -> Option<NoopRecord> {
+    // What the folder's limits keep out (and nothing else withheld) is a steady state too: the
+    // record says it again.
+    let note = memory_branch::materialised_note(repo).ok()?;
+    let said: Vec<&[String]> = outcome.withheld.iter().map(|w| &w.reasons[..]).collect();
+    let noted: Vec<&[String]> = note
+        .iter()
+        .flat_map(|n| n.lines.iter().map(std::slice::from_ref))
+        .collect();
     let clean = outcome.skipped_reason.is_none()
         && outcome.quarantined.is_empty()
-        && outcome.withheld.is_empty()
+        && said == noted
         && !outcome.commit_refused;
     if !clean {
         return None;
@@ -161,18 +201,29 @@ fn build_record(
         return None;
     }
     let base = memory_branch::materialised(repo).ok()??;
-    let tree = memory_branch::tree_of(repo, Some(tip)).ok()?;
-    if base.source != Some(tip) || base.tree != tree.id() {
+    let tip_tree = memory_branch::tree_of(repo, Some(tip)).ok()?;
+    if base.source != Some(tip) || (base.tree != tip_tree.id()) != note.is_some() {
         return None;
     }
+    // Over the limits the folder holds the materialised base, and its `MEMORY.md` is the one
+    // regenerated from the folder's memories (the branch's lists what was kept out too).
+    let tree = repo.find_tree(base.tree).ok()?;
+    let index_path = format!("{TEAM_DIR}/{INDEX_FILE}");
     let materialised = repo.refname_to_id(&view.materialised_ref).ok()?;
     let first = noop_record::stamp_folder(&paths.workdir, TEAM_DIR)?;
-    if !status::folder_changes(repo, Some(&tree), TEAM_DIR, false)
-        .ok()?
-        .is_empty()
+    let changes = status::folder_changes(repo, Some(&tree), TEAM_DIR, false).ok()?;
+    if changes
+        .iter()
+        .any(|c| note.is_none() || c.path != index_path)
     {
         return None;
     }
+    let index_blob = match note {
+        Some(_) => std::fs::read(paths.workdir.join(&index_path))
+            .ok()
+            .map(|bytes| noop_record::blob_id(&bytes)),
+        None => None,
+    };
     let written = noop_record::now();
     let second = noop_record::stamp_folder(&paths.workdir, TEAM_DIR)?;
     if first != second {
@@ -182,7 +233,10 @@ fn build_record(
     let files = second
         .into_iter()
         .map(|s| {
-            let blob = blobs.get(&s.path).map(|f| f.id.to_string());
+            let blob = match &index_blob {
+                Some(id) if s.path == index_path => Some(id.clone()),
+                _ => blobs.get(&s.path).map(|f| f.id.to_string()),
+            };
             (s, blob)
         })
         .collect();
@@ -194,6 +248,7 @@ fn build_record(
         materialised_ref: view.materialised_ref,
         materialised: materialised.to_string(),
         written,
+        kept_out: note.map(|n| (n.limits, n.lines)),
         files,
     })
 }

@@ -626,3 +626,85 @@ fn a_remote_named_localhost_gets_the_fast_no_op_on_whichever_of_its_addresses_li
         fast_noop(&team, &dir);
     }
 }
+
+/// The lines of a report naming what the folder's limits keep out.
+fn kept_out_lines(report: &Value) -> Vec<String> {
+    report["withheld"]
+        .as_array()
+        .map(|all| {
+            all.iter()
+                .flat_map(|w| w["reasons"].as_array().cloned().unwrap_or_default())
+                .filter_map(|r| r.as_str().map(str::to_string))
+                .filter(|r| r.starts_with("too-many:"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The memory files in a clone's team folder.
+fn memories_in(dir: &Path) -> usize {
+    let mut count = 0;
+    for folder in fs::read_dir(dir.join(TEAM)).unwrap() {
+        let folder = folder.unwrap().path();
+        if folder.is_dir() {
+            count += fs::read_dir(&folder).unwrap().count();
+        }
+    }
+    count
+}
+
+#[test]
+fn over_the_folders_limit_an_unchanged_branch_is_a_fast_no_op_that_still_names_what_is_kept_out() {
+    let team = BranchTeam::new();
+    let sb = &team.sb;
+    let alice = settled(&team, "alice");
+    // Alice's own limit, in the repository's config.
+    sb.git(&alice, ["config", "teammem.maxMemories", "4"]);
+    // A teammate pushes twelve memories at once with the git CLI.
+    let mate = sb.path().join("mate-flood");
+    sb.git(
+        sb.path(),
+        [
+            "clone",
+            "-q",
+            "-b",
+            "team-memory",
+            &team.url,
+            mate.to_str().unwrap(),
+        ],
+    );
+    for i in 0..12 {
+        write_memory(&mate, "project", &format!("flood-{i:02}"), "One of many.\n");
+    }
+    sb.git(&mate, ["add", "-A"]);
+    sb.git(&mate, ["commit", "-q", "-m", "twelve memories"]);
+    sb.git(&mate, ["push", "-q", "origin", "team-memory"]);
+
+    let first = full_sync(&team, &alice);
+    let lines = kept_out_lines(&first);
+    assert_eq!(lines.len(), 1, "{first:#}");
+    assert!(lines[0].contains("teammem.maxMemories = 4"), "{lines:?}");
+    let written = memories_in(&alice);
+    assert!(written <= 4, "{written} memories written");
+    // Nothing changed since: the no-op is decided from the files, and says the same line.
+    let again = fast_noop(&team, &alice);
+    assert_eq!(kept_out_lines(&again), lines, "{again:#}");
+    assert_eq!(memories_in(&alice), written);
+
+    // A teammate's push is still received, and the line counts it.
+    teammate_pushes(sb, &team.url, "one-more");
+    let pulled = full_sync(&team, &alice);
+    assert_eq!(pulled["pulled"], true, "{pulled:#}");
+    let more = kept_out_lines(&pulled);
+    assert_eq!(more.len(), 1, "{pulled:#}");
+    assert_ne!(more, lines);
+    assert_eq!(kept_out_lines(&fast_noop(&team, &alice)), more);
+
+    // A raised limit is no no-op: the rest is written, and nothing is kept out any more.
+    sb.git(&alice, ["config", "teammem.maxMemories", "100"]);
+    let raised = full_sync(&team, &alice);
+    assert!(kept_out_lines(&raised).is_empty(), "{raised:#}");
+    assert!(has_memory(&alice, "project", "flood-11"));
+    assert!(has_memory(&alice, "project", "one-more"));
+    assert!(kept_out_lines(&fast_noop(&team, &alice)).is_empty());
+}

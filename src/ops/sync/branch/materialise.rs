@@ -11,7 +11,7 @@ use git2::{ObjectType, Oid, Repository};
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
 use crate::domain::store;
 use crate::git::commit::{self, TeamUpdate};
-use crate::git::memory_branch;
+use crate::git::memory_branch::{self, LimitNote};
 use crate::git::status::{self, TreeFile};
 use crate::git::{team_files, tree_entries};
 
@@ -82,6 +82,7 @@ pub(super) fn materialise(
     let mut kept_out = false;
     let mut withheld = held_back;
     let mut wrote = false;
+    let withheld_before = outcome.withheld.len();
     for change in changes {
         let path = format!("{team_prefix}{}", change.rel);
         let m = change.old.map(tree_file);
@@ -174,6 +175,13 @@ pub(super) fn materialise(
             }
         }
     }
+    // Withheld for anything but the limits (the gate, a name the disk refuses) is looked at
+    // again by every sync; what only the limits kept out is noted in the materialised base.
+    let only_limits = outcome.withheld.len() == withheld_before && unfinished == 0;
+    let mut note = LimitNote {
+        limits: limits.user,
+        lines: Vec::new(),
+    };
     for limit in [TOO_MANY, TOO_LARGE] {
         let over: Vec<&String> = past_limit
             .iter()
@@ -205,6 +213,7 @@ pub(super) fn materialise(
         outcome
             .withheld
             .push(Quarantined::new(TEAM_DIR, vec![line.clone()]));
+        note.lines.push(line.clone());
         outcome.warnings.push(line);
     }
     if unfinished > 0 {
@@ -221,7 +230,11 @@ pub(super) fn materialise(
     } else {
         source.id()
     };
-    memory_branch::set_materialised(repo, Some(tip), materialised)?;
+    let note = (only_limits
+        && !note.lines.is_empty()
+        && !note.lines.iter().any(|l| l.contains(['\n', '\r'])))
+    .then_some(note);
+    memory_branch::set_materialised_with(repo, Some(tip), materialised, note.as_ref())?;
     Ok(())
 }
 
@@ -236,22 +249,27 @@ const CHECK_FILE: &str = crate::domain::check::CONFIG_FILE;
 /// The largest repository check configuration read for its limits.
 const CHECK_FILE_MAX_BYTES: u64 = 64 * 1024;
 
+/// The limits (memories, bytes) when git config sets none.
+pub(in crate::ops::sync) const DEFAULT_LIMITS: (u64, u64) = (5_000, 20 * 1024 * 1024);
+
 /// How much of the memory branch the folder takes: at most this many files and bytes
 /// (defaults 5,000 and 20 MB; `teammem.maxMemories` / `teammem.maxBytes` in git config change
 /// them, and the branch's `.teammem-check.json` can only lower them), so a flood pushed onto
 /// the branch costs a bounded time to write.
-struct Limits {
+pub(super) struct Limits {
     memories: usize,
     bytes: u64,
     /// Whether the repository's file lowered the count limit.
     memories_lowered: bool,
     /// Whether the repository's file lowered the size limit.
     bytes_lowered: bool,
+    /// The user's own limits (memories, bytes), before the repository's file lowered them.
+    pub(super) user: (u64, u64),
 }
 
 impl Limits {
-    const DEFAULT_MEMORIES: usize = 5_000;
-    const DEFAULT_BYTES: u64 = 20 * 1024 * 1024;
+    const DEFAULT_MEMORIES: usize = DEFAULT_LIMITS.0 as usize;
+    const DEFAULT_BYTES: u64 = DEFAULT_LIMITS.1;
 
     /// The user's limits (git config), lowered by the `.teammem-check.json` the memory
     /// branch's `tip` holds, if it does (what of it does not parse lowers nothing; `check`
@@ -282,7 +300,7 @@ impl Limits {
         limits
     }
 
-    fn of_user(repo: &Repository) -> Limits {
+    pub(super) fn of_user(repo: &Repository) -> Limits {
         let config = repo.config().ok();
         let get = |key: &str| {
             config
@@ -290,15 +308,18 @@ impl Limits {
                 .and_then(|c| c.get_i64(key).ok())
                 .filter(|v| *v > 0)
         };
+        let memories = get("teammem.maxMemories")
+            .and_then(|v| usize::try_from(v).ok())
+            .unwrap_or(Self::DEFAULT_MEMORIES);
+        let bytes = get("teammem.maxBytes")
+            .and_then(|v| u64::try_from(v).ok())
+            .unwrap_or(Self::DEFAULT_BYTES);
         Limits {
-            memories: get("teammem.maxMemories")
-                .and_then(|v| usize::try_from(v).ok())
-                .unwrap_or(Self::DEFAULT_MEMORIES),
-            bytes: get("teammem.maxBytes")
-                .and_then(|v| u64::try_from(v).ok())
-                .unwrap_or(Self::DEFAULT_BYTES),
+            memories,
+            bytes,
             memories_lowered: false,
             bytes_lowered: false,
+            user: (memories as u64, bytes),
         }
     }
 }
