@@ -6,6 +6,7 @@
 //! - [`git_cli`]: the same update through the git CLI, for the index forms libgit2 cannot read
 //!   (split and sparse indexes).
 //! - [`update`]: the new index built beside `.git/index` and put in place under git's lock.
+//!
 //! A file's stat data (what is written into an entry) is [`crate::domain::store::FileStamp`].
 
 pub(crate) mod git_cli;
