@@ -174,6 +174,37 @@ fn operation_in_progress(state: RepositoryState) -> Option<Operation> {
     }
 }
 
+/// The operation git's own files in `git_dir` show under way, read without libgit2 (for a
+/// repository it cannot open, `git/cli_repo/`), in the order git's status names them.
+pub fn operation_in_files(git_dir: &Path) -> Option<Operation> {
+    let has = |name: &str| git_dir.join(name).exists();
+    if has("rebase-merge") {
+        return Some(Operation::Rebase);
+    }
+    if has("rebase-apply") {
+        return Some(if has("rebase-apply/rebasing") {
+            Operation::Rebase
+        } else if has("rebase-apply/applying") {
+            Operation::Am
+        } else {
+            Operation::AmOrRebase
+        });
+    }
+    if has("MERGE_HEAD") {
+        return Some(Operation::Merge);
+    }
+    if has("CHERRY_PICK_HEAD") {
+        return Some(Operation::CherryPick);
+    }
+    if has("REVERT_HEAD") {
+        return Some(Operation::Revert);
+    }
+    if has("BISECT_LOG") {
+        return Some(Operation::Bisect);
+    }
+    sequence_left(git_dir)
+}
+
 /// A multi-commit `git cherry-pick A B` or `git revert A B` stopped between its commits, seen
 /// from its `sequencer/` folder alone: libgit2 names the operation only while
 /// `CHERRY_PICK_HEAD` or `REVERT_HEAD` is there, and `--no-commit` writes neither, nor is it

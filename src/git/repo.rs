@@ -51,7 +51,12 @@ pub fn discover(start: &Path) -> Result<Option<RepoPaths>, GitError> {
     }
     match discover_plain(start) {
         Some(found) => Ok(found),
-        None => discover_with_libgit2(start, RepositoryOpenFlags::empty()),
+        None => match discover_with_libgit2(start, RepositoryOpenFlags::empty()) {
+            // A repository libgit2 cannot open (reftable refs, SHA-256 objects) is found by
+            // git, and worked on through it (`git/cli_repo/`).
+            Err(err @ GitError::Unsupported { .. }) => discover_with_git(start).unwrap_or(Err(err)),
+            found => found,
+        },
     }
 }
 

@@ -40,6 +40,7 @@ use super::{OpError, Project};
 mod arrived;
 pub(crate) mod branch;
 pub(crate) mod fast_noop;
+mod git_cli;
 mod outcome;
 mod plan;
 mod team_commit;
@@ -110,6 +111,9 @@ fn run(
         );
         return Ok(());
     };
+    if let Some(cli) = crate::git::cli_repo::CliRepo::needing_git(paths) {
+        return git_cli::run(project, &cli, options, deadline, outcome);
+    }
     let repo = crate::git::repo::open(paths)?;
     let mut memory = crate::git::memory_branch::mode(&repo)?;
     let advertised = advertise_first(&repo, memory.as_ref(), options, deadline)?;
