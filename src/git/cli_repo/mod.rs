@@ -265,6 +265,34 @@ impl CliRepo {
             .collect())
     }
 
+    /// Whether git ignores the team index or a memory in any type folder of `dir`, and whether
+    /// it ignores `.qwen/` itself (`git check-ignore --no-index`: tracked or not, as the
+    /// libgit2 path asks).
+    pub fn team_dir_ignored(&self, dir: &str) -> Result<(bool, bool), GitError> {
+        let deadline = Deadline::after(std::time::Duration::from_secs(10));
+        let mut probes = vec![format!("{dir}/MEMORY.md")];
+        for kind in crate::domain::memory::MemoryType::ALL {
+            probes.push(format!("{dir}/{}/memory.md", kind.as_str()));
+        }
+        let qwen = ".qwen/";
+        probes.push(qwen.to_string());
+        let input: String = probes.iter().map(|p| format!("{p}\0")).collect();
+        let mut cmd = self.command();
+        cmd.args(["check-ignore", "--no-index", "-z", "--stdin"]);
+        let what = "checking what git ignores (git check-ignore)";
+        let run = self.try_run(cmd, input.as_bytes(), &deadline, what)?;
+        // Status 1: nothing is ignored; 128: an error.
+        if !run.success && !run.stderr.trim().is_empty() {
+            return Err(GitError::Cli {
+                context: what.into(),
+                message: run.stderr.trim().to_string(),
+            });
+        }
+        let ignored: Vec<&str> = run.stdout.split('\0').filter(|p| !p.is_empty()).collect();
+        let qwen_ignored = ignored.contains(&qwen);
+        Ok((ignored.iter().any(|p| *p != qwen), qwen_ignored))
+    }
+
     /// Writes the tree of `base` (a commit, or `None` for an empty tree) with `updates` made
     /// (`Some(entry)` sets the path, `None` removes it), on a temporary index: the user's
     /// index is not read or written. Returns the tree's id.
@@ -474,6 +502,15 @@ impl CliRepo {
         );
         Ok(Ok(false))
     }
+}
+
+/// The one line that refuses branch mode (memory branch `name`) in a repository only git can
+/// open: the memory branch, its materialised folder and its merges are libgit2's work.
+pub fn branch_mode_refusal(cli: &CliRepo, name: &str) -> String {
+    format!(
+        "branch mode (memory branch {name}) cannot run here: {}; keep the team memory on your          branches with `teammem init --current-branch` (synced through git)",
+        cli.why
+    )
 }
 
 /// A temporary index file outside the repository (so a kill leaves nothing in `.git`),

@@ -126,10 +126,8 @@ fn refuse_branch_mode(cli: &CliRepo, budget: &Deadline) -> Result<(), OpError> {
         }
     };
     match found {
-        Some(name) => Err(OpError::Refused(format!(
-            "branch mode (memory branch {name}) cannot run here: {}; use current-branch mode \
-             with `teammem init --current-branch`",
-            cli.why
+        Some(name) => Err(OpError::Refused(crate::git::cli_repo::branch_mode_refusal(
+            cli, &name,
         ))),
         None => Ok(()),
     }

@@ -1,0 +1,243 @@
+//! Repositories libgit2 cannot open — refs in reftable, objects in SHA-256 — synced in
+//! current-branch mode through the git CLI (issue 41): a bare remote, a teammate using the
+//! git CLI alone, and my own staged and unstaged work outside the team folder. The memory
+//! crosses both ways; `git status`, `git fsck` and `git diff --cached` are as git would leave
+//! them; a secret is refused; with the remote gone the commit is kept and `fetch-failed`
+//! reported. Branch mode is refused there with the fix, and `init` chooses current-branch.
+
+use crate::common::syncrun::{files_at, reason, sync_json, write_memory};
+use crate::common::{Sandbox, write};
+
+use std::path::{Path, PathBuf};
+
+const TEAM: &str = ".qwen/team-memory";
+
+/// A bare remote (`remote_args` given to its `git init`), a teammate's clone with code and a
+/// seeded memory pushed, and my clone (`my_args` given to `git clone`).
+struct World {
+    sb: Sandbox,
+    remote: PathBuf,
+    mate: PathBuf,
+    me: PathBuf,
+}
+
+impl World {
+    /// `None` when the machine's git cannot make such a repository (the reason printed).
+    fn new(remote_args: &[&str], my_args: &[&str]) -> Option<World> {
+        let sb = Sandbox::new();
+        let mut init = vec!["init", "-q", "--bare", "-b", "main"];
+        init.extend_from_slice(remote_args);
+        init.push("remote.git");
+        let made = sb.git_output(sb.path(), &init);
+        if !made.status.success() {
+            println!(
+                "skipped: this git cannot make {remote_args:?}: {}",
+                String::from_utf8_lossy(&made.stderr)
+            );
+            return None;
+        }
+        let remote = sb.path().join("remote.git");
+        sb.git(sb.path(), ["clone", "-q", "remote.git", "mate"]);
+        let mate = sb.path().join("mate");
+        write(&mate.join("README.md"), "# project\n");
+        write(&mate.join("src/lib.rs"), "pub fn answer() -> u32 { 42 }\n");
+        write_memory(&mate, "project", "seeded", "The first memory.\n");
+        sb.git(&mate, ["add", "-A"]);
+        sb.git(&mate, ["commit", "-q", "-m", "initial"]);
+        sb.git(&mate, ["push", "-q", "origin", "main"]);
+        let mut clone = vec!["clone", "-q"];
+        clone.extend_from_slice(my_args);
+        clone.extend(["remote.git", "me"]);
+        let cloned = sb.git_output(sb.path(), &clone);
+        if !cloned.status.success() {
+            println!(
+                "skipped: this git cannot clone with {my_args:?}: {}",
+                String::from_utf8_lossy(&cloned.stderr)
+            );
+            return None;
+        }
+        let me = sb.path().join("me");
+        Some(World {
+            sb,
+            remote,
+            mate,
+            me,
+        })
+    }
+
+    /// The teammate commits a memory with the git CLI alone and pushes it.
+    fn mate_pushes(&self, slug: &str) {
+        write_memory(&self.mate, "project", slug, "From the teammate.\n");
+        self.sb.git(&self.mate, ["add", "-A"]);
+        self.sb
+            .git(&self.mate, ["commit", "-q", "-m", &format!("mate: {slug}")]);
+        self.sb.git(&self.mate, ["push", "-q", "origin", "main"]);
+    }
+
+    /// My staged and unstaged work outside the team folder, and the index entries there.
+    fn outside(&self) -> Vec<String> {
+        let text = |args: &[&str]| self.sb.git(&self.me, args);
+        vec![
+            text(&["diff", "--cached", "--binary", "--", ":!.qwen"]),
+            text(&["diff", "--binary", "--", ":!.qwen"]),
+            text(&["ls-files", "-s", "--", ":!.qwen"]),
+        ]
+    }
+
+    fn fsck_clean(&self, dir: &Path) {
+        let fsck = self.sb.git_output(dir, ["fsck", "--no-progress"]);
+        assert!(
+            fsck.status.success(),
+            "git fsck: {}",
+            String::from_utf8_lossy(&fsck.stderr)
+        );
+    }
+}
+
+/// The scenario every such repository goes through.
+fn syncs_through_git(remote_args: &[&str], my_args: &[&str], format: (&str, &str)) {
+    let Some(world) = World::new(remote_args, my_args) else {
+        return;
+    };
+    let (sb, me) = (&world.sb, &world.me);
+    let (question, answer) = format;
+    assert_eq!(sb.git(me, ["rev-parse", question]).trim(), answer);
+
+    // My own work outside the folder: a staged file and an unstaged edit.
+    write(&me.join("src/staged.rs"), "// staged\n");
+    sb.git(me, ["add", "src/staged.rs"]);
+    write(&me.join("README.md"), "# project, edited\n");
+    let before = world.outside();
+
+    // Both ways in one sync: the teammate pushed, I wrote a memory.
+    world.mate_pushes("from-mate");
+    write_memory(me, "feedback", "from-me", "From me.\n");
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(reason(&report), "", "{report:#}");
+    for key in ["committed", "pulled", "pushed"] {
+        assert_eq!(report[key], true, "{key}: {report:#}");
+    }
+    assert!(me.join(TEAM).join("project/from-mate.md").is_file());
+    let remote = files_at(sb, &world.remote, "main");
+    assert!(remote.contains("feedback/from-me.md"), "{remote}");
+    let index = sb.git(&world.remote, ["show", &format!("main:{TEAM}/MEMORY.md")]);
+    assert!(
+        index.contains("feedback/from-me.md") && index.contains("project/from-mate.md"),
+        "{index}"
+    );
+    assert_eq!(world.outside(), before, "work outside the folder changed");
+    assert_eq!(
+        sb.git(me, ["status", "--porcelain"]),
+        " M README.md\nA  src/staged.rs\n"
+    );
+    world.fsck_clean(me);
+    sb.git(&world.mate, ["pull", "-q", "--ff-only"]);
+    assert!(world.mate.join(TEAM).join("feedback/from-me.md").is_file());
+    let last = sb.git(me, ["log", "-1", "--format=%B"]);
+    assert!(last.contains("Teammem-Sync: 1"), "{last}");
+
+    // A memory holding a secret is quarantined: never committed, never pushed.
+    let token = format!("ghp_{}", "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5");
+    write_memory(me, "reference", "token", &format!("The token is {token}\n"));
+    let report = sync_json(sb, me, &[], &[]);
+    let quarantined = report["quarantined"].to_string();
+    assert!(quarantined.contains("reference/token.md"), "{report:#}");
+    assert!(!report.to_string().contains(&token));
+    assert!(!files_at(sb, &world.remote, "main").contains("reference/token.md"));
+    assert!(!files_at(sb, me, "HEAD").contains("reference/token.md"));
+    std::fs::remove_file(me.join(TEAM).join("reference/token.md")).unwrap();
+
+    // Offline: the remote is gone. The commit is kept, the fetch reported, and the next sync
+    // with the remote back publishes it.
+    let away = sb.path().join("remote-away.git");
+    std::fs::rename(&world.remote, &away).unwrap();
+    write_memory(me, "project", "offline", "Written offline.\n");
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(reason(&report), "fetch-failed", "{report:#}");
+    assert_eq!(report["committed"], true, "{report:#}");
+    assert!(files_at(sb, me, "HEAD").contains("project/offline.md"));
+    std::fs::rename(&away, &world.remote).unwrap();
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert!(files_at(sb, &world.remote, "main").contains("project/offline.md"));
+    assert_eq!(world.outside(), before, "work outside the folder changed");
+    world.fsck_clean(me);
+    world.fsck_clean(&world.remote);
+
+    // Branch mode cannot run here: refused in one line with the fix, and `init` chooses
+    // current-branch mode, saying why.
+    let run = sb.teammem(me, ["init", "--branch"]);
+    assert_ne!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("libgit2 cannot open this repository")
+            && run.stderr.contains("teammem init --current-branch"),
+        "{}",
+        run.stderr
+    );
+    let run = sb.teammem(me, ["init"]);
+    run.expect_code(0);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        said.contains("Mode: current-branch mode") && said.contains("libgit2 cannot open"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_reftable_clone_syncs_through_git() {
+    syncs_through_git(
+        &[],
+        &["--ref-format=reftable"],
+        ("--show-ref-format", "reftable"),
+    );
+}
+
+#[test]
+fn a_sha256_clone_syncs_through_git() {
+    syncs_through_git(
+        &["--object-format=sha256"],
+        &[],
+        ("--show-object-format", "sha256"),
+    );
+}
+
+/// A memory branch on the remote of a reftable clone: sync refuses branch mode with the fix,
+/// nothing is committed; after `teammem init --current-branch` it syncs on the branch.
+#[test]
+fn branch_mode_in_a_reftable_clone_is_refused_with_the_fix() {
+    let Some(world) = World::new(&[], &["--ref-format=reftable"]) else {
+        return;
+    };
+    let (sb, me) = (&world.sb, &world.me);
+    sb.git(&world.mate, ["switch", "-q", "--orphan", "team-memory"]);
+    write_memory(
+        &world.mate,
+        "project",
+        "on-branch",
+        "On the memory branch.\n",
+    );
+    sb.git(&world.mate, ["add", "-A"]);
+    sb.git(&world.mate, ["commit", "-q", "-m", "memory branch"]);
+    sb.git(&world.mate, ["push", "-q", "origin", "team-memory"]);
+    sb.git(me, ["fetch", "-q"]);
+    write_memory(me, "feedback", "mine", "Mine.\n");
+    let head = sb.git(me, ["rev-parse", "HEAD"]);
+
+    let run = sb.teammem(me, ["sync", "--json"]);
+    assert_ne!(run.code, 0);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(reason(&report), "error", "{report:#}");
+    let warning = report["warnings"][0].as_str().unwrap();
+    assert!(
+        warning.contains("reftable") && warning.contains("teammem init --current-branch"),
+        "{warning}"
+    );
+    assert_eq!(sb.git(me, ["rev-parse", "HEAD"]), head);
+
+    sb.teammem(me, ["init", "--current-branch"]).expect_code(0);
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert!(files_at(sb, &world.remote, "main").contains("feedback/mine.md"));
+}
