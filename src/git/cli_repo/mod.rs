@@ -383,6 +383,96 @@ impl CliRepo {
         })
     }
 
+    /// The first team file `to` changes against `from` (`None`: every file of `to`) whose
+    /// blob is over `limit` bytes, with its size: only object headers are read
+    /// (`git cat-file --batch-check`), never the contents.
+    pub fn oversized(
+        &self,
+        from: Option<&str>,
+        to: &str,
+        dir: &str,
+        limit: u64,
+        deadline: &Deadline,
+    ) -> Result<Option<(String, u64)>, GitError> {
+        let before = match from {
+            Some(from) => self.tree_entries(from, dir, deadline)?,
+            None => BTreeMap::new(),
+        };
+        let changed: Vec<(String, String)> = self
+            .tree_entries(to, dir, deadline)?
+            .into_iter()
+            .filter(|(path, entry)| before.get(path) != Some(entry) && entry.mode != "160000")
+            .map(|(path, entry)| (path, entry.id))
+            .collect();
+        if changed.is_empty() {
+            return Ok(None);
+        }
+        let input: String = changed.iter().map(|(_, id)| format!("{id}\n")).collect();
+        let sizes = self.run_with(
+            &["cat-file", "--batch-check=%(objectsize)"],
+            &[],
+            input.as_bytes(),
+            deadline,
+            "reading the fetched files' sizes (git cat-file)",
+        )?;
+        Ok(changed
+            .into_iter()
+            .zip(sizes.lines())
+            .filter_map(|((path, _), size)| Some((path, size.trim().parse::<u64>().ok()?)))
+            .find(|(_, size)| *size > limit))
+    }
+
+    /// git's text merge of three blobs (`git merge-file -p --object-id`, git 2.43 or later;
+    /// `None` for base: an empty one): the merged bytes when it merges cleanly, `None` when
+    /// it conflicts, a side is binary, or this git cannot merge blobs by id.
+    pub fn merge_blobs(
+        &self,
+        base: Option<&str>,
+        ours: &str,
+        theirs: &str,
+        deadline: &Deadline,
+    ) -> Result<Option<Vec<u8>>, GitError> {
+        let empty;
+        let base = match base {
+            Some(base) => base,
+            None => {
+                empty = self.store_raw(b"", deadline)?;
+                &empty
+            }
+        };
+        let mut cmd = self.command();
+        // `git merge-file <current> <base> <other>`.
+        cmd.args(["merge-file", "-p", "--object-id", ours, base, theirs]);
+        let run = self.try_run(cmd, b"", deadline, "merging a memory (git merge-file)")?;
+        if !run.success || run.stdout.contains('\0') {
+            return Ok(None);
+        }
+        Ok(Some(run.stdout.into_bytes()))
+    }
+
+    /// Stores `bytes` as a blob exactly as given (no conversion, no filter); returns its id.
+    pub fn store_raw(&self, bytes: &[u8], deadline: &Deadline) -> Result<String, GitError> {
+        let out = self.run_with(
+            &["hash-object", "-w", "--stdin", "--no-filters"],
+            &[],
+            bytes,
+            deadline,
+            "storing a merged memory (git hash-object)",
+        )?;
+        Ok(out.trim().to_string())
+    }
+
+    /// The bytes of blob `id`.
+    pub fn blob(&self, id: &str, deadline: &Deadline) -> Result<Vec<u8>, GitError> {
+        Ok(self
+            .run(
+                &["cat-file", "blob", id],
+                deadline,
+                "reading a memory (git cat-file)",
+            )?
+            .into_bytes())
+    }
+
     /// Whether `ancestor` is an ancestor of (or the same commit as) `of`.
     pub fn is_ancestor(
         &self,

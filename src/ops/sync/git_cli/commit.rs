@@ -14,7 +14,7 @@ use crate::ops::quarantine::{self, Quarantined};
 use crate::ops::{OpError, Project};
 
 use super::super::team_commit::{SYMLINK_NOT_PUBLISHED, parse_person, regenerate_index};
-use super::super::{FALLBACK_AUTHOR, SIGNING_FIX, SyncOptions, SyncOutcome};
+use super::super::{FALLBACK_AUTHOR, SIGNING_FIX, SkipReason, SyncOptions, SyncOutcome};
 
 /// The sync commit's message, as the libgit2 path writes it.
 pub(super) const SYNC_MESSAGE: &str = "chore(memory): sync team memory\n\nTeammem-Sync: 1\n";
@@ -71,6 +71,57 @@ pub(super) fn commit_folder(
         deadline,
         "listing the team folder (git ls-files)",
     )?;
+    let team_pathspec = format!(":(literal){TEAM_DIR}/");
+    let in_index = cli.run(
+        &["ls-files", "-z", "--cached", "--", &team_pathspec],
+        deadline,
+        "listing the index's team entries (git ls-files)",
+    )?;
+    let in_index: HashSet<&str> = in_index.split('\0').filter(|p| !p.is_empty()).collect();
+    // A `git rm --cached` of a memory still on disk: refused, as the libgit2 path does, never
+    // undone by committing the file again.
+    let removed: Vec<&String> = head
+        .keys()
+        .filter(|p| !in_index.contains(p.as_str()) && workdir.join(p).is_file())
+        .collect();
+    if !removed.is_empty() {
+        let removed: Vec<&str> = removed.iter().map(|p| p.as_str()).collect();
+        outcome.skip(
+            SkipReason::StagedRemoval,
+            format!(
+                "{} staged for removal (`git rm --cached`) but still on disk, and a sync would \
+                 publish it again; to unpublish it, delete the file (`teammem forget`, or `rm`) \
+                 and sync; to keep it, `git restore --staged {}`",
+                removed.join(", "),
+                removed.join(" ")
+            ),
+        );
+        return Ok(Committed::Refused);
+    }
+    // Memories git ignores in this clone are never published, nor listed in MEMORY.md.
+    let ignored = cli.run(
+        &[
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--",
+            &team_pathspec,
+        ],
+        deadline,
+        "listing ignored team files (git ls-files)",
+    )?;
+    let ignored: Vec<String> = ignored
+        .split('\0')
+        .filter(|p| p.ends_with(".md"))
+        .map(str::to_string)
+        .collect();
+    if !ignored.is_empty() {
+        outcome
+            .warnings
+            .push(ignored_warning(cli, &ignored, deadline)?);
+    }
     let mut candidates: Vec<String> = listed
         .split('\0')
         .filter(|p| !p.is_empty())
@@ -81,7 +132,7 @@ pub(super) fn commit_folder(
     candidates.dedup();
 
     let mut updates: BTreeMap<String, Option<TreeEntry>> = BTreeMap::new();
-    let mut held_back: HashSet<String> = HashSet::new();
+    let mut held_back: HashSet<String> = ignored.into_iter().collect();
     let mut files = Vec::new();
     for path in candidates {
         if path == index_path {
@@ -302,4 +353,44 @@ fn update_user_index(
         context: what.into(),
         message: run.stderr.trim().to_string(),
     })
+}
+
+/// Names the ignored memories, the rule that ignores them (`git check-ignore -v`) and the
+/// `.gitignore` lines that publish them — the advice of the libgit2 path
+/// (`ops::init::ignored_advice`).
+fn ignored_warning(
+    cli: &CliRepo,
+    ignored: &[String],
+    deadline: &Deadline,
+) -> Result<String, GitError> {
+    let mut why = cli.command();
+    why.args(["check-ignore", "-v", "--no-index", "--", &ignored[0]]);
+    let run = cli.try_run(
+        why,
+        b"",
+        deadline,
+        "naming the ignore rule (git check-ignore)",
+    )?;
+    let rule = run
+        .stdout
+        .split('\t')
+        .next()
+        .map(str::trim)
+        .filter(|r| run.success && !r.is_empty())
+        .map_or_else(
+            || "an ignore rule".to_string(),
+            |r| format!("the rule `{r}`"),
+        );
+    let mut qwen = cli.command();
+    qwen.args(["check-ignore", "-q", "--no-index", "--", ".qwen/"]);
+    let qwen_ignored = cli
+        .try_run(qwen, b"", deadline, "checking .qwen/ (git check-ignore)")?
+        .success;
+    let lines = crate::ops::init::gitignore_fix(qwen_ignored)[1..].join("\n");
+    Ok(format!(
+        "not published, and left out of MEMORY.md: {} — git ignores {} in this clone ({rule}); \
+         to share them, add these lines at the end of .gitignore and commit it:\n{lines}",
+        ignored.join(", "),
+        if ignored.len() == 1 { "it" } else { "them" },
+    ))
 }

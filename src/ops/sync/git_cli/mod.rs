@@ -9,6 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
+use crate::domain::memory::MemoryFile;
 use crate::domain::scope::{INDEX_FILE, ScopeKind, TEAM_DIR};
 use crate::domain::store::StoreError;
 use crate::git::cli_repo::transfer::{CliPush, CliUpstream};
@@ -314,6 +315,9 @@ fn land(
     if local == remote_tip {
         return Ok(false);
     }
+    if options.pull && refuse_oversized(cli, &local, remote_tip, budget, outcome)? {
+        return Ok(false);
+    }
     if cli.is_ancestor(&local, remote_tip, budget)? {
         if options.pull {
             checked_out(cli, &up.local_ref, &local, remote_tip, budget, outcome)?;
@@ -371,6 +375,35 @@ fn land(
     replay(
         project, cli, up, &local, remote_tip, options, budget, outcome,
     )
+}
+
+/// Refuses to land a fetched tip that brings a team file over the memory size limit (never
+/// checked out, merged or read whole): `too-large`, naming the file. Returns whether refused.
+fn refuse_oversized(
+    cli: &CliRepo,
+    local: &str,
+    remote_tip: &str,
+    budget: &Deadline,
+    outcome: &mut SyncOutcome,
+) -> Result<bool, OpError> {
+    let limit = crate::domain::memory::MAX_FILE_BYTES;
+    let limit_bytes = u64::try_from(limit).unwrap_or(u64::MAX);
+    let Some((path, size)) =
+        cli.oversized(Some(local), remote_tip, TEAM_DIR, limit_bytes, budget)?
+    else {
+        return Ok(false);
+    };
+    outcome.skip(
+        SkipReason::TooLarge,
+        format!(
+            "the fetched {} brings {path} of {size} bytes, over the {} KiB a team memory file \
+             may have; nothing was pulled (it is never checked out or read) — ask its author to \
+             remove it from the branch; your team change is committed here",
+            &remote_tip[..12.min(remote_tip.len())],
+            limit / 1024
+        ),
+    );
+    Ok(true)
 }
 
 /// Moves the branch and its files from `from` to `to`; records what it did. Returns whether
@@ -439,8 +472,10 @@ fn replay(
     let theirs = cli.tree_entries(remote_tip, TEAM_DIR, budget)?;
     let index_path = format!("{TEAM_DIR}/{INDEX_FILE}");
     let short = &local[..7.min(local.len())];
+    let team_prefix = format!("{TEAM_DIR}/");
     let mut updates: BTreeMap<String, Option<TreeEntry>> = BTreeMap::new();
     let mut kept = Vec::new();
+    let mut merged = Vec::new();
     let paths: BTreeSet<&String> = base_files
         .keys()
         .chain(ours.keys())
@@ -456,16 +491,39 @@ fn replay(
             _ if t == b => o.cloned(),
             (None, Some(t)) => Some(t.clone()),
             (Some(o), None) => Some(o.clone()),
-            (Some(o), Some(t)) => {
-                let rel = path.strip_prefix(&format!("{TEAM_DIR}/")).unwrap_or(path);
-                let beside = format!(
-                    "{TEAM_DIR}/{}",
-                    crate::domain::conflict::copy_path(rel, short)
-                );
-                updates.insert(beside.clone(), Some(o.clone()));
-                kept.push((path.clone(), beside));
-                Some(t.clone())
-            }
+            (Some(o), Some(t)) => match text_merged(cli, path, b, o, t, budget)? {
+                Some(id) => {
+                    merged.push(path.clone());
+                    Some(TreeEntry {
+                        mode: t.mode.clone(),
+                        id,
+                    })
+                }
+                None => {
+                    let rel = path.strip_prefix(&team_prefix).unwrap_or(path);
+                    let mut beside = format!(
+                        "{team_prefix}{}",
+                        crate::domain::conflict::copy_path(rel, short)
+                    );
+                    // Theirs already keeps ours beside the memory (a sync killed after it
+                    // made the copy): one edit gives one copy.
+                    if theirs.get(&beside) != Some(o) {
+                        let taken = [&base_files, &ours, &theirs]
+                            .iter()
+                            .any(|side| side.contains_key(&beside))
+                            || updates.contains_key(&beside);
+                        if taken {
+                            beside = format!(
+                                "{team_prefix}{}",
+                                crate::domain::conflict::plain_copy_path(rel, short)
+                            );
+                        }
+                        updates.insert(beside.clone(), Some(o.clone()));
+                        kept.push((path.clone(), beside));
+                    }
+                    Some(t.clone())
+                }
+            },
             (None, None) => None,
         };
         if chosen.as_ref() != t {
@@ -500,6 +558,12 @@ fn replay(
         outcome.commit = None;
         outcome.files_committed = 0;
     }
+    if !merged.is_empty() {
+        outcome.warnings.push(format!(
+            "a teammate and you both changed {}: git merged the changes line by line",
+            merged.join(", ")
+        ));
+    }
     for (path, beside) in kept {
         outcome.warnings.push(format!(
             "a teammate and you both changed {path} differently: theirs is kept at that path, \
@@ -507,4 +571,31 @@ fn replay(
         ));
     }
     Ok(true)
+}
+
+/// Two different changes to one memory, merged by git's text merge when it merges them
+/// cleanly into a valid memory (the libgit2 path's rule, `git/replay.rs`): the merged blob.
+fn text_merged(
+    cli: &CliRepo,
+    path: &str,
+    base: Option<&TreeEntry>,
+    ours: &TreeEntry,
+    theirs: &TreeEntry,
+    budget: &Deadline,
+) -> Result<Option<String>, OpError> {
+    let Some(merged) =
+        cli.merge_blobs(base.map(|b| b.id.as_str()), &ours.id, &theirs.id, budget)?
+    else {
+        return Ok(None);
+    };
+    if path.ends_with(".md") {
+        let valid = |bytes: &[u8]| MemoryFile::parse(path, bytes).is_ok();
+        if valid(&cli.blob(&ours.id, budget)?)
+            && valid(&cli.blob(&theirs.id, budget)?)
+            && !valid(&merged)
+        {
+            return Ok(None);
+        }
+    }
+    Ok(Some(cli.store_raw(&merged, budget)?))
 }
