@@ -241,3 +241,131 @@ fn branch_mode_in_a_reftable_clone_is_refused_with_the_fix() {
     assert_eq!(report["pushed"], true, "{report:#}");
     assert!(files_at(sb, &world.remote, "main").contains("feedback/mine.md"));
 }
+
+/// The libgit2 path's rules hold through git too (a SHA-256 clone): two changes of one memory
+/// merged line by line, two clashing ones kept side by side, an ignored memory neither
+/// published nor listed, a staged removal refused, an oversized fetched file never pulled.
+#[test]
+fn a_sha256_clone_merges_keeps_refuses_as_the_libgit2_path_does() {
+    let Some(world) = World::new(&["--object-format=sha256"], &[]) else {
+        return;
+    };
+    let (sb, me, mate) = (&world.sb, &world.me, &world.mate);
+    let seeded = format!("{TEAM}/project/seeded.md");
+    let lines = "one\ntwo\nthree\nfour\nfive\nsix\n";
+    write_memory(mate, "project", "seeded", lines);
+    sb.git(mate, ["commit", "-q", "-am", "mate: lines"]);
+    sb.git(mate, ["push", "-q", "origin", "main"]);
+    sync_json(sb, me, &[], &[]);
+    // My sync published the regenerated MEMORY.md.
+    sb.git(mate, ["pull", "-q", "--ff-only"]);
+
+    // Different lines: merged by git.
+    let edit = |dir: &Path, from: &str, to: &str| {
+        let path = dir.join(&seeded);
+        let text = std::fs::read_to_string(&path).unwrap();
+        write(&path, &text.replace(from, to));
+    };
+    edit(mate, "one", "one, the teammate's");
+    sb.git(mate, ["commit", "-q", "-am", "mate: one"]);
+    sb.git(mate, ["push", "-q", "origin", "main"]);
+    edit(me, "six", "six, mine");
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(report["pushed"], true, "{report:#}");
+    let merged = sb.git(&world.remote, ["show", &format!("main:{seeded}")]);
+    assert!(
+        merged.contains("one, the teammate's") && merged.contains("six, mine"),
+        "{merged}"
+    );
+    assert!(
+        report["warnings"].to_string().contains("merged"),
+        "{report:#}"
+    );
+
+    // The same line: theirs at the path, mine beside it, both published.
+    sb.git(mate, ["pull", "-q", "--ff-only"]);
+    edit(mate, "three", "three, the teammate's");
+    sb.git(mate, ["commit", "-q", "-am", "mate: three"]);
+    sb.git(mate, ["push", "-q", "origin", "main"]);
+    edit(me, "three", "three, mine");
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(report["pushed"], true, "{report:#}");
+    let remote = files_at(sb, &world.remote, "main");
+    let copy = remote
+        .lines()
+        .find(|l| l.contains("seeded.md.conflict-"))
+        .unwrap_or_else(|| panic!("no copy kept: {remote}"))
+        .to_string();
+    assert!(
+        sb.git(&world.remote, ["show", &format!("main:{copy}")])
+            .contains("three, mine")
+    );
+    assert!(
+        sb.git(&world.remote, ["show", &format!("main:{seeded}")])
+            .contains("three, the teammate's")
+    );
+    assert!(
+        report["warnings"].to_string().contains("beside it"),
+        "{report:#}"
+    );
+    assert_eq!(sb.git(me, ["status", "--porcelain", "--", ".qwen"]), "");
+
+    // A memory git ignores here: not published, not in MEMORY.md, the rule named.
+    write(
+        &me.join(".git/info/exclude"),
+        "/.qwen/team-memory/project/hidden.md\n",
+    );
+    write_memory(me, "project", "hidden", "Ignored here.\n");
+    write_memory(me, "project", "shown", "Not ignored.\n");
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(report["pushed"], true, "{report:#}");
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains("project/hidden.md") && warnings.contains(".git/info/exclude:1:"),
+        "{warnings}"
+    );
+    let index = sb.git(&world.remote, ["show", &format!("main:{TEAM}/MEMORY.md")]);
+    assert!(
+        index.contains("project/shown.md") && !index.contains("hidden"),
+        "{index}"
+    );
+    assert!(!files_at(sb, &world.remote, "main").contains("hidden.md"));
+
+    // `git rm --cached` of a memory still on disk: refused, never committed back.
+    sb.git(
+        me,
+        ["rm", "-q", "--cached", &format!("{TEAM}/project/shown.md")],
+    );
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(reason(&report), "staged-removal", "{report:#}");
+    assert!(
+        report["warnings"]
+            .to_string()
+            .contains("git restore --staged")
+    );
+    assert_eq!(
+        sb.git(me, ["status", "--porcelain", "--", ".qwen"]),
+        format!("D  {TEAM}/project/shown.md\n?? {TEAM}/project/shown.md\n")
+    );
+    sb.git(
+        me,
+        ["restore", "--staged", &format!("{TEAM}/project/shown.md")],
+    );
+
+    // An oversized file from the teammate: never pulled.
+    sb.git(mate, ["pull", "-q", "--ff-only"]);
+    write(
+        &mate.join(TEAM).join("project/huge.md"),
+        &"x".repeat(70 * 1024),
+    );
+    sb.git(mate, ["add", "-A"]);
+    sb.git(mate, ["commit", "-q", "-m", "mate: huge"]);
+    sb.git(mate, ["push", "-q", "origin", "main"]);
+    let head = sb.git(me, ["rev-parse", "HEAD"]);
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(reason(&report), "too-large", "{report:#}");
+    assert!(report["warnings"].to_string().contains("project/huge.md"));
+    assert_eq!(sb.git(me, ["rev-parse", "HEAD"]), head);
+    assert!(!me.join(TEAM).join("project/huge.md").exists());
+    world.fsck_clean(me);
+}
