@@ -248,7 +248,9 @@ fn unsupported_or(path: &Path, err: git2::Error) -> GitError {
                 "the repository's objects are SHA-256, which libgit2 cannot read ({})",
                 err.message()
             ),
-            fix: "keep the team memory in a SHA-1 repository (`git init --object-format=sha1`)"
+            fix: "this command needs libgit2 (`teammem sync` and `teammem init` run here \
+                  through git, in current-branch mode); for it, use a SHA-1 clone of the \
+                  project (`git init --object-format=sha1`)"
                 .into(),
         };
     }
@@ -259,7 +261,9 @@ fn unsupported_or(path: &Path, err: git2::Error) -> GitError {
                 "the repository keeps its refs in reftable, which libgit2 cannot open ({})",
                 err.message()
             ),
-            fix: "clone it again with `git clone --ref-format=files`, or convert it with \
+            fix: "this command needs libgit2 (`teammem sync` and `teammem init` run here \
+                  through git, in current-branch mode); for it, clone the repository again \
+                  with `git clone --ref-format=files`, or convert it with \
                   `git refs migrate --ref-format=files` (git 2.48 or later: 2.46 and 2.47 \
                   refuse a repository with reflogs; not with linked worktrees)"
                 .into(),
