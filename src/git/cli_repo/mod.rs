@@ -2,7 +2,8 @@
 //! objects (`--object-format=sha256`) — worked on through the installed git alone, under the
 //! rules of the git CLI transport (`remote/git_cli.rs`): the repository named by `GIT_DIR` and
 //! `GIT_WORK_TREE`, no prompt, a scrubbed environment, no hooks, no fsmonitor, no automatic gc,
-//! and every run killed at its deadline. Plumbing only (`read-tree`, `update-index`,
+//! no filter program from the repository's config, no signing, and every run killed at its
+//! deadline. Plumbing only (`read-tree`, `update-index`,
 //! `write-tree`, `commit-tree`, `update-ref OLD`), so a step that fails leaves nothing
 //! half-done; `transfer.rs` fetches and pushes.
 
@@ -28,6 +29,9 @@ pub struct CliRepo {
     pub why: String,
     /// The length of an object id in hex: 40 (SHA-1) or 64 (SHA-256).
     pub hex_len: usize,
+    /// The filter drivers the repository's own config defines (`filter.<name>.*`): every
+    /// run switches their programs off, as libgit2 runs none.
+    planted_filters: Vec<String>,
 }
 
 /// One entry of a tree: its mode (`100644`) and object id, both as git prints them.
@@ -54,11 +58,33 @@ impl CliRepo {
             (false, true) => "its objects are SHA-256",
             (false, false) => return None,
         };
+        let mut planted_filters = Vec::new();
+        for file in [
+            common_dir.join("config"),
+            paths.git_dir.join("config.worktree"),
+        ] {
+            let Ok(config) = git2::Config::open(&file) else {
+                continue;
+            };
+            let Ok(mut entries) = config.entries(Some("^filter\\.")) else {
+                continue;
+            };
+            while let Some(Ok(entry)) = entries.next() {
+                let name = entry.name().ok().and_then(|n| {
+                    let rest = n.strip_prefix("filter.")?;
+                    Some(rest[..rest.rfind('.')?].to_string())
+                });
+                if let Some(name) = name.filter(|n| !planted_filters.contains(n)) {
+                    planted_filters.push(name);
+                }
+            }
+        }
         Some(CliRepo {
             paths: paths.clone(),
             common_dir,
             why: format!("libgit2 cannot open this repository: {why}"),
             hex_len: if sha256 { 64 } else { 40 },
+            planted_filters,
         })
     }
 
@@ -81,6 +107,12 @@ impl CliRepo {
             "commit.gpgSign=false",
         ] {
             cmd.arg("-c").arg(setting);
+        }
+        // An empty program is no filter: a checkout writes the blob as it is, as libgit2 does.
+        for name in &self.planted_filters {
+            for key in ["smudge=", "clean=", "process=", "required=false"] {
+                cmd.arg("-c").arg(format!("filter.{name}.{key}"));
+            }
         }
         cmd
     }

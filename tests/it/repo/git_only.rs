@@ -369,3 +369,53 @@ fn a_sha256_clone_merges_keeps_refuses_as_the_libgit2_path_does() {
     assert!(!me.join(TEAM).join("project/huge.md").exists());
     world.fsck_clean(me);
 }
+
+/// No program the repository's config names runs on the git path: hooks (`reference-transaction`
+/// runs on every ref update git makes), fsmonitor, a filter driver on the files a pull checks
+/// out.
+#[test]
+fn no_planted_program_runs_on_the_git_path() {
+    let Some(world) = World::new(&[], &["--ref-format=reftable"]) else {
+        return;
+    };
+    let (sb, me, mate) = (&world.sb, &world.me, &world.mate);
+    let marker = sb.path().join("planted-ran");
+    let script = sb.path().join("planted/run");
+    write(
+        &script,
+        &format!("#!/bin/sh\ntouch '{}'\ncat\n", marker.display()),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let hooks = sb.path().join("planted/hooks");
+    for hook in [
+        "reference-transaction",
+        "post-checkout",
+        "post-merge",
+        "pre-push",
+        "post-index-change",
+    ] {
+        std::fs::create_dir_all(&hooks).unwrap();
+        std::fs::copy(&script, hooks.join(hook)).unwrap();
+    }
+    let script = script.to_str().unwrap();
+    sb.git(me, ["config", "core.hooksPath", hooks.to_str().unwrap()]);
+    sb.git(me, ["config", "core.fsmonitor", script]);
+    sb.git(me, ["config", "filter.planted.smudge", script]);
+    sb.git(me, ["config", "filter.planted.clean", script]);
+    sb.git(me, ["config", "filter.planted.required", "true"]);
+
+    write(&mate.join(".gitattributes"), "*.bin filter=planted\n");
+    write(&mate.join("data.bin"), "raw bytes\n");
+    world.mate_pushes("with-data");
+    write_memory(me, "feedback", "mine", "Mine.\n");
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert!(!marker.exists(), "a planted program ran");
+    assert_eq!(
+        std::fs::read_to_string(me.join("data.bin")).unwrap(),
+        "raw bytes\n"
+    );
+    assert!(me.join(TEAM).join("project/with-data.md").is_file());
+}

@@ -29,7 +29,8 @@ use commit::{Committed, commit_folder, commit_tree};
 /// Where the sync commit stays when it could not be published.
 const LEFT: &str = "; the sync commit stays on your branch and the next sync pushes it";
 
-/// Runs a current-branch sync through the git CLI (see the module doc).
+/// Runs a current-branch sync through the git CLI (see the module doc). A git run stopped at
+/// the deadline is `timeout`, as on the libgit2 path.
 pub(super) fn run(
     project: &Project,
     cli: &CliRepo,
@@ -37,7 +38,28 @@ pub(super) fn run(
     deadline: Instant,
     outcome: &mut SyncOutcome,
 ) -> Result<(), OpError> {
-    let budget = Deadline::at(deadline);
+    match run_within(project, cli, options, Deadline::at(deadline), outcome) {
+        Err(OpError::Git(crate::git::GitError::OutOfTime { what })) => {
+            outcome.skip(
+                SkipReason::Timeout,
+                format!(
+                    "the time budget ran out while {what}; git was stopped, and the next sync \
+                     goes on (a sync commit already made stays on your branch)"
+                ),
+            );
+            Ok(())
+        }
+        done => done,
+    }
+}
+
+fn run_within(
+    project: &Project,
+    cli: &CliRepo,
+    options: &SyncOptions,
+    budget: Deadline,
+    outcome: &mut SyncOutcome,
+) -> Result<(), OpError> {
     refuse_branch_mode(cli, &budget)?;
     if let Some(operation) = preflight::operation_in_files(&cli.paths.git_dir) {
         let blocker = Blocker::OperationInProgress(operation);
