@@ -481,15 +481,19 @@ fn replay(
     budget: &Deadline,
     outcome: &mut SyncOutcome,
 ) -> Result<bool, OpError> {
-    let base = cli
-        .run(
-            &["merge-base", local, remote_tip],
-            budget,
-            "finding the common commit (git merge-base)",
-        )?
-        .trim()
-        .to_string();
-    let base_files = cli.tree_entries(&base, TEAM_DIR, budget)?;
+    // None in common (unrelated histories, or a shallow clone's cut): every memory is new.
+    let mut merge_base = cli.command();
+    merge_base.args(["merge-base", local, remote_tip]);
+    let found = cli.try_run(
+        merge_base,
+        b"",
+        budget,
+        "finding the common commit (git merge-base)",
+    )?;
+    let base_files = match found.stdout.trim() {
+        base if found.success && !base.is_empty() => cli.tree_entries(base, TEAM_DIR, budget)?,
+        _ => BTreeMap::new(),
+    };
     let ours = cli.tree_entries(local, TEAM_DIR, budget)?;
     let theirs = cli.tree_entries(remote_tip, TEAM_DIR, budget)?;
     let index_path = format!("{TEAM_DIR}/{INDEX_FILE}");
