@@ -54,7 +54,11 @@ pub fn discover(start: &Path) -> Result<Option<RepoPaths>, GitError> {
         None => match discover_with_libgit2(start, RepositoryOpenFlags::empty()) {
             // A repository libgit2 cannot open (reftable refs, SHA-256 objects) is found by
             // git, and worked on through it (`git/cli_repo/`).
-            Err(err @ GitError::Unsupported { .. }) => discover_with_git(start).unwrap_or(Err(err)),
+            // git's "not a repository" is no answer here: libgit2's error says what it found.
+            Err(err @ GitError::Unsupported { .. }) => match discover_with_git(start) {
+                Some(Ok(Some(found))) => Ok(Some(found)),
+                _ => Err(err),
+            },
             found => found,
         },
     }

@@ -562,7 +562,7 @@ fn replay(
         return Ok(false);
     }
     // The checked-out MEMORY.md is the teammate's: regenerated here, it amends the commit.
-    let was_committed = outcome.committed;
+    let (was_committed, files_committed) = (outcome.committed, outcome.files_committed);
     let amended = commit_folder(
         project,
         cli,
@@ -575,6 +575,7 @@ fn replay(
         outcome,
     )?;
     outcome.committed = was_committed;
+    outcome.files_committed = files_committed;
     outcome.commit = match amended {
         Committed::Made(commit) => Some(commit),
         Committed::Nothing => Some(replayed),
@@ -582,7 +583,6 @@ fn replay(
     };
     if !was_committed {
         outcome.commit = None;
-        outcome.files_committed = 0;
     }
     if !merged.is_empty() {
         outcome.warnings.push(format!(
