@@ -107,7 +107,7 @@ pub fn move_branch(
 
 /// The paths git names when it refuses a two-tree merge: the tab-indented lines after "would
 /// be overwritten by merge", and `Entry 'PATH' not uptodate`.
-fn paths_in_the_way(stderr: &str) -> Vec<String> {
+pub(crate) fn paths_in_the_way(stderr: &str) -> Vec<String> {
     let mut paths: Vec<String> = Vec::new();
     for line in stderr.lines() {
         if let Some(path) = line.strip_prefix('\t') {

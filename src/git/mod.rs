@@ -4,6 +4,7 @@
 //! where it differs from the git CLI in a way that matters here, the code says so at the spot.
 
 pub(crate) mod cli;
+pub(crate) mod cli_repo;
 pub(crate) mod commit;
 pub(crate) mod fast_forward;
 pub(crate) mod fast_forward_cli;

@@ -63,9 +63,10 @@ pub enum Operation {
     Merge,
     /// `rebase-merge/` or `rebase-apply/rebasing`.
     Rebase,
-    /// `CHERRY_PICK_HEAD` (or a cherry-pick sequence).
+    /// `CHERRY_PICK_HEAD`, or a cherry-pick sequence's `sequencer/` (`git cherry-pick A B`
+    /// stopped between its commits, `--no-commit` too).
     CherryPick,
-    /// `REVERT_HEAD` (or a revert sequence).
+    /// `REVERT_HEAD`, or a revert sequence's `sequencer/`.
     Revert,
     /// `rebase-apply/applying`: `git am`.
     Am,
@@ -129,7 +130,7 @@ pub enum Preflight {
 /// the work tree, `/`-separated).
 pub fn preflight(repo: &Repository, team_dir: &str) -> Result<Preflight, GitError> {
     // A rebase detaches HEAD: name the rebase, not the detached HEAD.
-    if let Some(what) = operation_in_progress(repo.state()) {
+    if let Some(what) = operation_in_progress(repo.state()).or_else(|| sequence_left(repo.path())) {
         return Ok(Preflight::Blocked(Blocker::OperationInProgress(what)));
     }
     let head = repo
@@ -171,6 +172,59 @@ fn operation_in_progress(state: RepositoryState) -> Option<Operation> {
         RepositoryState::ApplyMailbox => Some(Operation::Am),
         RepositoryState::ApplyMailboxOrRebase => Some(Operation::AmOrRebase),
     }
+}
+
+/// The operation git's own files in `git_dir` show under way, read without libgit2 (for a
+/// repository it cannot open, `git/cli_repo/`), in the order git's status names them.
+pub fn operation_in_files(git_dir: &Path) -> Option<Operation> {
+    let has = |name: &str| git_dir.join(name).exists();
+    if has("rebase-merge") {
+        return Some(Operation::Rebase);
+    }
+    if has("rebase-apply") {
+        return Some(if has("rebase-apply/rebasing") {
+            Operation::Rebase
+        } else if has("rebase-apply/applying") {
+            Operation::Am
+        } else {
+            Operation::AmOrRebase
+        });
+    }
+    if has("MERGE_HEAD") {
+        return Some(Operation::Merge);
+    }
+    if has("CHERRY_PICK_HEAD") {
+        return Some(Operation::CherryPick);
+    }
+    if has("REVERT_HEAD") {
+        return Some(Operation::Revert);
+    }
+    if has("BISECT_LOG") {
+        return Some(Operation::Bisect);
+    }
+    sequence_left(git_dir)
+}
+
+/// A multi-commit `git cherry-pick A B` or `git revert A B` stopped between its commits, seen
+/// from its `sequencer/` folder alone: libgit2 names the operation only while
+/// `CHERRY_PICK_HEAD` or `REVERT_HEAD` is there, and `--no-commit` writes neither, nor is it
+/// left once the user commits a resolved pick. git's status reads the todo list's next command
+/// for which one it is; so does this (`revert`, else a cherry-pick).
+fn sequence_left(git_dir: &Path) -> Option<Operation> {
+    let sequencer = git_dir.join("sequencer");
+    if !sequencer.is_dir() {
+        return None;
+    }
+    let todo = fs::read_to_string(sequencer.join("todo")).unwrap_or_default();
+    let next = todo
+        .lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty() && !line.starts_with('#'))
+        .and_then(|line| line.split_whitespace().next());
+    Some(match next {
+        Some("revert") => Operation::Revert,
+        _ => Operation::CherryPick,
+    })
 }
 
 /// Finds an index entry with the skip-worktree bit under `team_dir` (or a sparse-index folder

@@ -51,7 +51,16 @@ pub fn discover(start: &Path) -> Result<Option<RepoPaths>, GitError> {
     }
     match discover_plain(start) {
         Some(found) => Ok(found),
-        None => discover_with_libgit2(start, RepositoryOpenFlags::empty()),
+        None => match discover_with_libgit2(start, RepositoryOpenFlags::empty()) {
+            // A repository libgit2 cannot open (reftable refs, SHA-256 objects) is found by
+            // git, and worked on through it (`git/cli_repo/`).
+            // git's "not a repository" is no answer here: libgit2's error says what it found.
+            Err(err @ GitError::Unsupported { .. }) => match discover_with_git(start) {
+                Some(Ok(Some(found))) => Ok(Some(found)),
+                _ => Err(err),
+            },
+            found => found,
+        },
     }
 }
 
@@ -243,7 +252,9 @@ fn unsupported_or(path: &Path, err: git2::Error) -> GitError {
                 "the repository's objects are SHA-256, which libgit2 cannot read ({})",
                 err.message()
             ),
-            fix: "keep the team memory in a SHA-1 repository (`git init --object-format=sha1`)"
+            fix: "this command needs libgit2 (`teammem sync` and `teammem init` run here \
+                  through git, in current-branch mode); for it, use a SHA-1 clone of the \
+                  project (`git init --object-format=sha1`)"
                 .into(),
         };
     }
@@ -254,7 +265,9 @@ fn unsupported_or(path: &Path, err: git2::Error) -> GitError {
                 "the repository keeps its refs in reftable, which libgit2 cannot open ({})",
                 err.message()
             ),
-            fix: "clone it again with `git clone --ref-format=files`, or convert it with \
+            fix: "this command needs libgit2 (`teammem sync` and `teammem init` run here \
+                  through git, in current-branch mode); for it, clone the repository again \
+                  with `git clone --ref-format=files`, or convert it with \
                   `git refs migrate --ref-format=files` (git 2.48 or later: 2.46 and 2.47 \
                   refuse a repository with reflogs; not with linked worktrees)"
                 .into(),

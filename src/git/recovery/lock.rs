@@ -39,7 +39,13 @@ impl SyncLock {
     /// Takes the repository's sync lock. Returns `Ok(Err(owner))` when another live sync holds
     /// it (`owner` is `None` when its file cannot be read yet).
     pub fn acquire(repo: &Repository) -> Result<Result<SyncLock, Option<LockOwner>>, GitError> {
-        let path = repo.commondir().join(SYNC_LOCK);
+        Self::acquire_in(repo.commondir())
+    }
+
+    /// [`Self::acquire`] for the repository whose common git folder is `common_dir` (one
+    /// libgit2 cannot open, `git/cli_repo/`).
+    pub fn acquire_in(common_dir: &Path) -> Result<Result<SyncLock, Option<LockOwner>>, GitError> {
+        let path = common_dir.join(SYNC_LOCK);
         let now = now_secs();
         let token = format!("{} {now}\n", std::process::id());
         for _ in 0..2 {

@@ -3,6 +3,7 @@
 //! the repository allowed to run.
 
 use std::ffi::{OsStr, OsString};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use git2::{ConfigLevel, Repository};
@@ -109,14 +110,26 @@ pub(crate) fn git_cli_network_command(
     repo: &Repository,
     options: &NetworkOptions,
 ) -> Result<Command, NetFailure> {
-    refuse_planted_programs(repo)?;
-    let workdir = repo.workdir().unwrap_or(repo.path());
+    let config = repo.config().ok();
+    network_command_at(repo.path(), repo.workdir(), config.as_ref(), options)
+}
+
+/// [`git_cli_network_command`] for the repository whose git folder is `git_dir` and whose
+/// config (all levels, or just its own files) is `config`: for a repository libgit2 cannot
+/// open (`git/cli_repo/`).
+pub(crate) fn network_command_at(
+    git_dir: &Path,
+    workdir: Option<&Path>,
+    config: Option<&git2::Config>,
+    options: &NetworkOptions,
+) -> Result<Command, NetFailure> {
+    refuse_planted_programs(config)?;
     let mut cmd = options.git.command();
-    cmd.current_dir(workdir);
+    cmd.current_dir(workdir.unwrap_or(git_dir));
     // The repository as teammem found it (`GIT_DIR`, a separate git folder): git's own walk up
     // from the work tree could find another one, or none.
-    cmd.env("GIT_DIR", repo.path());
-    if let Some(workdir) = repo.workdir() {
+    cmd.env("GIT_DIR", git_dir);
+    if let Some(workdir) = workdir {
         cmd.env("GIT_WORK_TREE", workdir);
     }
     for setting in [
@@ -133,7 +146,7 @@ pub(crate) fn git_cli_network_command(
         cmd.arg("-c").arg(setting);
     }
     let user = user_config();
-    if sets_local_credential_helper(repo) {
+    if sets_local_credential_helper(config) {
         // An empty value empties the helper list read so far (system, global, local); the
         // user's own helpers are then given again, so only the repository's are dropped.
         cmd.arg("-c").arg("credential.helper=");
@@ -209,8 +222,8 @@ fn user_config() -> UserConfig {
 }
 
 /// Whether the repository's own config (or its worktree config) sets `credential.helper`.
-fn sets_local_credential_helper(repo: &Repository) -> bool {
-    let Ok(config) = repo.config() else {
+fn sets_local_credential_helper(config: Option<&git2::Config>) -> bool {
+    let Some(config) = config else {
         return false;
     };
     [ConfigLevel::Local, ConfigLevel::Worktree]
@@ -225,8 +238,8 @@ fn sets_local_credential_helper(repo: &Repository) -> bool {
 
 /// Settings in the repository's own config that make the git CLI run a program and that `-c`
 /// cannot switch off: refuse rather than run them.
-fn refuse_planted_programs(repo: &Repository) -> Result<(), NetFailure> {
-    let Ok(config) = repo.config() else {
+fn refuse_planted_programs(config: Option<&git2::Config>) -> Result<(), NetFailure> {
+    let Some(config) = config else {
         return Ok(());
     };
     for level in [ConfigLevel::Local, ConfigLevel::Worktree] {

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::domain::scope::{INDEX_FILE, ScopeKind, TEAM_DIR};
 use crate::domain::store;
+use crate::git::cli_repo::CliRepo;
 use crate::git::memory_branch;
 use crate::git::{GitError, repo};
 
@@ -68,6 +69,12 @@ pub fn choose_mode(project: &Project) -> Result<ModeChoice, OpError> {
     let Some(paths) = &project.repo else {
         return Ok(current("not inside a git repository".into()));
     };
+    if let Some(cli) = CliRepo::needing_git(paths) {
+        return Ok(current(format!(
+            "{}, and branch mode needs it; current-branch sync works here through git",
+            cli.why
+        )));
+    }
     let repo = repo::open(paths)?;
     if memory_branch::switched_off(&repo) {
         return Ok(current(format!(
@@ -119,6 +126,21 @@ pub fn keep_current_branch(project: &Project) -> Result<bool, OpError> {
     let Some(paths) = &project.repo else {
         return Ok(false);
     };
+    if let Some(cli) = CliRepo::needing_git(paths) {
+        // Branch mode cannot run there; recording it off keeps a remote's memory branch from
+        // making sync refuse.
+        let deadline = crate::git::remote::Deadline::after(std::time::Duration::from_secs(10));
+        let key = memory_branch::CONFIG_KEY;
+        if cli.config(key, &deadline)?.as_deref() == Some("false") {
+            return Ok(false);
+        }
+        cli.run(
+            &["config", key, "false"],
+            &deadline,
+            "writing teammem.branch (git config)",
+        )?;
+        return Ok(true);
+    }
     let repo = repo::open(paths)?;
     if memory_branch::mode(&repo)?.is_none() {
         return Ok(false);
@@ -187,14 +209,26 @@ pub fn init(project: &Project, fix: bool) -> Result<Initialised, OpError> {
         }
         text.extend_from_slice(fix_lines.join("\n").as_bytes());
         text.push(b'\n');
-        let repo = repo::open(paths)?;
-        let untouched = untouched_gitignore(&repo, before.as_deref())?;
+        // A repository libgit2 cannot open gets the lines, and the command that commits them.
+        let cli = CliRepo::needing_git(paths);
+        let repo = match &cli {
+            Some(_) => None,
+            None => Some(repo::open(paths)?),
+        };
+        let untouched = match (&repo, &cli) {
+            (Some(repo), _) => untouched_gitignore(repo, before.as_deref())?,
+            (None, cli) => Err(format!(
+                "init did not commit it ({})",
+                cli.as_ref().map_or("", |c| c.why.as_str())
+            )),
+        };
         store::write_atomic(&path, &text)?;
         gitignore_fixed = true;
         ignored = team_dir_ignored(paths)?.0;
-        committed = match untouched {
-            Ok(branch) => commit_gitignore(&repo, &branch, &text),
-            Err(why) => Ok(Err(why)),
+        committed = match (untouched, &repo) {
+            (Ok(branch), Some(repo)) => commit_gitignore(repo, &branch, &text),
+            (Ok(_), None) => Ok(Err("init did not commit it".to_string())),
+            (Err(why), _) => Ok(Err(why)),
         }
         .map(Some);
     }
@@ -312,6 +346,9 @@ fn commit_gitignore(
 /// ignores `.qwen/` itself. A fresh repository handle each time: libgit2 caches ignore rules per
 /// handle.
 pub fn team_dir_ignored(paths: &repo::RepoPaths) -> Result<(bool, bool), OpError> {
+    if let Some(cli) = CliRepo::needing_git(paths) {
+        return Ok(cli.team_dir_ignored(TEAM_DIR)?);
+    }
     let repo = repo::open(paths)?;
     let ignored = crate::git::ignore_rule::ignored_team_path(&repo)?.is_some();
     let qwen = repo

@@ -40,6 +40,7 @@ use super::{OpError, Project};
 mod arrived;
 pub(crate) mod branch;
 pub(crate) mod fast_noop;
+mod git_cli;
 mod outcome;
 mod plan;
 mod team_commit;
@@ -110,7 +111,17 @@ fn run(
         );
         return Ok(());
     };
-    let repo = crate::git::repo::open(paths)?;
+    let repo = match crate::git::repo::open(paths) {
+        Ok(repo) => repo,
+        // Reftable refs or SHA-256 objects: current-branch sync through git instead.
+        Err(err @ GitError::Unsupported { .. }) => {
+            return match crate::git::cli_repo::CliRepo::needing_git(paths) {
+                Some(cli) => git_cli::run(project, &cli, options, deadline, outcome),
+                None => Err(err.into()),
+            };
+        }
+        Err(err) => return Err(err.into()),
+    };
     let mut memory = crate::git::memory_branch::mode(&repo)?;
     let advertised = advertise_first(&repo, memory.as_ref(), options, deadline)?;
     if memory.is_none() {

@@ -102,76 +102,6 @@ fn a_sparse_index_with_the_folder_in_the_cone_is_updated_by_git_itself() {
     });
 }
 
-/// A repository libgit2 cannot open: the sync stops with exit status 2, and the report names
-/// the cause and the command that fixes it.
-fn refused_with(init: &[&str], cause: &str, fix: &str) {
-    let sb = crate::common::Sandbox::new();
-    let dir = sb.path().join("repo");
-    std::fs::create_dir_all(dir.join(TEAM)).unwrap();
-    let mut args = vec!["init", "-q"];
-    args.extend_from_slice(init);
-    sb.git(&dir, &args);
-    let run = sb.teammem(&dir, ["sync", "--json"]);
-    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
-    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(report["skipped_reason"], "error");
-    let warning = report["warnings"][0].as_str().unwrap();
-    assert!(
-        warning.contains(cause) && warning.contains(fix),
-        "{warning}"
-    );
-}
-
-#[test]
-fn a_reftable_repository_is_refused_with_the_migration_command() {
-    refused_with(
-        &["--ref-format=reftable"],
-        "refstorage",
-        "git refs migrate --ref-format=files",
-    );
-}
-
-/// The reftable refusal's first fix works with the machine's git: a clone with files refs
-/// syncs. (`git refs migrate` refuses any repository with reflogs before git 2.48, so it is
-/// not the only advice given.)
-#[test]
-fn a_reftable_repository_s_advice_works_a_files_clone_syncs() {
-    let sb = crate::common::Sandbox::new();
-    let dir = sb.path().join("reftable");
-    std::fs::create_dir_all(&dir).unwrap();
-    sb.git(&dir, ["init", "-q", "--ref-format=reftable"]);
-    sb.git(&dir, ["commit", "-q", "--allow-empty", "-m", "first"]);
-    write_memory(&dir, "feedback", "kept", "Kept through the clone.\n");
-    sb.git(&dir, ["add", ".qwen"]);
-    sb.git(&dir, ["commit", "-q", "-m", "team memory"]);
-    let run = sb.teammem(&dir, ["sync", "--no-pull", "--no-push", "--json"]);
-    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
-    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let warning = report["warnings"][0].as_str().unwrap();
-    assert!(
-        warning.contains("reftable") && warning.contains("git clone --ref-format=files"),
-        "{warning}"
-    );
-
-    sb.git(
-        sb.path(),
-        ["clone", "-q", "--ref-format=files", "reftable", "files"],
-    );
-    let clone = sb.path().join("files");
-    assert_eq!(
-        sb.git(&clone, ["rev-parse", "--show-ref-format"]),
-        "files\n"
-    );
-    write_memory(&clone, "project", "after", "Written in the files clone.\n");
-    let run = sb.teammem(&clone, ["sync", "--no-pull", "--no-push", "--json"]);
-    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(report["committed"], true, "{report:#}");
-    assert!(
-        sb.git(&clone, ["ls-tree", "-r", "--name-only", "HEAD"])
-            .contains(".qwen/team-memory/project/after.md")
-    );
-}
-
 /// An extension libgit2 does not know, other than reftable: the refusal names it, and gives no
 /// `git refs migrate` advice, which converts refs only.
 #[test]
@@ -193,15 +123,6 @@ fn an_unknown_extension_is_refused_naming_it_without_the_reftable_advice() {
     );
     assert!(warning.contains("git config --get-regexp"), "{warning}");
     assert!(!warning.contains("refs migrate"), "{warning}");
-}
-
-#[test]
-fn a_sha256_repository_is_refused_naming_the_object_format() {
-    refused_with(
-        &["--object-format=sha256"],
-        "SHA-256",
-        "--object-format=sha1",
-    );
 }
 
 /// The ignored-folder trap: the team's `.gitignore` ignores `.qwen/` (only `MEMORY.md` was

@@ -2,4 +2,5 @@
 
 mod configs;
 mod discovery;
+mod git_only;
 mod matrix;

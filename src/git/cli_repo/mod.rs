@@ -1,0 +1,761 @@
+//! A repository libgit2 cannot open — refs in reftable (`--ref-format=reftable`) or SHA-256
+//! objects (`--object-format=sha256`) — worked on through the installed git alone, under the
+//! rules of the git CLI transport (`remote/git_cli.rs`): the repository named by `GIT_DIR` and
+//! `GIT_WORK_TREE`, no prompt, a scrubbed environment, no hooks, no fsmonitor, no automatic gc,
+//! no filter program from the repository's config, no signing, and every run killed at its
+//! deadline. Plumbing only (`read-tree`, `update-index`,
+//! `write-tree`, `commit-tree`, `update-ref OLD`), so a step that fails leaves nothing
+//! half-done; `transfer.rs` fetches and pushes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::GitError;
+use super::remote::Deadline;
+use super::remote::git_cli::{GitProgram, GitRun, run_git};
+use super::repo::RepoPaths;
+
+pub mod transfer;
+
+/// A repository run through the git CLI.
+#[derive(Debug, Clone)]
+pub struct CliRepo {
+    /// Where it lives, as discovery found it.
+    pub paths: RepoPaths,
+    /// The folder shared by all its worktrees (config, refs, objects).
+    pub common_dir: PathBuf,
+    /// Why libgit2 cannot open it, in the user's words.
+    pub why: String,
+    /// The length of an object id in hex: 40 (SHA-1) or 64 (SHA-256).
+    pub hex_len: usize,
+    /// The filter drivers the repository's own config defines (`filter.<name>.*`): every
+    /// run switches their programs off, as libgit2 runs none.
+    planted_filters: Vec<String>,
+}
+
+/// One entry of a tree: its mode (`100644`) and object id, both as git prints them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeEntry {
+    /// The mode in octal.
+    pub mode: String,
+    /// The object id in hex.
+    pub id: String,
+}
+
+impl CliRepo {
+    /// The repository at `paths` when libgit2 cannot open it (its config asks for reftable refs
+    /// or SHA-256 objects); `None` for every other repository, which libgit2 handles.
+    pub fn needing_git(paths: &RepoPaths) -> Option<CliRepo> {
+        let common_dir = common_dir(&paths.git_dir);
+        let config = git2::Config::open(&common_dir.join("config")).ok()?;
+        let lower = |key: &str| config.get_string(key).ok().map(|v| v.to_ascii_lowercase());
+        let sha256 = lower("extensions.objectformat").as_deref() == Some("sha256");
+        let reftable = lower("extensions.refstorage").as_deref() == Some("reftable");
+        let why = match (reftable, sha256) {
+            (true, true) => "its refs are in reftable and its objects are SHA-256",
+            (true, false) => "its refs are in reftable",
+            (false, true) => "its objects are SHA-256",
+            (false, false) => return None,
+        };
+        let mut planted_filters = Vec::new();
+        for file in [
+            common_dir.join("config"),
+            paths.git_dir.join("config.worktree"),
+        ] {
+            let Ok(config) = git2::Config::open(&file) else {
+                continue;
+            };
+            let Ok(mut entries) = config.entries(Some("^filter\\.")) else {
+                continue;
+            };
+            while let Some(Ok(entry)) = entries.next() {
+                let name = entry.name().ok().and_then(|n| {
+                    let rest = n.strip_prefix("filter.")?;
+                    Some(rest[..rest.rfind('.')?].to_string())
+                });
+                if let Some(name) = name.filter(|n| !planted_filters.contains(n)) {
+                    planted_filters.push(name);
+                }
+            }
+        }
+        Some(CliRepo {
+            paths: paths.clone(),
+            common_dir,
+            why: format!("libgit2 cannot open this repository: {why}"),
+            hex_len: if sha256 { 64 } else { 40 },
+            planted_filters,
+        })
+    }
+
+    /// The all-zero object id, which says "no object" to `update-ref` and `--index-info`.
+    pub fn zero_id(&self) -> String {
+        "0".repeat(self.hex_len)
+    }
+
+    /// A git command for this repository, under the rules in the module doc.
+    pub fn command(&self) -> Command {
+        let mut cmd = GitProgram::from_process().command();
+        cmd.current_dir(&self.paths.workdir)
+            .env("GIT_DIR", &self.paths.git_dir)
+            .env("GIT_WORK_TREE", &self.paths.workdir);
+        for setting in [
+            "core.hooksPath=/dev/null",
+            "core.fsmonitor=false",
+            "gc.auto=0",
+            "maintenance.auto=false",
+            "commit.gpgSign=false",
+        ] {
+            cmd.arg("-c").arg(setting);
+        }
+        // An empty program is no filter: a checkout writes the blob as it is, as libgit2 does.
+        for name in &self.planted_filters {
+            for key in ["smudge=", "clean=", "process=", "required=false"] {
+                cmd.arg("-c").arg(format!("filter.{name}.{key}"));
+            }
+        }
+        cmd
+    }
+
+    /// Runs `git ARGS` with `input` until `deadline`, whatever its exit status.
+    pub(crate) fn try_run(
+        &self,
+        cmd: Command,
+        input: &[u8],
+        deadline: &Deadline,
+        what: &str,
+    ) -> Result<GitRun, GitError> {
+        run_git(cmd, input, deadline, what).map_err(|failure| match failure.kind {
+            super::remote::NetFailureKind::Timeout => GitError::OutOfTime {
+                what: what.to_string(),
+            },
+            _ => GitError::Cli {
+                context: what.to_string(),
+                message: failure.message,
+            },
+        })
+    }
+
+    /// Runs `git ARGS` and returns its output; a failure is an error naming `what` and git's
+    /// words.
+    pub fn run(&self, args: &[&str], deadline: &Deadline, what: &str) -> Result<String, GitError> {
+        self.run_with(args, &[], b"", deadline, what)
+    }
+
+    /// [`Self::run`] with extra environment and `input` on stdin.
+    pub fn run_with(
+        &self,
+        args: &[&str],
+        env: &[(&str, &std::ffi::OsStr)],
+        input: &[u8],
+        deadline: &Deadline,
+        what: &str,
+    ) -> Result<String, GitError> {
+        let mut cmd = self.command();
+        cmd.args(args);
+        for (key, value) in env {
+            cmd.env(key, value);
+        }
+        let run = self.try_run(cmd, input, deadline, what)?;
+        if !run.success {
+            return Err(GitError::Cli {
+                context: what.to_string(),
+                message: run.stderr.trim().to_string(),
+            });
+        }
+        Ok(run.stdout)
+    }
+
+    /// The object id `name` resolves to (`rev-parse --verify -q`), `None` when it names
+    /// nothing.
+    pub fn resolve(&self, name: &str, deadline: &Deadline) -> Result<Option<String>, GitError> {
+        let mut cmd = self.command();
+        cmd.args(["rev-parse", "--verify", "-q", "--end-of-options", name]);
+        let run = self.try_run(cmd, b"", deadline, &format!("reading {name} (git)"))?;
+        Ok(run
+            .success
+            .then(|| run.stdout.trim().to_string())
+            .filter(|id| !id.is_empty()))
+    }
+
+    /// The branch HEAD points at (`refs/heads/…`), `None` when HEAD is detached.
+    pub fn head_branch(&self, deadline: &Deadline) -> Result<Option<String>, GitError> {
+        let mut cmd = self.command();
+        cmd.args(["symbolic-ref", "-q", "HEAD"]);
+        let run = self.try_run(cmd, b"", deadline, "reading HEAD (git symbolic-ref)")?;
+        Ok(run
+            .success
+            .then(|| run.stdout.trim().to_string())
+            .filter(|r| r.starts_with("refs/heads/")))
+    }
+
+    /// A config value of this repository as git reads it, `None` when unset.
+    pub fn config(&self, key: &str, deadline: &Deadline) -> Result<Option<String>, GitError> {
+        let mut cmd = self.command();
+        cmd.args(["config", "--get", key]);
+        let run = self.try_run(cmd, b"", deadline, &format!("reading {key} (git config)"))?;
+        Ok(run.success.then(|| run.stdout.trim_end().to_string()))
+    }
+
+    /// The entries under `dir/` of `treeish` (recursively), keyed by path from the top.
+    pub fn tree_entries(
+        &self,
+        treeish: &str,
+        dir: &str,
+        deadline: &Deadline,
+    ) -> Result<BTreeMap<String, TreeEntry>, GitError> {
+        let out = self.run(
+            &[
+                "ls-tree",
+                "-r",
+                "-z",
+                "--full-tree",
+                treeish,
+                "--",
+                &format!(":(literal){dir}/"),
+            ],
+            deadline,
+            &format!("listing {dir} in {treeish} (git ls-tree)"),
+        )?;
+        let mut entries = BTreeMap::new();
+        for record in out.split('\0').filter(|r| !r.is_empty()) {
+            let Some((meta, path)) = record.split_once('\t') else {
+                continue;
+            };
+            let mut fields = meta.split(' ');
+            let (Some(mode), Some(_kind), Some(id)) = (fields.next(), fields.next(), fields.next())
+            else {
+                continue;
+            };
+            entries.insert(
+                path.to_string(),
+                TreeEntry {
+                    mode: mode.to_string(),
+                    id: id.to_string(),
+                },
+            );
+        }
+        Ok(entries)
+    }
+
+    /// Stores `bytes` as the blob of `path`, converted as `git add` would (`--path`: line
+    /// endings by `core.autocrlf` and `.gitattributes`); returns its id. Callers refuse paths
+    /// with a `filter` attribute first ([`Self::filtered`]): no filter program runs.
+    pub fn store_blob(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        deadline: &Deadline,
+    ) -> Result<String, GitError> {
+        let out = self.run_with(
+            &["hash-object", "-w", "--stdin", &format!("--path={path}")],
+            &[],
+            bytes,
+            deadline,
+            &format!("storing {path} (git hash-object)"),
+        )?;
+        Ok(out.trim().to_string())
+    }
+
+    /// The ids `git add` would give the files at `paths` (read from the work tree, not
+    /// stored), in order.
+    pub fn file_ids(&self, paths: &[String], deadline: &Deadline) -> Result<Vec<String>, GitError> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        let input: String = paths.iter().map(|p| format!("{p}\n")).collect();
+        let out = self.run_with(
+            &["hash-object", "--stdin-paths"],
+            &[],
+            input.as_bytes(),
+            deadline,
+            "reading the team files (git hash-object)",
+        )?;
+        Ok(out.lines().map(str::to_string).collect())
+    }
+
+    /// The paths among `paths` that a `filter` attribute sends through a filter program
+    /// (`git check-attr`): never hashed here, since that would run the program.
+    pub fn filtered(&self, paths: &[String], deadline: &Deadline) -> Result<Vec<String>, GitError> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        let input: String = paths.iter().map(|p| format!("{p}\0")).collect();
+        let out = self.run_with(
+            &["check-attr", "-z", "--stdin", "filter"],
+            &[],
+            input.as_bytes(),
+            deadline,
+            "reading the team files' attributes (git check-attr)",
+        )?;
+        // Records of three NUL-ended fields: path, attribute, value.
+        let fields: Vec<&str> = out.split('\0').collect();
+        Ok(fields
+            .chunks(3)
+            .filter(|f| f.len() == 3 && !matches!(f[2], "unspecified" | "unset" | ""))
+            .map(|f| f[0].to_string())
+            .collect())
+    }
+
+    /// Whether git ignores the team index or a memory in any type folder of `dir`, and whether
+    /// it ignores `.qwen/` itself (`git check-ignore --no-index`: tracked or not, as the
+    /// libgit2 path asks).
+    pub fn team_dir_ignored(&self, dir: &str) -> Result<(bool, bool), GitError> {
+        let deadline = Deadline::after(std::time::Duration::from_secs(10));
+        let mut probes = vec![format!("{dir}/MEMORY.md")];
+        for kind in crate::domain::memory::MemoryType::ALL {
+            probes.push(format!("{dir}/{}/memory.md", kind.as_str()));
+        }
+        let qwen = ".qwen/";
+        probes.push(qwen.to_string());
+        let input: String = probes.iter().map(|p| format!("{p}\0")).collect();
+        let mut cmd = self.command();
+        cmd.args(["check-ignore", "--no-index", "-z", "--stdin"]);
+        let what = "checking what git ignores (git check-ignore)";
+        let run = self.try_run(cmd, input.as_bytes(), &deadline, what)?;
+        // Status 1: nothing is ignored; 128: an error.
+        if !run.success && !run.stderr.trim().is_empty() {
+            return Err(GitError::Cli {
+                context: what.into(),
+                message: run.stderr.trim().to_string(),
+            });
+        }
+        let ignored: Vec<&str> = run.stdout.split('\0').filter(|p| !p.is_empty()).collect();
+        let qwen_ignored = ignored.contains(&qwen);
+        Ok((ignored.iter().any(|p| *p != qwen), qwen_ignored))
+    }
+
+    /// Writes the tree of `base` (a commit, or `None` for an empty tree) with `updates` made
+    /// (`Some(entry)` sets the path, `None` removes it), on a temporary index: the user's
+    /// index is not read or written. Returns the tree's id.
+    pub fn write_tree(
+        &self,
+        base: Option<&str>,
+        updates: &BTreeMap<String, Option<TreeEntry>>,
+        deadline: &Deadline,
+    ) -> Result<String, GitError> {
+        let scratch = ScratchIndex::new();
+        let env = [("GIT_INDEX_FILE", scratch.0.as_os_str())];
+        let read: Vec<&str> = match base {
+            Some(base) => vec!["read-tree", base],
+            None => vec!["read-tree", "--empty"],
+        };
+        self.run_with(
+            &read,
+            &env,
+            b"",
+            deadline,
+            "reading the tree (git read-tree)",
+        )?;
+        let input = self.index_info(updates);
+        self.run_with(
+            &["update-index", "-z", "--index-info"],
+            &env,
+            input.as_bytes(),
+            deadline,
+            "staging the team files (git update-index)",
+        )?;
+        let tree = self.run_with(
+            &["write-tree"],
+            &env,
+            b"",
+            deadline,
+            "writing the tree (git write-tree)",
+        )?;
+        Ok(tree.trim().to_string())
+    }
+
+    /// `--index-info` records for `updates`.
+    pub fn index_info(&self, updates: &BTreeMap<String, Option<TreeEntry>>) -> String {
+        let zero = self.zero_id();
+        updates
+            .iter()
+            .map(|(path, entry)| match entry {
+                Some(e) => format!("{} {}\t{path}\0", e.mode, e.id),
+                None => format!("0 {zero}\t{path}\0"),
+            })
+            .collect()
+    }
+
+    /// Moves `refname` from `old` (`None`: it must not exist) to `new`, compare-and-swap.
+    /// Returns whether it moved (`false`: it was not at `old` any more).
+    pub fn move_ref(
+        &self,
+        refname: &str,
+        new: &str,
+        old: Option<&str>,
+        message: &str,
+        deadline: &Deadline,
+    ) -> Result<bool, GitError> {
+        let zero = self.zero_id();
+        let mut cmd = self.command();
+        cmd.args([
+            "update-ref",
+            "-m",
+            message,
+            refname,
+            new,
+            old.unwrap_or(&zero),
+        ]);
+        let what = format!("moving {refname} (git update-ref)");
+        let run = self.try_run(cmd, b"", deadline, &what)?;
+        if run.success {
+            return Ok(true);
+        }
+        if run.stderr.contains("but expected")
+            || run.stderr.contains("reference already exists")
+            || run.stderr.contains("unable to resolve reference")
+            || run.stderr.contains("cannot lock ref")
+        {
+            return Ok(false);
+        }
+        Err(GitError::Cli {
+            context: what,
+            message: run.stderr.trim().to_string(),
+        })
+    }
+
+    /// The first team file `to` changes against `from` (`None`: every file of `to`) whose
+    /// blob is over `limit` bytes, with its size: only object headers are read
+    /// (`git cat-file --batch-check`), never the contents.
+    pub fn oversized(
+        &self,
+        from: Option<&str>,
+        to: &str,
+        dir: &str,
+        limit: u64,
+        deadline: &Deadline,
+    ) -> Result<Option<(String, u64)>, GitError> {
+        let before = match from {
+            Some(from) => self.tree_entries(from, dir, deadline)?,
+            None => BTreeMap::new(),
+        };
+        let changed: Vec<(String, String)> = self
+            .tree_entries(to, dir, deadline)?
+            .into_iter()
+            .filter(|(path, entry)| before.get(path) != Some(entry) && entry.mode != "160000")
+            .map(|(path, entry)| (path, entry.id))
+            .collect();
+        if changed.is_empty() {
+            return Ok(None);
+        }
+        let input: String = changed.iter().map(|(_, id)| format!("{id}\n")).collect();
+        let sizes = self.run_with(
+            &["cat-file", "--batch-check=%(objectsize)"],
+            &[],
+            input.as_bytes(),
+            deadline,
+            "reading the fetched files' sizes (git cat-file)",
+        )?;
+        Ok(changed
+            .into_iter()
+            .zip(sizes.lines())
+            .filter_map(|((path, _), size)| Some((path, size.trim().parse::<u64>().ok()?)))
+            .find(|(_, size)| *size > limit))
+    }
+
+    /// git's text merge of three blobs (`git merge-file -p --object-id`, git 2.43 or later;
+    /// `None` for base: an empty one): the merged bytes when it merges cleanly, `None` when
+    /// it conflicts, a side is binary, or this git cannot merge blobs by id.
+    pub fn merge_blobs(
+        &self,
+        base: Option<&str>,
+        ours: &str,
+        theirs: &str,
+        deadline: &Deadline,
+    ) -> Result<Option<Vec<u8>>, GitError> {
+        let empty;
+        let base = match base {
+            Some(base) => base,
+            None => {
+                empty = self.store_raw(b"", deadline)?;
+                &empty
+            }
+        };
+        let mut cmd = self.command();
+        // `git merge-file <current> <base> <other>`.
+        cmd.args(["merge-file", "-p", "--object-id", ours, base, theirs]);
+        let run = self.try_run(cmd, b"", deadline, "merging a memory (git merge-file)")?;
+        if !run.success || run.stdout.contains('\0') {
+            return Ok(None);
+        }
+        Ok(Some(run.stdout.into_bytes()))
+    }
+
+    /// Stores `bytes` as a blob exactly as given (no conversion, no filter); returns its id.
+    pub fn store_raw(&self, bytes: &[u8], deadline: &Deadline) -> Result<String, GitError> {
+        let out = self.run_with(
+            &["hash-object", "-w", "--stdin", "--no-filters"],
+            &[],
+            bytes,
+            deadline,
+            "storing a merged memory (git hash-object)",
+        )?;
+        Ok(out.trim().to_string())
+    }
+
+    /// The bytes of blob `id`.
+    pub fn blob(&self, id: &str, deadline: &Deadline) -> Result<Vec<u8>, GitError> {
+        Ok(self
+            .run(
+                &["cat-file", "blob", id],
+                deadline,
+                "reading a memory (git cat-file)",
+            )?
+            .into_bytes())
+    }
+
+    /// Whether `ancestor` is an ancestor of (or the same commit as) `of`.
+    pub fn is_ancestor(
+        &self,
+        ancestor: &str,
+        of: &str,
+        deadline: &Deadline,
+    ) -> Result<bool, GitError> {
+        let mut cmd = self.command();
+        cmd.args(["merge-base", "--is-ancestor", ancestor, of]);
+        let what = "comparing histories (git merge-base)";
+        let run = self.try_run(cmd, b"", deadline, what)?;
+        match (run.success, run.stderr.trim().is_empty()) {
+            (true, _) => Ok(true),
+            (false, true) => Ok(false),
+            (false, false) => Err(GitError::Cli {
+                context: what.into(),
+                message: run.stderr.trim().to_string(),
+            }),
+        }
+    }
+
+    /// The commits in `from..to`, oldest first.
+    pub fn commits_between(
+        &self,
+        from: &str,
+        to: &str,
+        deadline: &Deadline,
+    ) -> Result<Vec<String>, GitError> {
+        let out = self.run(
+            &["rev-list", "--reverse", &format!("{from}..{to}")],
+            deadline,
+            "listing commits (git rev-list)",
+        )?;
+        Ok(out.lines().map(str::to_string).collect())
+    }
+
+    /// Whether `commit` is a sync commit: one parent, the `Teammem-Sync: 1` trailer, and
+    /// changes inside `dir/` only — the same test as libgit2's path (`git/replay.rs`).
+    pub fn is_sync_commit(
+        &self,
+        commit: &str,
+        dir: &str,
+        deadline: &Deadline,
+    ) -> Result<bool, GitError> {
+        let shown = self.run(
+            &["log", "-1", "--format=%P%x00%B", commit],
+            deadline,
+            "reading a commit (git log)",
+        )?;
+        let (parents, message) = shown.split_once('\0').unwrap_or(("", ""));
+        if parents.split_whitespace().count() != 1
+            || !message.lines().any(|l| l.trim() == "Teammem-Sync: 1")
+        {
+            return Ok(false);
+        }
+        let changed = self.run(
+            &[
+                "diff-tree",
+                "--no-commit-id",
+                "-r",
+                "-z",
+                "--name-only",
+                commit,
+            ],
+            deadline,
+            "reading what a commit changes (git diff-tree)",
+        )?;
+        let prefix = format!("{dir}/");
+        Ok(changed
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .all(|p| p.starts_with(&prefix)))
+    }
+
+    /// Moves the checked-out `branch_ref` from `from` to `to` with its files, as
+    /// `git merge --ff-only` does: `git read-tree -m -u FROM TO` (which refuses before writing
+    /// anything when a local change, or an untracked or ignored file, is in the way), then
+    /// `git update-ref TO FROM` (the files are moved back when the branch moved meanwhile).
+    /// `Err(paths)` names what is in the way; `Ok(false)` says the branch moved.
+    pub fn check_out(
+        &self,
+        branch_ref: &str,
+        from: &str,
+        to: &str,
+        deadline: &Deadline,
+    ) -> Result<Result<bool, Vec<String>>, GitError> {
+        // As `git merge` does first: entries whose stat data is stale (those the sync's own
+        // index update wrote) are compared by content, so they do not count as changes.
+        let mut refresh = self.command();
+        refresh.args(["update-index", "-q", "--refresh"]);
+        self.try_run(refresh, b"", deadline, "refreshing the index (git)")?;
+        let what = format!("checking out {to} (git read-tree)");
+        let mut read_tree = self.command();
+        read_tree.args(["read-tree", "-m", "-u", from, to]);
+        let run = self.try_run(read_tree, b"", deadline, &what)?;
+        if !run.success {
+            let paths = super::fast_forward_cli::paths_in_the_way(&run.stderr);
+            if paths.is_empty() {
+                return Err(GitError::Cli {
+                    context: what,
+                    message: run.stderr.trim().to_string(),
+                });
+            }
+            return Ok(Err(paths));
+        }
+        let message = format!("teammem: sync to {to}");
+        if self.move_ref(branch_ref, to, Some(from), &message, deadline)? {
+            return Ok(Ok(true));
+        }
+        let mut back = self.command();
+        back.args(["read-tree", "-m", "-u", to, from]);
+        let _ = self.try_run(
+            back,
+            b"",
+            deadline,
+            "putting the files back (git read-tree)",
+        );
+        Ok(Ok(false))
+    }
+}
+
+/// The one line that refuses branch mode (memory branch `name`) in a repository only git can
+/// open: the memory branch, its materialised folder and its merges are libgit2's work.
+pub fn branch_mode_refusal(cli: &CliRepo, name: &str) -> String {
+    format!(
+        "branch mode (memory branch {name}) cannot run here: {}; keep the team memory on your          branches with `teammem init --current-branch` (synced through git)",
+        cli.why
+    )
+}
+
+/// A temporary index file outside the repository (so a kill leaves nothing in `.git`),
+/// removed with its lock when dropped.
+struct ScratchIndex(PathBuf);
+
+impl ScratchIndex {
+    fn new() -> ScratchIndex {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let name = format!("teammem-index-{}-{nanos}", std::process::id());
+        ScratchIndex(std::env::temp_dir().join(name))
+    }
+}
+
+impl Drop for ScratchIndex {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+        let _ = std::fs::remove_file(self.0.with_extension("lock"));
+    }
+}
+
+/// The common git folder of `git_dir` (a linked worktree's `commondir` file names it).
+fn common_dir(git_dir: &Path) -> PathBuf {
+    match std::fs::read_to_string(git_dir.join("commondir")) {
+        Ok(text) => {
+            let named = PathBuf::from(text.trim());
+            if named.is_absolute() {
+                named
+            } else {
+                git_dir.join(named)
+            }
+        }
+        Err(_) => git_dir.to_path_buf(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let status = std::process::Command::new("git")
+            .current_dir(dir)
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+
+    fn paths(dir: &Path) -> RepoPaths {
+        RepoPaths {
+            workdir: dir.to_path_buf(),
+            git_dir: dir.join(".git"),
+        }
+    }
+
+    #[test]
+    fn only_reftable_and_sha256_repositories_need_git() {
+        let tmp = tempfile::tempdir().unwrap();
+        let plain = tmp.path().join("plain");
+        std::fs::create_dir_all(&plain).unwrap();
+        git(&plain, &["init", "-q"]);
+        assert!(CliRepo::needing_git(&paths(&plain)).is_none());
+
+        let sha256 = tmp.path().join("sha256");
+        std::fs::create_dir_all(&sha256).unwrap();
+        git(&sha256, &["init", "-q", "--object-format=sha256"]);
+        let cli = CliRepo::needing_git(&paths(&sha256)).unwrap();
+        assert_eq!(cli.zero_id().len(), 64);
+        assert!(cli.why.contains("SHA-256"), "{}", cli.why);
+
+        let reftable = tmp.path().join("reftable");
+        std::fs::create_dir_all(&reftable).unwrap();
+        let made = std::process::Command::new("git")
+            .current_dir(&reftable)
+            .args(["init", "-q", "--ref-format=reftable"])
+            .status()
+            .unwrap();
+        if made.success() {
+            git(&reftable, &["config", "filter.planted.smudge", "false"]);
+            let cli = CliRepo::needing_git(&paths(&reftable)).unwrap();
+            assert_eq!(cli.zero_id().len(), 40);
+            assert!(cli.why.contains("reftable"), "{}", cli.why);
+            assert_eq!(cli.planted_filters, ["planted"]);
+            let args: Vec<String> = cli
+                .command()
+                .get_args()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            assert!(
+                args.contains(&"filter.planted.smudge=".to_string()),
+                "{args:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn index_info_removes_with_the_object_format_s_zero_id() {
+        let cli = CliRepo {
+            paths: paths(Path::new("/nowhere")),
+            common_dir: PathBuf::from("/nowhere/.git"),
+            why: String::new(),
+            hex_len: 64,
+            planted_filters: Vec::new(),
+        };
+        let mut updates = BTreeMap::new();
+        updates.insert("a.md".to_string(), None);
+        let id = "1".repeat(64);
+        updates.insert(
+            "b.md".to_string(),
+            Some(TreeEntry {
+                mode: "100644".into(),
+                id: id.clone(),
+            }),
+        );
+        assert_eq!(
+            cli.index_info(&updates),
+            format!("0 {}\ta.md\0100644 {id}\tb.md\0", "0".repeat(64))
+        );
+    }
+}
