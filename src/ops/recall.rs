@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -279,6 +279,8 @@ enum Source<'a> {
 enum Ages {
     /// The last commit that changed the memory when the work tree holds that version.
     History,
+    /// [`Ages::History`] as far as history is walked by then; the file's time beyond.
+    HistoryUntil(Instant),
     /// The file's modification time only.
     FileTime,
 }
@@ -566,12 +568,14 @@ pub fn cut_body(body: &str, chars: usize, id: &str) -> (String, bool) {
 }
 
 /// When each memory (scope folder, file, stamp of the version shown) last changed, as
-/// [`recall`] tells it, walking git's history for these files alone.
+/// [`recall`] tells it, walking git's history for these files alone until `deadline`: a
+/// memory whose last commit is not found by then has its file time.
 pub(crate) fn ages_from_history(
     project: &Project,
     memories: &[(&Path, &str, Stamp)],
+    deadline: Instant,
 ) -> Result<Vec<Freshness>, OpError> {
-    freshness(project, memories, Ages::History)
+    freshness(project, memories, Ages::HistoryUntil(deadline))
 }
 
 /// When a memory last changed, and who changed it.
@@ -595,8 +599,12 @@ fn freshness(
 ) -> Result<Vec<Freshness>, OpError> {
     let mut from_commits: Vec<Option<Freshness>> = memories.iter().map(|_| None).collect();
     let root = match ages {
-        Ages::History => project.repo.as_ref().map(|r| r.workdir.clone()),
+        Ages::History | Ages::HistoryUntil(_) => project.repo.as_ref().map(|r| r.workdir.clone()),
         Ages::FileTime => None,
+    };
+    let deadline = match ages {
+        Ages::HistoryUntil(deadline) => Some(deadline),
+        Ages::History | Ages::FileTime => None,
     };
     if let Some(root) = root {
         // Each memory inside the work tree, by its path in the repository.
@@ -623,7 +631,7 @@ fn freshness(
                 }
             }
             let names: Vec<String> = committed.iter().map(|(_, full)| full.clone()).collect();
-            let changes = history::file::last_changes(&repo, &names)?;
+            let changes = history::file::last_changes_until(&repo, &names, deadline)?;
             for (i, full) in committed {
                 if let Some(change) = changes.get(&full) {
                     from_commits[i] = Some(Freshness {

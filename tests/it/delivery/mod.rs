@@ -1,6 +1,7 @@
 //! What an agent receives: session start, resume, per-prompt recall, usage, references.
 
 mod hooks_resume;
+mod prompt_ages_walk;
 mod prompt_context;
 mod prompt_freshness;
 mod references;
