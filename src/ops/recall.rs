@@ -27,6 +27,7 @@ use crate::git::history;
 use crate::git::snapshot;
 
 use super::cite::load_usage;
+use super::mcp::vouch;
 use super::{OpError, Project, references};
 
 /// Default number of results.
@@ -421,8 +422,16 @@ fn recall_once(
                         .position(|(s, _)| *s == scope)
                         .map(|at| known.swap_remove(at).1);
                     let at = (order, scope);
-                    let (found, proof) =
-                        scan_indexed_unproven(&dir, &file, &parsed, at, (settle, budget), taken)?;
+                    let vouched = |sum| vouch::vouched(&file, sum);
+                    let (found, proof) = scan_indexed_unproven(
+                        &dir,
+                        &file,
+                        &parsed,
+                        at,
+                        (settle, budget),
+                        taken,
+                        &vouched,
+                    )?;
                     proofs.extend(proof.map(|p| (scope, p)));
                     found
                 }
@@ -538,7 +547,7 @@ fn recall_once(
 /// `QWEN_CODE_MEMORY_LOCAL=1` the private state folder is `.qwen/` in the work tree; the
 /// index goes to the usual per-project folder under `<base>` instead, so that a cache never
 /// shows up in `git status`.
-fn index_file(project: &Project, scope: ScopeKind, dir: &Path) -> Option<PathBuf> {
+pub(crate) fn index_file(project: &Project, scope: ScopeKind, dir: &Path) -> Option<PathBuf> {
     if !cfg!(unix) {
         // Without inode numbers and ctime a stamp cannot see every edit.
         return None;
