@@ -5,6 +5,7 @@ mod prompt_ages_walk;
 mod prompt_context;
 mod prompt_freshness;
 mod references;
+mod session_blocks;
 mod session_start;
 mod usage_context;
 mod usage_doors;
