@@ -34,6 +34,30 @@ pub fn socket_path(index: &Path) -> PathBuf {
     index.with_extension("watch")
 }
 
+/// The address to bind or connect to for the socket at `path`, with the folder it is reached
+/// through (kept open while the address is used): a socket address holds at most 107 bytes,
+/// and a state folder below a long project path is longer. On Linux such a path is reached
+/// through the open folder's `/proc/self/fd` entry instead (the folder's own permissions
+/// still apply).
+#[cfg(unix)]
+fn address(path: &Path) -> Option<(PathBuf, Option<std::fs::File>)> {
+    const ROOM: usize = 100;
+    if path.as_os_str().len() <= ROOM {
+        return Some((path.to_path_buf(), None));
+    }
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let folder = std::fs::File::open(path.parent()?).ok()?;
+        let short =
+            PathBuf::from(format!("/proc/self/fd/{}", folder.as_raw_fd())).join(path.file_name()?);
+        if short.as_os_str().len() <= ROOM {
+            return Some((short, Some(folder)));
+        }
+    }
+    None
+}
+
 /// Whether a server watching the folder of the index file `index` vouches that the index
 /// whose checksum is `sum` still holds: no stat is then needed. `false` whenever that cannot
 /// be told at once.
@@ -41,7 +65,10 @@ pub fn socket_path(index: &Path) -> PathBuf {
 pub fn vouched(index: &Path, sum: u64) -> bool {
     use std::io::{Read, Write};
     use std::os::unix::net::UnixStream;
-    let Ok(mut stream) = UnixStream::connect(socket_path(index)) else {
+    let Some((at, _folder)) = address(&socket_path(index)) else {
+        return false;
+    };
+    let Ok(mut stream) = UnixStream::connect(at) else {
         return false;
     };
     if stream.set_read_timeout(Some(ANSWER_WAIT)).is_err()
@@ -166,14 +193,15 @@ pub fn start(_project: &Project, _scopes: &[ScopeKind]) -> Vouching {
 fn listen(path: &Path) -> Option<std::os::unix::net::UnixListener> {
     use std::os::unix::net::{UnixListener, UnixStream};
     std::fs::create_dir_all(path.parent()?).ok()?;
-    match UnixListener::bind(path) {
+    let (at, _folder) = address(path)?;
+    match UnixListener::bind(&at) {
         Ok(listener) => Some(listener),
         Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
-            if UnixStream::connect(path).is_ok() {
+            if UnixStream::connect(&at).is_ok() {
                 return None;
             }
             std::fs::remove_file(path).ok()?;
-            UnixListener::bind(path).ok()
+            UnixListener::bind(&at).ok()
         }
         Err(_) => None,
     }
@@ -247,4 +275,22 @@ fn prove_index(watched: &Arc<Mutex<Watched>>, dir: &Path, index: &Path) {
         w.vouched = held;
     }
     w.proving = false;
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_socket_below_a_path_too_long_for_its_address_is_still_reached() {
+        let root = tempfile::tempdir().unwrap();
+        let deep = root.path().join("a-long-project-folder-name".repeat(5));
+        let path = deep.join("team-memory-recall.watch");
+        assert!(path.as_os_str().len() > 108);
+        let listener = listen(&path).expect("listening below a long path");
+        assert!(path.exists(), "the socket is where it was asked for");
+        let (at, _folder) = address(&path).unwrap();
+        assert!(std::os::unix::net::UnixStream::connect(at).is_ok());
+        drop(listener);
+    }
 }
