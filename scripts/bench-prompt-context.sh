@@ -9,6 +9,9 @@
 #   TEAMMEM=/path/to/teammem scripts/bench-prompt-context.sh
 #   BASELINE=/path/to/old/teammem TEAMMEM=... scripts/bench-prompt-context.sh
 #       # both builds by turns (old, new, new, old, ...) on the same fixtures
+#   MCP=1 ... scripts/bench-prompt-context.sh
+#       # each build's own `teammem mcp` runs beside its turns, as in a session whose client
+#       # has the MCP server (install-agent sets both up): it can vouch for the recall index
 #
 # Release builds with fat LTO take long on a small machine; the numbers in the notes were taken
 # with CARGO_PROFILE_RELEASE_LTO=thin CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16.
@@ -68,14 +71,23 @@ prompts = [
     "How does the auth cache get invalidated?",
     "Plan the migration of the invoice queue to kafka",
 ]
+def env_of(teammem):
+    # Each build keeps its own state (gate and recall caches, sessions, usage).
+    return dict(os.environ, QWEN_CODE_MEMORY_BASE_DIR=os.environ["QWEN_CODE_MEMORY_BASE_DIR"]
+                + "-" + str(abs(hash(teammem))))
+servers = []
+if os.environ.get("MCP") == "1":
+    for name, binary in builds:
+        servers.append(subprocess.Popen([binary, "mcp"], cwd=repo, env=env_of(binary),
+                                        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL))
+    time.sleep(1)
 def run(i, teammem):
     payload = json.dumps({"session_id": "bench-%d" % i, "hook_event_name": "UserPromptSubmit",
                           "cwd": repo, "prompt": prompts[i % len(prompts)]})
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    # Each build keeps its own state (gate and recall caches, sessions, usage).
-    env = dict(os.environ, QWEN_CODE_MEMORY_BASE_DIR=os.environ["QWEN_CODE_MEMORY_BASE_DIR"]
-               + "-" + str(abs(hash(teammem))))
+    env = env_of(teammem)
     out = subprocess.run([teammem, "prompt-context", "--hook", "claude"], cwd=repo,
                          input=payload.encode(), capture_output=True, env=env)
     took = (time.perf_counter() - start) * 1000
@@ -99,12 +111,15 @@ for i in range(runs):
         if out:
             ctx = json.loads(out)["hookSpecificOutput"]["additionalContext"]
             delivered[0] += ctx.count("<memory-data")
+for server in servers:
+    server.kill()
+    server.wait()
 pick = lambda xs, q: sorted(xs)[min(len(xs) - 1, int(q * len(xs)))]
 for name, _ in builds:
     times, cpus, delivered = results[name]
-    print("%6s memories, %s: wall p50 %.1f ms, p90 %.1f ms, min %.1f ms; CPU (user+sys) p50 %.1f ms, "
+    print("%6s memories%s, %s: wall p50 %.1f ms, p90 %.1f ms, min %.1f ms; CPU (user+sys) p50 %.1f ms, "
           "p90 %.1f ms; %d runs, %.1f memories a turn"
-          % (count, name, pick(times, 0.5), pick(times, 0.9), min(times), pick(cpus, 0.5),
+          % (count, " (MCP server running)" if servers else "", name, pick(times, 0.5), pick(times, 0.9), min(times), pick(cpus, 0.5),
              pick(cpus, 0.9), runs, delivered[0] / runs))
 PY
 done

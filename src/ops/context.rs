@@ -13,6 +13,7 @@ use crate::domain::memory_index::{self, MAX_BYTES, MAX_LINES};
 use crate::domain::scope::{INDEX_FILE, ScopeKind};
 use crate::domain::secrets;
 
+use super::context_blocks::{self, ScopeBlock};
 use super::delivery::sessions::Delivered;
 use super::recall::{self, DEFAULT_CHARS, DEFAULT_MAX};
 use super::{OpError, Project, dream, gate_cache, guard, references};
@@ -103,50 +104,54 @@ pub fn build_with(project: &Project, options: &BuildOptions<'_>) -> Result<Conte
             text.push_str(&format!("\nWarning: {}.\n", guard::TRACKED_PRIVATE_WARNING));
             heading = "Private project (tracked by git, so gated like team memory)".into();
         }
-        // A scope that cannot be read safely (a symlink leading out of it) is left out, not
-        // the whole context.
-        let gated = match gate_cache::gate_scope(project, scope, &policy) {
-            Ok(gated) => gated,
-            Err(e) => {
-                let why = gate::for_agent(&e.to_string());
-                warnings.push(format!("the {scope} memory was left out: {why}"));
-                text.push_str(&format!(
-                    "\n{} memory was left out: it could not be read safely ({why}).\n",
-                    title(scope)
-                ));
-                continue;
-            }
+        // The block rendered last time, while nothing it depends on changed.
+        let key = context_blocks::key(project, scope, &dir, &policy);
+        let kept = key
+            .as_deref()
+            .and_then(|key| context_blocks::load(project, scope, &dir, key))
+            .and_then(|block| Some((block.withheld_rules()?, block)));
+        let (withheld_here, block) = match kept {
+            Some(kept) => kept,
+            None => match scope_block(project, scope, &policy) {
+                Ok((withheld_here, block)) => {
+                    if let Some(key) = key {
+                        context_blocks::keep(project, scope, &dir, key, &block);
+                    }
+                    (withheld_here, block)
+                }
+                // A scope that cannot be read safely (a symlink leading out of it) is left
+                // out, not the whole context.
+                Err(e) => {
+                    let why = gate::for_agent(&e.to_string());
+                    warnings.push(format!("the {scope} memory was left out: {why}"));
+                    text.push_str(&format!(
+                        "\n{} memory was left out: it could not be read safely ({why}).\n",
+                        title(scope)
+                    ));
+                    continue;
+                }
+            },
         };
         withheld.add(
-            gated
-                .withheld
+            withheld_here
                 .iter()
                 .map(|(rel, broken)| (format!("{scope}:{rel}"), broken)),
         );
-        let index = within_limits(&memory_index::render(&gated.index_entries()));
-        if index.trim().is_empty() {
+        if block.text.is_empty() {
             continue;
         }
-        delivered.extend(gated.passed.iter().filter_map(|m| {
-            let line = m.line.as_ref()?;
-            Some(Delivered {
-                id: format!("{scope}:{}", m.rel),
-                hash: m.hash.clone(),
-                name: policy.for_agent(&line.title),
-            })
-        }));
-        let index = policy.for_agent(&index);
+        delivered.extend(
+            block
+                .delivered
+                .into_iter()
+                .map(|(rel, hash, name)| Delivered {
+                    id: format!("{scope}:{rel}"),
+                    hash,
+                    name,
+                }),
+        );
         let path = secrets::redact_text(&dir.join(INDEX_FILE).display().to_string());
-        text.push_str(&format!("\n## {heading} memory ({path})\n\n{index}"));
-        if !index.ends_with('\n') {
-            text.push('\n');
-        }
-        let named: Vec<(&str, &[_])> = gated
-            .passed
-            .iter()
-            .map(|m| (m.rel.as_str(), m.references.as_slice()))
-            .collect();
-        text.push_str(&references::index_block(project, scope, &named));
+        text.push_str(&format!("\n## {heading} memory ({path})\n\n{}", block.text));
         shown.push(scope);
     }
     // Memories in two versions, named with the command that resolves them.
@@ -210,6 +215,49 @@ pub fn build_with(project: &Project, options: &BuildOptions<'_>) -> Result<Conte
         warnings,
         delivered,
     })
+}
+
+/// A scope's block of the context, rendered from its memories through the gate: the index
+/// (within its limits, made safe) and the line on the paths they name; empty text when the
+/// index is empty. With the withheld files and their rules.
+fn scope_block(
+    project: &Project,
+    scope: ScopeKind,
+    policy: &gate::Gate,
+) -> Result<(Vec<(String, BrokenRules)>, ScopeBlock), OpError> {
+    let gated = gate_cache::gate_scope(project, scope, policy)?;
+    let withheld: Vec<(String, BrokenRules)> = gated.withheld.clone().into_iter().collect();
+    let mut block = ScopeBlock {
+        withheld: withheld
+            .iter()
+            .map(|(rel, broken)| (rel.clone(), broken.iter().map(|r| r.to_string()).collect()))
+            .collect(),
+        ..ScopeBlock::default()
+    };
+    let index = within_limits(&memory_index::render(&gated.index_entries()));
+    if index.trim().is_empty() {
+        return Ok((withheld, block));
+    }
+    block.delivered = gated
+        .passed
+        .iter()
+        .filter_map(|m| {
+            let line = m.line.as_ref()?;
+            Some((m.rel.clone(), m.hash.clone(), policy.for_agent(&line.title)))
+        })
+        .collect();
+    let mut text = policy.for_agent(&index);
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let named: Vec<(&str, &[_])> = gated
+        .passed
+        .iter()
+        .map(|m| (m.rel.as_str(), m.references.as_slice()))
+        .collect();
+    text.push_str(&references::index_block(project, scope, &named));
+    block.text = text;
+    Ok((withheld, block))
 }
 
 /// What the gate withheld across the scopes of one context: each memory (`scope:rel`) once,

@@ -9,6 +9,7 @@ pub(crate) mod catalog;
 pub(crate) mod check;
 pub(crate) mod cite;
 pub(crate) mod context;
+pub(crate) mod context_blocks;
 pub(crate) mod delivery;
 pub(crate) mod demo;
 pub(crate) mod dream;

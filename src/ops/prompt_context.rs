@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::domain::gate;
 use crate::domain::hook_input::HookInput;
@@ -187,6 +187,10 @@ pub fn prompt_context(
     })
 }
 
+/// How long a turn may walk git's history for the ages of its few memories, when the ages of
+/// every memory are not kept: a memory whose last commit lies deeper has its file time.
+const AGES_ASKED: Duration = Duration::from_millis(300);
+
 /// How long a turn may walk git's history to fill the ages of a new `HEAD` for every memory
 /// (kept for the next turns and the MCP server); a longer history is left to the MCP server,
 /// and the turn asks git about its few memories alone, as `recall` does.
@@ -251,7 +255,7 @@ fn age_from_history(project: &Project, hits: &mut [recall::Hit]) -> Result<(), O
                     (dir.as_path(), rel.as_str(), stamp)
                 })
                 .collect();
-            recall::ages_from_history(project, &places)?
+            recall::ages_from_history(project, &places, Instant::now() + AGES_ASKED)?
                 .into_iter()
                 .map(Some)
                 .collect()

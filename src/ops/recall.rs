@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -27,6 +27,7 @@ use crate::git::history;
 use crate::git::snapshot;
 
 use super::cite::load_usage;
+use super::mcp::vouch;
 use super::{OpError, Project, references};
 
 /// Default number of results.
@@ -279,6 +280,8 @@ enum Source<'a> {
 enum Ages {
     /// The last commit that changed the memory when the work tree holds that version.
     History,
+    /// [`Ages::History`] as far as history is walked by then; the file's time beyond.
+    HistoryUntil(Instant),
     /// The file's modification time only.
     FileTime,
 }
@@ -419,8 +422,16 @@ fn recall_once(
                         .position(|(s, _)| *s == scope)
                         .map(|at| known.swap_remove(at).1);
                     let at = (order, scope);
-                    let (found, proof) =
-                        scan_indexed_unproven(&dir, &file, &parsed, at, (settle, budget), taken)?;
+                    let vouched = |sum| vouch::vouched(&file, sum);
+                    let (found, proof) = scan_indexed_unproven(
+                        &dir,
+                        &file,
+                        &parsed,
+                        at,
+                        (settle, budget),
+                        taken,
+                        &vouched,
+                    )?;
                     proofs.extend(proof.map(|p| (scope, p)));
                     found
                 }
@@ -536,7 +547,7 @@ fn recall_once(
 /// `QWEN_CODE_MEMORY_LOCAL=1` the private state folder is `.qwen/` in the work tree; the
 /// index goes to the usual per-project folder under `<base>` instead, so that a cache never
 /// shows up in `git status`.
-fn index_file(project: &Project, scope: ScopeKind, dir: &Path) -> Option<PathBuf> {
+pub(crate) fn index_file(project: &Project, scope: ScopeKind, dir: &Path) -> Option<PathBuf> {
     if !cfg!(unix) {
         // Without inode numbers and ctime a stamp cannot see every edit.
         return None;
@@ -566,12 +577,14 @@ pub fn cut_body(body: &str, chars: usize, id: &str) -> (String, bool) {
 }
 
 /// When each memory (scope folder, file, stamp of the version shown) last changed, as
-/// [`recall`] tells it, walking git's history for these files alone.
+/// [`recall`] tells it, walking git's history for these files alone until `deadline`: a
+/// memory whose last commit is not found by then has its file time.
 pub(crate) fn ages_from_history(
     project: &Project,
     memories: &[(&Path, &str, Stamp)],
+    deadline: Instant,
 ) -> Result<Vec<Freshness>, OpError> {
-    freshness(project, memories, Ages::History)
+    freshness(project, memories, Ages::HistoryUntil(deadline))
 }
 
 /// When a memory last changed, and who changed it.
@@ -595,8 +608,12 @@ fn freshness(
 ) -> Result<Vec<Freshness>, OpError> {
     let mut from_commits: Vec<Option<Freshness>> = memories.iter().map(|_| None).collect();
     let root = match ages {
-        Ages::History => project.repo.as_ref().map(|r| r.workdir.clone()),
+        Ages::History | Ages::HistoryUntil(_) => project.repo.as_ref().map(|r| r.workdir.clone()),
         Ages::FileTime => None,
+    };
+    let deadline = match ages {
+        Ages::HistoryUntil(deadline) => Some(deadline),
+        Ages::History | Ages::FileTime => None,
     };
     if let Some(root) = root {
         // Each memory inside the work tree, by its path in the repository.
@@ -623,7 +640,7 @@ fn freshness(
                 }
             }
             let names: Vec<String> = committed.iter().map(|(_, full)| full.clone()).collect();
-            let changes = history::file::last_changes(&repo, &names)?;
+            let changes = history::file::last_changes_until(&repo, &names, deadline)?;
             for (i, full) in committed {
                 if let Some(change) = changes.get(&full) {
                     from_commits[i] = Some(Freshness {

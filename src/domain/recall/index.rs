@@ -389,6 +389,11 @@ pub struct RecallIndexHead<'a> {
 }
 
 impl<'a> RecallIndexHead<'a> {
+    /// The body's checksum as recorded (what names this version of the index).
+    pub fn sum(&self) -> u64 {
+        self.sum
+    }
+
     /// Reads the start of an index file; `None` when it is not one (or of another version),
     /// or the body's length is not the one recorded. Never panics, whatever the bytes.
     pub fn read(bytes: &'a [u8]) -> Option<RecallIndexHead<'a>> {

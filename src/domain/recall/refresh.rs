@@ -514,6 +514,31 @@ impl StampProof {
     }
 }
 
+/// The checksum of the index `bytes` when its folder `dir` holds exactly what it records,
+/// every memory with the stamp it was indexed with and every stamp settled (what the stats of
+/// a [`StampProof`] prove); `None` otherwise. A long-lived watcher proves this once, and from
+/// then on vouches for the index until its folder changes
+/// ([`scan_indexed_unproven`]'s `vouched`).
+pub fn index_holds(dir: &Path, bytes: &Arc<Vec<u8>>) -> Option<u64> {
+    let head = RecallIndexHead::read(bytes)?;
+    let dir_text = dir.to_string_lossy();
+    if head.dir != dir_text
+        || !head.flags.iter().all(|f| f & 4 != 0)
+        || !listing_unchanged(dir, head.symlinks, &head.folders)
+    {
+        return None;
+    }
+    // The checksum is checked here: what is vouched for is the whole of these bytes.
+    RecallIndex::decode(bytes)?;
+    let names = store::Names::within(bytes, head.names.clone(), head.count)?;
+    let run = store::StampRun::start_expecting(dir, names, head.stamps_at);
+    let proof = StampProof {
+        run,
+        known_from: Arc::clone(bytes),
+    };
+    proof.check().ok().map(|_| head.sum())
+}
+
 /// Whether a listing recorded in an index still holds: no symlink met, and every folder's
 /// stamp settled and unchanged (so no name was added, removed or renamed).
 fn listing_unchanged(dir: &Path, symlinks: bool, folders: &[FolderMeta<'_>]) -> bool {
@@ -534,6 +559,9 @@ fn listing_unchanged(dir: &Path, symlinks: bool, folders: &[FolderMeta<'_>]) -> 
 /// returned, for the caller to check once it has done what it can with the gather (a failed
 /// check means: gather again). `known`, the stamps a check took, is used instead of statting
 /// again, with the index bytes they were compared with.
+///
+/// `vouched` says whether a watcher that has seen no change in `dir` since it proved the
+/// index of this checksum ([`index_holds`]) vouches for it: then no stat is taken at all.
 pub fn scan_indexed_unproven(
     dir: &Path,
     index_path: &Path,
@@ -541,6 +569,7 @@ pub fn scan_indexed_unproven(
     (order, scope): (usize, ScopeKind),
     (settle, budget): (Duration, usize),
     known: Option<KnownStamps>,
+    vouched: &dyn Fn(u64) -> bool,
 ) -> Result<(Found, Option<StampProof>), StoreError> {
     if !dir.is_dir() {
         return Ok((scan_files(dir, query, order, scope)?, None));
@@ -563,10 +592,14 @@ pub fn scan_indexed_unproven(
         .as_ref()
         .is_some_and(|h| listing_unchanged(dir, h.symlinks, &h.folders));
     let mut early: Option<store::StampRun> = None;
+    let mut vouched_for = false;
     if let (Some(h), Some(bytes), None) = (&head, &old_bytes, &known_parts) {
         if listing_holds && h.flags.iter().all(|f| f & 4 != 0) {
-            early = store::Names::within(bytes, h.names.clone(), h.count)
-                .map(|names| store::StampRun::start_expecting(dir, names, h.stamps_at));
+            vouched_for = vouched(h.sum());
+            if !vouched_for {
+                early = store::Names::within(bytes, h.names.clone(), h.count)
+                    .map(|names| store::StampRun::start_expecting(dir, names, h.stamps_at));
+            }
         }
     }
     let old = old_bytes
@@ -588,6 +621,11 @@ pub fn scan_indexed_unproven(
         unchanged_listing.filter(|v| v.files.iter().all(|f| f.settled)),
         &old_bytes,
     ) {
+        // The watcher vouched for these very bytes (their checksum is checked by the decode
+        // that gave `v`): nothing changed since it proved them.
+        if vouched_for && known_stamps.is_none() {
+            return Ok((from_index(bytes, v, query, (order, scope)), None));
+        }
         match known_stamps.filter(|k| k.len() == v.files.len()) {
             None => {
                 // The stats run while the caller uses the gather; it checks them afterwards.

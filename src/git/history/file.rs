@@ -4,8 +4,9 @@
 //! clone only the history knows a memory's age. Like `git log -- PATH`, a merge that takes the
 //! file from one of its parents does not count as changing it.
 
-use std::collections::HashMap;
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::path::Path;
+use std::time::Instant;
 
 use git2::{Oid, Repository, Sort};
 
@@ -108,21 +109,38 @@ fn dir_unchanged(tree: &git2::Tree<'_>, parents: &[git2::Tree<'_>], dir: &str) -
 /// parents' trees until it returns false. In a shallow clone the walk ends at the shallow
 /// boundary, and a parent that is not there counts as no parent, as git treats the shallow
 /// roots (libgit2's revwalk would instead fail on the missing commit).
-fn walk<F>(repo: &Repository, mut visit: F) -> Result<(), GitError>
+///
+/// Without a `deadline` the order is topological (children before parents). With one, the
+/// walk stops once it passes, and goes by commit date as `git log` does without
+/// `--topo-order`: libgit2 reads the whole history before it gives the first commit in any
+/// sorted order (seconds in a history of 100,000 commits), so no deadline could hold there.
+fn walk<F>(repo: &Repository, deadline: Option<Instant>, mut visit: F) -> Result<(), GitError>
 where
     F: FnMut(&git2::Commit<'_>, &git2::Tree<'_>, &[git2::Tree<'_>]) -> bool,
 {
-    let mut revwalk = repo
-        .revwalk()
-        .map_err(|e| GitError::git("walking history", e))?;
-    revwalk
-        .set_sorting(Sort::TIME | Sort::TOPOLOGICAL)
-        .map_err(|e| GitError::git("walking history", e))?;
-    if revwalk.push_head().is_err() {
+    let Ok(head) = repo.head().and_then(|h| h.peel_to_commit()) else {
         return Ok(());
-    }
-    for oid in revwalk {
-        let Ok(oid) = oid else {
+    };
+    let mut order: Box<dyn Iterator<Item = Option<Oid>>> = match deadline {
+        None => {
+            let mut revwalk = repo
+                .revwalk()
+                .map_err(|e| GitError::git("walking history", e))?;
+            revwalk
+                .set_sorting(Sort::TIME | Sort::TOPOLOGICAL)
+                .map_err(|e| GitError::git("walking history", e))?;
+            revwalk
+                .push(head.id())
+                .map_err(|e| GitError::git("walking history", e))?;
+            Box::new(revwalk.map(Result::ok))
+        }
+        Some(_) => Box::new(ByDate::new(repo, &head).map(Some)),
+    };
+    for oid in &mut order {
+        if deadline.is_some_and(|d| Instant::now() > d) {
+            break;
+        }
+        let Some(oid) = oid else {
             // A missing parent: the shallow boundary.
             break;
         };
@@ -144,11 +162,53 @@ where
     Ok(())
 }
 
+/// The commits from one, newest commit date first, as `git log` lists them without
+/// `--topo-order`, each read only when it is reached: a walk that may stop early pays only for
+/// the commits it takes. (libgit2's revwalk reads the whole history before it gives the first
+/// commit in any sorted order: seconds in a history of 100,000 commits.) A parent that is not
+/// there (the shallow boundary) is not walked.
+pub struct ByDate<'r> {
+    repo: &'r Repository,
+    queue: BinaryHeap<(i64, Oid)>,
+    seen: HashSet<Oid>,
+}
+
+impl<'r> ByDate<'r> {
+    /// The walk from `start`.
+    pub fn new(repo: &'r Repository, start: &git2::Commit<'_>) -> ByDate<'r> {
+        ByDate {
+            repo,
+            queue: BinaryHeap::from([(start.time().seconds(), start.id())]),
+            seen: HashSet::from([start.id()]),
+        }
+    }
+}
+
+impl Iterator for ByDate<'_> {
+    type Item = Oid;
+
+    fn next(&mut self) -> Option<Oid> {
+        let (_, oid) = self.queue.pop()?;
+        if let Ok(commit) = self.repo.find_commit(oid) {
+            for id in commit.parent_ids() {
+                if self.seen.insert(id) {
+                    if let Ok(parent) = self.repo.find_commit(id) {
+                        self.queue.push((parent.time().seconds(), id));
+                    }
+                }
+            }
+        }
+        Some(oid)
+    }
+}
+
 /// The last commit that changed each path (relative to the repository root) among those in
-/// `HEAD`. Stops walking as soon as every path is accounted for.
-pub fn last_changes(
+/// `HEAD`. Stops walking as soon as every path is accounted for, or once `deadline` passes:
+/// the paths whose last change was not found by then are left out (see [`walk`]).
+pub fn last_changes_until(
     repo: &Repository,
     paths: &[String],
+    deadline: Option<Instant>,
 ) -> Result<HashMap<String, LastChange>, GitError> {
     if paths.is_empty() {
         return Ok(HashMap::new());
@@ -156,7 +216,7 @@ pub fn last_changes(
     let mut pending: Vec<String> = head_blobs(repo, paths)?.into_keys().collect();
     let dir = common_dir(&pending);
     let mut found = HashMap::new();
-    walk(repo, |commit, tree, parents| {
+    walk(repo, deadline, |commit, tree, parents| {
         if dir_unchanged(tree, parents, &dir) {
             return !pending.is_empty();
         }
@@ -201,7 +261,7 @@ pub fn first_additions(
     }
     let dir = common_dir(&wanted);
     let mut found: HashMap<String, i64> = HashMap::new();
-    walk(repo, |commit, tree, parents| {
+    walk(repo, None, |commit, tree, parents| {
         if dir_unchanged(tree, parents, &dir) {
             return true;
         }

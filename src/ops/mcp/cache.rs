@@ -17,7 +17,7 @@ use crate::domain::gate::Gate;
 use crate::domain::scope::ScopeKind;
 use crate::domain::secrets::IGNORE_FILE;
 use crate::domain::store::Stamp;
-use crate::git::history::file::LastChange;
+use crate::git::history::file::{ByDate, LastChange};
 use crate::git::plain::{self, PlainHead};
 use crate::git::repo::{self, RepoPaths};
 
@@ -421,22 +421,30 @@ fn history_below(
     );
     trees.keep = false;
     let mut found: HashMap<String, (Oid, Arc<LastChange>)> = HashMap::new();
-    let Ok(mut revwalk) = repo.revwalk() else {
-        return Some(found);
+    // With a deadline, by date: libgit2's sorted walk reads the whole history before the first
+    // commit, which no deadline could bound (see `ByDate`).
+    let order: Box<dyn Iterator<Item = Option<Oid>>> = match deadline {
+        None => {
+            let Ok(mut revwalk) = repo.revwalk() else {
+                return Some(found);
+            };
+            if revwalk
+                .set_sorting(git2::Sort::TIME | git2::Sort::TOPOLOGICAL)
+                .is_err()
+                || revwalk.push(start.id()).is_err()
+            {
+                return Some(found);
+            }
+            Box::new(revwalk.map(Result::ok))
+        }
+        Some(_) => Box::new(ByDate::new(repo, &start).map(Some)),
     };
-    if revwalk
-        .set_sorting(git2::Sort::TIME | git2::Sort::TOPOLOGICAL)
-        .is_err()
-        || revwalk.push(start.id()).is_err()
-    {
-        return Some(found);
-    }
-    for oid in revwalk {
+    for oid in order {
         if deadline.is_some_and(|d| Instant::now() > d) {
             return None;
         }
         // A missing commit: the shallow boundary.
-        let Some(commit) = oid.ok().and_then(|oid| repo.find_commit(oid).ok()) else {
+        let Some(commit) = oid.and_then(|oid| repo.find_commit(oid).ok()) else {
             break;
         };
         let Ok(tree) = commit.tree() else {

@@ -7,7 +7,8 @@
 //! passes, [`input`] the argument checks, [`schema`] what the agent is told, and [`server`] the
 //! protocol side (the official `rmcp` SDK on a current-thread tokio runtime); [`watch`] tells a
 //! long-lived server which memory files changed since it last asked, and [`live`] feeds that to
-//! recall's indexes held in memory.
+//! recall's indexes held in memory; with [`vouch`] the server tells each turn's hook whether
+//! recall's on-disk index still holds, so that the hook takes no stats.
 
 pub(crate) mod ages_file;
 pub(crate) mod cache;
@@ -18,6 +19,7 @@ pub(crate) mod reads;
 pub(crate) mod schema;
 pub(crate) mod server;
 pub(crate) mod tools;
+pub(crate) mod vouch;
 pub(crate) mod watch;
 
 pub(crate) use server::serve;

@@ -132,6 +132,8 @@ pub fn serve(door: MemoryDoor) -> Result<(), OpError> {
     warm(&door, "teammem-warm-recall", MemoryDoor::warm_recall);
     warm(&door, "teammem-warm-gate", MemoryDoor::warm_gate);
     warm(&door, "teammem-warm-history", MemoryDoor::warm_freshness);
+    // Each turn's hook asks this server whether its recall index still holds.
+    let _vouching = door.vouch_for_turns();
     let runtime = tokio::runtime::Builder::new_current_thread()
         // rmcp times the initialize handshake.
         .enable_time()

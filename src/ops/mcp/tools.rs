@@ -183,6 +183,12 @@ impl MemoryDoor {
         }
     }
 
+    /// Starts vouching for recall's on-disk indexes of this project's scopes, for the turns'
+    /// hooks ([`super::vouch`]); until the returned value is dropped.
+    pub fn vouch_for_turns(&self) -> super::vouch::Vouching {
+        super::vouch::start(&self.project, &self.project.default_scopes())
+    }
+
     /// Walks the history once for every memory's last commit at `HEAD`, so that the first
     /// search does not ([`FreshnessBook::prepare`]); on a thread of its own at start.
     pub fn warm_freshness(&self) {

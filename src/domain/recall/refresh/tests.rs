@@ -87,11 +87,13 @@ fn scan_indexed(
     at: (usize, ScopeKind),
     settle: (Duration, usize),
 ) -> Result<Found, StoreError> {
-    let (found, proof) = scan_indexed_unproven(dir, index_path, query, at, settle, None)?;
+    let (found, proof) =
+        scan_indexed_unproven(dir, index_path, query, at, settle, None, &|_| false)?;
     match proof.map(StampProof::check) {
         None | Some(Ok(_)) => Ok(found),
         Some(Err(known)) => {
-            scan_indexed_unproven(dir, index_path, query, at, settle, Some(known)).map(|f| f.0)
+            scan_indexed_unproven(dir, index_path, query, at, settle, Some(known), &|_| false)
+                .map(|f| f.0)
         }
     }
 }

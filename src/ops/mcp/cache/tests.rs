@@ -333,7 +333,7 @@ fn one_walk_finds_the_last_change_git_log_finds_through_merges_removals_and_read
     .iter()
     .map(|rel| format!(".qwen/team-memory/{rel}"))
     .collect();
-    let reference = history::file::last_changes(&repo, &paths).unwrap();
+    let reference = history::file::last_changes_until(&repo, &paths, None).unwrap();
     let heads = history::file::head_blobs(&repo, &paths).unwrap();
     let expected: HashMap<String, (Oid, Arc<LastChange>)> = reference
         .into_iter()
