@@ -8,8 +8,8 @@
 //! advertisement, `git/plain_remote.rs`) holds the memory branch at the tip this
 //! clone's branch, its remote-tracking ref and the folder's materialised base stand on; every
 //! file of the folder has the stat recorded when the folder held exactly that tip (a racy
-//! entry, by its content); the folder is excluded; no ref move, transfer or offline note is
-//! left; git knows who commits (so the report has no warning to give). Anything not fully
+//! entry, by its content); the folder is excluded; no ref move, transfer or offline note and
+//! no sync lock is left; git knows who commits (so the report has no warning to give). Anything not fully
 //! understood — a config `include`, `insteadOf`, another remote kind, a symbolic ref, a
 //! reftable repository, layout from the environment, `--author`, `--no-pull`,
 //! `--transport git-cli` — is no answer, and the full sync runs, as it did before.
@@ -78,10 +78,15 @@ fn noop(project: &Project, options: &SyncOptions, started: Instant) -> Option<Sy
         return None;
     }
     let common = &repo.common_dir;
-    // The offline note too: a full sync clears it once the remote answers.
+    // The offline note too: a full sync clears it once the remote answers. And the sync lock:
+    // a sync running now, or one killed before it let go (the full sync takes that over and
+    // removes it; the fast path writes nothing, so it would stay).
     if super::branch::LEFTOVER_NOTES
         .iter()
-        .chain([&crate::git::recovery::OFFLINE_NOTE])
+        .chain([
+            &crate::git::recovery::OFFLINE_NOTE,
+            &crate::git::recovery::SYNC_LOCK,
+        ])
         .any(|f| common.join(f).exists())
     {
         return None;

@@ -708,3 +708,21 @@ fn over_the_folders_limit_an_unchanged_branch_is_a_fast_no_op_that_still_names_w
     assert!(has_memory(&alice, "project", "one-more"));
     assert!(kept_out_lines(&fast_noop(&team, &alice)).is_empty());
 }
+
+#[test]
+fn a_lock_left_by_a_killed_sync_is_taken_over_by_the_full_sync_not_kept_by_the_fast_no_op() {
+    let team = BranchTeam::new();
+    let me = settled(&team, "me");
+    fast_noop(&team, &me);
+    // What a sync killed after its last write and before letting go of the lock leaves: its
+    // lock, naming a process that is gone.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let pid = gone.id();
+    gone.wait().unwrap();
+    let lock = me.join(".git/teammem-sync.lock");
+    std::fs::write(&lock, format!("{pid} 1\n")).unwrap();
+    let report = full_sync(&team, &me);
+    assert!(report["skipped_reason"].is_null(), "{report:#}");
+    assert!(!lock.exists(), "the dead sync's lock is still there");
+    fast_noop(&team, &me);
+}
