@@ -10,6 +10,8 @@
 
 use std::path::Path;
 
+use super::entries::{Entries, Unsupported};
+
 /// One entry of git's index (the staging area) below the folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StagedEntry {
@@ -34,11 +36,6 @@ pub enum FolderEntries {
     Unsupported(String),
 }
 
-const STAT_BYTES: usize = 40;
-const EXTENDED_FLAG: u16 = 0x4000;
-/// The skip-worktree bit of an entry's extended flags (index version 3 and later).
-const SKIP_WORKTREE: u16 = 0x4000;
-
 /// Reads the entries whose path starts with `prefix` (e.g. `.qwen/team-memory/`) from the index
 /// file at `path`, and any entry that stands where the folder or one of its parents should be
 /// (`.qwen` or `.qwen/team-memory` as a file or symlink). `id_len` is the object id size: 20 for SHA-1, 32 for SHA-256 repositories.
@@ -48,114 +45,33 @@ pub fn folder_entries(path: &Path, prefix: &[u8], id_len: usize) -> std::io::Res
 }
 
 fn parse(bytes: &[u8], prefix: &[u8], id_len: usize) -> FolderEntries {
-    let unsupported = |why: &str| FolderEntries::Unsupported(why.to_string());
-    if bytes.len() < 12 + id_len || &bytes[..4] != b"DIRC" {
-        return unsupported("not an index file");
+    match folder(bytes, prefix, id_len) {
+        Ok(entries) => FolderEntries::Read(entries),
+        Err(Unsupported(why)) => FolderEntries::Unsupported(why),
     }
-    let version = be32(bytes, 4);
-    if !(2..=4).contains(&version) {
-        return unsupported("unknown index version");
-    }
-    let count = be32(bytes, 8) as usize;
-    let end = bytes.len() - id_len;
-    let mut at = 12;
+}
+
+fn folder(bytes: &[u8], prefix: &[u8], id_len: usize) -> Result<Vec<StagedEntry>, Unsupported> {
+    let mut walk = Entries::new(bytes, id_len)?;
     let mut out = Vec::new();
-    let mut previous: Vec<u8> = Vec::new();
-    for _ in 0..count {
-        let fixed = STAT_BYTES + id_len + 2;
-        if at + fixed > end {
-            return unsupported("truncated index");
-        }
-        let mode = be32(bytes, at + 24);
-        let id = &bytes[at + STAT_BYTES..at + STAT_BYTES + id_len];
-        let flags = be16(bytes, at + STAT_BYTES + id_len);
-        let mut cursor = at + fixed;
-        let mut skip_worktree = false;
-        if version >= 3 && flags & EXTENDED_FLAG != 0 {
-            cursor += 2;
-            if cursor > end {
-                return unsupported("truncated index");
-            }
-            skip_worktree = be16(bytes, at + fixed) & SKIP_WORKTREE != 0;
-        }
-        if cursor > end {
-            return unsupported("truncated index");
-        }
-        if version == 4 {
-            // Path compressed against the previous entry: strip N bytes, append a NUL-ended suffix.
-            let Some((strip, used)) = varint(&bytes[cursor..end]) else {
-                return unsupported("truncated index");
-            };
-            cursor += used;
-            let Some(len) = bytes[cursor..end].iter().position(|&b| b == 0) else {
-                return unsupported("truncated index");
-            };
-            let keep = previous.len().saturating_sub(strip as usize);
-            previous.truncate(keep);
-            previous.extend_from_slice(&bytes[cursor..cursor + len]);
-            cursor += len + 1;
-        } else {
-            let Some(len) = bytes[cursor..end].iter().position(|&b| b == 0) else {
-                return unsupported("truncated index");
-            };
-            previous.clear();
-            previous.extend_from_slice(&bytes[cursor..cursor + len]);
-            // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
-            let entry_len = cursor + len - at;
-            cursor = at + (entry_len + 8) / 8 * 8;
-        }
-        if mode == 0o040000 {
-            return unsupported("sparse index");
-        }
+    while let Some(entry) = walk.next_entry()? {
+        let path = walk.path();
         // The folder itself, or a parent, recorded as a file or symlink: the caller must know.
-        let is_ancestor = prefix.len() > previous.len()
-            && prefix.starts_with(&previous)
-            && prefix[previous.len()] == b'/';
-        if previous.starts_with(prefix) || is_ancestor {
+        let is_ancestor =
+            prefix.len() > path.len() && prefix.starts_with(path) && prefix[path.len()] == b'/';
+        if path.starts_with(prefix) || is_ancestor {
             out.push(StagedEntry {
-                path: previous.clone(),
-                mode,
-                id: id.to_vec(),
-                stage: ((flags >> 12) & 0x3) as u8,
-                skip_worktree,
+                path: path.to_vec(),
+                mode: entry.mode,
+                id: entry.id.to_vec(),
+                stage: entry.stage,
+                skip_worktree: entry.skip_worktree,
             });
         }
-        at = cursor;
     }
     // Extensions follow the entries: a split index keeps entries in another file.
-    while at + 8 <= end {
-        let signature = &bytes[at..at + 4];
-        if signature == b"link" {
-            return unsupported("split index");
-        }
-        if signature == b"sdir" {
-            return unsupported("sparse index");
-        }
-        at += 8 + be32(bytes, at + 4) as usize;
-    }
-    FolderEntries::Read(out)
-}
-
-fn be32(bytes: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
-}
-
-fn be16(bytes: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([bytes[at], bytes[at + 1]])
-}
-
-/// Git's offset varint (each continuation adds one before shifting).
-fn varint(bytes: &[u8]) -> Option<(u64, usize)> {
-    let mut used = 0;
-    let mut byte = *bytes.first()?;
-    used += 1;
-    let mut value = u64::from(byte & 0x7f);
-    while byte & 0x80 != 0 {
-        byte = *bytes.get(used)?;
-        used += 1;
-        value = ((value + 1) << 7) | u64::from(byte & 0x7f);
-    }
-    Some((value, used))
+    walk.extensions()?;
+    Ok(out)
 }
 
 #[cfg(test)]

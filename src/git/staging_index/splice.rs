@@ -21,23 +21,12 @@ use std::io::{self, Write};
 
 use sha1::{Digest, Sha1};
 
+use super::entries::{Entries, HEADER, NAME_MASK, STAT_BYTES, Unsupported, be32, unsupported};
 use crate::domain::store::FileStamp;
 
-const HEADER: usize = 12;
-const STAT_BYTES: usize = 40;
 const ID_LEN: usize = 20;
 /// The fixed part of an entry: stat data, object id, flags.
 const FIXED: usize = STAT_BYTES + ID_LEN + 2;
-const EXTENDED_FLAG: u16 = 0x4000;
-const NAME_MASK: u16 = 0x0fff;
-
-/// Why an index file was left to libgit2.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unsupported(pub String);
-
-fn unsupported<T>(why: &str) -> Result<T, Unsupported> {
-    Err(Unsupported(why.to_string()))
-}
 
 /// One entry of the folder as it is in the index now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,53 +63,18 @@ pub struct FolderSplice<'a> {
 /// example `.qwen/team-memory/`), checking its structure on the way. The checksum is left to
 /// [`checksum_ok`], which the caller may run while it writes the new file.
 pub fn split<'a>(bytes: &'a [u8], prefix: &[u8]) -> Result<FolderSplice<'a>, Unsupported> {
-    if bytes.len() < HEADER + ID_LEN || &bytes[..4] != b"DIRC" {
-        return unsupported("not an index file");
-    }
-    let version = be32(bytes, 4);
-    if version != 2 && version != 3 {
+    let mut walk = Entries::new(bytes, ID_LEN)?;
+    if walk.version == 4 {
         return unsupported("index version other than 2 or 3");
     }
-    let end = bytes.len() - ID_LEN;
+    let end = walk.end;
     let skip_hash = bytes[end..].iter().all(|&b| b == 0);
-    let count = be32(bytes, 8) as usize;
     let folder = &prefix[..prefix.len().saturating_sub(1)];
-    let mut at = HEADER;
     let mut range: Option<(usize, usize)> = None;
     let mut entries = Vec::new();
     let mut previous: &[u8] = &[];
-    for _ in 0..count {
-        if at + FIXED > end {
-            return unsupported("truncated index");
-        }
-        let flags = be16(bytes, at + STAT_BYTES + ID_LEN);
-        let mut name_at = at + FIXED;
-        if flags & EXTENDED_FLAG != 0 {
-            if version < 3 {
-                return unsupported("extended flags in a version 2 index");
-            }
-            name_at += 2;
-        }
-        let name_len = match flags & NAME_MASK {
-            NAME_MASK => match bytes
-                .get(name_at..end)
-                .and_then(|b| b.iter().position(|&c| c == 0))
-            {
-                Some(len) => len,
-                None => return unsupported("truncated index"),
-            },
-            len => usize::from(len),
-        };
-        // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
-        let next = at + (name_at - at + name_len + 8) / 8 * 8;
-        if next > end || bytes[name_at + name_len] != 0 {
-            return unsupported("truncated index");
-        }
-        let path = &bytes[name_at..name_at + name_len];
-        let mode = be32(bytes, at + 24);
-        if mode == 0o040000 {
-            return unsupported("sparse index");
-        }
+    while let Some(entry) = walk.next_entry()? {
+        let path = &bytes[entry.name.clone()];
         if path < previous {
             return unsupported("index entries out of order");
         }
@@ -131,44 +85,26 @@ pub fn split<'a>(bytes: &'a [u8], prefix: &[u8]) -> Result<FolderSplice<'a>, Uns
             return unsupported("a file where the folder or a parent should be");
         }
         if path.starts_with(prefix) {
-            let (start, _) = *range.get_or_insert((at, at));
-            range = Some((start, next));
+            let (start, _) = *range.get_or_insert((entry.at, entry.at));
+            range = Some((start, entry.next));
             entries.push(FolderEntry {
                 path,
-                mode,
-                id: &bytes[at + STAT_BYTES..at + STAT_BYTES + ID_LEN],
-                stage: ((flags >> 12) & 0x3) as u8,
-                raw: &bytes[at..next],
+                mode: entry.mode,
+                id: entry.id,
+                stage: entry.stage,
+                raw: &bytes[entry.at..entry.next],
             });
         } else if range.is_none() && path > prefix {
-            range = Some((at, at));
+            range = Some((entry.at, entry.at));
         }
-        at = next;
     }
-    let entries_end = at;
+    let entries_end = walk.at();
     let range = range.unwrap_or((entries_end, entries_end));
-    let mut extensions = Vec::new();
-    while at < end {
-        if at + 8 > end {
-            return unsupported("truncated index extension");
-        }
-        let signature = [bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]];
-        let size = be32(bytes, at + 4) as usize;
-        let next = match (at + 8).checked_add(size) {
-            Some(next) if next <= end => next,
-            _ => return unsupported("truncated index extension"),
-        };
-        match &signature {
-            b"link" => return unsupported("split index"),
-            b"sdir" => return unsupported("sparse index"),
-            b"TREE" | b"REUC" => {}
-            // An uppercase signature marks an extension git may ignore; any other is required.
-            s if !s[0].is_ascii_uppercase() => return unsupported("an unknown index extension"),
-            _ => {}
-        }
-        extensions.push((signature, (at, next)));
-        at = next;
-    }
+    let extensions = walk
+        .extensions()?
+        .into_iter()
+        .map(|(signature, r)| (signature, (r.start, r.end)))
+        .collect();
     Ok(FolderSplice {
         bytes,
         range,
@@ -392,14 +328,6 @@ fn parse_tree(data: &[u8]) -> Option<Vec<TreeNode<'_>>> {
         return None;
     }
     Some(nodes)
-}
-
-fn be32(bytes: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
-}
-
-fn be16(bytes: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([bytes[at], bytes[at + 1]])
 }
 
 #[cfg(test)]
