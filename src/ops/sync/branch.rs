@@ -174,11 +174,13 @@ pub(super) fn say_kept_out(lines: &[String], outcome: &mut SyncOutcome) {
     }
 }
 
-/// Notes an interrupted sync leaves in the git folder for the next one to finish from: while
-/// one is there, a sync has work to do.
-pub(super) const LEFTOVER_NOTES: [&str; 2] = [
+/// Notes an interrupted sync leaves in the git folder for the next one to finish from, and the
+/// sync lock (a sync running now, or one killed before it let go, whose lock only a sync that
+/// takes the lock removes): while one is there, a sync has work to do.
+pub(super) const LEFTOVER_NOTES: [&str; 3] = [
     crate::git::recovery::REF_MOVE_NOTE,
     crate::git::recovery::TRANSFER_NOTE,
+    crate::git::recovery::SYNC_LOCK,
 ];
 
 /// The memory branch's tip when a sync has nothing to do: the remote advertises the tip this
@@ -187,7 +189,7 @@ pub(super) const LEFTOVER_NOTES: [&str; 2] = [
 /// out under the same limits (the note that names it comes back too); the folder holds exactly
 /// what was written (so nothing to record, quarantine or write; over the limits, its
 /// `MEMORY.md` is the one regenerated from the folder, not the branch's); the folder is
-/// excluded; and no earlier sync left a ref move or a transfer to clean up. Reads only (no lock
+/// excluded; and no earlier sync left a ref move, a transfer or its lock to clean up. Reads only (no lock
 /// is held): a sync running meanwhile makes one of these differ, and the full sync then takes
 /// its turn at the lock.
 fn nothing_to_do(

@@ -78,15 +78,10 @@ fn noop(project: &Project, options: &SyncOptions, started: Instant) -> Option<Sy
         return None;
     }
     let common = &repo.common_dir;
-    // The offline note too: a full sync clears it once the remote answers. And the sync lock:
-    // a sync running now, or one killed before it let go (the full sync takes that over and
-    // removes it; the fast path writes nothing, so it would stay).
+    // The offline note too: a full sync clears it once the remote answers.
     if super::branch::LEFTOVER_NOTES
         .iter()
-        .chain([
-            &crate::git::recovery::OFFLINE_NOTE,
-            &crate::git::recovery::SYNC_LOCK,
-        ])
+        .chain([&crate::git::recovery::OFFLINE_NOTE])
         .any(|f| common.join(f).exists())
     {
         return None;
