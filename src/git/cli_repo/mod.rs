@@ -676,16 +676,7 @@ fn common_dir(git_dir: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
-    fn git(dir: &Path, args: &[&str]) {
-        let status = std::process::Command::new("git")
-            .current_dir(dir)
-            .args(args)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    }
+    use crate::git::git_cli as git;
 
     fn paths(dir: &Path) -> RepoPaths {
         RepoPaths {

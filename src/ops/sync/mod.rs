@@ -432,16 +432,7 @@ pub(crate) fn push_rounds<R: Rounds>(
                     .collect();
                 outcome.pushed = refused.is_empty();
                 if !refused.is_empty() {
-                    outcome.skip(
-                        SkipReason::PushPartial,
-                        format!(
-                            "pushed to {} of {} push URLs of {}; not to {}",
-                            outcome.push_urls.len() - refused.len(),
-                            outcome.push_urls.len(),
-                            up.remote,
-                            refused.join("; ")
-                        ),
-                    );
+                    outcome.skip_push_partial(&up.remote, &refused);
                 }
                 return Ok(());
             }

@@ -207,6 +207,18 @@ impl SyncOutcome {
         self.warnings.insert(0, why.into());
     }
 
+    /// Stops the sync as `push-partial`: some of `remote`'s push URLs took the push and the
+    /// `refused` ones (each with its answer) did not.
+    pub fn skip_push_partial(&mut self, remote: &str, refused: &[String]) {
+        let why = format!(
+            "pushed to {} of {} push URLs of {remote}; not to {}",
+            self.push_urls.len() - refused.len(),
+            self.push_urls.len(),
+            refused.join("; ")
+        );
+        self.skip(SkipReason::PushPartial, why);
+    }
+
     /// One line saying what happened.
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();

@@ -284,16 +284,7 @@ fn share(
             return Ok(());
         }
         if any_pushed {
-            outcome.skip(
-                SkipReason::PushPartial,
-                format!(
-                    "pushed to {} of {} push URLs of {}; not to {}",
-                    outcome.push_urls.len() - refused.len(),
-                    outcome.push_urls.len(),
-                    up.remote,
-                    refused.join("; ")
-                ),
-            );
+            outcome.skip_push_partial(&up.remote, &refused);
             return Ok(());
         }
         if let Some(failure) = failure {
