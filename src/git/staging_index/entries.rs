@@ -33,7 +33,7 @@ pub type Extension = ([u8; 4], Range<usize>);
 
 /// One entry, as the walk reaches it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry<'a> {
+pub struct RawEntry<'a> {
     /// Where its bytes start.
     pub at: usize,
     /// Where the next entry (or the extensions) start: its bytes are `at..next`, padding included.
@@ -93,7 +93,7 @@ impl<'a> Entries<'a> {
 
     /// The next entry; `None` once every announced entry was read ([`Entries::at`] is then
     /// where the extensions start).
-    pub fn next_entry(&mut self) -> Result<Option<Entry<'a>>, Unsupported> {
+    pub fn next_entry(&mut self) -> Result<Option<RawEntry<'a>>, Unsupported> {
         if self.read == self.count {
             return Ok(None);
         }
@@ -151,7 +151,7 @@ impl<'a> Entries<'a> {
         }
         self.read += 1;
         self.at = next;
-        Ok(Some(Entry {
+        Ok(Some(RawEntry {
             at,
             next,
             mode,
