@@ -56,15 +56,7 @@ impl SyncLock {
             }
             let text = fs::read_to_string(&path).unwrap_or_default();
             let owner = parse_owner(&text);
-            let stale = match &owner {
-                Some(owner) => {
-                    !process_alive(owner.pid)
-                        || now.saturating_sub(owner.started) > STALE_AFTER.as_secs()
-                }
-                // Not written by teammem (or by a future version): only its age tells.
-                None => file_age(&path).is_some_and(|age| age > STALE_AFTER),
-            };
-            if !stale {
+            if !stale(&path, owner.as_ref(), now) {
                 return Ok(Err(owner));
             }
             // Only remove the very lock judged stale: if it changed meanwhile, someone else
@@ -90,6 +82,28 @@ impl Drop for SyncLock {
         if fs::read_to_string(&self.path).is_ok_and(|text| text == self.token) {
             let _ = fs::remove_file(&self.path);
         }
+    }
+}
+
+/// Whether the sync lock in the common git folder `common_dir` was left by a sync that is gone
+/// (killed, crashed) or is older than [`STALE_AFTER`]: what the next sync that takes the lock
+/// removes. `false` when there is no lock, or a live sync holds it.
+pub fn left_by_a_dead_sync(common_dir: &Path) -> bool {
+    let path = common_dir.join(SYNC_LOCK);
+    let Ok(text) = fs::read_to_string(&path) else {
+        return false;
+    };
+    stale(&path, parse_owner(&text).as_ref(), now_secs())
+}
+
+/// Whether the lock at `path`, held by `owner` as its file says, may be taken over at `now`.
+fn stale(path: &Path, owner: Option<&LockOwner>, now: u64) -> bool {
+    match owner {
+        Some(owner) => {
+            !process_alive(owner.pid) || now.saturating_sub(owner.started) > STALE_AFTER.as_secs()
+        }
+        // Not written by teammem (or by a future version): only its age tells.
+        None => file_age(path).is_some_and(|age| age > STALE_AFTER),
     }
 }
 

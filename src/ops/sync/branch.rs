@@ -174,14 +174,21 @@ pub(super) fn say_kept_out(lines: &[String], outcome: &mut SyncOutcome) {
     }
 }
 
-/// Notes an interrupted sync leaves in the git folder for the next one to finish from, and the
-/// sync lock (a sync running now, or one killed before it let go, whose lock only a sync that
-/// takes the lock removes): while one is there, a sync has work to do.
-pub(super) const LEFTOVER_NOTES: [&str; 3] = [
+/// Notes an interrupted sync leaves in the git folder for the next one to finish from: while
+/// one is there, a sync has work to do. So has a sync lock left by a sync that is gone
+/// ([`left_behind`]): only a sync that takes the lock removes it.
+const LEFTOVER_NOTES: [&str; 2] = [
     crate::git::recovery::REF_MOVE_NOTE,
     crate::git::recovery::TRANSFER_NOTE,
-    crate::git::recovery::SYNC_LOCK,
 ];
+
+/// Whether an interrupted sync left something in the common git folder `common` for the next
+/// one to finish: a note of [`LEFTOVER_NOTES`], or its lock. A lock a live sync holds is not:
+/// a sync with nothing to do does not wait for a running one.
+pub(super) fn left_behind(common: &std::path::Path) -> bool {
+    LEFTOVER_NOTES.iter().any(|f| common.join(f).exists())
+        || crate::git::recovery::lock::left_by_a_dead_sync(common)
+}
 
 /// The memory branch's tip when a sync has nothing to do: the remote advertises the tip this
 /// clone's memory branch, its remote-tracking ref and the folder's last materialisation all
@@ -224,7 +231,7 @@ fn nothing_to_do(
         }
     };
     let common = repo.commondir();
-    if LEFTOVER_NOTES.iter().any(|f| common.join(f).exists()) {
+    if left_behind(common) {
         return Ok(None);
     }
     if !exclude_text(repo).lines().any(is_exclude_line) {

@@ -9,7 +9,7 @@
 //! clone's branch, its remote-tracking ref and the folder's materialised base stand on; every
 //! file of the folder has the stat recorded when the folder held exactly that tip (a racy
 //! entry, by its content); the folder is excluded; no ref move, transfer or offline note and
-//! no sync lock is left; git knows who commits (so the report has no warning to give). Anything not fully
+//! no lock of a sync that is gone is left; git knows who commits (so the report has no warning to give). Anything not fully
 //! understood — a config `include`, `insteadOf`, another remote kind, a symbolic ref, a
 //! reftable repository, layout from the environment, `--author`, `--no-pull`,
 //! `--transport git-cli` — is no answer, and the full sync runs, as it did before.
@@ -79,10 +79,8 @@ fn noop(project: &Project, options: &SyncOptions, started: Instant) -> Option<Sy
     }
     let common = &repo.common_dir;
     // The offline note too: a full sync clears it once the remote answers.
-    if super::branch::LEFTOVER_NOTES
-        .iter()
-        .chain([&crate::git::recovery::OFFLINE_NOTE])
-        .any(|f| common.join(f).exists())
+    if super::branch::left_behind(common)
+        || common.join(crate::git::recovery::OFFLINE_NOTE).exists()
     {
         return None;
     }
