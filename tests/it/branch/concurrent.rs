@@ -229,16 +229,29 @@ fn a_ref_locked_by_another_push_is_a_lost_race_not_a_refusal() {
     assert_eq!(proposals.trim(), "", "{report:#}");
 
     fs::remove_file(&lock).unwrap();
-    // A budget no load on a shared test machine uses up: this sync must push, not race a clock.
+    // A budget no load on a shared test machine uses up. What the user must see is the memory
+    // on the remote and nothing left to do: under load this sync has found it already pushed
+    // (a no-op reporting pushed=false), so which sync pushed it is not asserted.
     let run = team.sb.teammem(&me, ["sync", "--json", "--timeout", "120"]);
     let report: serde_json::Value = serde_json::from_str(&run.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}\n{}", run.stdout, run.stderr));
-    assert_eq!(report["pushed"], true, "{report:#}\n{}", run.stderr);
+    assert!(
+        report["skipped_reason"].is_null(),
+        "{report:#}\n{}",
+        run.stderr
+    );
     assert!(
         team.remote_files("team-memory")
             .iter()
-            .any(|f| f.ends_with("project/while-locked.md"))
+            .any(|f| f.ends_with("project/while-locked.md")),
+        "{report:#}\n{}",
+        run.stderr
     );
+    let local = team.sb.git(&me, ["rev-parse", "refs/heads/team-memory"]);
+    let remote = team
+        .sb
+        .git(&team.remote, ["rev-parse", "refs/heads/team-memory"]);
+    assert_eq!(local, remote, "{report:#}");
     let merges = team
         .sb
         .git(&team.remote, ["rev-list", "--merges", "team-memory"]);
