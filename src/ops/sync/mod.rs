@@ -538,15 +538,7 @@ fn landed(moved: BranchMove, outcome: &mut SyncOutcome) -> bool {
         }
         BranchMove::UpToDate => true,
         BranchMove::Blocked { paths } => {
-            outcome.skip(
-                SkipReason::PullBlocked,
-                format!(
-                    "local changes, or files git does not track (untracked or ignored), are in \
-                     the way of the pull: {}; nothing was changed — commit or stash them, or move \
-                     them away, then sync again",
-                    paths.join(", ")
-                ),
-            );
+            outcome.skip_pull_blocked(&paths);
             false
         }
         BranchMove::OutOfTime => {

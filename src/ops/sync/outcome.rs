@@ -219,6 +219,31 @@ impl SyncOutcome {
         self.skip(SkipReason::PushPartial, why);
     }
 
+    /// Stops the sync as `pull-blocked`: `paths` (changed locally, or untracked or ignored)
+    /// stand in the way of the pull.
+    pub fn skip_pull_blocked(&mut self, paths: &[String]) {
+        let why = format!(
+            "local changes, or files git does not track (untracked or ignored), are in the way \
+             of the pull: {}; nothing was changed — commit or stash them, or move them away, \
+             then sync again",
+            paths.join(", ")
+        );
+        self.skip(SkipReason::PullBlocked, why);
+    }
+
+    /// Stops the sync as `staged-removal`: `removed` are staged for removal but still on disk.
+    pub fn skip_staged_removal<S: AsRef<str>>(&mut self, removed: &[S]) {
+        let removed: Vec<&str> = removed.iter().map(AsRef::as_ref).collect();
+        let why = format!(
+            "{} staged for removal (`git rm --cached`) but still on disk, and a sync would \
+             publish it again; to unpublish it, delete the file (`teammem forget`, or `rm`) \
+             and sync; to keep it, `git restore --staged {}`",
+            removed.join(", "),
+            removed.join(" ")
+        );
+        self.skip(SkipReason::StagedRemoval, why);
+    }
+
     /// One line saying what happened.
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();

@@ -132,16 +132,7 @@ pub fn commit_team_changes(
         false => crate::git::staged_removal::staged_removals(repo, head_tree.as_ref(), TEAM_DIR)?,
     };
     if !removed.is_empty() {
-        outcome.skip(
-            SkipReason::StagedRemoval,
-            format!(
-                "{} staged for removal (`git rm --cached`) but still on disk, and a sync would \
-                 publish it again; to unpublish it, delete the file (`teammem forget`, or `rm`) \
-                 and sync; to keep it, `git restore --staged {}`",
-                removed.join(", "),
-                removed.join(" ")
-            ),
-        );
+        outcome.skip_staged_removal(&removed);
         return Ok(());
     }
     if Instant::now() >= deadline {

@@ -14,7 +14,7 @@ use crate::ops::quarantine::{self, Quarantined};
 use crate::ops::{OpError, Project};
 
 use super::super::team_commit::{SYMLINK_NOT_PUBLISHED, parse_person, regenerate_index};
-use super::super::{FALLBACK_AUTHOR, SIGNING_FIX, SkipReason, SyncOptions, SyncOutcome};
+use super::super::{FALLBACK_AUTHOR, SIGNING_FIX, SyncOptions, SyncOutcome};
 
 /// The sync commit's message, as the libgit2 path writes it.
 pub(super) const SYNC_MESSAGE: &str = "chore(memory): sync team memory\n\nTeammem-Sync: 1\n";
@@ -85,17 +85,7 @@ pub(super) fn commit_folder(
         .filter(|p| !in_index.contains(p.as_str()) && workdir.join(p).is_file())
         .collect();
     if !removed.is_empty() {
-        let removed: Vec<&str> = removed.iter().map(|p| p.as_str()).collect();
-        outcome.skip(
-            SkipReason::StagedRemoval,
-            format!(
-                "{} staged for removal (`git rm --cached`) but still on disk, and a sync would \
-                 publish it again; to unpublish it, delete the file (`teammem forget`, or `rm`) \
-                 and sync; to keep it, `git restore --staged {}`",
-                removed.join(", "),
-                removed.join(" ")
-            ),
-        );
+        outcome.skip_staged_removal(&removed);
         return Ok(Committed::Refused);
     }
     // Memories git ignores in this clone are never published, nor listed in MEMORY.md.

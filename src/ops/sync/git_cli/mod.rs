@@ -442,15 +442,7 @@ fn checked_out(
             Ok(false)
         }
         Err(paths) => {
-            outcome.skip(
-                SkipReason::PullBlocked,
-                format!(
-                    "local changes, or files git does not track (untracked or ignored), are in \
-                     the way of the pull: {}; nothing was changed — commit or stash them, or move \
-                     them away, then sync again",
-                    paths.join(", ")
-                ),
-            );
+            outcome.skip_pull_blocked(&paths);
             Ok(false)
         }
     }
