@@ -52,11 +52,16 @@ pub(crate) fn run_within(
         cmd.process_group(0);
     }
     let mut child = cmd.spawn().map_err(Stopped::Spawn)?;
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(input);
-    }
     let stdout = child.stdout.take().map(read_in_background);
     let stderr = child.stderr.take().map(read_in_background);
+    // Written beside the reads: a child that answers as it reads (`git cat-file --batch`)
+    // would otherwise fill its output pipe and stop reading while its input is still coming.
+    let writer = child.stdin.take().map(|mut stdin| {
+        let input = input.to_vec();
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        })
+    });
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
@@ -71,6 +76,9 @@ pub(crate) fn run_within(
             }
         }
     };
+    if let Some(writer) = writer {
+        let _ = writer.join();
+    }
     let collect = |handle: Option<JoinHandle<Vec<u8>>>| {
         handle.and_then(|h| h.join().ok()).unwrap_or_default()
     };
