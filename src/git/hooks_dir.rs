@@ -23,6 +23,25 @@ pub fn hooks_dir(repo: &Repository) -> Result<PathBuf, GitError> {
     }
 }
 
+/// The same for a repository libgit2 cannot open (reftable refs, SHA-256 objects): its own
+/// config file read beside the user's and the system's, as git layers them.
+pub fn hooks_dir_in(common_dir: &Path, workdir: &Path) -> Result<PathBuf, GitError> {
+    let mut config =
+        git2::Config::open_default().map_err(|e| GitError::git("reading the git config", e))?;
+    let local = common_dir.join("config");
+    if local.exists() {
+        config
+            .add_file(&local, git2::ConfigLevel::Local, false)
+            .map_err(|e| GitError::git(format!("reading {}", local.display()), e))?;
+    }
+    match config.get_path("core.hooksPath") {
+        Ok(path) if path.is_absolute() => Ok(path),
+        Ok(path) => Ok(workdir.join(path)),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(common_dir.join("hooks")),
+        Err(e) => Err(GitError::git("reading core.hooksPath", e)),
+    }
+}
+
 fn common_dir(repo: &Repository) -> &Path {
     repo.commondir()
 }

@@ -11,8 +11,6 @@
 
 use std::path::{Path, PathBuf};
 
-use git2::{ConfigLevel, Repository};
-
 use super::GitError;
 
 /// The driver's name in `merge=<name>` and `merge.<name>.driver`.
@@ -37,9 +35,9 @@ pub enum DriverChange {
     Absent,
 }
 
-/// The local attributes file git reads for `repo`.
-pub fn attributes_file(repo: &Repository) -> PathBuf {
-    repo.commondir().join("info").join("attributes")
+/// The local attributes file git reads, in the common git folder `common_dir`.
+pub fn attributes_file(common_dir: &Path) -> PathBuf {
+    common_dir.join("info").join("attributes")
 }
 
 /// The driver command: `binary merge-index %O %A %B %P`; when the binary is gone, git's own
@@ -49,9 +47,10 @@ pub fn driver_command(binary: &Path) -> String {
     format!("{binary} merge-index %O %A %B %P || git merge-file -L ours -L base -L theirs %A %O %B")
 }
 
-/// Sets up the driver for the team `MEMORY.md` with `binary`. Idempotent.
-pub fn install(repo: &Repository, binary: &Path) -> Result<DriverChange, GitError> {
-    let path = attributes_file(repo);
+/// Sets up the driver for the team `MEMORY.md` with `binary` in the repository whose common
+/// git folder is `common_dir`. Idempotent.
+pub fn install(common_dir: &Path, binary: &Path) -> Result<DriverChange, GitError> {
+    let path = attributes_file(common_dir);
     let text = read_or_empty(&path)?;
     let mut written = false;
     if !text.lines().any(|l| l.trim() == ATTRIBUTE_LINE) {
@@ -66,7 +65,7 @@ pub fn install(repo: &Repository, binary: &Path) -> Result<DriverChange, GitErro
         write_file(&path, &new)?;
         written = true;
     }
-    let mut config = local_config(repo)?;
+    let mut config = local_config(common_dir)?;
     let command = driver_command(binary);
     let context = "writing the merge driver to .git/config";
     let settings = [
@@ -92,8 +91,8 @@ pub fn install(repo: &Repository, binary: &Path) -> Result<DriverChange, GitErro
 }
 
 /// Removes the attributes line and the driver's config.
-pub fn uninstall(repo: &Repository) -> Result<DriverChange, GitError> {
-    let path = attributes_file(repo);
+pub fn uninstall(common_dir: &Path) -> Result<DriverChange, GitError> {
+    let path = attributes_file(common_dir);
     let text = read_or_empty(&path)?;
     let mut removed = false;
     let kept: Vec<&str> = text
@@ -108,7 +107,7 @@ pub fn uninstall(repo: &Repository) -> Result<DriverChange, GitError> {
         write_file(&path, &new)?;
         removed = true;
     }
-    let mut config = local_config(repo)?;
+    let mut config = local_config(common_dir)?;
     for key in [
         format!("merge.{DRIVER}.name"),
         format!("merge.{DRIVER}.driver"),
@@ -127,10 +126,10 @@ pub fn uninstall(repo: &Repository) -> Result<DriverChange, GitError> {
     })
 }
 
-/// The repository's own config file (`.git/config`), not the user's or the system's.
-fn local_config(repo: &Repository) -> Result<git2::Config, GitError> {
-    repo.config()
-        .and_then(|c| c.open_level(ConfigLevel::Local))
+/// The repository's own config file (`.git/config`), not the user's or the system's: opened
+/// as a file, so a repository libgit2 cannot open (reftable, SHA-256) gets the driver too.
+fn local_config(common_dir: &Path) -> Result<git2::Config, GitError> {
+    git2::Config::open(&common_dir.join("config"))
         .map_err(|e| GitError::git("opening .git/config", e))
 }
 

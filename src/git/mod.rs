@@ -67,7 +67,7 @@ pub enum GitError {
         source: git2::Error,
     },
     /// The repository uses a format libgit2 cannot read.
-    #[error("{path}: {what} — teammem cannot work in this repository; {fix}")]
+    #[error("{path}: {what}; {fix}")]
     Unsupported {
         /// The repository.
         path: String,

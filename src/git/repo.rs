@@ -240,6 +240,10 @@ pub fn open_work_tree(workdir: &Path) -> Result<Repository, GitError> {
     Repository::open(workdir).map_err(|err| unsupported_or(workdir, err))
 }
 
+/// What runs through the installed git in a repository libgit2 cannot open.
+const THROUGH_GIT: &str = "`sync`, `session-start`, `init`, `install-hooks`, `check --staged`, \
+                           `check --all`, `recall` and `stale` run here through git";
+
 /// libgit2 cannot read reftable repositories or unknown extensions; say so plainly instead of
 /// passing on its message, with a fix that works for the extension found: `git refs migrate`
 /// converts reftable refs and nothing else.
@@ -252,10 +256,10 @@ fn unsupported_or(path: &Path, err: git2::Error) -> GitError {
                 "the repository's objects are SHA-256, which libgit2 cannot read ({})",
                 err.message()
             ),
-            fix: "this command needs libgit2 (`teammem sync` and `teammem init` run here \
-                  through git, in current-branch mode); for it, use a SHA-1 clone of the \
-                  project (`git init --object-format=sha1`)"
-                .into(),
+            fix: format!(
+                "this command needs libgit2 ({THROUGH_GIT}); for it, use a SHA-1 clone of \
+                 the project (`git init --object-format=sha1`)"
+            ),
         };
     }
     if message.contains("refstorage") || message.contains("reftable") {
@@ -265,12 +269,12 @@ fn unsupported_or(path: &Path, err: git2::Error) -> GitError {
                 "the repository keeps its refs in reftable, which libgit2 cannot open ({})",
                 err.message()
             ),
-            fix: "this command needs libgit2 (`teammem sync` and `teammem init` run here \
-                  through git, in current-branch mode); for it, clone the repository again \
-                  with `git clone --ref-format=files`, or convert it with \
-                  `git refs migrate --ref-format=files` (git 2.48 or later: 2.46 and 2.47 \
-                  refuse a repository with reflogs; not with linked worktrees)"
-                .into(),
+            fix: format!(
+                "this command needs libgit2 ({THROUGH_GIT}); for it, clone the repository \
+                 again with `git clone --ref-format=files`, or convert it with `git refs \
+                 migrate --ref-format=files` (git 2.48 or later: 2.46 and 2.47 refuse a \
+                 repository with reflogs; not with linked worktrees)"
+            ),
         };
     }
     if message.contains("extension") || message.contains("format version") {

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::domain::store;
+use crate::git::cli_repo::CliRepo;
 use crate::git::hooks_dir;
 use crate::git::merge_driver::{self, DriverChange};
 
@@ -50,6 +51,9 @@ pub enum HookAction {
     Removed,
     /// teammem's hook was not installed.
     NotInstalled,
+    /// The hook cannot work in this repository, so it is not installed (a teammem hook of
+    /// that name that was there is removed); `note` says why.
+    Unavailable,
 }
 
 /// The outcome of `install-hooks` or `uninstall-hooks` for one hook.
@@ -64,6 +68,53 @@ pub struct HookOutcome {
     pub hook: PathBuf,
     /// The user's own hook, run first by teammem's hook (install) or put back (uninstall).
     pub chained: Option<PathBuf>,
+    /// Why the hook is [`HookAction::Unavailable`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Where the hooks and the merge driver go.
+struct HookPlace {
+    /// The hooks folder git uses.
+    hooks: PathBuf,
+    /// The common git folder (local attributes, `.git/config`).
+    common_dir: PathBuf,
+    /// Why libgit2 cannot open the repository (reftable refs, SHA-256 objects), when so: the
+    /// `reference-transaction` hook's check needs libgit2, so it is not installed there.
+    git_only: Option<String>,
+}
+
+fn hook_place(project: &Project) -> Result<HookPlace, OpError> {
+    let paths = project.repo_paths()?;
+    let place = match CliRepo::needing_git(paths) {
+        Some(cli) => HookPlace {
+            hooks: hooks_dir::hooks_dir_in(&cli.common_dir, &cli.paths.workdir)?,
+            common_dir: cli.common_dir,
+            git_only: Some(cli.why),
+        },
+        None => {
+            let repo = project.open_repository()?;
+            HookPlace {
+                hooks: hooks_dir::hooks_dir(&repo)?,
+                common_dir: repo.commondir().to_path_buf(),
+                git_only: None,
+            }
+        }
+    };
+    std::fs::create_dir_all(&place.hooks).map_err(|e| OpError::io(&place.hooks, e))?;
+    Ok(place)
+}
+
+/// Why `hook` is not installed in `place`, when it is not.
+fn unavailable(place: &HookPlace, hook: &str) -> Option<String> {
+    let why = place.git_only.as_ref()?;
+    (hook == REFERENCE_TRANSACTION).then(|| {
+        format!(
+            "not installed ({why}, and its check of the commits that cherry-pick, revert \
+             and am make needs libgit2); pre-commit and pre-merge-commit still check every \
+             other commit, and `teammem check --range` in CI checks them all"
+        )
+    })
 }
 
 /// The script of `hook` (one of `HOOKS`). `binary` is tried first, then `teammem` on PATH.
@@ -187,9 +238,18 @@ fn shell_quote(text: &str) -> String {
 /// Installs both hooks. Idempotent; a foreign hook is moved to its [`chained_name`] and run
 /// first. Nothing is written unless every hook can be installed.
 pub fn install(project: &Project, binary: &Path) -> Result<Vec<HookOutcome>, OpError> {
-    let dir = hooks_folder(project)?;
+    let place = hook_place(project)?;
+    let dir = &place.hooks;
     let mut plan = Vec::new();
+    let mut outcomes = Vec::new();
     for name in HOOKS {
+        if let Some(note) = unavailable(&place, name) {
+            let mut removed = uninstall_hook(dir, name)?;
+            removed.action = HookAction::Unavailable;
+            removed.note = Some(note);
+            outcomes.push(removed);
+            continue;
+        }
         let hook = dir.join(name);
         let chained = dir.join(chained_name(name));
         let script = hook_script(binary, name);
@@ -215,7 +275,6 @@ pub fn install(project: &Project, binary: &Path) -> Result<Vec<HookOutcome>, OpE
         };
         plan.push((name, hook, chained, script, existing.is_some(), action));
     }
-    let mut outcomes = Vec::new();
     for (name, hook, chained, script, existed, action) in plan {
         if action == HookAction::Installed && existed {
             std::fs::rename(&hook, &chained).map_err(|e| OpError::io(&hook, e))?;
@@ -231,9 +290,10 @@ pub fn install(project: &Project, binary: &Path) -> Result<Vec<HookOutcome>, OpE
                 .is_ok()
                 .then_some(chained),
             hook,
+            note: None,
         });
     }
-    outcomes.push(install_merge_driver(project, binary)?);
+    outcomes.push(install_merge_driver(&place.common_dir, binary)?);
     Ok(outcomes)
 }
 
@@ -242,70 +302,69 @@ pub const MERGE_DRIVER: &str = "merge-driver";
 
 /// Sets up the `MEMORY.md` merge driver (see [`merge_driver`]); its outcome names the local
 /// attributes file.
-fn install_merge_driver(project: &Project, binary: &Path) -> Result<HookOutcome, OpError> {
-    let repo = project.open_repository()?;
-    let action = match merge_driver::install(&repo, binary)? {
+fn install_merge_driver(common_dir: &Path, binary: &Path) -> Result<HookOutcome, OpError> {
+    let action = match merge_driver::install(common_dir, binary)? {
         DriverChange::Written => HookAction::Installed,
         _ => HookAction::Unchanged,
     };
     Ok(HookOutcome {
         name: MERGE_DRIVER,
         action,
-        hook: merge_driver::attributes_file(&repo),
+        hook: merge_driver::attributes_file(common_dir),
         chained: None,
+        note: None,
     })
 }
 
 /// Removes teammem's hooks and puts chained hooks back in their place.
 pub fn uninstall(project: &Project) -> Result<Vec<HookOutcome>, OpError> {
-    let dir = hooks_folder(project)?;
+    let place = hook_place(project)?;
     let mut outcomes = Vec::new();
     for name in HOOKS {
-        let hook = dir.join(name);
-        let chained = dir.join(chained_name(name));
-        let ours = read_if_file(&hook)?.is_some_and(|t| t.contains(&marker(name)));
-        if !ours {
-            outcomes.push(HookOutcome {
-                name,
-                action: HookAction::NotInstalled,
-                hook,
-                chained: None,
-            });
-            continue;
-        }
-        std::fs::remove_file(&hook).map_err(|e| OpError::io(&hook, e))?;
-        let restored = if std::fs::symlink_metadata(&chained).is_ok() {
-            std::fs::rename(&chained, &hook).map_err(|e| OpError::io(&chained, e))?;
-            Some(hook.clone())
-        } else {
-            None
-        };
-        outcomes.push(HookOutcome {
-            name,
-            action: HookAction::Removed,
-            hook,
-            chained: restored,
-        });
+        outcomes.push(uninstall_hook(&place.hooks, name)?);
     }
-    let repo = project.open_repository()?;
-    let action = match merge_driver::uninstall(&repo)? {
+    let action = match merge_driver::uninstall(&place.common_dir)? {
         DriverChange::Removed => HookAction::Removed,
         _ => HookAction::NotInstalled,
     };
     outcomes.push(HookOutcome {
         name: MERGE_DRIVER,
         action,
-        hook: merge_driver::attributes_file(&repo),
+        hook: merge_driver::attributes_file(&place.common_dir),
         chained: None,
+        note: None,
     });
     Ok(outcomes)
 }
 
-fn hooks_folder(project: &Project) -> Result<PathBuf, OpError> {
-    let repo = project.open_repository()?;
-    let dir = hooks_dir::hooks_dir(&repo)?;
-    std::fs::create_dir_all(&dir).map_err(|e| OpError::io(&dir, e))?;
-    Ok(dir)
+/// Removes teammem's `name` hook from `dir`, putting back the hook it chained.
+fn uninstall_hook(dir: &Path, name: &'static str) -> Result<HookOutcome, OpError> {
+    let hook = dir.join(name);
+    let chained = dir.join(chained_name(name));
+    let ours = read_if_file(&hook)?.is_some_and(|t| t.contains(&marker(name)));
+    if !ours {
+        return Ok(HookOutcome {
+            name,
+            action: HookAction::NotInstalled,
+            hook,
+            chained: None,
+            note: None,
+        });
+    }
+    std::fs::remove_file(&hook).map_err(|e| OpError::io(&hook, e))?;
+    let restored = if std::fs::symlink_metadata(&chained).is_ok() {
+        std::fs::rename(&chained, &hook).map_err(|e| OpError::io(&chained, e))?;
+        Some(hook.clone())
+    } else {
+        None
+    };
+    Ok(HookOutcome {
+        name,
+        action: HookAction::Removed,
+        hook,
+        chained: restored,
+        note: None,
+    })
 }
 
 /// The text of a regular file (following a symlink, as git does when it runs a hook).

@@ -23,7 +23,9 @@ use crate::domain::recall::usage::{self, UsageBook, Used};
 use crate::domain::recall::{Analyzer, PROXIMITY_CANDIDATES, Query, points};
 use crate::domain::scope::ScopeKind;
 use crate::domain::store::Stamp;
+use crate::git::cli_repo::CliRepo;
 use crate::git::history;
+use crate::git::remote::Deadline;
 use crate::git::snapshot;
 
 use super::cite::load_usage;
@@ -587,6 +589,92 @@ pub(crate) fn ages_from_history(
     freshness(project, memories, Ages::HistoryUntil(deadline))
 }
 
+/// The last change of each memory inside the work tree (`inside`: index into `memories`, path
+/// in the repository) whose work-tree file is the version HEAD holds: through libgit2, or
+/// through git in a repository libgit2 cannot open.
+fn commit_ages(
+    project: &Project,
+    memories: &[(&Path, &str, Stamp)],
+    inside: Vec<(usize, String)>,
+    deadline: Option<Instant>,
+) -> Result<Vec<(usize, LastCommit)>, OpError> {
+    let paths = project.repo_paths()?;
+    let names: Vec<String> = inside.iter().map(|(_, full)| full.clone()).collect();
+    let committed: Vec<(usize, String)>;
+    let mut changes: HashMap<String, LastCommit> = HashMap::new();
+    if let Some(cli) = CliRepo::needing_git(paths) {
+        let budget = match deadline {
+            Some(at) => Deadline::at(at),
+            None => Deadline::after(GIT_HISTORY_BUDGET),
+        };
+        let head = cli.head_blob_ids(&names, &budget)?;
+        let on_disk = cli.file_ids(&names, &budget)?;
+        committed = inside
+            .into_iter()
+            .zip(on_disk)
+            .filter(|((_, full), id)| head.get(full) == Some(id))
+            .map(|(named, _)| named)
+            .collect();
+        let names: Vec<String> = committed.iter().map(|(_, full)| full.clone()).collect();
+        let dir = history::file::common_dir(&names);
+        // Out of time, the history gives no ages: every memory keeps its file time.
+        if let Ok(found) = cli.last_changes(&names, &dir, &budget) {
+            changes = found
+                .into_iter()
+                .map(|(path, c)| {
+                    (
+                        path,
+                        LastCommit {
+                            time: c.time,
+                            author: c.author,
+                        },
+                    )
+                })
+                .collect();
+        }
+    } else {
+        let repo = crate::git::repo::open(paths)?;
+        let head = history::file::head_blobs(&repo, &names)?;
+        let mut kept = Vec::new();
+        for (i, full) in inside {
+            let (dir, rel, _) = memories[i];
+            let path = dir.join(rel);
+            let bytes = std::fs::read(&path).map_err(|e| OpError::io(&path, e))?;
+            if head.get(&full) == Some(&snapshot::blob_id(&bytes)?) {
+                kept.push((i, full));
+            }
+        }
+        committed = kept;
+        let names: Vec<String> = committed.iter().map(|(_, full)| full.clone()).collect();
+        changes = history::file::last_changes_until(&repo, &names, deadline)?
+            .into_iter()
+            .map(|(path, c)| {
+                (
+                    path,
+                    LastCommit {
+                        time: c.time,
+                        author: c.author,
+                    },
+                )
+            })
+            .collect();
+    }
+    Ok(committed
+        .into_iter()
+        .filter_map(|(i, full)| changes.remove(&full).map(|c| (i, c)))
+        .collect())
+}
+
+/// The last commit that changed a memory: its author time and author.
+struct LastCommit {
+    time: i64,
+    author: String,
+}
+
+/// How long git may walk the history when no deadline is given (a repository libgit2 cannot
+/// open).
+pub(crate) const GIT_HISTORY_BUDGET: Duration = Duration::from_secs(60);
+
 /// When a memory last changed, and who changed it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Freshness {
@@ -627,28 +715,12 @@ fn freshness(
             })
             .collect();
         if !inside.is_empty() {
-            let repo = project.open_repository()?;
-            let names: Vec<String> = inside.iter().map(|(_, full)| full.clone()).collect();
-            let head = history::file::head_blobs(&repo, &names)?;
-            let mut committed = Vec::new();
-            for (i, full) in inside {
-                let (dir, rel, _) = memories[i];
-                let path = dir.join(rel);
-                let bytes = std::fs::read(&path).map_err(|e| OpError::io(&path, e))?;
-                if head.get(&full) == Some(&snapshot::blob_id(&bytes)?) {
-                    committed.push((i, full));
-                }
-            }
-            let names: Vec<String> = committed.iter().map(|(_, full)| full.clone()).collect();
-            let changes = history::file::last_changes_until(&repo, &names, deadline)?;
-            for (i, full) in committed {
-                if let Some(change) = changes.get(&full) {
-                    from_commits[i] = Some(Freshness {
-                        time: change.time,
-                        from: "commit",
-                        by: Some(change.author.clone()),
-                    });
-                }
+            for (i, last) in commit_ages(project, memories, inside, deadline)? {
+                from_commits[i] = Some(Freshness {
+                    time: last.time,
+                    from: "commit",
+                    by: Some(last.author),
+                });
             }
         }
     }

@@ -24,6 +24,8 @@ use crate::domain::recall::usage::utc_date;
 use crate::domain::references::{self, Form, Lines, Reference};
 use crate::domain::scope::ScopeKind;
 use crate::domain::store;
+use crate::git::cli_repo::CliRepo;
+use crate::git::cli_repo::paths::PathAtHead;
 use crate::git::history::removal::{self, AtHead, HeadTree, Removal, WalkEnd, WalkFrom, WalkLimit};
 use crate::git::repo;
 
@@ -275,6 +277,9 @@ pub fn check_named(
     if named.iter().all(|refs| refs.is_empty()) {
         return Ok(unchecked());
     }
+    if let Some(cli) = CliRepo::needing_git(paths) {
+        return judge_through_git(&cli, named);
+    }
     let root = paths.workdir.clone();
     let mut book = BOOK.lock().unwrap_or_else(|e| e.into_inner());
     let repo = repo::open(paths)?;
@@ -293,6 +298,61 @@ pub fn check_named(
     let out = named.iter().map(|refs| book.judge(&head, refs)).collect();
     book.save();
     Ok(out)
+}
+
+/// How long git may take to look up the named paths in a repository libgit2 cannot open.
+const GIT_LOOKUP_BUDGET: Duration = Duration::from_secs(5);
+
+/// [`check_named`] in a repository libgit2 cannot open (reftable refs, SHA-256 objects):
+/// `HEAD` and the index looked up through git, each time (no saved facts), and no history
+/// walked, so a path gone from `HEAD` is reported missing without the commit that removed it.
+/// A bare name may live in any folder: it is not judged.
+fn judge_through_git(
+    cli: &CliRepo,
+    named: &[&[Reference]],
+) -> Result<Vec<MemoryReferences>, OpError> {
+    let mut paths: Vec<String> = Vec::new();
+    let mut with_lines: Vec<String> = Vec::new();
+    for r in named.iter().copied().flatten() {
+        if r.form == Form::Bare {
+            continue;
+        }
+        if !paths.contains(&r.path) {
+            paths.push(r.path.clone());
+        }
+        if r.lines.is_some() && !with_lines.contains(&r.path) {
+            with_lines.push(r.path.clone());
+        }
+    }
+    let deadline = crate::git::remote::Deadline::after(GIT_LOOKUP_BUDGET);
+    let facts = cli.paths_at_head(&paths, &with_lines, &deadline)?;
+    let judge = |refs: &[Reference]| {
+        let mut out = MemoryReferences::default();
+        let mut seen: Vec<&str> = Vec::new();
+        for r in references::distinct(refs) {
+            let first_time = !seen.contains(&r.path.as_str());
+            seen.push(&r.path);
+            let Some(fact) = facts.get(&r.path) else {
+                continue;
+            };
+            match (fact, r.lines) {
+                (PathAtHead::Missing, _) if first_time => out.broken.push(Broken::Missing {
+                    path: r.path.clone(),
+                }),
+                (PathAtHead::Missing, _) => {}
+                (PathAtHead::File(Some(count)), Some(lines)) if lines.start as usize > *count => {
+                    out.broken.push(Broken::PastEnd {
+                        path: r.path.clone(),
+                        lines,
+                        count: *count,
+                    })
+                }
+                _ => out.holding += usize::from(first_time),
+            }
+        }
+        out
+    };
+    Ok(named.iter().map(|refs| judge(refs)).collect())
 }
 
 /// One rewrite [`renamed_paths`] proposes: the path a memory's body names and the path git's
@@ -317,6 +377,10 @@ pub fn renamed_paths(
     let Some(paths) = project.repo.as_ref() else {
         return Ok(None);
     };
+    // Through git no history is walked, so no rename is known to rewrite.
+    if CliRepo::needing_git(paths).is_some() {
+        return Ok(None);
+    }
     let repo = repo::open(paths)?;
     let head = HeadTree::open(&repo)?;
     let mut rewrites: Vec<PathRewrite> = Vec::new();

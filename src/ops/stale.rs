@@ -9,9 +9,12 @@ use serde::Serialize;
 
 use crate::domain::recall::usage::{self, DAY_SECS};
 use crate::domain::scope::ScopeKind;
+use crate::git::cli_repo::CliRepo;
 use crate::git::history;
+use crate::git::remote::Deadline;
 
 use super::cite::load_usage;
+use super::recall::GIT_HISTORY_BUDGET;
 use super::{OpError, Project, references};
 
 /// A memory unused for at least the window, or naming a path that no longer holds.
@@ -57,8 +60,14 @@ pub fn creation_times(
         if let Ok(inside) = dir.strip_prefix(&root) {
             let prefix = inside.to_string_lossy().replace('\\', "/");
             let full: Vec<String> = rels.iter().map(|r| format!("{prefix}/{r}")).collect();
-            let repo = project.open_repository()?;
-            let added = history::file::first_additions(&repo, &full)?;
+            let paths = project.repo_paths()?;
+            let added = match CliRepo::needing_git(paths) {
+                Some(cli) => {
+                    let deadline = Deadline::after(GIT_HISTORY_BUDGET);
+                    cli.first_additions(&full, &history::file::common_dir(&full), &deadline)?
+                }
+                None => history::file::first_additions(&crate::git::repo::open(paths)?, &full)?,
+            };
             for (rel, path) in rels.iter().zip(&full) {
                 if let Some(&t) = added.get(path) {
                     out.insert(rel.clone(), (t, "first-commit"));

@@ -16,6 +16,9 @@ use super::remote::Deadline;
 use super::remote::git_cli::{GitProgram, GitRun, run_git};
 use super::repo::RepoPaths;
 
+pub mod folder;
+pub mod history;
+pub mod paths;
 pub mod transfer;
 
 /// A repository run through the git CLI.

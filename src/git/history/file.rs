@@ -76,7 +76,7 @@ fn blobs_at(repo: &Repository, tree: &git2::Tree<'_>, paths: &[String]) -> Vec<O
 }
 
 /// The folder all `paths` share (`.qwen/team-memory` for team memories), or "" for the root.
-fn common_dir(paths: &[String]) -> String {
+pub(crate) fn common_dir(paths: &[String]) -> String {
     let mut common: Option<Vec<&str>> = None;
     for path in paths {
         let mut parts: Vec<&str> = path.split('/').collect();

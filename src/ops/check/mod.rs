@@ -7,6 +7,7 @@
 
 pub(crate) mod format;
 pub(crate) mod references;
+mod repo;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -27,6 +28,8 @@ use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
 use crate::domain::secrets::{self, SecretsIgnore};
 use crate::git::history::folder::{self, RangeHistory};
 use crate::git::team_files::{self, FolderFile, MODE_SUBMODULE, MODE_SYMLINK};
+
+use repo::CheckRepo;
 
 use super::{OpError, Project};
 
@@ -115,22 +118,26 @@ impl CheckReport {
 
 /// Runs the check on the project's repository.
 pub fn check(project: &Project, source: &CheckSource) -> Result<CheckReport, OpError> {
-    let repo = project.open_repository()?;
+    let repo = CheckRepo::open(project)?;
     match source {
         CheckSource::Staged => {
             let index_file = std::env::var_os("GIT_INDEX_FILE").map(PathBuf::from);
             check_staged(&repo, index_file.as_deref())
         }
         CheckSource::All => check_head(&repo),
-        CheckSource::Range { base, head } => check_range(&repo, base, head),
-        CheckSource::RefUpdates(updates) => check_new_commits(&repo, updates),
+        CheckSource::Range { base, head } => {
+            check_range(repo.libgit2("a check of a range")?, base, head)
+        }
+        CheckSource::RefUpdates(updates) => {
+            check_new_commits(repo.libgit2("a check of new commits")?, updates)
+        }
     }
 }
 
 /// Checks the team folder in an index file (`None`: the repository's own index). A relative
 /// `index_file` is taken from the current folder, as git does with `GIT_INDEX_FILE`.
-pub fn check_staged(repo: &Repository, index_file: Option<&Path>) -> Result<CheckReport, OpError> {
-    let read = team_files::staged(repo, index_file, TEAM_DIR)?;
+fn check_staged(repo: &CheckRepo, index_file: Option<&Path>) -> Result<CheckReport, OpError> {
+    let read = repo.staged(index_file)?;
     let files = read.files;
     let (config, config_problem) = config_from(&files);
     let mut out = Findings::new(&config);
@@ -159,7 +166,7 @@ pub fn check_staged(repo: &Repository, index_file: Option<&Path>) -> Result<Chec
     // A commit that deletes a file is not refused for what a memory says of it, unless the
     // configuration asks: the pull request's check reports it.
     if config.configured(MEMORY_REFERENCE) {
-        let removed = crate::git::history::removal::removed_in_index(repo, index_file)?;
+        let removed = repo.removed_in_index(index_file)?;
         let mut named = Findings::new(&config);
         let files: Vec<FolderFile> = resolved.iter().map(|f| (*f).clone()).collect();
         references::report(&mut named, &files, &removed, |_| HashMap::new());
@@ -172,8 +179,8 @@ pub fn check_staged(repo: &Repository, index_file: Option<&Path>) -> Result<Chec
 /// blob as in HEAD) was already committed, so it is reported as a warning instead of refusing
 /// every teammate's commit. Folder-wide problems (a stale index, the configuration) stay
 /// errors when the commit touches any team file.
-fn untouched_to_warnings(repo: &Repository, staged: &[FolderFile], list: &mut [Finding]) {
-    let Ok(head) = team_files::at_revision(repo, "HEAD", TEAM_DIR) else {
+fn untouched_to_warnings(repo: &CheckRepo, staged: &[FolderFile], list: &mut [Finding]) {
+    let Ok(Some(head)) = repo.at_head() else {
         return;
     };
     let head_ids: HashMap<&str, &str> = head
@@ -211,13 +218,12 @@ fn untouched_to_warnings(repo: &Repository, staged: &[FolderFile], list: &mut [F
 }
 
 /// Checks the team folder in the HEAD commit's tree.
-pub fn check_head(repo: &Repository) -> Result<CheckReport, OpError> {
-    if repo.head().is_err() {
+fn check_head(repo: &CheckRepo) -> Result<CheckReport, OpError> {
+    let Some(read) = repo.at_head()? else {
         return Err(OpError::Usage(
             "HEAD has no commit yet — commit first, or use --staged".into(),
         ));
-    }
-    let read = team_files::at_revision(repo, "HEAD", TEAM_DIR)?;
+    };
     let files = read.files;
     let (config, config_problem) = config_from(&files);
     let mut out = Findings::new(&config);
@@ -235,15 +241,11 @@ pub fn check_head(repo: &Repository) -> Result<CheckReport, OpError> {
 /// when the folder is in use (tracked, or on disk). Not in branch mode, where the work tree's
 /// branch ignores the folder on purpose.
 fn report_ignored_folder(
-    repo: &Repository,
+    repo: &CheckRepo,
     out: &mut Findings<'_>,
     tracked: bool,
 ) -> Result<(), OpError> {
-    let on_disk = repo.workdir().is_some_and(|w| w.join(TEAM_DIR).is_dir());
-    if !(tracked || on_disk) || crate::git::memory_branch::mode(repo)?.is_some() {
-        return Ok(());
-    }
-    let Some(path) = crate::git::ignore_rule::ignored_team_path(repo)? else {
+    let Some(advice) = repo.ignored_folder_advice(tracked)? else {
         return Ok(());
     };
     out.push(
@@ -253,8 +255,7 @@ fn report_ignored_folder(
         1,
         format!(
             "git ignores the team folder in this clone, so memories added here are never \
-             published while MEMORY.md would list them {}",
-            crate::ops::init::ignored_advice(repo, &path)
+             published while MEMORY.md would list them {advice}"
         ),
         "",
         None,

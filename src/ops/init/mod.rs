@@ -34,10 +34,18 @@ pub(crate) fn gitignore_fix(qwen_dir_ignored: bool) -> Vec<&'static str> {
 /// followed by the lines of [`gitignore_fix`], one per line — the lines that work: a negation
 /// alone does not reach below an ignored `.qwen/`.
 pub(crate) fn ignored_advice(repo: &git2::Repository, path: &str) -> String {
-    let rule = crate::git::ignore_rule::rule_for(repo, path)
+    ignored_advice_for(
+        crate::git::ignore_rule::rule_for(repo, path),
+        repo.is_path_ignored(".qwen/").unwrap_or(false),
+    )
+}
+
+/// [`ignored_advice`] from the rule git names (`.gitignore:1:.qwen/`; `None`: unknown) and
+/// whether `.qwen/` itself is ignored.
+pub(crate) fn ignored_advice_for(rule: Option<String>, qwen_ignored: bool) -> String {
+    let rule = rule
         .map(|r| format!("the rule `{r}`"))
         .unwrap_or_else(|| "an ignore rule".to_string());
-    let qwen_ignored = repo.is_path_ignored(".qwen/").unwrap_or(false);
     let lines = gitignore_fix(qwen_ignored)[1..].join("\n");
     format!(
         "({rule}); to share them, add these lines at the end of .gitignore and commit it:\n{lines}"
