@@ -212,9 +212,10 @@ pub fn open(paths: &RepoPaths) -> Result<Repository, GitError> {
             what: "GIT_COMMON_DIR is set, and libgit2 cannot follow it together with the \
                    work tree git found"
                 .into(),
-            fix: "unset GIT_COMMON_DIR (a linked worktree's `commondir` file names the same \
-                  folder) and run it again"
-                .into(),
+            fix: format!(
+                "this command needs libgit2 ({THROUGH_GIT}); for it, unset GIT_COMMON_DIR (a \
+                 linked worktree's `commondir` file names the same folder)"
+            ),
         });
     }
     let repo = Repository::open_ext(

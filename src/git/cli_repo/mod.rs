@@ -48,18 +48,28 @@ pub struct TreeEntry {
 
 impl CliRepo {
     /// The repository at `paths` when libgit2 cannot open it (its config asks for reftable refs
-    /// or SHA-256 objects); `None` for every other repository, which libgit2 handles.
+    /// or SHA-256 objects, or `GIT_COMMON_DIR` names its common folder); `None` for every other
+    /// repository, which libgit2 handles.
     pub fn needing_git(paths: &RepoPaths) -> Option<CliRepo> {
-        let common_dir = common_dir(&paths.git_dir);
+        // `GIT_COMMON_DIR` names the folder of refs, objects and config as git takes it
+        // (relative to the current folder); libgit2 cannot follow it beside the work tree
+        // found, so such a repository goes through git whatever its formats.
+        let named_common = std::env::var_os("GIT_COMMON_DIR")
+            .filter(|v| !v.is_empty())
+            .and_then(|v| std::path::absolute(PathBuf::from(v)).ok());
+        let common_dir = named_common
+            .clone()
+            .unwrap_or_else(|| common_dir(&paths.git_dir));
         let config = git2::Config::open(&common_dir.join("config")).ok()?;
         let lower = |key: &str| config.get_string(key).ok().map(|v| v.to_ascii_lowercase());
         let sha256 = lower("extensions.objectformat").as_deref() == Some("sha256");
         let reftable = lower("extensions.refstorage").as_deref() == Some("reftable");
-        let why = match (reftable, sha256) {
-            (true, true) => "its refs are in reftable and its objects are SHA-256",
-            (true, false) => "its refs are in reftable",
-            (false, true) => "its objects are SHA-256",
-            (false, false) => return None,
+        let why = match (reftable, sha256, named_common.is_some()) {
+            (true, true, _) => "its refs are in reftable and its objects are SHA-256",
+            (true, false, _) => "its refs are in reftable",
+            (false, true, _) => "its objects are SHA-256",
+            (false, false, true) => "GIT_COMMON_DIR names its common folder",
+            (false, false, false) => return None,
         };
         let mut planted_filters = Vec::new();
         for file in [
@@ -101,6 +111,7 @@ impl CliRepo {
         let mut cmd = GitProgram::from_process().command();
         cmd.current_dir(&self.paths.workdir)
             .env("GIT_DIR", &self.paths.git_dir)
+            .env("GIT_COMMON_DIR", &self.common_dir)
             .env("GIT_WORK_TREE", &self.paths.workdir);
         for setting in [
             "core.hooksPath=/dev/null",

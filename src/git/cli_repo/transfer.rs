@@ -104,12 +104,14 @@ impl CliRepo {
                 let _ = config.add_file(&worktree, git2::ConfigLevel::Worktree, false);
             }
         }
-        network_command_at(
+        let mut cmd = network_command_at(
             &self.paths.git_dir,
             Some(&self.paths.workdir),
             config.as_ref(),
             options,
-        )
+        )?;
+        cmd.env("GIT_COMMON_DIR", &self.common_dir);
+        Ok(cmd)
     }
 
     /// Fetches the upstream branch into its tracking ref; returns the fetched tip (`None` when

@@ -176,3 +176,60 @@ fn in_branch_mode_the_named_repository_gets_the_memory_branch_and_the_decoy_noth
         "{remote:?}"
     );
 }
+
+#[test]
+fn git_common_dir_names_a_linked_worktree_synced_through_git() {
+    let team = Team::new();
+    let sb = &team.sb;
+    sb.git(
+        &team.me,
+        [
+            "worktree",
+            "add",
+            "-q",
+            "../wt",
+            "-b",
+            "feature",
+            "origin/main",
+        ],
+    );
+    let wt = sb.path().join("wt");
+    sb.git(&wt, ["push", "-q", "-u", "origin", "feature"]);
+    sb.git(
+        sb.path(),
+        ["clone", "-q", team.bare.to_str().unwrap(), "decoy"],
+    );
+    let decoy = sb.path().join("decoy");
+    write_memory(
+        &wt,
+        "project",
+        "from-worktree",
+        "Written in the worktree.\n",
+    );
+    let before = snapshot(sb, &decoy);
+
+    // As git takes them: relative to where the command starts.
+    let env = [
+        ("GIT_DIR", "../me/.git/worktrees/wt".to_string()),
+        ("GIT_COMMON_DIR", "../me/.git".to_string()),
+        ("GIT_WORK_TREE", "../wt".to_string()),
+    ];
+    let report = sync_with(sb, &decoy, &env);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    let remote = files_at(sb, &team.bare, "feature");
+    assert!(remote.contains("project/from-worktree.md"), "{remote}");
+    assert!(!files_at(sb, &team.bare, "main").contains("from-worktree"));
+    assert_eq!(snapshot(sb, &decoy), before, "the decoy clone changed");
+    assert_eq!(team.status(&wt), "");
+
+    // The commit-time check finds the same repository.
+    let env: Vec<(&str, Option<&str>)> = env.iter().map(|(k, v)| (*k, Some(v.as_str()))).collect();
+    let check = crate::common::invoke::teammem_with(sb, &decoy, ["check", "--all"], &env, None);
+    assert_eq!(check.code, 0, "{check:?}");
+    assert!(
+        check.stdout.contains("(HEAD): 0 error(s)"),
+        "{}",
+        check.stdout
+    );
+}
