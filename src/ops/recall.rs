@@ -607,8 +607,14 @@ fn commit_ages(
             Some(at) => Deadline::at(at),
             None => Deadline::after(GIT_HISTORY_BUDGET),
         };
-        let head = cli.head_blob_ids(&names, &budget)?;
-        let on_disk = cli.file_ids(&names, &budget)?;
+        // Ages are told beside what is recalled: a git run that fails or runs out of time
+        // leaves every memory its file time, never the recall without its answer.
+        let (Ok(head), Ok(on_disk)) = (
+            cli.head_blob_ids(&names, &budget),
+            cli.file_ids(&names, &budget),
+        ) else {
+            return Ok(Vec::new());
+        };
         committed = inside
             .into_iter()
             .zip(on_disk)
@@ -617,7 +623,6 @@ fn commit_ages(
             .collect();
         let names: Vec<String> = committed.iter().map(|(_, full)| full.clone()).collect();
         let dir = history::file::common_dir(&names);
-        // Out of time, the history gives no ages: every memory keeps its file time.
         if let Ok(found) = cli.last_changes(&names, &dir, &budget) {
             changes = found
                 .into_iter()
