@@ -481,3 +481,61 @@ fn a_live_gits_index_lock_is_left_alone() {
     assert_eq!(leftovers(me), Vec::<String>::new());
     world.fsck_clean(me);
 }
+
+/// The entries a pull brings that teammem leaves alone are named once, in the report of the
+/// sync that brought them, with the libgit2 path's reasons: a symlink out of the folder, one
+/// to nowhere. The rest syncs both ways and the entries stay on the remote as committed.
+#[test]
+fn entries_a_pull_brings_and_sync_leaves_alone_are_named_once() {
+    let Some(world) = World::new(&[], &["--ref-format=reftable"]) else {
+        return;
+    };
+    let (sb, me, mate) = (&world.sb, &world.me, &world.mate);
+    let folder = mate.join(TEAM).join("project");
+    std::os::unix::fs::symlink("/etc/passwd", folder.join("passwd.md")).unwrap();
+    std::os::unix::fs::symlink("nowhere.md", folder.join("gone.md")).unwrap();
+    world.mate_pushes("mate-good");
+    write_memory(me, "feedback", "mine", "Mine.\n");
+
+    let run = sb.teammem(me, ["sync", "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["pulled"], true, "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    let withheld = |report: &serde_json::Value, rel: &str| -> Vec<String> {
+        report["withheld"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|w| w["path"] == format!("{TEAM}/{rel}"))
+            .map(|w| w["reasons"][0].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    for (rel, because) in [
+        (
+            "project/passwd.md",
+            "a symlink that points outside the team folder",
+        ),
+        ("project/gone.md", "a symlink that points nowhere"),
+    ] {
+        let said = withheld(&report, rel);
+        assert_eq!(said.len(), 1, "{rel}: {report:#}");
+        assert!(
+            said[0].contains(because) && said[0].contains("left as git checked it out"),
+            "{said:?}"
+        );
+    }
+    assert!(me.join(TEAM).join("project/mate-good.md").is_file());
+    let remote = files_at(sb, &world.remote, "main");
+    assert!(
+        remote.contains("feedback/mine.md") && remote.contains("project/passwd.md"),
+        "{remote}"
+    );
+
+    write_memory(me, "feedback", "again", "Again.\n");
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert!(
+        withheld(&report, "project/passwd.md").is_empty(),
+        "{report:#}"
+    );
+}

@@ -119,8 +119,90 @@ fn run_within(
         &budget,
         outcome,
     )?;
+    // After the user's own commit: only what the pull brings is named.
+    let before = cli.resolve(&branch_ref, &budget)?;
     if (options.pull || options.push) && outcome.skipped_reason.is_none() {
         share(project, cli, &branch_ref, options, &budget, outcome)?;
+    }
+    if let Err(err) = name_arrived_entries(
+        project,
+        cli,
+        &branch_ref,
+        before.as_deref(),
+        &budget,
+        outcome,
+    ) {
+        // As on the libgit2 path: everything is done by now.
+        outcome.warnings.push(format!(
+            "could not list the entries this pull brought in that sync leaves alone: {err}"
+        ));
+    }
+    Ok(())
+}
+
+/// The team folder entries the pull brought in that teammem leaves alone, named in
+/// `withheld` as the libgit2 path names them (`arrived.rs`): a symlink pointing outside the
+/// folder or nowhere, a gitlink, a folder where `MEMORY.md` belongs, a name or path too long
+/// for teammem's writes.
+fn name_arrived_entries(
+    project: &Project,
+    cli: &CliRepo,
+    branch_ref: &str,
+    before: Option<&str>,
+    budget: &Deadline,
+    outcome: &mut SyncOutcome,
+) -> Result<(), OpError> {
+    use crate::git::tree_entries::{MAX_NAME_BYTES, MAX_PATH_BYTES};
+    let after = cli.resolve(branch_ref, budget)?;
+    let Some(after) = after.filter(|tip| Some(tip.as_str()) != before) else {
+        return Ok(());
+    };
+    let old = match before {
+        Some(before) => cli.tree_entries(before, TEAM_DIR, budget)?,
+        None => BTreeMap::new(),
+    };
+    let team_dir = project.git_root()?.join(TEAM_DIR);
+    let root = std::fs::canonicalize(&team_dir).ok();
+    let prefix = format!("{TEAM_DIR}/");
+    let index_folder = format!("{prefix}{INDEX_FILE}/");
+    let mut named = BTreeSet::new();
+    for (path, entry) in cli.tree_entries(&after, TEAM_DIR, budget)? {
+        if old.get(&path) == Some(&entry) {
+            continue;
+        }
+        let rel = path.strip_prefix(&prefix).unwrap_or(&path);
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        let (shown, why) = if path.starts_with(&index_folder) {
+            (
+                format!("{prefix}{INDEX_FILE}"),
+                "a folder where the generated MEMORY.md belongs",
+            )
+        } else if entry.mode == "120000" {
+            match super::arrived::symlink_reason(&team_dir.join(rel), root.as_deref()) {
+                Some(why) => (path.clone(), why),
+                // Inside the folder: read as the memory it points at, which is gated.
+                None => continue,
+            }
+        } else if entry.mode == "160000" {
+            (path.clone(), "a gitlink (submodule), not a memory")
+        } else if name.len() > MAX_NAME_BYTES {
+            (
+                path.clone(),
+                "a name too long for the file system (with teammem's temporary suffix)",
+            )
+        } else if rel.len() > MAX_PATH_BYTES {
+            (path.clone(), "a path too long for the file system")
+        } else {
+            continue;
+        };
+        if named.insert(shown.clone()) {
+            outcome
+                .withheld
+                .push(crate::ops::quarantine::Quarantined::new(
+                    &shown,
+                    vec![format!("{why} — {}", super::arrived::LEFT_ALONE)],
+                ));
+        }
     }
     Ok(())
 }
