@@ -2,10 +2,11 @@
 //! objects (`--object-format=sha256`) — worked on through the installed git alone, under the
 //! rules of the git CLI transport (`remote/git_cli.rs`): the repository named by `GIT_DIR` and
 //! `GIT_WORK_TREE`, no prompt, a scrubbed environment, no hooks, no fsmonitor, no automatic gc,
-//! no filter program from the repository's config, no signing, and every run killed at its
-//! deadline. Plumbing only (`read-tree`, `update-index`,
+//! no filter program from the repository's config, no signing by git (a sync commit is signed
+//! by `git/sign.rs`, with the user's own program), and every run killed at its deadline. Plumbing only (`read-tree`, `update-index`,
 //! `write-tree`, `commit-tree`, `update-ref OLD`), so a step that fails leaves nothing
-//! half-done; `transfer.rs` fetches and pushes.
+//! half-done; `transfer.rs` fetches and pushes; `interrupted.rs` clears what a killed sync
+//! left.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
