@@ -89,7 +89,11 @@ impl CliRepo {
         index_after: Option<(&str, &str)>,
     ) -> Result<StepNote, GitError> {
         let path = self.common_dir.join(GIT_STEP_NOTE);
-        let mut text = format!("{}\n", std::process::id());
+        let mut text = format!(
+            "{}\ngit-dir {}\n",
+            std::process::id(),
+            self.paths.git_dir.display()
+        );
         for lock in locks {
             text.push_str(&format!("lock {lock}\n"));
         }
@@ -162,7 +166,12 @@ impl CliRepo {
         let mut locks = Vec::new();
         let mut index_after = None;
         for line in lines {
-            if let Some(name) = line.strip_prefix("lock ") {
+            // Another worktree's step (its index, its HEAD): left to that worktree's sync.
+            if let Some(git_dir) = line.strip_prefix("git-dir ") {
+                if Path::new(git_dir) != self.paths.git_dir {
+                    return Ok(());
+                }
+            } else if let Some(name) = line.strip_prefix("lock ") {
                 locks.extend(self.lock_file(name).map(|file| (name.to_string(), file)));
             } else if let Some(rest) = line.strip_prefix("index-after ") {
                 index_after = rest
@@ -256,6 +265,10 @@ impl CliRepo {
             |id: &str| id.len() == self.hex_len && id.bytes().all(|b| b.is_ascii_hexdigit());
         if !branch_ref.starts_with("refs/heads/") || !is_id(from) || !is_id(to) {
             let _ = fs::remove_file(&path);
+            return Ok(());
+        }
+        // A branch is checked out in one worktree at most: another's pull is left to it.
+        if self.head_branch(deadline)?.as_deref() != Some(branch_ref) {
             return Ok(());
         }
         let tip = self.resolve(branch_ref, deadline)?;
