@@ -539,3 +539,91 @@ fn entries_a_pull_brings_and_sync_leaves_alone_are_named_once() {
         "{report:#}"
     );
 }
+
+/// With signing on, a sync commit a teammate's push got ahead of is never re-created
+/// unsigned: `diverged` with the libgit2 path's words, nothing moved; my commit is signed.
+#[test]
+fn a_signed_sync_commit_is_not_replayed_unsigned() {
+    let Some(world) = World::new(&["--object-format=sha256"], &[]) else {
+        return;
+    };
+    let (sb, me) = (&world.sb, &world.me);
+    let key = sb.home().join("signing-key");
+    let made = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "test", "-f"])
+        .arg(&key)
+        .stdin(Stdio::null())
+        .output();
+    if !made.as_ref().is_ok_and(|o| o.status.success()) {
+        println!("skipped: ssh-keygen cannot make a key: {made:?}");
+        return;
+    }
+    let global = |k: &str, v: &str| sb.git(sb.path(), ["config", "--global", k, v]);
+    global("gpg.format", "ssh");
+    global("user.signingkey", key.to_str().unwrap());
+    sb.git(me, ["config", "commit.gpgSign", "true"]);
+    write_memory(me, "feedback", "mine", "Mine.\n");
+    let report = sync_json(sb, me, &["--no-pull", "--no-push"], &[]);
+    assert_eq!(report["committed"], true, "{report:#}");
+    let signed = sb.git(me, ["cat-file", "commit", "HEAD"]);
+    assert!(
+        signed.contains("\ngpgsig-sha256 -----BEGIN SSH SIGNATURE-----"),
+        "{signed}"
+    );
+    world.mate_pushes("from-mate");
+    let head = sb.git(me, ["rev-parse", "HEAD"]);
+    let remote_tip = sb.git(&world.remote, ["rev-parse", "main"]);
+
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(reason(&report), "diverged", "{report:#}");
+    assert!(
+        report["warnings"]
+            .to_string()
+            .contains("cannot sign the replayed sync commit"),
+        "{report:#}"
+    );
+    assert_eq!(sb.git(me, ["rev-parse", "HEAD"]), head);
+    assert_eq!(sb.git(&world.remote, ["rev-parse", "main"]), remote_tip);
+}
+
+/// A pull killed half-way, then a file it wrote edited by hand before the next sync: the
+/// edit is kept (never overwritten or deleted), the rest of the dead pull is rolled back, and
+/// the report names the file — in the way of the pull, as `git merge --ff-only` would say.
+#[test]
+fn a_file_edited_after_a_killed_pull_is_kept() {
+    let Some(world) = World::new(&[], &["--ref-format=reftable"]) else {
+        return;
+    };
+    let (sb, me) = (&world.sb, &world.me);
+    let slow = slow_git(sb);
+    world.mate_pushes("from-mate");
+    write_memory(me, "feedback", "mine", "Written before the kill.\n");
+    sync_killed_at(&world, Stall::CheckoutFiles, &slow);
+    let written = me.join("src/from-mate.rs");
+    assert!(written.is_file(), "the killed pull wrote nothing");
+    write(&written, "// my edit, made after the kill\n");
+
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(reason(&report), "pull-blocked", "{report:#}");
+    let said = report["warnings"].to_string();
+    assert!(
+        said.contains("rolled back: src/from-mate.rs changed since it stopped"),
+        "{said}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&written).unwrap(),
+        "// my edit, made after the kill\n"
+    );
+    // Everything else the dead pull wrote is as before it.
+    assert!(!me.join(TEAM).join("project/from-mate.md").exists());
+    assert!(me.join(TEAM).join("feedback/mine.md").is_file());
+    assert_eq!(leftovers(me), Vec::<String>::new());
+    world.fsck_clean(me);
+
+    std::fs::remove_file(&written).unwrap();
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert!(files_at(sb, &world.remote, "main").contains("feedback/mine.md"));
+    assert!(me.join(TEAM).join("project/from-mate.md").is_file());
+}
