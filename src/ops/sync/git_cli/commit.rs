@@ -264,9 +264,12 @@ pub(super) fn commit_folder(
         return Ok(Committed::Refused);
     }
     let step = cli.announce_step(&["index.lock".to_string()], Some((branch_ref, &commit)))?;
-    // Left unwritten (another git held the index), the note stays: the next sync writes them.
     if update_user_index(cli, &updates, deadline, outcome)? {
         step.done();
+    } else {
+        // Another git holds the index: the note stays for the next sync to write the entries,
+        // naming no lock (that one is the other git's).
+        cli.announce_step(&[], Some((branch_ref, &commit)))?;
     }
     outcome.committed = true;
     outcome.commit = Some(commit.clone());
