@@ -356,8 +356,19 @@ fn sync_killed_at(world: &World, stall: Stall, slow: &Path) {
     }
     let group = std::fs::read_to_string(&signal)
         .unwrap_or_else(|_| panic!("the sync never reached {stall:?}"));
-    // The git holding its lock is a step behind the signal: give it its lock first.
-    std::thread::sleep(Duration::from_millis(300));
+    // The git holding its lock is a step behind the signal: the kill waits for its lock.
+    let git_dir = world.me.join(".git");
+    let locks = match stall {
+        Stall::CommitRef | Stall::CheckoutRef => vec![
+            git_dir.join("reftable/tables.list.lock"),
+            git_dir.join("refs/heads/main.lock"),
+        ],
+        Stall::CommitIndex | Stall::CheckoutFiles => vec![git_dir.join("index.lock")],
+    };
+    let waited = Instant::now();
+    while !locks.iter().any(|l| l.exists()) && waited.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     sync.kill().expect("SIGKILL the sync");
     sync.wait().expect("reap the sync");
     let killed = Command::new("kill")
