@@ -112,8 +112,14 @@ pub(crate) fn paths_in_the_way(stderr: &str) -> Vec<String> {
     for line in stderr.lines() {
         if let Some(path) = line.strip_prefix('\t') {
             paths.push(path.trim().to_string());
-        } else if let Some(rest) = line.split("Entry '").nth(1) {
-            if let Some((path, _)) = rest.split_once('\'') {
+        } else {
+            // The plumbing's one-path forms: "Entry 'P' not uptodate", "Untracked working
+            // tree file 'P' would be overwritten by merge", "Updating 'P' would lose …".
+            let quoted = ["Entry '", "working tree file '", "Updating '"]
+                .iter()
+                .find_map(|lead| line.split(lead).nth(1))
+                .and_then(|rest| rest.split_once('\''));
+            if let Some((path, _)) = quoted {
                 paths.push(path.to_string());
             }
         }
@@ -131,10 +137,12 @@ mod tests {
     fn the_paths_git_names_are_read_from_its_refusal() {
         let stderr = "error: Your local changes to the following files would be overwritten \
                       by merge:\n\tsrc/a.rs\n\tsrc/b.rs\nPlease commit your changes or stash them \
-                      before you merge.\nerror: Entry 'docs/c.md' not uptodate. Cannot merge.\n";
+                      before you merge.\nerror: Entry 'docs/c.md' not uptodate. Cannot merge.\n\
+                      error: Untracked working tree file 'src/d.rs' would be overwritten by \
+                      merge.\n";
         assert_eq!(
             paths_in_the_way(stderr),
-            ["docs/c.md", "src/a.rs", "src/b.rs"]
+            ["docs/c.md", "src/a.rs", "src/b.rs", "src/d.rs"]
         );
     }
 }

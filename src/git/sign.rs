@@ -57,11 +57,17 @@ pub fn signing_plan(repo: &Repository) -> Result<SigningPlan, GitError> {
     let config = repo
         .config()
         .map_err(|e| GitError::git("reading the git configuration", e))?;
+    Ok(signing_plan_in(&config))
+}
+
+/// [`signing_plan`] from a configuration holding every level (a repository libgit2 cannot
+/// open: `git/cli_repo/`).
+pub fn signing_plan_in(config: &Config) -> SigningPlan {
     if !config.get_bool("commit.gpgsign").unwrap_or(false) {
-        return Ok(SigningPlan {
+        return SigningPlan {
             signing: Signing::Off,
             ignored_program: None,
-        });
+        };
     }
     let format = match config.get_string("gpg.format").ok().as_deref() {
         Some("ssh") => SignFormat::Ssh,
@@ -78,20 +84,20 @@ pub fn signing_plan(repo: &Repository) -> Result<SigningPlan, GitError> {
         SignFormat::Ssh => "ssh-keygen",
         SignFormat::X509 => "gpgsm",
     };
-    let program = user_level_string(&config, keys).unwrap_or_else(|| default.to_string());
-    let ignored_program = repo_level_string(&config, keys);
+    let program = user_level_string(config, keys).unwrap_or_else(|| default.to_string());
+    let ignored_program = repo_level_string(config, keys);
     let key = config
         .get_string("user.signingkey")
         .ok()
         .filter(|k| !k.is_empty());
-    Ok(SigningPlan {
+    SigningPlan {
         signing: Signing::With {
             format,
             program,
             key,
         },
         ignored_program,
-    })
+    }
 }
 
 const USER_LEVELS: [ConfigLevel; 4] = [

@@ -2,10 +2,11 @@
 //! objects (`--object-format=sha256`) — worked on through the installed git alone, under the
 //! rules of the git CLI transport (`remote/git_cli.rs`): the repository named by `GIT_DIR` and
 //! `GIT_WORK_TREE`, no prompt, a scrubbed environment, no hooks, no fsmonitor, no automatic gc,
-//! no filter program from the repository's config, no signing, and every run killed at its
-//! deadline. Plumbing only (`read-tree`, `update-index`,
+//! no filter program from the repository's config, no signing by git (a sync commit is signed
+//! by `git/sign.rs`, with the user's own program), and every run killed at its deadline. Plumbing only (`read-tree`, `update-index`,
 //! `write-tree`, `commit-tree`, `update-ref OLD`), so a step that fails leaves nothing
-//! half-done; `transfer.rs` fetches and pushes.
+//! half-done; `transfer.rs` fetches and pushes; `interrupted.rs` clears what a killed sync
+//! left.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,6 +19,7 @@ use super::repo::RepoPaths;
 
 pub mod folder;
 pub mod history;
+pub mod interrupted;
 pub mod paths;
 pub mod transfer;
 
@@ -209,6 +211,87 @@ impl CliRepo {
         cmd.args(["config", "--get", key]);
         let run = self.try_run(cmd, b"", deadline, &format!("reading {key} (git config)"))?;
         Ok(run.success.then(|| run.stdout.trim_end().to_string()))
+    }
+
+    /// This repository's configuration at every level (system, global, its own files), as
+    /// libgit2 reads it: for settings git's `config --get` cannot say the level of (which
+    /// signing program is the user's own).
+    pub fn full_config(&self) -> Result<git2::Config, GitError> {
+        let git = |e| GitError::git("reading the git configuration", e);
+        let mut config = git2::Config::open_default().map_err(git)?;
+        config
+            .add_file(
+                &self.common_dir.join("config"),
+                git2::ConfigLevel::Local,
+                false,
+            )
+            .map_err(git)?;
+        let worktree = self.paths.git_dir.join("config.worktree");
+        if worktree.is_file() {
+            config
+                .add_file(&worktree, git2::ConfigLevel::Worktree, false)
+                .map_err(git)?;
+        }
+        Ok(config)
+    }
+
+    /// The commit `unsigned` again, signed as `signing` says (`git/sign.rs`: the user's own
+    /// signing program, never the repository's), written with `git hash-object -t commit`:
+    /// the signature goes in git's header (`gpgsig`, `gpgsig-sha256` for SHA-256 objects)
+    /// after the committer line. `Ok(Err(why))` when the program did not sign: nothing written.
+    pub fn signed_commit(
+        &self,
+        unsigned: &str,
+        signing: &super::sign::Signing,
+        deadline: &Deadline,
+    ) -> Result<Result<String, super::sign::SignError>, GitError> {
+        let payload = self.run(
+            &["cat-file", "commit", unsigned],
+            deadline,
+            "reading the commit to sign (git cat-file)",
+        )?;
+        let committer = payload
+            .lines()
+            .take_while(|l| !l.is_empty())
+            .find_map(|l| l.strip_prefix("committer "))
+            .and_then(|l| l.get(..=l.rfind('>')?))
+            .unwrap_or("")
+            .to_string();
+        let scratch = self.paths.git_dir.join(super::recovery::SIGN_SCRATCH);
+        let budget = deadline.remaining().max(std::time::Duration::from_secs(1));
+        let signature = match super::sign::sign(signing, &payload, &committer, &scratch, budget) {
+            Ok(Some(signature)) => signature,
+            Ok(None) => return Ok(Ok(unsigned.to_string())),
+            Err(why) => return Ok(Err(why)),
+        };
+        let Some(end_of_headers) = payload.find("\n\n") else {
+            return Err(GitError::Cli {
+                context: "signing the sync commit".into(),
+                message: format!("commit {unsigned} has no message"),
+            });
+        };
+        let header = if self.hex_len == 64 {
+            "gpgsig-sha256"
+        } else {
+            "gpgsig"
+        };
+        let mut signed = String::with_capacity(payload.len() + signature.len() + 64);
+        signed.push_str(&payload[..=end_of_headers]);
+        signed.push_str(header);
+        for line in signature.trim_end_matches('\n').split('\n') {
+            signed.push(' ');
+            signed.push_str(line);
+            signed.push('\n');
+        }
+        signed.push_str(&payload[end_of_headers + 1..]);
+        let id = self.run_with(
+            &["hash-object", "-t", "commit", "-w", "--stdin"],
+            &[],
+            signed.as_bytes(),
+            deadline,
+            "writing the signed commit (git hash-object)",
+        )?;
+        Ok(Ok(id.trim().to_string()))
     }
 
     /// The entries under `dir/` of `treeish` (recursively), keyed by path from the top.
@@ -540,23 +623,30 @@ impl CliRepo {
         }
     }
 
-    /// The commits in `from..to`, oldest first.
-    pub fn commits_between(
+    /// The commits reachable from `to` and not from `from` (all of `to`'s history when `from`
+    /// is `None`), newest first.
+    pub fn commits_not_in(
         &self,
-        from: &str,
+        from: Option<&str>,
         to: &str,
         deadline: &Deadline,
     ) -> Result<Vec<String>, GitError> {
+        let range = match from {
+            Some(from) => format!("{from}..{to}"),
+            None => to.to_string(),
+        };
         let out = self.run(
-            &["rev-list", "--reverse", &format!("{from}..{to}")],
+            &["rev-list", "--topo-order", &range, "--"],
             deadline,
             "listing commits (git rev-list)",
         )?;
         Ok(out.lines().map(str::to_string).collect())
     }
 
-    /// Whether `commit` is a sync commit: one parent, the `Teammem-Sync: 1` trailer, and
-    /// changes inside `dir/` only — the same test as libgit2's path (`git/replay.rs`).
+    /// Whether `commit` is a sync commit: the sync subject, the `Teammem-Sync: 1` trailer in
+    /// its last paragraph, at most one parent (the first sync commit of a new branch has
+    /// none), and changes inside `dir/` only — the same test as libgit2's path
+    /// (`replay::is_sync_commit`).
     pub fn is_sync_commit(
         &self,
         commit: &str,
@@ -569,14 +659,24 @@ impl CliRepo {
             "reading a commit (git log)",
         )?;
         let (parents, message) = shown.split_once('\0').unwrap_or(("", ""));
-        if parents.split_whitespace().count() != 1
-            || !message.lines().any(|l| l.trim() == "Teammem-Sync: 1")
-        {
+        let subject_fits =
+            message.lines().next().map(str::trim) == Some(super::commit::SYNC_SUBJECT);
+        let trailer_fits = message
+            .trim_end()
+            .rsplit("\n\n")
+            .next()
+            .is_some_and(|last| {
+                last.lines()
+                    .any(|l| l.trim() == super::commit::SYNC_TRAILER)
+            });
+        if parents.split_whitespace().count() > 1 || !subject_fits || !trailer_fits {
             return Ok(false);
         }
+        // `--root`: a commit without a parent is compared with the empty tree.
         let changed = self.run(
             &[
                 "diff-tree",
+                "--root",
                 "--no-commit-id",
                 "-r",
                 "-z",
@@ -607,6 +707,12 @@ impl CliRepo {
     ) -> Result<Result<bool, Vec<String>>, GitError> {
         // As `git merge` does first: entries whose stat data is stale (those the sync's own
         // index update wrote) are compared by content, so they do not count as changes.
+        // Killed from here on, the next sync clears the locks and rolls the files back
+        // (`interrupted.rs`).
+        // Each step note names the locks of that step alone (`interrupted.rs`).
+        let index_lock = ["index.lock".to_string()];
+        let step = self.announce_step(&index_lock, None)?;
+        let checkout = self.announce_checkout(branch_ref, from, to)?;
         let mut refresh = self.command();
         refresh.args(["update-index", "-q", "--refresh"]);
         self.try_run(refresh, b"", deadline, "refreshing the index (git)")?;
@@ -622,20 +728,31 @@ impl CliRepo {
                     message: run.stderr.trim().to_string(),
                 });
             }
+            checkout.done();
+            step.done();
             return Ok(Err(paths));
         }
         let message = format!("teammem: sync to {to}");
+        let step = self.announce_step(&Self::ref_locks(branch_ref), None)?;
         if self.move_ref(branch_ref, to, Some(from), &message, deadline)? {
+            checkout.done();
+            step.done();
             return Ok(Ok(true));
         }
+        let step = self.announce_step(&index_lock, None)?;
         let mut back = self.command();
         back.args(["read-tree", "-m", "-u", to, from]);
-        let _ = self.try_run(
+        let put_back = self.try_run(
             back,
             b"",
             deadline,
             "putting the files back (git read-tree)",
         );
+        // Not put back: the note stays, and the next sync rolls the files back.
+        if put_back.is_ok_and(|run| run.success) {
+            checkout.done();
+        }
+        step.done();
         Ok(Ok(false))
     }
 }

@@ -142,7 +142,12 @@ impl CliRepo {
             &url,
             &format!("+{}:{}", up.merge_ref, up.tracking_ref),
         ]);
+        let note = |e: GitError| NetFailure::failed(format!("{what}: {e}"));
+        let step = self
+            .announce_step(&Self::ref_locks(&up.tracking_ref), None)
+            .map_err(note)?;
         let run = crate::git::remote::git_cli::run_git(cmd, b"", &options.deadline, &what)?;
+        step.done();
         if !run.success {
             if run.stderr.contains("couldn't find remote ref") {
                 return Ok(None);
@@ -158,14 +163,17 @@ impl CliRepo {
             .map_err(|e| NetFailure::failed(format!("{what}: {e}")))
     }
 
-    /// Pushes `up.local_ref` to `url`'s `up.merge_ref`, with a lease on `expected`.
+    /// Pushes `up.local_ref` to `url`'s `up.merge_ref`, with a lease on `expected` (`None`:
+    /// the remote branch must not exist yet, and the push creates it).
     pub fn push(
         &self,
         up: &CliUpstream,
         url: &str,
-        expected: &str,
+        expected: Option<&str>,
         options: &NetworkOptions,
     ) -> Result<CliPush, NetFailure> {
+        // An empty expected value is git's "must not exist".
+        let expected = expected.unwrap_or("");
         let what = format!("git push {} to {} (git CLI)", up.merge_ref, up.remote);
         let mut cmd = self.network_command(options)?;
         cmd.args([
@@ -180,7 +188,12 @@ impl CliRepo {
             url,
             &format!("{}:{}", up.local_ref, up.merge_ref),
         ]);
+        // A push that goes through moves the remote-tracking ref too.
+        let step = self
+            .announce_step(&Self::ref_locks(&up.tracking_ref), None)
+            .map_err(|e| NetFailure::failed(format!("{what}: {e}")))?;
         let run = crate::git::remote::git_cli::run_git(cmd, b"", &options.deadline, &what)?;
+        step.done();
         // Porcelain: "<flag>\t<from>:<to>\t<summary> (<reason>)"; `!` is a refusal.
         let status = run
             .stdout

@@ -42,6 +42,9 @@ pub const SYNC_LOCK: &str = "teammem-sync.lock";
 pub const REF_MOVE_NOTE: &str = "teammem-ref-move";
 /// A fast-forward's checkout under way ([`checkout`]).
 pub const CHECKOUT_NOTE: &str = "teammem-checkout";
+/// A git step of the git-CLI sync under way, naming the locks it takes
+/// ([`cli_repo::interrupted`](super::cli_repo::interrupted)).
+pub const GIT_STEP_NOTE: &str = "teammem-git-step";
 /// A fetch or push under way, for its temp pack files ([`transfer`]).
 pub const TRANSFER_NOTE: &str = "teammem-transfer";
 /// The index's team entries still to be written after a commit
@@ -92,6 +95,12 @@ pub const LEFT_IN_GIT: &[LeftInGit] = &[
         name: CHECKOUT_NOTE,
         folder: GitFolder::Common,
         what: "a fast-forward's checkout under way; the next sync finishes or rolls it back",
+        kept: false,
+    },
+    LeftInGit {
+        name: GIT_STEP_NOTE,
+        folder: GitFolder::Common,
+        what: "a git step of a sync through git under way; the next sync removes the locks a killed one left",
         kept: false,
     },
     LeftInGit {
@@ -197,6 +206,7 @@ mod tests {
             SYNC_LOCK,
             REF_MOVE_NOTE,
             CHECKOUT_NOTE,
+            GIT_STEP_NOTE,
             TRANSFER_NOTE,
             INDEX_PENDING,
             SIDE_INDEX,

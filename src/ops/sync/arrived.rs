@@ -19,7 +19,8 @@ use super::quarantine::Quarantined;
 use super::{OpError, SyncOutcome};
 
 /// What the report adds to each reason: what teammem does with the entry.
-const LEFT_ALONE: &str = "never read, committed or deleted by sync; left as git checked it out";
+pub(super) const LEFT_ALONE: &str =
+    "never read, committed or deleted by sync; left as git checked it out";
 
 /// Adds to `outcome.withheld` each entry of the team folder that the move of `refname` from
 /// `before` to its tip now brought in and that teammem leaves alone. `team_dir` is the folder
@@ -82,7 +83,7 @@ fn team_tree(repo: &Repository, commit: Option<Oid>) -> Result<Option<git2::Tree
 
 /// Why a symlink at `abs` is withheld, as readers decide it (`domain/store.rs`): it points
 /// nowhere, or outside `root`. `None` when it leads to something inside the folder.
-fn symlink_reason(abs: &Path, root: Option<&Path>) -> Option<&'static str> {
+pub(super) fn symlink_reason(abs: &Path, root: Option<&Path>) -> Option<&'static str> {
     match (std::fs::canonicalize(abs), root) {
         (Err(_), _) => Some("a symlink that points nowhere"),
         (Ok(target), Some(root)) if target.starts_with(root) => None,

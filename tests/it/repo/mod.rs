@@ -4,4 +4,5 @@ mod configs;
 mod discovery;
 mod git_only;
 mod git_only_check;
+mod git_only_hardening;
 mod matrix;

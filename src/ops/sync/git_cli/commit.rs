@@ -10,6 +10,7 @@ use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
 use crate::git::GitError;
 use crate::git::cli_repo::{CliRepo, TreeEntry};
 use crate::git::remote::Deadline;
+use crate::git::sign::{self, Signing, SigningPlan};
 use crate::ops::quarantine::{self, Quarantined};
 use crate::ops::{OpError, Project};
 
@@ -231,38 +232,70 @@ pub(super) fn commit_folder(
     if updates.is_empty() {
         return Ok(Committed::Nothing);
     }
-    if cli
-        .config("commit.gpgsign", deadline)?
-        .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1"))
-    {
-        outcome.commit_refused = true;
-        outcome.warnings.push(format!(
-            "commit.gpgsign is on, and in a repository libgit2 cannot open ({}) teammem does \
-             not sign (git would run the signing program the repository names); nothing was \
-             committed{SIGNING_FIX}",
-            cli.why
-        ));
-        return Ok(Committed::Refused);
-    }
+    let plan = signing_plan(cli, outcome)?;
     let tree = cli.write_tree(tree_of, &updates, deadline)?;
-    let commit = commit_tree(cli, &tree, parent, options, deadline, outcome)?;
+    let mut commit = commit_tree(cli, &tree, parent, options, deadline, outcome)?;
+    if plan.signing != Signing::Off {
+        match cli.signed_commit(&commit, &plan.signing, deadline)? {
+            Ok(signed) => commit = signed,
+            Err(why) => {
+                // As the libgit2 path (`team_commit.rs`): never an unsigned commit instead.
+                outcome.commit_refused = true;
+                outcome.warnings.push(format!(
+                    "commit.gpgsign is on but the sync commit could not be signed ({why}); \
+                     nothing was committed{SIGNING_FIX}"
+                ));
+                return Ok(Committed::Refused);
+            }
+        }
+    }
     let message = "teammem: sync team memory";
+    // Killed between the branch move and the index's team entries, the next sync writes them
+    // (`cli_repo/interrupted.rs`): a new memory would otherwise look unstaged by `git rm`.
+    // Each note names only the locks of its own step: a lock a user's git takes later is
+    // never one of them.
+    let step = cli.announce_step(&CliRepo::ref_locks(branch_ref), Some((branch_ref, &commit)))?;
     if !cli.move_ref(branch_ref, &commit, old, message, deadline)? {
+        step.done();
         outcome.commit_refused = true;
         outcome.warnings.push(
             "the branch moved while sync was committing; nothing was committed — sync again".into(),
         );
         return Ok(Committed::Refused);
     }
-    update_user_index(cli, &updates, deadline, outcome)?;
+    let step = cli.announce_step(&["index.lock".to_string()], Some((branch_ref, &commit)))?;
+    if update_user_index(cli, &updates, deadline, outcome)? {
+        step.done();
+    } else {
+        // Another git holds the index: the note stays for the next sync to write the entries,
+        // naming no lock (that one is the other git's).
+        cli.announce_step(&[], Some((branch_ref, &commit)))?;
+    }
     outcome.committed = true;
     outcome.commit = Some(commit.clone());
     outcome.files_committed = updates.len();
     Ok(Committed::Made(commit))
 }
 
+/// How the sync commit is signed (`git/sign.rs`, read from every config level; the signing
+/// program from the user's own levels only), with the libgit2 path's warning when the
+/// repository's config names one (ignored).
+pub(super) fn signing_plan(
+    cli: &CliRepo,
+    outcome: &mut SyncOutcome,
+) -> Result<SigningPlan, OpError> {
+    let plan = sign::signing_plan_in(&cli.full_config()?);
+    if let Some(program) = &plan.ignored_program {
+        outcome.warnings.push(format!(
+            "the repository's own config names the signing program `{program}`; teammem never \
+             runs programs named there, and uses the one from your global git config instead"
+        ));
+    }
+    Ok(plan)
+}
+
 /// `git commit-tree` with the sync message, by git's identity (or `--author`, or the fallback
-/// with a warning), never signed.
+/// with a warning), not signed (`CliRepo::signed_commit` signs it).
 pub(super) fn commit_tree(
     cli: &CliRepo,
     tree: &str,
@@ -317,19 +350,20 @@ pub(super) fn commit_tree(
 
 /// Brings the user's index entries for the committed team paths in line with the commit; no
 /// other entry is written. A held `index.lock` leaves them for the next sync, with a warning.
+/// Returns whether they were written.
 fn update_user_index(
     cli: &CliRepo,
     updates: &BTreeMap<String, Option<TreeEntry>>,
     deadline: &Deadline,
     outcome: &mut SyncOutcome,
-) -> Result<(), GitError> {
+) -> Result<bool, GitError> {
     let input = cli.index_info(updates);
     let mut cmd = cli.command();
     cmd.args(["update-index", "-z", "--index-info"]);
     let what = "updating the index's team entries (git update-index)";
     let run = cli.try_run(cmd, input.as_bytes(), deadline, what)?;
     if run.success {
-        return Ok(());
+        return Ok(true);
     }
     if run.stderr.contains("index.lock") {
         outcome.warnings.push(
@@ -337,7 +371,7 @@ fn update_user_index(
              updated; the next sync updates them"
                 .into(),
         );
-        return Ok(());
+        return Ok(false);
     }
     Err(GitError::Cli {
         context: what.into(),

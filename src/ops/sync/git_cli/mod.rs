@@ -15,9 +15,11 @@ use crate::domain::store::StoreError;
 use crate::git::cli_repo::transfer::{CliPush, CliUpstream};
 use crate::git::cli_repo::{CliRepo, TreeEntry};
 use crate::git::memory_branch;
+use crate::git::offline;
 use crate::git::preflight::{self, Blocker};
 use crate::git::recovery::lock::SyncLock;
 use crate::git::remote::{Deadline, NetworkOptions};
+use crate::git::sign::Signing;
 use crate::ops::{OpError, Project};
 
 use super::{PushedUrl, SkipReason, SyncOptions, SyncOutcome};
@@ -94,6 +96,9 @@ fn run_within(
             return Ok(());
         }
     };
+    // What a sync on this path killed before this one left: git's locks, a half-done pull.
+    let recovered = cli.recover_interrupted(TEAM_DIR, &budget)?;
+    outcome.warnings.extend(recovered);
     if !index_lock_released(cli) {
         outcome.skip(
             SkipReason::Locked,
@@ -114,8 +119,90 @@ fn run_within(
         &budget,
         outcome,
     )?;
+    // After the user's own commit: only what the pull brings is named.
+    let before = cli.resolve(&branch_ref, &budget)?;
     if (options.pull || options.push) && outcome.skipped_reason.is_none() {
         share(project, cli, &branch_ref, options, &budget, outcome)?;
+    }
+    if let Err(err) = name_arrived_entries(
+        project,
+        cli,
+        &branch_ref,
+        before.as_deref(),
+        &budget,
+        outcome,
+    ) {
+        // As on the libgit2 path: everything is done by now.
+        outcome.warnings.push(format!(
+            "could not list the entries this pull brought in that sync leaves alone: {err}"
+        ));
+    }
+    Ok(())
+}
+
+/// The team folder entries the pull brought in that teammem leaves alone, named in
+/// `withheld` as the libgit2 path names them (`arrived.rs`): a symlink pointing outside the
+/// folder or nowhere, a gitlink, a folder where `MEMORY.md` belongs, a name or path too long
+/// for teammem's writes.
+fn name_arrived_entries(
+    project: &Project,
+    cli: &CliRepo,
+    branch_ref: &str,
+    before: Option<&str>,
+    budget: &Deadline,
+    outcome: &mut SyncOutcome,
+) -> Result<(), OpError> {
+    use crate::git::tree_entries::{MAX_NAME_BYTES, MAX_PATH_BYTES};
+    let after = cli.resolve(branch_ref, budget)?;
+    let Some(after) = after.filter(|tip| Some(tip.as_str()) != before) else {
+        return Ok(());
+    };
+    let old = match before {
+        Some(before) => cli.tree_entries(before, TEAM_DIR, budget)?,
+        None => BTreeMap::new(),
+    };
+    let team_dir = project.git_root()?.join(TEAM_DIR);
+    let root = std::fs::canonicalize(&team_dir).ok();
+    let prefix = format!("{TEAM_DIR}/");
+    let index_folder = format!("{prefix}{INDEX_FILE}/");
+    let mut named = BTreeSet::new();
+    for (path, entry) in cli.tree_entries(&after, TEAM_DIR, budget)? {
+        if old.get(&path) == Some(&entry) {
+            continue;
+        }
+        let rel = path.strip_prefix(&prefix).unwrap_or(&path);
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        let (shown, why) = if path.starts_with(&index_folder) {
+            (
+                format!("{prefix}{INDEX_FILE}"),
+                "a folder where the generated MEMORY.md belongs",
+            )
+        } else if entry.mode == "120000" {
+            match super::arrived::symlink_reason(&team_dir.join(rel), root.as_deref()) {
+                Some(why) => (path.clone(), why),
+                // Inside the folder: read as the memory it points at, which is gated.
+                None => continue,
+            }
+        } else if entry.mode == "160000" {
+            (path.clone(), "a gitlink (submodule), not a memory")
+        } else if name.len() > MAX_NAME_BYTES {
+            (
+                path.clone(),
+                "a name too long for the file system (with teammem's temporary suffix)",
+            )
+        } else if rel.len() > MAX_PATH_BYTES {
+            (path.clone(), "a path too long for the file system")
+        } else {
+            continue;
+        };
+        if named.insert(shown.clone()) {
+            outcome
+                .withheld
+                .push(crate::ops::quarantine::Quarantined::new(
+                    &shown,
+                    vec![format!("{why} — {}", super::arrived::LEFT_ALONE)],
+                ));
+        }
     }
     Ok(())
 }
@@ -223,10 +310,19 @@ fn share(
     loop {
         attempt += 1;
         let round_started = Instant::now();
+        // `None`: the remote has no such branch yet; the push creates it (lease: absent).
         let remote_tip = if options.pull {
+            // The offline note, kept as the libgit2 path keeps it (`fetch_round`): session
+            // starts skip the network for a while after a remote out of reach.
             match cli.fetch(&up, &net) {
-                Ok(tip) => tip,
+                Ok(tip) => {
+                    if attempt == 1 {
+                        offline::forget_failure(&cli.paths.git_dir);
+                    }
+                    tip
+                }
                 Err(failure) => {
+                    offline::remember_failure(&cli.paths.git_dir, &failure.message);
                     super::network_skip(outcome, &failure, SkipReason::FetchFailed, LEFT);
                     return Ok(());
                 }
@@ -234,17 +330,16 @@ fn share(
         } else {
             cli.resolve(&up.tracking_ref, budget)?
         };
-        let Some(remote_tip) = remote_tip else {
-            outcome.skip(
-                SkipReason::NoUpstream,
-                format!(
-                    "the remote {} has no branch {} yet; publish it once with `git push -u`{LEFT}",
-                    up.remote, up.merge_ref
-                ),
-            );
-            return Ok(());
-        };
-        if !land(project, cli, &up, &remote_tip, options, budget, outcome)? || !options.push {
+        let landed = land(
+            project,
+            cli,
+            &up,
+            remote_tip.as_deref(),
+            options,
+            budget,
+            outcome,
+        )?;
+        if !landed || !options.push {
             return Ok(());
         }
         let mut urls = Vec::new();
@@ -252,7 +347,7 @@ fn share(
         let mut failure = None;
         for url in cli.remote_urls(&up.remote, true, budget)? {
             let shown = crate::git::remote::failure::redact_url_credentials(&url);
-            let (pushed, error) = match cli.push(&up, &url, &remote_tip, &net) {
+            let (pushed, error) = match cli.push(&up, &url, remote_tip.as_deref(), &net) {
                 Ok(CliPush::Pushed) => (true, None),
                 Ok(CliPush::LeaseRefused) => {
                     lost_race = true;
@@ -317,12 +412,26 @@ fn land(
     project: &Project,
     cli: &CliRepo,
     up: &CliUpstream,
-    remote_tip: &str,
+    remote_tip: Option<&str>,
     options: &SyncOptions,
     budget: &Deadline,
     outcome: &mut SyncOutcome,
 ) -> Result<bool, OpError> {
     let Some(local) = cli.resolve(&up.local_ref, budget)? else {
+        return Ok(false);
+    };
+    let Some(remote_tip) = remote_tip else {
+        // A remote without the branch yet: as on the libgit2 path (`replay::classify` with no
+        // upstream), the push creates it when every commit of the branch is a sync commit;
+        // the user's own commits are never published.
+        let user_commits = user_commits(cli, None, &local, budget)?;
+        if user_commits.is_empty() {
+            return Ok(true);
+        }
+        outcome.skip(
+            SkipReason::LocalAhead,
+            local_ahead(&user_commits, branch_name(up)),
+        );
         return Ok(false);
     };
     if local == remote_tip {
@@ -337,37 +446,22 @@ fn land(
         }
         return Ok(false);
     }
-    let unpublished = cli.commits_between(remote_tip, &local, budget)?;
-    let mut user_commits = Vec::new();
-    for commit in &unpublished {
-        if !cli.is_sync_commit(commit, TEAM_DIR, budget)? {
-            user_commits.push(commit[..7.min(commit.len())].to_string());
-        }
-    }
+    let user_commits = user_commits(cli, Some(remote_tip), &local, budget)?;
     let ahead = cli.is_ancestor(remote_tip, &local, budget)?;
-    let branch = up
-        .local_ref
-        .strip_prefix("refs/heads/")
-        .unwrap_or(&up.local_ref);
+    let branch = branch_name(up);
     if !user_commits.is_empty() {
         let (reason, what) = if ahead {
-            (
-                SkipReason::LocalAhead,
-                format!(
-                    "your own commits ({}) on {branch} are not pushed yet, and sync never \
-                     publishes your commits: the team memory is committed here and goes out \
-                     with your next `git push`",
-                    user_commits.join(", ")
-                ),
-            )
+            (SkipReason::LocalAhead, local_ahead(&user_commits, branch))
         } else {
             (
                 SkipReason::Diverged,
                 format!(
-                    "{branch} and its upstream have both moved and your own commits ({}) are \
+                    "{branch} and its upstream have both moved and your own commit{} ({}) {} \
                      not pushed; sync never rewrites your commits: pull (`git pull --rebase`), \
                      then sync again; the team memory is committed here",
-                    user_commits.join(", ")
+                    plural(user_commits.len()),
+                    short_list(&user_commits),
+                    if user_commits.len() == 1 { "is" } else { "are" },
                 ),
             )
         };
@@ -388,6 +482,60 @@ fn land(
     replay(
         project, cli, up, &local, remote_tip, options, budget, outcome,
     )
+}
+
+/// Up to ten of the user's own commits (not sync commits) on `local` and not on `remote_tip`
+/// (all of `local`'s history when the remote has no branch), newest first — the libgit2
+/// path's list (`replay::classify`).
+fn user_commits(
+    cli: &CliRepo,
+    remote_tip: Option<&str>,
+    local: &str,
+    budget: &Deadline,
+) -> Result<Vec<String>, OpError> {
+    const LISTED: usize = 10;
+    let mut found = Vec::new();
+    for commit in cli.commits_not_in(remote_tip, local, budget)? {
+        if !cli.is_sync_commit(&commit, TEAM_DIR, budget)? {
+            found.push(commit);
+            if found.len() >= LISTED {
+                break;
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// `local-ahead`'s message, as the libgit2 path words it.
+fn local_ahead(user_commits: &[String], branch: &str) -> String {
+    format!(
+        "your own commit{} ({}) on {branch} {} not pushed yet, and sync never publishes your \
+         commits: the team memory is committed here and goes out with your next `git push`",
+        plural(user_commits.len()),
+        short_list(user_commits),
+        if user_commits.len() == 1 { "is" } else { "are" },
+    )
+}
+
+fn branch_name(up: &CliUpstream) -> &str {
+    up.local_ref
+        .strip_prefix("refs/heads/")
+        .unwrap_or(&up.local_ref)
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// The first three short ids, `…` when there are more.
+fn short_list(ids: &[String]) -> String {
+    let shown: Vec<&str> = ids
+        .iter()
+        .take(3)
+        .map(|id| &id[..7.min(id.len())])
+        .collect();
+    let more = if ids.len() > 3 { ", …" } else { "" };
+    format!("{}{more}", shown.join(", "))
 }
 
 /// Refuses to land a fetched tip that brings a team file over the memory size limit (never
@@ -464,6 +612,15 @@ fn replay(
     budget: &Deadline,
     outcome: &mut SyncOutcome,
 ) -> Result<bool, OpError> {
+    // As the libgit2 path (`replay::replay_sync_commits`): with signing on, no replayed commit.
+    if commit::signing_plan(cli, &mut SyncOutcome::default())?.signing != Signing::Off {
+        outcome.skip(
+            SkipReason::Diverged,
+            "commit.gpgsign is on and teammem cannot sign the replayed sync commit; run `git \
+             pull --rebase` yourself, or sync again after the next pull",
+        );
+        return Ok(false);
+    }
     // None in common (unrelated histories, or a shallow clone's cut): every memory is new.
     let mut merge_base = cli.command();
     merge_base.args(["merge-base", local, remote_tip]);
