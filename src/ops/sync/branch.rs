@@ -119,11 +119,13 @@ pub fn run(
         } else {
             match memory.upstream() {
                 Some(up) => {
+                    let known_remote = repo.refname_to_id(&up.tracking_ref).ok();
                     let mut rounds = BranchRounds {
                         memory,
                         up,
                         settings: &settings,
                         local: &mut local,
+                        known_remote,
                         deadline: Deadline::at(deadline),
                     };
                     match share(repo, options, deadline, advertised, &mut rounds, outcome) {
@@ -632,6 +634,8 @@ struct BranchRounds<'a> {
     up: Upstream,
     settings: &'a CommitSettings,
     local: &'a mut Option<Oid>,
+    /// The remote's tip as this clone knew it when the sync began (its remote-tracking ref).
+    known_remote: Option<Oid>,
     /// When the sync must be over: a merge regenerating `MEMORY.md` stops there.
     deadline: Deadline,
 }
@@ -648,6 +652,7 @@ impl Rounds for BranchRounds<'_> {
         remote_tip: Option<Oid>,
         outcome: &mut SyncOutcome,
     ) -> Result<bool, OpError> {
+        let unpublished = *self.local;
         if options.pull {
             if let Some(tip) = remote_tip {
                 if sync::refuse_oversized(repo, *self.local, tip, outcome)? {
@@ -680,6 +685,12 @@ impl Rounds for BranchRounds<'_> {
         let Some(tip) = *self.local else {
             return Ok(false);
         };
+        if self.published_unseen(repo, unpublished, remote_tip) {
+            // The remote holds this clone's commits that it had not seen there: a push of an
+            // earlier sync (or an earlier try of this one) whose answer was lost landed after
+            // all.
+            outcome.pushed = true;
+        }
         if !options.push || remote_tip == Some(tip) {
             return Ok(false);
         }
@@ -707,6 +718,22 @@ impl Rounds for BranchRounds<'_> {
             return Ok(());
         };
         propose(repo, self.memory, &self.up, tip, &message, net, outcome)
+    }
+}
+
+impl BranchRounds<'_> {
+    /// Whether the remote's tip `remote` holds the local memory branch's `local` tip (before
+    /// this round brought the two together) though the remote did not, as this clone knew it
+    /// when the sync began: commits of this clone reached the remote unseen.
+    fn published_unseen(&self, repo: &Repository, local: Option<Oid>, remote: Option<Oid>) -> bool {
+        let (Some(local), Some(remote)) = (local, remote) else {
+            return false;
+        };
+        let contains = |a: Oid, b: Oid| crate::git::history::contains(repo, a, b).unwrap_or(false);
+        let seen = self
+            .known_remote
+            .is_some_and(|known| contains(known, local));
+        !seen && contains(remote, local)
     }
 }
 
