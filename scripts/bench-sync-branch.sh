@@ -26,6 +26,7 @@
 #   BIN=path (the teammem measured; default: build the release binary, in $CARGO_TARGET_DIR
 #   when set), OLD_BIN=path (an older teammem measured side by side on the same clones, e.g.
 #   the session's start binary; its rows are left out when unset).
+#   CHANGE and FLOOD (below) choose the other two benchmarks.
 # Needs hyperfine, git, jq; python3, lighttpd, apache2, nginx and fcgiwrap for their transports.
 # Goals (issue 11): branch mode <= 0.3x the git CLI; the big repository costs branch mode no
 # more than the small one (it never walks the work tree outside the folder).
@@ -39,6 +40,15 @@
 # take turns, run by run, so a burst of load falls on both. Prints each run's wall time,
 # whether the context was printed, the files in the folder and whether the clone's own memory
 # reached the remote.
+#
+# CHANGE="1000 10000 50000" measures instead a branch-mode `teammem sync` where little changed
+# (issue 37): for each count, a remote whose `team-memory` holds that many memories, a clone
+# synced once per binary, and a teammate (the git CLI). Before each timed run the teammate
+# edits one memory and pushes it, and the user edits another in the folder; the sync then
+# fetches, records, re-creates the record on the teammate's tip, pushes and writes the folder.
+# Each run's wall time is printed (setup not timed), then per binary the median; with OLD_BIN
+# set the two binaries take turns run by run (each on its own clone of the same remote) and the
+# new/old ratio of the medians is printed.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -118,6 +128,80 @@ if [ -n "${FLOOD:-}" ]; then
           "$count" "$label" "$run" "$(echo "$end - $start" | bc)" "$context" "$files" "$pushed"
       done
     done
+  done
+  exit 0
+fi
+
+if [ -n "${CHANGE:-}" ]; then
+  for count in $CHANGE; do
+    dir="$work/change-$count"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    git init -q --bare "$dir/remote.git"
+    git clone -q "$dir/remote.git" "$dir/seed" 2>/dev/null
+    (
+      cd "$dir/seed"
+      echo '# project' >README.md
+      git add -A && git commit -qm initial && git push -q origin main
+      "$teammem" init --branch >/dev/null
+      "$teammem" sync --json >/dev/null || true
+      git fetch -q origin team-memory
+      tip=$(git rev-parse FETCH_HEAD)
+      {
+        printf 'commit refs/heads/flood\ncommitter Flood <flood@example.com> 0 +0000\ndata 6\nflood\nfrom %s\n' "$tip"
+        for n in $(seq 1 "$count"); do
+          text=$(printf -- '---\nname: memory %s\ndescription: Memory %s\ntype: project\n---\nKept.\n' "$n" "$n")
+          printf 'M 100644 inline %s/project/m-%06d.md\ndata %s\n%s\n' "$team" "$n" "$(( ${#text} + 1 ))" "$text"
+        done
+      } | git fast-import --quiet
+      git push -q origin refs/heads/flood:refs/heads/team-memory
+    )
+    git clone -q --branch team-memory "$dir/remote.git" "$dir/mate" 2>/dev/null
+    binaries=("new=$teammem")
+    [ -z "$old_bin" ] || binaries+=("old=$old_bin")
+    for entry in "${binaries[@]}"; do
+      label=${entry%%=*} bin=${entry#*=}
+      git clone -q "$dir/remote.git" "$dir/me-$label" 2>/dev/null
+      # The first syncs materialise the branch (past the folder's default limits, the rest is
+      # kept out as on any sync): not timed.
+      for _ in 1 2 3; do (cd "$dir/me-$label" && "$bin" sync --json >/dev/null 2>&1) || true; done
+    done
+    declare -A walls=()
+    for run in $(seq 1 "$runs"); do
+      for entry in "${binaries[@]}"; do
+        label=${entry%%=*} bin=${entry#*=}
+        me="$dir/me-$label"
+        # The teammate changes one memory and pushes it (plain git), the user changes another.
+        n=$(( (run * 7919) % count + 1 ))
+        (
+          cd "$dir/mate" && git pull -q --rebase origin team-memory 2>/dev/null
+          printf 'Edited by the teammate, run %s %s.\n' "$run" "$label" >>"$(printf '%s/project/m-%06d.md' "$team" "$n")"
+          git commit -qam "teammate edit" && git push -q origin HEAD:team-memory
+        )
+        # One the folder holds (past the default limit of 5,000 the rest is kept out), not the
+        # one the other binary's clone edits: each sync has its own change to record and push.
+        shift=0
+        [ "$label" = new ] || shift=$(( count < 4000 ? count / 2 : 2000 ))
+        m=$(( (run * 104729 + 1 + shift) % (count < 4000 ? count : 4000) + 1 ))
+        printf 'Edited by me (%s), run %s.\n' "$label" "$run" >>"$(printf '%s/%s/project/m-%06d.md' "$me" "$team" "$m")"
+        start=$(date +%s.%N)
+        out=$(cd "$me" && "$bin" sync --json 2>/dev/null || true)
+        end=$(date +%s.%N)
+        wall=$(echo "$end - $start" | bc)
+        walls[$label]+="$wall "
+        printf 'memories=%s binary=%s run=%s wall=%.3fs pushed=%s skipped=%s\n' "$count" "$label" "$run" \
+          "$wall" "$(jq -r '.pushed' <<<"$out" 2>/dev/null)" "$(jq -r '.skipped_reason // "-"' <<<"$out" 2>/dev/null)"
+      done
+    done
+    median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+    new_median=$(median <<<"${walls[new]}")
+    printf 'memories=%s median new=%.3fs' "$count" "$new_median"
+    if [ -n "$old_bin" ]; then
+      old_median=$(median <<<"${walls[old]}")
+      printf ' old=%.3fs new/old=%.2f' "$old_median" "$(echo "$new_median / $old_median" | bc -l)"
+    fi
+    printf '\n'
+    unset walls
   done
   exit 0
 fi

@@ -68,14 +68,15 @@ pub fn push(
         // libgit2's local transport writes into the remote folder itself: the remote's
         // receive-pack and its hooks (`pre-receive`) would not run. git's push runs them.
         (Transport::Builtin, _) if remote_is_local(repo, upstream) => {
-            push_git_cli(repo, upstream, expected, options)?
+            push_git_cli(repo, upstream, expected, options)
         }
         (Transport::Builtin, Some(program)) => {
-            push_in_helper(program, repo, upstream, expected, options)?
+            push_in_helper(program, repo, upstream, expected, options)
         }
-        (Transport::Builtin, None) => push_in_process(repo, upstream, expected, options)?,
-        (Transport::GitCli, _) => push_git_cli(repo, upstream, expected, options)?,
-    };
+        (Transport::Builtin, None) => push_in_process(repo, upstream, expected, options),
+        (Transport::GitCli, _) => push_git_cli(repo, upstream, expected, options),
+    }
+    .map_err(answer_lost)?;
     if outcome == (PushOutcome::Pushed { tip: local }) {
         // The remote-tracking ref follows, as after `git push`, so the next sync sees it.
         if let Ok(_intent) = RefIntent::announce(repo, &upstream.tracking_ref, Some(local)) {
@@ -88,6 +89,24 @@ pub fn push(
         }
     }
     Ok(outcome)
+}
+
+/// What the report says of a push stopped at the deadline: the pack and the ref update may
+/// already be with the server, whose receive-pack finishes them after teammem stopped waiting
+/// (a slow hook, a loaded server). Whether the remote took the push is then not known, and the
+/// report says so rather than that it failed; the next sync sees the remote's tip, and says
+/// pushed when it holds the commits.
+const ANSWER_LOST: &str = "; the push was under way, so the remote may still take it: whether it \
+                           did is not known, and the next sync finds out";
+
+fn answer_lost(failure: NetFailure) -> NetFailure {
+    match failure.kind {
+        super::remote::NetFailureKind::Timeout => NetFailure {
+            message: format!("{}{ANSWER_LOST}", failure.message),
+            ..failure
+        },
+        _ => failure,
+    }
 }
 
 /// What the push to one of the remote's push URLs did, for the report.

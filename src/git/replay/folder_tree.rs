@@ -7,18 +7,21 @@ use git2::{FileMode, Oid, Repository, Tree};
 
 use crate::domain::scope::TEAM_DIR;
 use crate::git::GitError;
+use crate::git::remote::Deadline;
 use crate::git::team_files;
 use crate::git::tree_entries::{self, Version};
 
 /// The files under the team folder of `tree`, by path relative to it: those git can rebuild
 /// a tree from. An entry a teammate crafted that git refuses (`.GIT`, a duplicate, a name not
 /// in UTF-8) is left out here, and so stays in the tree it came with (see [`rebuilt`]).
+/// [`GitError::OutOfTime`] once `deadline` passes while listing.
 pub(super) fn folder_files(
     repo: &Repository,
     tree: &Tree<'_>,
+    deadline: Option<Deadline>,
 ) -> Result<BTreeMap<String, Version>, GitError> {
     match team_files::subtree(repo, tree, TEAM_DIR)? {
-        Some(team) => Ok(tree_entries::list(repo, &team)?.files),
+        Some(team) => Ok(tree_entries::list_within(repo, &team, deadline)?.files),
         None => Ok(BTreeMap::new()),
     }
 }

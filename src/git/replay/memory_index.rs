@@ -41,7 +41,7 @@ pub fn regenerated_team_tree(
     deadline: Option<Deadline>,
 ) -> Result<Option<Oid>, GitError> {
     let team = team_files::subtree(repo, tree, TEAM_DIR)?;
-    let files = folder_files(repo, tree)?;
+    let files = folder_files(repo, tree, deadline)?;
     let mut wanted = files.clone();
     wanted.remove(INDEX_FILE);
     if !wanted.is_empty() {

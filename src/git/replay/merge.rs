@@ -43,14 +43,14 @@ pub fn merge_team_folders(
     deadline: Option<Deadline>,
 ) -> Result<MergedFolder, GitError> {
     let base_files = match base {
-        Some(base) => folder_files(repo, base)?,
+        Some(base) => folder_files(repo, base, deadline)?,
         None => BTreeMap::new(),
     };
     in_time(deadline, "merging the memory branch")?;
-    let ours = folder_files(repo, ours)?;
+    let ours = folder_files(repo, ours, deadline)?;
     in_time(deadline, "merging the memory branch")?;
     let theirs_team = team_files::subtree(repo, theirs, TEAM_DIR)?;
-    let theirs = folder_files(repo, theirs)?;
+    let theirs = folder_files(repo, theirs, deadline)?;
     in_time(deadline, "merging the memory branch")?;
     let mut merged: BTreeMap<String, Version> = BTreeMap::new();
     let mut conflicts = Vec::new();

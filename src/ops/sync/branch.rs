@@ -105,7 +105,7 @@ pub fn run(
                      the next sync records them"
                 ),
             );
-            Recording::new(false, None, HashSet::new())
+            Recording::new(false, HashSet::new(), HashSet::new())
         }
         other => other?,
     };
@@ -119,11 +119,13 @@ pub fn run(
         } else {
             match memory.upstream() {
                 Some(up) => {
+                    let known_remote = repo.refname_to_id(&up.tracking_ref).ok();
                     let mut rounds = BranchRounds {
                         memory,
                         up,
                         settings: &settings,
                         local: &mut local,
+                        known_remote,
                         deadline: Deadline::at(deadline),
                     };
                     match share(repo, options, deadline, advertised, &mut rounds, outcome) {
@@ -156,7 +158,22 @@ pub fn run(
             );
         }
     } else if go_on {
-        materialise(project, repo, base, recording, local, deadline, outcome)?;
+        match materialise(project, repo, base, recording, local, deadline, outcome) {
+            // The branch's changes were not all read in time: nothing was written that the
+            // recorded base does not hold, so the next sync goes on from there.
+            Err(OpError::Git(GitError::OutOfTime { what })) => {
+                if outcome.skipped_reason.is_none() {
+                    outcome.skip(
+                        SkipReason::Timeout,
+                        format!(
+                            "the time budget ran out while {what}; the next sync writes the \
+                             team folder"
+                        ),
+                    );
+                }
+            }
+            other => other?,
+        }
     }
     outcome.memory_tip = local.map(|o| o.to_string());
     super::fast_noop::record(project, repo, memory, outcome);
@@ -366,15 +383,18 @@ pub(super) fn is_exclude_line(line: &str) -> bool {
 struct Recording {
     /// Whether the sync may go on.
     go_on: bool,
-    /// The commit that recorded the folder's changes.
-    recorded: Option<Oid>,
+    /// The blobs of the folder's changes when a commit recorded them (at their paths, or
+    /// beside them as conflict copies; a change the local branch already held included): a
+    /// file holding one of them is safe on the branch and may be replaced. Empty when nothing
+    /// was recorded.
+    recorded: HashSet<Oid>,
     /// The files quarantined: they stay on disk, out of the folder's `MEMORY.md`, as in
     /// current-branch sync.
     held_back: HashSet<String>,
 }
 
 impl Recording {
-    fn new(go_on: bool, recorded: Option<Oid>, held_back: HashSet<String>) -> Self {
+    fn new(go_on: bool, recorded: HashSet<Oid>, held_back: HashSet<String>) -> Self {
         Recording {
             go_on,
             recorded,
@@ -479,6 +499,11 @@ fn record_folder(
             }
         }
     }
+    let recorded_blobs: HashSet<Oid> = updates
+        .iter()
+        .filter_map(|u| u.file)
+        .map(|f| f.id)
+        .collect();
     // A change the local branch already holds (an earlier sync recorded or merged it, then
     // stopped before it moved the base) is not recorded twice.
     let local_tree = memory_branch::tree_of(repo, if base.is_none() { parent } else { *local })?;
@@ -490,7 +515,7 @@ fn record_folder(
         there != u.file.map(|f| (f.id, i32::from(f.mode)))
     });
     if updates.is_empty() {
-        return Ok(Recording::new(true, None, held_back));
+        return Ok(Recording::new(true, HashSet::new(), held_back));
     }
     let recorded = match memory_branch::record(
         repo,
@@ -500,7 +525,7 @@ fn record_folder(
         &TeamMemoryIndexGate,
         deadline,
     )? {
-        Recorded::Nothing => return Ok(Recording::new(true, None, held_back)),
+        Recorded::Nothing => return Ok(Recording::new(true, HashSet::new(), held_back)),
         Recorded::Commit(id) => id,
         Recorded::NotSigned(why) => {
             outcome.commit_refused = true;
@@ -509,7 +534,7 @@ fn record_folder(
                  nothing was recorded{}",
                 sync::SIGNING_FIX
             ));
-            return Ok(Recording::new(false, None, held_back));
+            return Ok(Recording::new(false, HashSet::new(), held_back));
         }
     };
     // The local branch moved past the folder's base (another worktree's sync): the record is
@@ -525,12 +550,12 @@ fn record_folder(
         deadline,
     )?;
     if !land(repo, memory, local, combined, outcome)? {
-        return Ok(Recording::new(false, Some(recorded), held_back));
+        return Ok(Recording::new(false, recorded_blobs, held_back));
     }
     outcome.committed = true;
     outcome.commit = local.map(|tip| tip.to_string());
     outcome.files_committed = updates.len();
-    Ok(Recording::new(true, Some(recorded), held_back))
+    Ok(Recording::new(true, recorded_blobs, held_back))
 }
 
 /// Moves the local memory branch to a combined tip; returns whether it stands there.
@@ -609,6 +634,8 @@ struct BranchRounds<'a> {
     up: Upstream,
     settings: &'a CommitSettings,
     local: &'a mut Option<Oid>,
+    /// The remote's tip as this clone knew it when the sync began (its remote-tracking ref).
+    known_remote: Option<Oid>,
     /// When the sync must be over: a merge regenerating `MEMORY.md` stops there.
     deadline: Deadline,
 }
@@ -625,6 +652,7 @@ impl Rounds for BranchRounds<'_> {
         remote_tip: Option<Oid>,
         outcome: &mut SyncOutcome,
     ) -> Result<bool, OpError> {
+        let unpublished = *self.local;
         if options.pull {
             if let Some(tip) = remote_tip {
                 if sync::refuse_oversized(repo, *self.local, tip, outcome)? {
@@ -657,6 +685,12 @@ impl Rounds for BranchRounds<'_> {
         let Some(tip) = *self.local else {
             return Ok(false);
         };
+        if self.published_unseen(repo, unpublished, remote_tip) {
+            // The remote holds this clone's commits that it had not seen there: a push of an
+            // earlier sync (or an earlier try of this one) whose answer was lost landed after
+            // all.
+            outcome.pushed = true;
+        }
         if !options.push || remote_tip == Some(tip) {
             return Ok(false);
         }
@@ -684,6 +718,22 @@ impl Rounds for BranchRounds<'_> {
             return Ok(());
         };
         propose(repo, self.memory, &self.up, tip, &message, net, outcome)
+    }
+}
+
+impl BranchRounds<'_> {
+    /// Whether the remote's tip `remote` holds the local memory branch's `local` tip (before
+    /// this round brought the two together) though the remote did not, as this clone knew it
+    /// when the sync began: commits of this clone reached the remote unseen.
+    fn published_unseen(&self, repo: &Repository, local: Option<Oid>, remote: Option<Oid>) -> bool {
+        let (Some(local), Some(remote)) = (local, remote) else {
+            return false;
+        };
+        let contains = |a: Oid, b: Oid| crate::git::history::contains(repo, a, b).unwrap_or(false);
+        let seen = self
+            .known_remote
+            .is_some_and(|known| contains(known, local));
+        !seen && contains(remote, local)
     }
 }
 

@@ -7,6 +7,7 @@ mod entries;
 mod flood;
 mod kill;
 mod line_endings;
+mod lost_answer;
 mod mode;
 mod noop_fast;
 mod proposals;

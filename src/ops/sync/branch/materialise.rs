@@ -12,7 +12,7 @@ use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
 use crate::domain::store;
 use crate::git::commit::{self, TeamUpdate};
 use crate::git::memory_branch::{self, LimitNote};
-use crate::git::status::{self, TreeFile};
+use crate::git::status::TreeFile;
 use crate::git::{team_files, tree_entries};
 
 use crate::ops::quarantine::{self, Quarantined};
@@ -56,23 +56,20 @@ pub(super) fn materialise(
     };
     let old_team = team_files::subtree(repo, &base_tree, TEAM_DIR)?;
     let new_team = team_files::subtree(repo, &source, TEAM_DIR)?;
-    let changes = tree_entries::diff(repo, old_team.as_ref(), new_team.as_ref())?;
+    let changes = tree_entries::diff_within(
+        repo,
+        old_team.as_ref(),
+        new_team.as_ref(),
+        Some(crate::git::remote::Deadline::at(deadline)),
+    )?;
     let limits = Limits::of(repo, &source);
     let mut room = Room::of(repo, old_team.as_ref(), &limits)?;
     let mut past_limit: Vec<(&'static str, String)> = Vec::new();
     let mut unfinished = 0usize;
     // What this sync recorded is safe on the branch (at its path, or beside it as a conflict
-    // copy): a file holding it may be replaced.
-    let recorded_blobs: HashSet<Oid> = match recorded {
-        Some(id) => {
-            let tree = memory_branch::tree_of(repo, Some(id))?;
-            status::tree_files(repo, Some(&tree), TEAM_DIR)?
-                .values()
-                .map(|f| f.id)
-                .collect()
-        }
-        None => HashSet::new(),
-    };
+    // copy): a file holding it may be replaced. The record's own blobs, not a listing of the
+    // recorded tree: the cost is the change's, not the branch's.
+    let recorded_blobs = recorded;
     let (policy, _) = crate::ops::guard::policy(project);
     let team_prefix = format!("{TEAM_DIR}/");
     let short = tip.to_string()[..7].to_string();
