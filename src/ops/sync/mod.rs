@@ -45,6 +45,10 @@ mod outcome;
 mod plan;
 mod team_commit;
 
+pub(crate) use git_cli::branch::{
+    choose_remote as cli_choose_remote, ensure_excluded as cli_ensure_excluded,
+    memory_branch as cli_memory_branch,
+};
 pub use outcome::{PushedUrl, SkipReason, SyncMode, SyncOptions, SyncOutcome};
 pub use plan::dry_run;
 pub(crate) use team_commit::{
@@ -116,7 +120,12 @@ fn run(
         // Reftable refs or SHA-256 objects: current-branch sync through git instead.
         Err(err @ GitError::Unsupported { .. }) => {
             return match crate::git::cli_repo::CliRepo::needing_git(paths) {
-                Some(cli) => git_cli::run(project, &cli, options, deadline, outcome),
+                Some(cli) => match git_cli::branch::memory_branch(&cli, &Deadline::at(deadline))? {
+                    Some(memory) => {
+                        git_cli::branch::run(project, &cli, &memory, options, deadline, outcome)
+                    }
+                    None => git_cli::run(project, &cli, options, deadline, outcome),
+                },
                 None => Err(err.into()),
             };
         }
