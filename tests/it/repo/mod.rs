@@ -3,4 +3,5 @@
 mod configs;
 mod discovery;
 mod git_only;
+mod git_only_branch;
 mod matrix;
