@@ -83,6 +83,53 @@ impl World {
             .git(&self.mate, ["push", "-q", "origin", "team-memory"]);
     }
 
+    /// The teammate pushes a commit on `team-memory` whose `project/` folder also holds a
+    /// `.GIT` folder: a tree no `git add` makes, built with `git mktree`.
+    fn mate_pushes_dot_git(&self) {
+        let (sb, mate) = (&self.sb, &self.mate);
+        let blob = git_with_input(sb, mate, &["hash-object", "-w", "--stdin"], "planted\n");
+        let inner = git_with_input(
+            sb,
+            mate,
+            &["mktree"],
+            &format!("100644 blob {blob}\tconfig\n"),
+        );
+        let mut below = format!("040000 tree {inner}\t.GIT\n");
+        // From the innermost folder out: each level with the one below replaced.
+        let levels = [
+            ("HEAD:.qwen/team-memory/project".to_string(), None),
+            ("HEAD:.qwen/team-memory".to_string(), Some("project")),
+            ("HEAD:.qwen".to_string(), Some("team-memory")),
+            ("HEAD".to_string(), Some(".qwen")),
+        ];
+        let mut made = String::new();
+        for (tree, replaced) in levels {
+            let listing = sb.git(mate, ["ls-tree", &tree]);
+            let mut lines: String = listing
+                .lines()
+                .filter(|l| replaced.is_none_or(|name| !l.ends_with(&format!("\t{name}"))))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            match replaced {
+                None => lines.push_str(&below),
+                Some(name) => lines.push_str(&format!("040000 tree {made}\t{name}\n")),
+            }
+            made = git_with_input(sb, mate, &["mktree"], &lines);
+            below.clear();
+        }
+        let commit = sb.git(
+            mate,
+            ["commit-tree", &made, "-p", "HEAD", "-m", "mate: crafted"],
+        );
+        sb.git(
+            mate,
+            ["update-ref", "refs/heads/team-memory", commit.trim()],
+        );
+        sb.git(mate, ["push", "-q", "origin", "team-memory"]);
+        // No checkout can hold it: the teammate's index stays as it was, so their next commit
+        // drops it again.
+    }
+
     /// What the teammate sees of `path` in the team folder on the remote's memory branch,
     /// after a fetch (`git show origin/team-memory:…`).
     fn mate_sees(&self, path: &str) -> Option<String> {
@@ -195,9 +242,12 @@ fn branch_mode_through_git(remote_args: &[&str], my_args: &[&str], format: (&str
         std::os::unix::fs::symlink("/etc/passwd", mate.join(TEAM).join("project/link.md")).unwrap();
         write_memory(mate, "project", "beside-link", "Fine.\n");
     });
+    world.mate_pushes_dot_git();
     let report = sync_json(sb, me, &[], &[]);
     let withheld = report["withheld"].to_string();
     assert!(withheld.contains("project/link.md"), "{report:#}");
+    assert!(withheld.contains("project/.GIT"), "{report:#}");
+    assert!(!me.join(TEAM).join("project/.GIT").exists());
     assert!(
         std::fs::symlink_metadata(me.join(TEAM).join("project/link.md")).is_err(),
         "the symlink was written"
@@ -264,6 +314,27 @@ fn branch_mode_through_git(remote_args: &[&str], my_args: &[&str], format: (&str
     assert!(exclude.contains("/.qwen/team-memory/"), "{exclude}");
     world.fsck_clean(me);
     world.fsck_clean(&world.remote);
+}
+
+/// Runs git in `dir` with `input` on stdin; its output, trimmed.
+fn git_with_input(sb: &Sandbox, dir: &Path, args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    let mut cmd = std::process::Command::new("git");
+    sb.isolate(&mut cmd)
+        .current_dir(dir)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "git {args:?} failed");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 #[test]
