@@ -385,3 +385,75 @@ fn init_in_a_fresh_reftable_clone_chooses_branch_mode() {
     assert_eq!(sb.git(me, ["status", "--porcelain"]), "");
     world.fsck_clean(me);
 }
+
+/// A protected memory branch (the remote's `pre-receive` hook refuses it) in a SHA-256 clone:
+/// my memory is proposed on `team-memory-proposals/<me>`, the memory branch stays as it was,
+/// and a second sync proposes on the same branch, not a new one.
+#[test]
+fn a_refused_push_is_proposed_through_git() {
+    let Some(world) = World::new(&["--object-format=sha256"], &[], true) else {
+        return;
+    };
+    let (sb, me) = (&world.sb, &world.me);
+    let hook = world.remote.join("hooks/pre-receive");
+    write(
+        &hook,
+        "#!/bin/sh\nwhile read old new ref; do\n  if [ \"$ref\" = refs/heads/team-memory ]; then\n    echo 'team-memory is protected' >&2; exit 1\n  fi\ndone\n",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let protected_tip = sb.git(&world.remote, ["rev-parse", "team-memory"]);
+
+    write_memory(me, "project", "proposed", "Please merge.\n");
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(reason(&report), "proposed", "{report:#}");
+    let proposal = report["proposal"].as_str().unwrap().to_string();
+    assert!(proposal.starts_with("team-memory-proposals/"), "{report:#}");
+    assert!(
+        report["warnings"].to_string().contains("protected"),
+        "{report:#}"
+    );
+    assert!(files_at(sb, &world.remote, &proposal).contains("project/proposed.md"));
+    assert_eq!(
+        sb.git(&world.remote, ["rev-parse", "team-memory"]),
+        protected_tip
+    );
+
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(reason(&report), "proposed", "{report:#}");
+    assert_eq!(report["proposal"], proposal.as_str(), "{report:#}");
+    assert_eq!(
+        sb.git(
+            &world.remote,
+            [
+                "for-each-ref",
+                "--format=%(refname)",
+                "refs/heads/team-memory-proposals/"
+            ]
+        )
+        .lines()
+        .count(),
+        1
+    );
+
+    // A maintainer merges it: the next sync converges, nothing recorded or proposed again.
+    std::fs::remove_file(&hook).unwrap();
+    sb.git(&world.mate, ["fetch", "-q", "origin"]);
+    sb.git(
+        &world.mate,
+        [
+            "push",
+            "-q",
+            "origin",
+            &format!("refs/remotes/origin/{proposal}:refs/heads/team-memory"),
+        ],
+    );
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert_eq!(report["committed"], false, "{report:#}");
+    assert_eq!(
+        sb.git(me, ["rev-parse", "team-memory"]),
+        sb.git(&world.remote, ["rev-parse", "team-memory"])
+    );
+    world.fsck_clean(me);
+}

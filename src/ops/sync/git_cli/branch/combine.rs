@@ -300,7 +300,10 @@ impl Writer<'_> {
             &[
                 "for-each-ref",
                 "--format=%(objectname)",
-                &format!("refs/remotes/{remote}/{PROPOSALS_PREFIX}"),
+                &format!(
+                    "refs/remotes/{remote}/{}",
+                    PROPOSALS_PREFIX.trim_end_matches('/')
+                ),
             ],
             deadline,
             "listing proposal branches (git for-each-ref)",
