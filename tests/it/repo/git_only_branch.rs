@@ -241,12 +241,22 @@ fn branch_mode_through_git(remote_args: &[&str], my_args: &[&str], format: (&str
     world.mate_pushes("mate: a link and a memory", |mate| {
         std::os::unix::fs::symlink("/etc/passwd", mate.join(TEAM).join("project/link.md")).unwrap();
         write_memory(mate, "project", "beside-link", "Fine.\n");
+        let token = format!("ghp_{}", "zY3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM7");
+        write_memory(
+            mate,
+            "reference",
+            "mate-token",
+            &format!("Theirs: {token}\n"),
+        );
     });
     world.mate_pushes_dot_git();
     let report = sync_json(sb, me, &[], &[]);
     let withheld = report["withheld"].to_string();
     assert!(withheld.contains("project/link.md"), "{report:#}");
     assert!(withheld.contains("project/.GIT"), "{report:#}");
+    // A teammate's memory the gate refuses is never written either.
+    assert!(withheld.contains("reference/mate-token.md"), "{report:#}");
+    assert!(!me.join(TEAM).join("reference/mate-token.md").exists());
     assert!(!me.join(TEAM).join("project/.GIT").exists());
     assert!(
         std::fs::symlink_metadata(me.join(TEAM).join("project/link.md")).is_err(),
@@ -260,7 +270,9 @@ fn branch_mode_through_git(remote_args: &[&str], my_args: &[&str], format: (&str
     assert!(files_at(sb, &world.remote, "team-memory").contains("project/link.md"));
 
     // Both edit the same line of one memory: theirs stays at the path, mine beside it.
+    // …and a memory the teammate deletes goes from my folder.
     world.mate_pushes("mate: two", |mate| {
+        std::fs::remove_file(mate.join(TEAM).join("project/from-mate.md")).unwrap();
         let path = mate.join(TEAM).join("project/seeded.md");
         let text = std::fs::read_to_string(&path).unwrap();
         write(&path, &text.replace("two", "two, the teammate's"));
@@ -285,6 +297,7 @@ fn branch_mode_through_git(remote_args: &[&str], my_args: &[&str], format: (&str
     let kept = sb.git(&world.remote, ["show", &format!("team-memory:{copy}")]);
     assert!(kept.contains("two, mine"), "{kept}");
     assert!(me.join(&copy).is_file(), "the copy is not in my folder");
+    assert!(!me.join(TEAM).join("project/from-mate.md").exists());
 
     // Offline: the remote is gone. The record commit is kept on the memory branch, the fetch
     // reported, and the next sync with the remote back publishes it.

@@ -301,13 +301,29 @@ fn record_folder(
     let mut updates: BTreeMap<String, Option<TreeEntry>> = BTreeMap::new();
     let mut files = Vec::new();
     let mut seen = HashSet::new();
-    for (path, symlink) in on_disk {
+    let filemode = !cli.config("core.filemode", deadline)?.is_some_and(|v| {
+        matches!(
+            v.to_ascii_lowercase().as_str(),
+            "false" | "no" | "off" | "0"
+        )
+    });
+    let mut executable = HashSet::new();
+    for file in on_disk {
+        let path = file.path;
         if path == index_path {
             continue;
         }
         seen.insert(path.clone());
         let in_base = base_files.get(&path);
-        if symlink {
+        if file.unreadable_name {
+            held_back.insert(path.clone());
+            outcome.quarantined.push(Quarantined::new(
+                &path,
+                vec!["invalid: the file name is not valid UTF-8 — rename it".to_string()],
+            ));
+            continue;
+        }
+        if file.symlink {
             if in_base.is_none_or(|e| e.mode != "120000") {
                 held_back.insert(path.clone());
                 outcome.quarantined.push(Quarantined::new(
@@ -320,6 +336,9 @@ fn record_folder(
         let name = path.rsplit('/').next().unwrap_or(&path);
         if name.starts_with('.') && !HIDDEN_KEPT.contains(&name) && in_base.is_none() {
             continue;
+        }
+        if filemode && file.executable {
+            executable.insert(path.clone());
         }
         files.push(path);
     }
@@ -347,7 +366,13 @@ fn record_folder(
     let (policy, _) = crate::ops::guard::policy(project);
     for (path, id) in files.iter().zip(ids) {
         let in_base = base_files.get(path);
-        if in_base.is_some_and(|e| e.id == id) {
+        let mode = match (filemode, executable.contains(path)) {
+            (true, true) => "100755".to_string(),
+            (true, false) => "100644".to_string(),
+            // No file modes here (`core.filemode = false`): the branch's mode stays.
+            (false, _) => in_base.map_or_else(|| "100644".to_string(), |e| e.mode.clone()),
+        };
+        if in_base.is_some_and(|e| e.id == id && e.mode == mode) {
             continue;
         }
         let rel = path.strip_prefix(&team_prefix).unwrap_or(path);
@@ -369,7 +394,6 @@ fn record_folder(
             ));
             continue;
         }
-        let mode = in_base.map_or_else(|| "100644".to_string(), |e| e.mode.clone());
         updates.insert(path.clone(), Some(TreeEntry { mode, id: stored }));
     }
     let tracking = match memory.upstream() {
@@ -453,9 +477,20 @@ fn record_folder(
     Ok(Some((Some(recorded), held_back)))
 }
 
-/// The files and symlinks below `dir` (paths from the top, starting with `prefix`), with
-/// whether each is a symlink; symlinked folders are not followed.
-fn walk(dir: &Path, prefix: &str, out: &mut Vec<(String, bool)>) -> Result<(), OpError> {
+/// One file or symlink found in the team folder.
+struct DiskFile {
+    /// Its path from the top (a name that is not UTF-8 shown with U+FFFD).
+    path: String,
+    symlink: bool,
+    executable: bool,
+    /// Its name is not UTF-8: it cannot be recorded.
+    unreadable_name: bool,
+}
+
+/// The files and symlinks below `dir` (paths from the top, starting with `prefix`);
+/// symlinked folders are not followed.
+fn walk(dir: &Path, prefix: &str, out: &mut Vec<DiskFile>) -> Result<(), OpError> {
+    use std::os::unix::fs::PermissionsExt;
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -463,18 +498,23 @@ fn walk(dir: &Path, prefix: &str, out: &mut Vec<(String, bool)>) -> Result<(), O
     };
     for entry in entries {
         let entry = entry.map_err(|e| OpError::io(dir, e))?;
-        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
-            continue;
-        };
-        let kind = entry
-            .file_type()
-            .map_err(|e| OpError::io(entry.path(), e))?;
+        let raw = entry.file_name();
+        let name = raw.to_string_lossy();
+        let meta =
+            std::fs::symlink_metadata(entry.path()).map_err(|e| OpError::io(entry.path(), e))?;
         let path = format!("{prefix}{name}");
-        if kind.is_dir() {
-            walk(&entry.path(), &format!("{path}/"), out)?;
-        } else {
-            out.push((path, kind.is_symlink()));
+        if meta.is_dir() {
+            if raw.to_str().is_some() {
+                walk(&entry.path(), &format!("{path}/"), out)?;
+            }
+            continue;
         }
+        out.push(DiskFile {
+            path,
+            symlink: meta.file_type().is_symlink(),
+            executable: meta.permissions().mode() & 0o100 != 0,
+            unreadable_name: raw.to_str().is_none(),
+        });
     }
     Ok(())
 }
