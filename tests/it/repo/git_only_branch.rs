@@ -470,3 +470,33 @@ fn a_refused_push_is_proposed_through_git() {
     );
     world.fsck_clean(me);
 }
+
+/// A flood on the memory branch of a reftable clone is bounded as elsewhere: past
+/// `teammem.maxMemories` the memories are withheld in one `too-many` line, the rest written.
+#[test]
+fn a_flood_is_bounded_through_git() {
+    let Some(world) = World::new(&[], &["--ref-format=reftable"], true) else {
+        return;
+    };
+    let (sb, me) = (&world.sb, &world.me);
+    world.mate_pushes("mate: a flood", |mate| {
+        for n in 0..4 {
+            write_memory(mate, "project", &format!("flood-{n}"), "One of many.\n");
+        }
+    });
+    sb.git(me, ["fetch", "-q"]);
+    sb.git(me, ["config", "teammem.maxMemories", "3"]);
+    let report = sync_json(sb, me, &[], &[]);
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains(
+            "too-many: 2 memories past the memory branch's limit (teammem.maxMemories = 3)"
+        ),
+        "{report:#}"
+    );
+    let written = std::fs::read_dir(me.join(TEAM).join("project"))
+        .unwrap()
+        .count();
+    assert_eq!(written, 3, "{report:#}");
+    assert_eq!(sb.git(me, ["status", "--porcelain"]), "");
+}

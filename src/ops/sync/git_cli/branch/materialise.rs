@@ -6,7 +6,7 @@
 //! limits on memories and bytes; then the materialised base is recorded, the same ref and
 //! commit the libgit2 path keeps.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
@@ -128,6 +128,33 @@ pub(super) fn materialise(
             .collect(),
         None => HashSet::new(),
     };
+    // Sizes and what the folder holds, asked of git once for every change.
+    let ids: Vec<String> = changes
+        .iter()
+        .flat_map(|c| c.old.iter().chain(c.new.iter()))
+        .map(|e| e.id.clone())
+        .collect();
+    let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let size_of: HashMap<String, u64> = ids
+        .iter()
+        .cloned()
+        .zip(sizes(cli, &id_refs, deadline)?)
+        .collect();
+    let size = |entry: &Option<TreeEntry>| {
+        entry
+            .as_ref()
+            .map_or(0, |e| size_of.get(e.id.as_str()).copied().unwrap_or(0))
+    };
+    let on_disk_files: Vec<String> = changes
+        .iter()
+        .map(|c| format!("{team_prefix}{}", c.rel))
+        .filter(|p| std::fs::symlink_metadata(workdir.join(p)).is_ok_and(|m| m.is_file()))
+        .collect();
+    let disk_ids: HashMap<String, String> = on_disk_files
+        .iter()
+        .cloned()
+        .zip(cli.file_ids(&on_disk_files, deadline)?)
+        .collect();
     let (policy, _) = crate::ops::guard::policy(project);
     let short = &tip[..7.min(tip.len())];
     let mut taken: BTreeMap<String, Option<TreeEntry>> = BTreeMap::new();
@@ -147,17 +174,13 @@ pub(super) fn materialise(
             kept_out = true;
             continue;
         }
-        let old_size = match &change.old {
-            Some(old) => sizes(cli, &[old.id.as_str()], deadline)?[0],
-            None => 0,
-        };
+        let old_size = size(&change.old);
         if change.new.is_none() && change.old.is_some() {
             room = (room.0.saturating_sub(1), room.1.saturating_sub(old_size));
         }
-        if let Some(new) = &change.new {
+        if change.new.is_some() {
             let files = room.0 + usize::from(change.old.is_none());
-            let bytes =
-                (room.1 + sizes(cli, &[new.id.as_str()], deadline)?[0]).saturating_sub(old_size);
+            let bytes = (room.1 + size(&change.new)).saturating_sub(old_size);
             let limit = if files > limits.memories {
                 Some(TOO_MANY)
             } else if bytes > limits.bytes {
@@ -199,7 +222,15 @@ pub(super) fn materialise(
         };
         taken.insert(path.clone(), change.new.clone());
         let abs = workdir.join(&path);
-        let on_disk = disk_id(cli, &path, &abs, deadline)?;
+        // Only a regular file has an id: a symlink or a folder there is no version of it.
+        let on_disk = match std::fs::symlink_metadata(&abs) {
+            Ok(meta) if meta.is_file() => match disk_ids.get(&path) {
+                Some(id) => Some(id.clone()),
+                // Appeared while the sync ran: read now.
+                None => cli.file_ids(std::slice::from_ref(&path), deadline)?.pop(),
+            },
+            _ => None,
+        };
         if on_disk.as_deref() == change.new.as_ref().map(|f| f.id.as_str()) {
             continue;
         }
@@ -580,22 +611,6 @@ fn withhold(
 ) {
     withheld.insert(path.to_string());
     outcome.withheld.push(Quarantined::new(path, reasons));
-}
-
-/// The blob id git would store for a regular file (`None`: absent, or not a regular file):
-/// line endings converted as `git add` would, so they never make a conflict.
-fn disk_id(
-    cli: &CliRepo,
-    path: &str,
-    abs: &Path,
-    deadline: &Deadline,
-) -> Result<Option<String>, OpError> {
-    match std::fs::symlink_metadata(abs) {
-        Ok(meta) if meta.is_file() => Ok(cli.file_ids(&[path.to_string()], deadline)?.pop()),
-        Ok(_) => Ok(None),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(OpError::io(abs, e)),
-    }
 }
 
 /// Removes a file or symlink; a folder in its place is left alone.
