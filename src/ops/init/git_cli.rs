@@ -180,9 +180,30 @@ pub(super) fn init_branch(
         );
         let tree = cli.edit_tree(None, &updates, &deadline)?;
         let message = "chore(memory): start the team memory branch\n\nTeammem-Sync: 1\n";
+        // With no identity configured, the fallback the sync commits use (sync says so).
+        let mut ident = cli.command();
+        ident.args(["var", "GIT_COMMITTER_IDENT"]);
+        let configured = cli
+            .try_run(ident, b"", &deadline, "reading git's identity (git var)")?
+            .success;
+        let person = sync::parse_person(sync::FALLBACK_AUTHOR)?;
+        let fallback = [
+            ("GIT_AUTHOR_NAME", person.name.as_str()),
+            ("GIT_AUTHOR_EMAIL", person.email.as_str()),
+            ("GIT_COMMITTER_NAME", person.name.as_str()),
+            ("GIT_COMMITTER_EMAIL", person.email.as_str()),
+        ];
+        let env: Vec<(&str, &std::ffi::OsStr)> = if configured {
+            Vec::new()
+        } else {
+            fallback
+                .iter()
+                .map(|(k, v)| (*k, std::ffi::OsStr::new(*v)))
+                .collect()
+        };
         let first = cli.run_with(
             &["commit-tree", "--no-gpg-sign", &tree],
-            &[],
+            &env,
             message.as_bytes(),
             &deadline,
             "writing the memory branch's first commit (git commit-tree)",

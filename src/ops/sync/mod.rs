@@ -52,7 +52,7 @@ pub(crate) use git_cli::branch::{
 pub use outcome::{PushedUrl, SkipReason, SyncMode, SyncOptions, SyncOutcome};
 pub use plan::dry_run;
 pub(crate) use team_commit::{
-    SIGNING_FIX, commit_settings, regenerate_index, remove_stale_temp_files,
+    SIGNING_FIX, commit_settings, parse_person, regenerate_index, remove_stale_temp_files,
 };
 pub use team_commit::{check_repository, commit_team_changes};
 
