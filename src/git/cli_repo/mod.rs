@@ -16,6 +16,7 @@ use super::remote::Deadline;
 use super::remote::git_cli::{GitProgram, GitRun, run_git};
 use super::repo::RepoPaths;
 
+pub mod advertise;
 pub mod transfer;
 pub mod trees;
 

@@ -120,12 +120,19 @@ fn run(
         // Reftable refs or SHA-256 objects: current-branch sync through git instead.
         Err(err @ GitError::Unsupported { .. }) => {
             return match crate::git::cli_repo::CliRepo::needing_git(paths) {
-                Some(cli) => match git_cli::branch::memory_branch(&cli, &Deadline::at(deadline))? {
-                    Some(memory) => {
-                        git_cli::branch::run(project, &cli, &memory, options, deadline, outcome)
+                Some(cli) => {
+                    let memory =
+                        match git_cli::branch::memory_branch(&cli, &Deadline::at(deadline))? {
+                            Some(memory) => Some(memory),
+                            None => git_cli::branch::advertised(&cli, options, deadline),
+                        };
+                    match memory {
+                        Some(memory) => {
+                            git_cli::branch::run(project, &cli, &memory, options, deadline, outcome)
+                        }
+                        None => git_cli::run(project, &cli, options, deadline, outcome),
                     }
-                    None => git_cli::run(project, &cli, options, deadline, outcome),
-                },
+                }
                 None => Err(err.into()),
             };
         }

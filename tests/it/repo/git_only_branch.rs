@@ -500,3 +500,29 @@ fn a_flood_is_bounded_through_git() {
     assert_eq!(written, 3, "{report:#}");
     assert_eq!(sb.git(me, ["status", "--porcelain"]), "");
 }
+
+/// A reftable clone made before the memory branch existed finds it in the remote's ref
+/// advertisement: my memory goes onto `team-memory`, never onto the code branch.
+#[test]
+fn a_clone_older_than_the_memory_branch_finds_it_through_git() {
+    let Some(world) = World::new(&[], &["--ref-format=reftable"], false) else {
+        return;
+    };
+    let (sb, me, mate) = (&world.sb, &world.me, &world.mate);
+    sb.git(mate, ["switch", "-q", "--orphan", "team-memory"]);
+    write_memory(mate, "project", "seeded", "On the branch.\n");
+    sb.git(mate, ["add", "-A"]);
+    sb.git(mate, ["commit", "-q", "-m", "seed the memory branch"]);
+    sb.git(mate, ["push", "-q", "-u", "origin", "team-memory"]);
+    let head = sb.git(me, ["rev-parse", "HEAD"]);
+    let main = sb.git(&world.remote, ["rev-parse", "main"]);
+
+    write_memory(me, "feedback", "mine", "Mine.\n");
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert_eq!(report["mode"], "branch", "{report:#}");
+    assert!(world.mate_sees("feedback/mine.md").is_some());
+    assert!(me.join(TEAM).join("project/seeded.md").is_file());
+    assert_eq!(sb.git(me, ["rev-parse", "HEAD"]), head);
+    assert_eq!(sb.git(&world.remote, ["rev-parse", "main"]), main);
+}

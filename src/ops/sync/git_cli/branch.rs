@@ -92,6 +92,37 @@ pub(crate) fn memory_branch(
     }))
 }
 
+/// Branch mode found in the remote's ref advertisement (the libgit2 path's
+/// `memory_branch::advertised`): nothing recorded, and the chosen remote advertises
+/// `refs/heads/team-memory` though this clone has no remote-tracking ref for it (a clone made
+/// before the branch existed, or with `--single-branch`), so its memory never goes onto the
+/// code branch. Asked for at most half the budget; no answer is no memory branch.
+pub(crate) fn advertised(
+    cli: &CliRepo,
+    options: &SyncOptions,
+    deadline: Instant,
+) -> Option<CliMemory> {
+    let budget = Deadline::at(deadline);
+    if !options.pull
+        || cli
+            .config(memory_branch::CONFIG_KEY, &budget)
+            .ok()?
+            .is_some()
+    {
+        return None;
+    }
+    let remote = choose_remote(cli, &budget).ok()??;
+    let mut net = network(options, &budget);
+    net.deadline = Deadline::after(budget.remaining() / 2);
+    let head = format!("refs/heads/{DEFAULT_BRANCH}");
+    cli.remote_has(&remote, &head, &net)
+        .ok()?
+        .then(|| CliMemory {
+            name: DEFAULT_BRANCH.to_string(),
+            remote: Some(remote),
+        })
+}
+
 /// The remote the memory branch is shared through: the current branch's upstream remote,
 /// else `origin`, else the only remote (the libgit2 path's rule).
 pub(crate) fn choose_remote(
