@@ -448,7 +448,9 @@ fn record_folder(
                     _ => false,
                 };
                 if differs {
-                    let short = update.as_ref().map_or("", |f| &f.id[..7]);
+                    let short = update
+                        .as_ref()
+                        .map_or("", |f| f.id.get(..7).unwrap_or(&f.id));
                     moved.insert(crate::domain::conflict::copy_path(&path, short), update);
                 } else {
                     moved.insert(path, update);
