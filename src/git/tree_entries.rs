@@ -341,7 +341,7 @@ fn removed(files: BTreeMap<String, Version>) -> impl Iterator<Item = EntryChange
 
 /// Why an entry git accepts still cannot be written into a work tree: its kind, or a name
 /// or path too long for the file system.
-fn entry_refusal(name: &[u8], rel: &str, mode: i32) -> Option<&'static str> {
+pub(crate) fn entry_refusal(name: &[u8], rel: &str, mode: i32) -> Option<&'static str> {
     if name.len() > MAX_NAME_BYTES {
         return Some("a name too long for the file system (with teammem's temporary suffix)");
     }

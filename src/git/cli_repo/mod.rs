@@ -17,11 +17,13 @@ use super::remote::Deadline;
 use super::remote::git_cli::{GitProgram, GitRun, run_git};
 use super::repo::RepoPaths;
 
+pub mod advertise;
 pub mod folder;
 pub mod history;
 pub mod interrupted;
 pub mod paths;
 pub mod transfer;
+pub mod trees;
 
 /// A repository run through the git CLI.
 #[derive(Debug, Clone)]
@@ -755,15 +757,6 @@ impl CliRepo {
         step.done();
         Ok(Ok(false))
     }
-}
-
-/// The one line that refuses branch mode (memory branch `name`) in a repository only git can
-/// open: the memory branch, its materialised folder and its merges are libgit2's work.
-pub fn branch_mode_refusal(cli: &CliRepo, name: &str) -> String {
-    format!(
-        "branch mode (memory branch {name}) cannot run here: {}; keep the team memory on your          branches with `teammem init --current-branch` (synced through git)",
-        cli.why
-    )
 }
 
 /// A temporary index file outside the repository (so a kill leaves nothing in `.git`),

@@ -63,9 +63,7 @@ pub fn init_branch(project: &Project, name: &str, migrate: bool) -> Result<Branc
     };
     project.check_scope_safe(crate::domain::scope::ScopeKind::Team)?;
     if let Some(cli) = crate::git::cli_repo::CliRepo::needing_git(paths) {
-        return Err(OpError::Refused(crate::git::cli_repo::branch_mode_refusal(
-            &cli, name,
-        )));
+        return super::git_cli::init_branch(project, &cli, name, migrate);
     }
     let repo = crate::git::repo::open(paths)?;
     let remote = memory_branch::choose_remote(&repo)?;

@@ -16,6 +16,7 @@ use crate::git::{GitError, repo};
 use super::{OpError, Project};
 
 pub(crate) mod branch;
+mod git_cli;
 
 /// The lines `init` adds to `.gitignore` when git would ignore the team folder. When `.qwen/`
 /// itself is ignored, only the team folder is let back in: the rest of `.qwen/` (settings,
@@ -78,10 +79,7 @@ pub fn choose_mode(project: &Project) -> Result<ModeChoice, OpError> {
         return Ok(current("not inside a git repository".into()));
     };
     if let Some(cli) = CliRepo::needing_git(paths) {
-        return Ok(current(format!(
-            "{}, and branch mode needs it; current-branch sync works here through git",
-            cli.why
-        )));
+        return git_cli::choose_mode(&cli);
     }
     let repo = repo::open(paths)?;
     if memory_branch::switched_off(&repo) {
@@ -135,8 +133,7 @@ pub fn keep_current_branch(project: &Project) -> Result<bool, OpError> {
         return Ok(false);
     };
     if let Some(cli) = CliRepo::needing_git(paths) {
-        // Branch mode cannot run there; recording it off keeps a remote's memory branch from
-        // making sync refuse.
+        // Recorded off, a remote's memory branch does not switch this clone to branch mode.
         let deadline = crate::git::remote::Deadline::after(std::time::Duration::from_secs(10));
         let key = memory_branch::CONFIG_KEY;
         if cli.config(key, &deadline)?.as_deref() == Some("false") {

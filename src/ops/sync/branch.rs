@@ -37,8 +37,8 @@ use crate::ops::{OpError, Project, TeamMemoryIndexGate};
 
 mod materialise;
 
-pub(super) use materialise::DEFAULT_LIMITS;
 use materialise::materialise;
+pub(super) use materialise::{DEFAULT_LIMITS, disk_refusal};
 
 /// The line sync keeps in `.git/info/exclude` so the work tree's branch ignores the folder.
 pub const EXCLUDE_LINE: &str = "/.qwen/team-memory/";

@@ -45,10 +45,14 @@ mod outcome;
 mod plan;
 mod team_commit;
 
+pub(crate) use git_cli::branch::{
+    choose_remote as cli_choose_remote, ensure_excluded as cli_ensure_excluded,
+    memory_branch as cli_memory_branch,
+};
 pub use outcome::{PushedUrl, SkipReason, SyncMode, SyncOptions, SyncOutcome};
 pub use plan::dry_run;
 pub(crate) use team_commit::{
-    SIGNING_FIX, commit_settings, regenerate_index, remove_stale_temp_files,
+    SIGNING_FIX, commit_settings, parse_person, regenerate_index, remove_stale_temp_files,
 };
 pub use team_commit::{check_repository, commit_team_changes};
 
@@ -116,7 +120,19 @@ fn run(
         // Reftable refs or SHA-256 objects: current-branch sync through git instead.
         Err(err @ GitError::Unsupported { .. }) => {
             return match crate::git::cli_repo::CliRepo::needing_git(paths) {
-                Some(cli) => git_cli::run(project, &cli, options, deadline, outcome),
+                Some(cli) => {
+                    let memory =
+                        match git_cli::branch::memory_branch(&cli, &Deadline::at(deadline))? {
+                            Some(memory) => Some(memory),
+                            None => git_cli::branch::advertised(&cli, options, deadline),
+                        };
+                    match memory {
+                        Some(memory) => {
+                            git_cli::branch::run(project, &cli, &memory, options, deadline, outcome)
+                        }
+                        None => git_cli::run(project, &cli, options, deadline, outcome),
+                    }
+                }
                 None => Err(err.into()),
             };
         }

@@ -3,7 +3,7 @@
 //! git CLI alone, and my own staged and unstaged work outside the team folder. The memory
 //! crosses both ways; `git status`, `git fsck` and `git diff --cached` are as git would leave
 //! them; a secret is refused; with the remote gone the commit is kept and `fetch-failed`
-//! reported. Branch mode is refused there with the fix, and `init` chooses current-branch.
+//! reported. Branch mode there: `git_only_branch.rs`.
 
 use crate::common::syncrun::{files_at, reason, sync_json, write_memory};
 use crate::common::{Sandbox, write};
@@ -165,21 +165,14 @@ fn syncs_through_git(remote_args: &[&str], my_args: &[&str], format: (&str, &str
     world.fsck_clean(me);
     world.fsck_clean(&world.remote);
 
-    // Branch mode cannot run here: refused in one line with the fix, and `init` chooses
-    // current-branch mode, saying why.
-    let run = sb.teammem(me, ["init", "--branch"]);
-    assert_ne!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    assert!(
-        run.stderr.contains("libgit2 cannot open this repository")
-            && run.stderr.contains("teammem init --current-branch"),
-        "{}",
-        run.stderr
-    );
+    // The folder is tracked on the current branch, an existing setup: `init` keeps
+    // current-branch mode (branch mode through git: `git_only_branch.rs`).
     let run = sb.teammem(me, ["init"]);
     run.expect_code(0);
     let said = format!("{}{}", run.stdout, run.stderr);
     assert!(
-        said.contains("Mode: current-branch mode") && said.contains("libgit2 cannot open"),
+        said.contains("Mode: current-branch mode")
+            && said.contains("tracked on the current branch"),
         "{said}"
     );
 }
@@ -200,46 +193,6 @@ fn a_sha256_clone_syncs_through_git() {
         &[],
         ("--show-object-format", "sha256"),
     );
-}
-
-/// A memory branch on the remote of a reftable clone: sync refuses branch mode with the fix,
-/// nothing is committed; after `teammem init --current-branch` it syncs on the branch.
-#[test]
-fn branch_mode_in_a_reftable_clone_is_refused_with_the_fix() {
-    let Some(world) = World::new(&[], &["--ref-format=reftable"]) else {
-        return;
-    };
-    let (sb, me) = (&world.sb, &world.me);
-    sb.git(&world.mate, ["switch", "-q", "--orphan", "team-memory"]);
-    write_memory(
-        &world.mate,
-        "project",
-        "on-branch",
-        "On the memory branch.\n",
-    );
-    sb.git(&world.mate, ["add", "-A"]);
-    sb.git(&world.mate, ["commit", "-q", "-m", "memory branch"]);
-    sb.git(&world.mate, ["push", "-q", "origin", "team-memory"]);
-    sb.git(me, ["fetch", "-q"]);
-    write_memory(me, "feedback", "mine", "Mine.\n");
-    let head = sb.git(me, ["rev-parse", "HEAD"]);
-
-    let run = sb.teammem(me, ["sync", "--json"]);
-    assert_ne!(run.code, 0);
-    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(reason(&report), "error", "{report:#}");
-    let warning = report["warnings"][0].as_str().unwrap();
-    assert!(
-        warning.contains("reftable") && warning.contains("teammem init --current-branch"),
-        "{warning}"
-    );
-    assert_eq!(sb.git(me, ["rev-parse", "HEAD"]), head);
-
-    sb.teammem(me, ["init", "--current-branch"]).expect_code(0);
-    let report = sync_json(sb, me, &[], &[]);
-    assert_eq!(reason(&report), "", "{report:#}");
-    assert_eq!(report["pushed"], true, "{report:#}");
-    assert!(files_at(sb, &world.remote, "main").contains("feedback/mine.md"));
 }
 
 /// The libgit2 path's rules hold through git too (a SHA-256 clone): two changes of one memory

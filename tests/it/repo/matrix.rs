@@ -682,16 +682,10 @@ fn sparse_index() -> Row {
     })
 }
 
-/// libgit2 cannot open these: current-branch sync runs through git (`git/cli_repo/`); branch
-/// mode is refused with the fix.
-fn git_only_expect(mode: Mode) -> Expect {
-    match mode {
-        Mode::Current => Expect::Shares,
-        Mode::Branch => Expect::Refused(
-            "error",
-            &["libgit2 cannot open", "teammem init --current-branch"],
-        ),
-    }
+/// libgit2 cannot open these: both modes' sync runs through git (`git/cli_repo/`,
+/// `ops/sync/git_cli/`).
+fn git_only_expect(_: Mode) -> Expect {
+    Expect::Shares
 }
 
 fn reftable() -> Row {

@@ -401,7 +401,7 @@ fn tree_file((id, mode): tree_entries::Version) -> TreeFile {
 /// Why a file at `rel` cannot be written into the folder as it is on disk: a file or symlink
 /// where the memory branch has a folder above it, or a folder where it has the file. Such a
 /// file waits (withheld) until the user's own entry there is gone.
-fn disk_refusal(team_dir: &Path, rel: &str) -> Option<&'static str> {
+pub(in crate::ops::sync) fn disk_refusal(team_dir: &Path, rel: &str) -> Option<&'static str> {
     let mut dir = team_dir.to_path_buf();
     let mut parts: Vec<&str> = rel.split('/').collect();
     parts.pop();

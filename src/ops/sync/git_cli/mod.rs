@@ -3,8 +3,7 @@
 //! and guarantees: preflight, the sync lock, the gated commit of the team folder, fetch,
 //! fast-forward (`git read-tree -m -u`, refusing what `git merge --ff-only` refuses, and
 //! ignored files too), the unpublished sync commits re-created on a moved remote memory by
-//! memory, and a push with a lease to every push URL. Branch mode is refused here with the fix
-//! (`teammem init --current-branch`): the memory branch is libgit2's work.
+//! memory, and a push with a lease to every push URL. Branch mode through git is `branch.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
@@ -24,6 +23,7 @@ use crate::ops::{OpError, Project};
 
 use super::{PushedUrl, SkipReason, SyncOptions, SyncOutcome};
 
+pub(crate) mod branch;
 mod commit;
 
 use commit::{Committed, commit_folder, commit_tree};
@@ -62,7 +62,6 @@ fn run_within(
     budget: Deadline,
     outcome: &mut SyncOutcome,
 ) -> Result<(), OpError> {
-    refuse_branch_mode(cli, &budget)?;
     if let Some(operation) = preflight::operation_in_files(&cli.paths.git_dir) {
         let blocker = Blocker::OperationInProgress(operation);
         outcome.skip(SkipReason::OperationInProgress, blocker.to_string());
@@ -205,42 +204,6 @@ fn name_arrived_entries(
         }
     }
     Ok(())
-}
-
-/// Branch mode needs libgit2 (the memory branch, its materialised folder): recorded in
-/// `teammem.branch`, or found as the remote's `team-memory` branch, it is refused with the fix.
-fn refuse_branch_mode(cli: &CliRepo, budget: &Deadline) -> Result<(), OpError> {
-    let recorded = cli.config(memory_branch::CONFIG_KEY, budget)?;
-    let off = recorded.as_deref().is_some_and(|v| {
-        matches!(
-            v.to_ascii_lowercase().as_str(),
-            "false" | "off" | "no" | "0"
-        )
-    });
-    if off {
-        return Ok(());
-    }
-    let found = match recorded {
-        Some(name) => Some(name),
-        None => {
-            let listed = cli.run(
-                &[
-                    "for-each-ref",
-                    "--format=%(refname)",
-                    &format!("refs/remotes/*/{}", memory_branch::DEFAULT_BRANCH),
-                ],
-                budget,
-                "looking for a memory branch (git for-each-ref)",
-            )?;
-            (!listed.trim().is_empty()).then(|| memory_branch::DEFAULT_BRANCH.to_string())
-        }
-    };
-    match found {
-        Some(name) => Err(OpError::Refused(crate::git::cli_repo::branch_mode_refusal(
-            cli, &name,
-        ))),
-        None => Ok(()),
-    }
 }
 
 /// A team entry a sparse checkout leaves out of the work tree (`git ls-files -t`, `S`), or a
