@@ -669,13 +669,13 @@ fn share(
                 return Ok(());
             }
         }
-        let expected = remote_tip.clone().unwrap_or_default();
+        let expected = remote_tip.as_deref();
         let mut urls = Vec::new();
         let mut lost_race = false;
         let mut failure = None;
         for url in cli.remote_urls(&up.remote, true, budget)? {
             let shown = crate::git::remote::failure::redact_url_credentials(&url);
-            let (pushed, error) = match cli.push(up, &url, &expected, &net) {
+            let (pushed, error) = match cli.push(up, &url, expected, &net) {
                 Ok(CliPush::Pushed) => (true, None),
                 Ok(CliPush::LeaseRefused) => {
                     lost_race = true;
@@ -789,9 +789,9 @@ fn propose(
             }
         }
         if seen.as_deref() != Some(tip) {
-            let expected = seen.clone().unwrap_or_default();
+            let expected = seen.as_deref();
             for url in cli.remote_urls(remote, true, budget)? {
-                let why = match cli.push(&target, &url, &expected, net) {
+                let why = match cli.push(&target, &url, expected, net) {
                     Ok(CliPush::Pushed) => continue,
                     Ok(CliPush::LeaseRefused) => format!(
                         "{name} moved while sync ran, so nothing was proposed; the commits stay \

@@ -13,7 +13,6 @@ use crate::domain::scope::{INDEX_FILE, ScopeKind, TEAM_DIR};
 use crate::domain::store::StoreError;
 use crate::git::cli_repo::transfer::{CliPush, CliUpstream};
 use crate::git::cli_repo::{CliRepo, TreeEntry};
-use crate::git::memory_branch;
 use crate::git::offline;
 use crate::git::preflight::{self, Blocker};
 use crate::git::recovery::lock::SyncLock;

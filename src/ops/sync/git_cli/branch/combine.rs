@@ -275,7 +275,7 @@ impl Writer<'_> {
     /// [`MAX_RECREATED`]), none shown on a proposal branch of `remote`.
     fn recreatable(&self, ours: &str, theirs: &str, remote: Option<&str>) -> Result<bool, OpError> {
         let (cli, deadline) = (self.cli, self.deadline);
-        let only_ours = cli.commits_between(theirs, ours, deadline)?;
+        let only_ours = cli.commits_not_in(Some(theirs), ours, deadline)?;
         if only_ours.len() > MAX_RECREATED {
             return Ok(false);
         }
