@@ -20,7 +20,7 @@ use crate::git::remote::Transport;
 use super::context::{self, BuildOptions, Context, VERIFY_LINE};
 use super::delivery::sessions::{SessionRecord, Sessions};
 use super::sync::{self, SyncOptions, SyncOutcome};
-use super::{Project, gate_cache, guard};
+use super::{Project, guard};
 
 /// How session start syncs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -183,12 +183,13 @@ fn finish_full(project: &Project, shown: &coexist::Shown, sync_line: &str, built
     let mut lines = shown.notes.clone();
     if shown.team_by_qwen {
         let (policy, _) = guard::policy(project);
-        if let Ok(team) = gate_cache::gate_scope(project, ScopeKind::Team, &policy) {
+        // Kept with the team's block, as a context that shows the team index keeps it.
+        if let Ok(withheld) = context::withheld_in(project, ScopeKind::Team, &policy) {
             let mut rules = gate::BrokenRules::new();
-            for broken in team.withheld.values() {
+            for (_, broken) in &withheld {
                 rules.extend(broken.iter().copied());
             }
-            lines.extend(coexist::qwen_withheld_line(team.withheld.len(), &rules));
+            lines.extend(coexist::qwen_withheld_line(withheld.len(), &rules));
         }
     }
     lines.push(coexist::SHARE_LINE.to_string());

@@ -153,6 +153,106 @@ fn a_kept_block_is_given_again_only_while_nothing_it_shows_changed() {
     );
 }
 
+/// The withheld line of a Qwen Code session start, with Qwen Code's own team memory on (so the
+/// team index is Qwen's, and teammem only says what its gate withholds from it).
+fn qwen_withheld_line(sb: &Sandbox, repo: &Path) -> String {
+    let off = [("QWEN_CODE_MEMORY_TEAM_SYNC", Some("0"))];
+    let run = invoke::teammem_with(sb, repo, ["session-start", "--hook", "qwen"], &off, None);
+    run.expect_code(0);
+    crate::common::hook_context(&run, "SessionStart")
+        .lines()
+        .find(|line| line.starts_with("Withheld by the memory gate"))
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn qwen_code_s_withheld_line_is_kept_with_the_team_block_and_changes_at_the_next_start() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    write(
+        &repo.join(".qwen/settings.json"),
+        r#"{"memory": {"enableTeamMemory": true}}"#,
+    );
+    put(
+        &repo,
+        "project/zebra.md",
+        "Zebra crossing",
+        "Repainted every spring.\n",
+    );
+    put(
+        &repo,
+        "reference/heron.md",
+        "Heron pond",
+        "The pond's token is ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5.\n",
+    );
+    sb.git(&repo, ["add", "-A"]);
+    sb.git(&repo, ["commit", "-qm", "zoo"]);
+    settle();
+
+    let first = qwen_withheld_line(&sb, &repo);
+    assert!(
+        first.starts_with("Withheld by the memory gate: 1 memory (secret)"),
+        "{first}"
+    );
+    let blocks: Vec<_> = walkdir(&sb.base())
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with("team-memory-context.json"))
+        .collect();
+    assert_eq!(blocks.len(), 1, "the team block was kept: {blocks:?}");
+    let written = |path: &Path| {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path).unwrap();
+        (meta.ino(), meta.mtime(), meta.mtime_nsec())
+    };
+    let kept = written(&blocks[0]);
+    assert_eq!(qwen_withheld_line(&sb, &repo), first);
+    assert_eq!(
+        written(&blocks[0]),
+        kept,
+        "the next start used the kept block, without rendering it again"
+    );
+
+    // A secret added in place: counted at the very next start, and once it settled.
+    let team = repo.join(".qwen/team-memory");
+    append(
+        &team.join("project/zebra.md"),
+        "The crossing's token is ghp_zY9xW7vU5tS3rQ1pO9nM7lK5jI3hG1fE9dC7.\n",
+    );
+    let two = qwen_withheld_line(&sb, &repo);
+    assert!(
+        two.starts_with("Withheld by the memory gate: 2 memories (secret)"),
+        "{two}"
+    );
+    settle();
+    assert_eq!(qwen_withheld_line(&sb, &repo), two);
+
+    // A new file breaking another rule, and a stricter rule set.
+    put(
+        &repo,
+        "user/okapi.md",
+        "Okapi enclosure",
+        "The keeper's notes: https://maps.example.net/okapi\n",
+    );
+    write(
+        &team.join(".teammem-check.json"),
+        r#"{"severity": {"trust-external-link": "error"}}"#,
+    );
+    let three = qwen_withheld_line(&sb, &repo);
+    assert!(
+        three.starts_with("Withheld by the memory gate: 3 memories"),
+        "{three}"
+    );
+    assert!(three.contains("trust-external-link"), "{three}");
+    std::fs::remove_file(team.join(".teammem-check.json")).unwrap();
+    std::fs::remove_file(team.join("reference/heron.md")).unwrap();
+    let back = qwen_withheld_line(&sb, &repo);
+    assert!(
+        back.starts_with("Withheld by the memory gate: 1 memory (secret)"),
+        "{back}"
+    );
+}
+
 /// Every file below `dir`.
 fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
