@@ -186,13 +186,8 @@ pub fn build_with(project: &Project, options: &BuildOptions<'_>) -> Result<Conte
         text.push_str(&line);
         text.push('\n');
     }
-    // Counting the session must never cost the agent its context.
-    for &scope in scopes.iter().filter(|_| options.count_session) {
-        if let Err(e) = dream::record_session(project, scope) {
-            warnings.push(format!(
-                "could not count this session for the {scope} scope: {e}"
-            ));
-        }
+    if options.count_session {
+        warnings.extend(count_session(project, &scopes));
     }
     Ok(Context {
         text,
@@ -201,6 +196,20 @@ pub fn build_with(project: &Project, options: &BuildOptions<'_>) -> Result<Conte
         warnings,
         delivered,
     })
+}
+
+/// Counts one session for each scope's dream gate; returns the problems (counting the session
+/// must never cost the agent its context).
+pub fn count_session(project: &Project, scopes: &[ScopeKind]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for &scope in scopes {
+        if let Err(e) = dream::record_session(project, scope) {
+            problems.push(format!(
+                "could not count this session for the {scope} scope: {e}"
+            ));
+        }
+    }
+    problems
 }
 
 /// The block of `scope` (folder `dir`) rendered last time, while nothing it depends on changed
