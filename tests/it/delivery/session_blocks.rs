@@ -153,6 +153,43 @@ fn a_kept_block_is_given_again_only_while_nothing_it_shows_changed() {
     );
 }
 
+#[test]
+fn a_path_staged_or_unstaged_shows_at_the_next_start_though_the_block_was_kept() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    write(&repo.join("src/tapir.rs"), "pub fn feed() {}\n");
+    put(
+        &repo,
+        "feedback/tapir.md",
+        "Tapir feeding",
+        "The feeding code is in `src/tapir.rs`.\n",
+    );
+    sb.git(&repo, ["add", "-A"]);
+    sb.git(&repo, ["commit", "-qm", "zoo"]);
+    sb.git(&repo, ["rm", "-q", "src/tapir.rs"]);
+    sb.git(&repo, ["commit", "-qm", "tapir code gone"]);
+    settle();
+    let note = "team:feedback/tapir.md: Note: names src/tapir.rs, removed in";
+    let gone = start(&sb, &repo);
+    assert!(gone.contains(note), "{gone}");
+    assert_eq!(start(&sb, &repo), gone, "the kept block");
+
+    // Staged again: the path holds, at once and once the staging index settled.
+    write(&repo.join("src/tapir.rs"), "pub fn feed() {}\n");
+    sb.git(&repo, ["add", "src/tapir.rs"]);
+    let staged = start(&sb, &repo);
+    assert!(!staged.contains(note), "{staged}");
+    settle();
+    assert!(!start(&sb, &repo).contains(note));
+    assert!(!start(&sb, &repo).contains(note));
+
+    // Unstaged: the note is back.
+    sb.git(&repo, ["rm", "-q", "--cached", "src/tapir.rs"]);
+    std::fs::remove_file(repo.join("src/tapir.rs")).unwrap();
+    settle();
+    assert_eq!(start(&sb, &repo), gone);
+}
+
 /// The withheld line of a Qwen Code session start, with Qwen Code's own team memory on (so the
 /// team index is Qwen's, and teammem only says what its gate withholds from it).
 fn qwen_withheld_line(sb: &Sandbox, repo: &Path) -> String {
