@@ -5,7 +5,7 @@
 
 use crate::domain::recall::refresh::now_ns;
 use crate::domain::scope::ScopeKind;
-use crate::domain::store::{self, Stamp};
+use crate::domain::store::Stamp;
 use crate::git::plain::{self, PlainHead};
 use crate::ops::Project;
 use crate::ops::recall::SETTLE;
@@ -20,8 +20,11 @@ use crate::ops::sync::SyncOutcome;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiskState {
     head: Option<PlainHead>,
-    folders: Vec<(ScopeKind, Vec<(String, Stamp)>)>,
+    folders: Vec<(ScopeKind, Option<FolderStamps>)>,
 }
+
+/// Each folder of a scope (relative, `""` for the scope folder) with its stamp, by name.
+type FolderStamps = Vec<(String, Stamp)>;
 
 impl DiskState {
     /// The state of `scopes` now; `None` when it cannot prove a later change: a `HEAD` not read
@@ -39,14 +42,49 @@ impl DiskState {
             let Some(dir) = project.layout.memory_dir(scope) else {
                 continue;
             };
-            let listing = store::memory_listing(&dir).ok()?;
-            if listing.symlinks || !listing.folders.iter().all(|(_, s)| s.settled(now, settle)) {
-                return None;
-            }
-            folders.push((scope, listing.folders));
+            let stamps = match std::fs::symlink_metadata(&dir) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                _ => Some(folder_stamps(&dir, now, settle)?),
+            };
+            folders.push((scope, stamps));
         }
         Some(DiskState { head, folders })
     }
+}
+
+/// The stamps of `dir` and of every folder below it, each taken before the folder is read (as
+/// [`crate::domain::store::memory_listing`] takes them, without a stat of each file: the entries' types come
+/// with the listing); `None` when a folder cannot be read, holds a symlink, or has a stamp too
+/// young to trust.
+fn folder_stamps(dir: &std::path::Path, now: i64, settle: i64) -> Option<FolderStamps> {
+    let mut out = Vec::new();
+    let mut todo = vec![(dir.to_path_buf(), String::new())];
+    while let Some((path, rel)) = todo.pop() {
+        let meta = std::fs::symlink_metadata(&path).ok()?;
+        let stamp = Stamp::of(&meta);
+        if !meta.is_dir() || !stamp.settled(now, settle) {
+            return None;
+        }
+        out.push((rel.clone(), stamp));
+        for entry in std::fs::read_dir(&path).ok()? {
+            let entry = entry.ok()?;
+            let kind = entry.file_type().ok()?;
+            if kind.is_symlink() {
+                return None;
+            }
+            if kind.is_dir() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let below = if rel.is_empty() {
+                    name
+                } else {
+                    format!("{rel}/{name}")
+                };
+                todo.push((entry.path(), below));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Some(out)
 }
 
 /// Whether a context built before the sync, when the disk stood at `before`, is the one that
@@ -64,15 +102,6 @@ pub fn still_holds(
     ran && quiet && before.is_some() && before == after
 }
 
-/// The state of the folder `dir` alone, for tests: its listing's folder stamps.
-#[cfg(test)]
-fn folder_state(dir: &std::path::Path) -> Option<Vec<(String, Stamp)>> {
-    let listing = store::memory_listing(dir).ok()?;
-    let (now, settle) = (now_ns(), SETTLE.as_nanos() as i64);
-    (!listing.symlinks && listing.folders.iter().all(|(_, s)| s.settled(now, settle)))
-        .then_some(listing.folders)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,7 +111,10 @@ mod tests {
     fn state(dir: &Path) -> Option<DiskState> {
         Some(DiskState {
             head: None,
-            folders: vec![(ScopeKind::Team, folder_state(dir)?)],
+            folders: vec![(
+                ScopeKind::Team,
+                Some(folder_stamps(dir, now_ns(), SETTLE.as_nanos() as i64)?),
+            )],
         })
     }
 
@@ -142,5 +174,10 @@ mod tests {
         assert!(!still_holds(same, same, false, None));
         assert!(still_holds(same, same, true, None), "no sync ran");
         assert!(!still_holds(None, None, true, None), "nothing proven");
+
+        // A symlink's target changes without its folder: nothing is proven.
+        std::os::unix::fs::symlink(dir.join("project/a.md"), dir.join("project/b.md")).unwrap();
+        settle();
+        assert_eq!(state(&dir), None);
     }
 }
