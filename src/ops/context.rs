@@ -104,33 +104,19 @@ pub fn build_with(project: &Project, options: &BuildOptions<'_>) -> Result<Conte
             text.push_str(&format!("\nWarning: {}.\n", guard::TRACKED_PRIVATE_WARNING));
             heading = "Private project (tracked by git, so gated like team memory)".into();
         }
-        // The block rendered last time, while nothing it depends on changed.
-        let key = context_blocks::key(project, scope, &dir, &policy);
-        let kept = key
-            .as_deref()
-            .and_then(|key| context_blocks::load(project, scope, &dir, key))
-            .and_then(|block| Some((block.withheld_rules()?, block)));
-        let (withheld_here, block) = match kept {
-            Some(kept) => kept,
-            None => match scope_block(project, scope, &policy) {
-                Ok((withheld_here, block)) => {
-                    if let Some(key) = key {
-                        context_blocks::keep(project, scope, &dir, key, &block);
-                    }
-                    (withheld_here, block)
-                }
-                // A scope that cannot be read safely (a symlink leading out of it) is left
-                // out, not the whole context.
-                Err(e) => {
-                    let why = gate::for_agent(&e.to_string());
-                    warnings.push(format!("the {scope} memory was left out: {why}"));
-                    text.push_str(&format!(
-                        "\n{} memory was left out: it could not be read safely ({why}).\n",
-                        title(scope)
-                    ));
-                    continue;
-                }
-            },
+        let (withheld_here, block) = match kept_block(project, scope, &dir, &policy) {
+            Ok(kept) => kept,
+            // A scope that cannot be read safely (a symlink leading out of it) is left out,
+            // not the whole context.
+            Err(e) => {
+                let why = gate::for_agent(&e.to_string());
+                warnings.push(format!("the {scope} memory was left out: {why}"));
+                text.push_str(&format!(
+                    "\n{} memory was left out: it could not be read safely ({why}).\n",
+                    title(scope)
+                ));
+                continue;
+            }
         };
         withheld.add(
             withheld_here
@@ -200,13 +186,8 @@ pub fn build_with(project: &Project, options: &BuildOptions<'_>) -> Result<Conte
         text.push_str(&line);
         text.push('\n');
     }
-    // Counting the session must never cost the agent its context.
-    for &scope in scopes.iter().filter(|_| options.count_session) {
-        if let Err(e) = dream::record_session(project, scope) {
-            warnings.push(format!(
-                "could not count this session for the {scope} scope: {e}"
-            ));
-        }
+    if options.count_session {
+        warnings.extend(count_session(project, &scopes));
     }
     Ok(Context {
         text,
@@ -215,6 +196,60 @@ pub fn build_with(project: &Project, options: &BuildOptions<'_>) -> Result<Conte
         warnings,
         delivered,
     })
+}
+
+/// Counts one session for each scope's dream gate; returns the problems (counting the session
+/// must never cost the agent its context).
+pub fn count_session(project: &Project, scopes: &[ScopeKind]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for &scope in scopes {
+        if let Err(e) = dream::record_session(project, scope) {
+            problems.push(format!(
+                "could not count this session for the {scope} scope: {e}"
+            ));
+        }
+    }
+    problems
+}
+
+/// The block of `scope` (folder `dir`) rendered last time, while nothing it depends on changed
+/// ([`context_blocks::key`]); else rendered now ([`scope_block`]) and kept for the next run.
+/// With the withheld files and their rules.
+fn kept_block(
+    project: &Project,
+    scope: ScopeKind,
+    dir: &std::path::Path,
+    policy: &gate::Gate,
+) -> Result<(Vec<(String, BrokenRules)>, ScopeBlock), OpError> {
+    let key = context_blocks::key(project, scope, dir, policy);
+    let kept = key
+        .as_deref()
+        .and_then(|key| context_blocks::load(project, scope, dir, key))
+        .and_then(|block| Some((block.withheld_rules()?, block)));
+    if let Some(kept) = kept {
+        return Ok(kept);
+    }
+    let (withheld, block) = scope_block(project, scope, policy)?;
+    if let Some(key) = key {
+        context_blocks::keep(project, scope, dir, key, &block);
+    }
+    Ok((withheld, block))
+}
+
+/// The files of `scope` the gate withholds, with the rules each breaks, for a context that
+/// shows no index of that scope (Qwen Code shows the team index itself): from the scope's kept
+/// block, so that while nothing it depends on changed no memory is read or judged again.
+/// Empty when the scope has no folder.
+pub fn withheld_in(
+    project: &Project,
+    scope: ScopeKind,
+    policy: &gate::Gate,
+) -> Result<Vec<(String, BrokenRules)>, OpError> {
+    let dir = project.check_scope_safe(scope)?;
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    kept_block(project, scope, &dir, policy).map(|(withheld, _)| withheld)
 }
 
 /// A scope's block of the context, rendered from its memories through the gate: the index

@@ -18,7 +18,7 @@ use crate::domain::check::RULES;
 use crate::domain::gate::{BrokenRules, Gate};
 use crate::domain::recall::refresh::now_ns;
 use crate::domain::scope::ScopeKind;
-use crate::domain::store;
+use crate::domain::store::{self, Stamp};
 use crate::git::plain::{self, PlainHead};
 
 use super::recall::SETTLE;
@@ -76,9 +76,9 @@ fn block_file(project: &Project, scope: ScopeKind, dir: &Path) -> Option<PathBuf
 }
 
 /// What the block of `scope` (folder `dir`) depends on, as it now stands: the rule set, `HEAD`,
-/// and every memory file's name and stamp. `None` when a block cannot be kept: a stamp too
-/// young to trust, a symlink (its target changes without it), a `HEAD` not read from git's
-/// files.
+/// git's staging index (a staged path holds), and every memory file's name and stamp. `None`
+/// when a block cannot be kept: a stamp too young to trust, a symlink (its target changes
+/// without it), a `HEAD` not read from git's files.
 pub fn key(project: &Project, scope: ScopeKind, dir: &Path, policy: &Gate) -> Option<String> {
     let head = match &project.repo {
         Some(paths) => match plain::head_commit(&paths.git_dir)? {
@@ -87,13 +87,22 @@ pub fn key(project: &Project, scope: ScopeKind, dir: &Path, policy: &Gate) -> Op
         },
         None => "no repository".to_string(),
     };
+    let (now, settle) = (now_ns(), SETTLE.as_nanos() as i64);
+    // The line on the paths the memories name counts a path staged in git's index as present:
+    // a staged or unstaged path changes the block as a memory edit does.
+    let staging = match &project.repo {
+        Some(paths) => match std::fs::metadata(paths.git_dir.join("index")) {
+            Ok(meta) => Some(Stamp::of(&meta)).filter(|s| s.settled(now, settle))?,
+            Err(_) => Stamp::default(),
+        },
+        None => Stamp::default(),
+    };
     let listing = store::memory_listing(dir).ok()?;
     if listing.symlinks {
         return None;
     }
     let rels: Vec<&str> = listing.paths.iter().map(String::as_str).collect();
     let stamps = store::stamps(dir, &rels);
-    let (now, settle) = (now_ns(), SETTLE.as_nanos() as i64);
     let mut hasher = Sha256::new();
     let shown = project.shown_prefix(scope);
     let rules = gate_cache::rules_version(policy);
@@ -109,6 +118,7 @@ pub fn key(project: &Project, scope: ScopeKind, dir: &Path, policy: &Gate) -> Op
         hasher.update(part.as_bytes());
         hasher.update([0]);
     }
+    hasher.update(staging.to_le_bytes());
     for (rel, stamp) in rels.iter().zip(stamps) {
         let stamp = stamp.filter(|s| s.settled(now, settle))?;
         hasher.update(rel.as_bytes());

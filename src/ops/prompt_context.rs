@@ -120,26 +120,37 @@ pub fn prompt_context(
     });
     let had = sessions.as_ref().map_or(0, |(_, r)| r.bodies.len());
     let pool = MAX_MEMORIES + had.min(MAX_SKIPPED);
-    // Ages come from the ages kept per `HEAD` commit (below), as the MCP server tells them:
-    // walking git's history for five memories was half of a warm turn's own work.
-    let mut found: Recalled = recall::recall_unaged(&project, &scopes, prompt, pool, MAX_CHARS)?;
-    let delivered = |id: &str| sessions.as_ref().is_some_and(|(_, r)| r.has_body(id));
-    let wanted = found.tokens.len().min(2);
-    found.hits.retain(|hit| {
-        let enough = hit.score >= options.min_score
-            && (hit.score >= options.min_score.max(MIN_SCORE_ONE_TERM)
-                || terms_shared(&found.tokens, hit) >= wanted);
-        enough && !delivered(&format!("{}:{}", hit.scope, hit.id))
-    });
     let (policy, _) = guard::policy(&project);
-    // Withheld memories are left out without a word: a turn is not the place for the gate's
-    // report (session start and `teammem check` give it).
-    guard::gate_recalled(&policy, &mut found);
-    found.hits.truncate(MAX_MEMORIES);
+    let delivered = |id: &str| sessions.as_ref().is_some_and(|(_, r)| r.has_body(id));
+    // What the answer needs of the hits (the floor, the gate, the ages) is done while the
+    // stats that confirm recall's index are still being taken: should one show a change, recall
+    // answers again from what changed and this is done again on that answer.
+    let choose = |found: &mut Recalled| -> Result<(), OpError> {
+        let wanted = found.tokens.len().min(2);
+        let tokens = found.tokens.clone();
+        found.hits.retain(|hit| {
+            let enough = hit.score >= options.min_score
+                && (hit.score >= options.min_score.max(MIN_SCORE_ONE_TERM)
+                    || terms_shared(&tokens, hit) >= wanted);
+            enough && !delivered(&format!("{}:{}", hit.scope, hit.id))
+        });
+        // Withheld memories are left out without a word: a turn is not the place for the
+        // gate's report (session start and `teammem check` give it).
+        gate_first(&policy, found, MAX_MEMORIES);
+        if found.hits.is_empty() {
+            return Ok(());
+        }
+        // Ages come from the ages kept per `HEAD` commit, as the MCP server tells them:
+        // walking git's history for five memories was half of a warm turn's own work.
+        age_from_history(&project, &mut found.hits)?;
+        Ok(())
+    };
+    let (found, chosen) =
+        recall::recall_unaged_then(&project, &scopes, prompt, (pool, MAX_CHARS), choose)?;
+    chosen?;
     if found.hits.is_empty() {
         return Ok(PromptContext::nothing());
     }
-    age_from_history(&project, &mut found.hits)?;
     let mut text = String::from("# Memory relevant to this prompt (teammem)\n\n");
     text.push_str(
         "Point-in-time observations: verify one against the current code before relying on it.\n",
@@ -185,6 +196,23 @@ pub fn prompt_context(
         project: Some(project),
         session,
     })
+}
+
+/// Keeps the first `want` hits that pass the gate, in order, judging no more than that: a hit
+/// the answer does not show is not read or judged.
+fn gate_first(policy: &crate::domain::gate::Gate, found: &mut Recalled, want: usize) {
+    let mut rest = std::mem::take(&mut found.hits).into_iter();
+    let mut kept = Vec::with_capacity(want);
+    while kept.len() < want {
+        let batch: Vec<recall::Hit> = rest.by_ref().take(want - kept.len()).collect();
+        if batch.is_empty() {
+            break;
+        }
+        found.hits = batch;
+        guard::gate_recalled(policy, found);
+        kept.append(&mut found.hits);
+    }
+    found.hits = kept;
 }
 
 /// How long a turn may walk git's history for the ages of its few memories, when the ages of

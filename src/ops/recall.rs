@@ -161,6 +161,27 @@ pub fn recall_unaged(
     .map(|(found, ())| found)
 }
 
+/// [`recall_unaged`] (`limits`: results and characters per body), and `then` done on what it
+/// found while the stats that must confirm the answer are still being taken, as
+/// [`recall_then`] does (see there for what `then` may change).
+pub fn recall_unaged_then<T>(
+    project: &Project,
+    scopes: &[ScopeKind],
+    query: &str,
+    limits: (usize, usize),
+    mut then: impl FnMut(&mut Recalled) -> T,
+) -> Result<(Recalled, T), OpError> {
+    recall_inner(
+        project,
+        scopes,
+        query,
+        limits,
+        &mut Source::Files(RecallIndexUse::STANDARD),
+        Ages::FileTime,
+        &mut then,
+    )
+}
+
 /// The recall indexes of a few scopes held in memory by a long-lived process (the MCP
 /// server): a query on it answers exactly as [`recall_unaged`] does, without reading any index
 /// file or statting any memory that was not noted as changed; only the memories it shows are

@@ -4,6 +4,7 @@
 //! session always starts (invariant 5).
 
 mod coexist;
+mod early;
 mod resume;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -20,7 +21,7 @@ use crate::git::remote::Transport;
 use super::context::{self, BuildOptions, Context, VERIFY_LINE};
 use super::delivery::sessions::{SessionRecord, Sessions};
 use super::sync::{self, SyncOptions, SyncOutcome};
-use super::{Project, gate_cache, guard};
+use super::{Project, guard};
 
 /// How session start syncs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,7 +96,19 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
         }
     };
     let mut warnings = project.warnings.clone();
-    let (sync_line, outcome) = sync_if_on(&project, options);
+    // The context is built from what is on disk while the sync runs, and used when the sync
+    // changed nothing it depends on; otherwise it is built again after the sync.
+    let shown_before = coexist::shown(&project, options.qwen_hook);
+    let before = early::DiskState::of(&project, &shown_before.scopes);
+    let ((sync_line, outcome, ran), early_built) = std::thread::scope(|s| {
+        let early = before.as_ref().and_then(|_| {
+            std::thread::Builder::new()
+                .spawn_scoped(s, || build_context(&project, &shown_before.scopes))
+                .ok()
+        });
+        let synced = sync_if_on(&project, options);
+        (synced, early.and_then(|e| e.join().ok()))
+    });
     let sync_line = coexist::sync_line(&project, sync_line);
     let shown = coexist::shown(&project, options.qwen_hook);
     // An error message can quote a path or a remote's words: the line is made safe like memory.
@@ -111,16 +124,26 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
     // UserPromptSubmit hook added stays): a resumed Qwen session gets the whole context again,
     // and keeps the record of the bodies its turns received.
     let context_kept = resumed && !options.qwen_hook;
-    let build = BuildOptions {
-        scopes: shown.scopes.clone(),
-        query: None,
-        // A resumed session is the same session, not one more for the dream gate.
-        count_session: !resumed,
+    let holds = shown.scopes == shown_before.scopes
+        && early::still_holds(
+            before.as_ref(),
+            early::DiskState::of(&project, &shown.scopes).as_ref(),
+            ran,
+            outcome.as_ref(),
+        );
+    let built = match early_built {
+        Some(Ok(Ok(built))) if holds => Ok(Ok(built)),
+        _ => build_context(&project, &shown.scopes),
     };
-    let built = catch_unwind(AssertUnwindSafe(|| context::build_with(&project, &build)));
     let mut delivery = Delivery::Full;
     let context = match built {
         Ok(Ok(mut built)) => {
+            // A resumed session is the same session, not one more for the dream gate.
+            if !resumed {
+                built
+                    .warnings
+                    .extend(context::count_session(&project, &shown.scopes));
+            }
             warnings.append(&mut built.warnings);
             let record = input.and_then(|i| i.session_id.as_deref()).map(|session| {
                 let sessions = Sessions::of(&project);
@@ -173,6 +196,20 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
     }
 }
 
+/// The context of `scopes` as the files stand, not yet counted as a session (the caller counts
+/// it once, whichever build it uses); a crash is caught.
+fn build_context(
+    project: &Project,
+    scopes: &[ScopeKind],
+) -> std::thread::Result<Result<Context, super::OpError>> {
+    let build = BuildOptions {
+        scopes: scopes.to_vec(),
+        query: None,
+        count_session: false,
+    };
+    catch_unwind(AssertUnwindSafe(|| context::build_with(project, &build)))
+}
+
 /// Ends a full context: the notes on what the client shows itself, the line on team memories
 /// withheld from an index Qwen Code shows anyway, how to share, and what sync did.
 fn finish_full(project: &Project, shown: &coexist::Shown, sync_line: &str, built: &mut Context) {
@@ -183,12 +220,13 @@ fn finish_full(project: &Project, shown: &coexist::Shown, sync_line: &str, built
     let mut lines = shown.notes.clone();
     if shown.team_by_qwen {
         let (policy, _) = guard::policy(project);
-        if let Ok(team) = gate_cache::gate_scope(project, ScopeKind::Team, &policy) {
+        // Kept with the team's block, as a context that shows the team index keeps it.
+        if let Ok(withheld) = context::withheld_in(project, ScopeKind::Team, &policy) {
             let mut rules = gate::BrokenRules::new();
-            for broken in team.withheld.values() {
+            for (_, broken) in &withheld {
                 rules.extend(broken.iter().copied());
             }
-            lines.extend(coexist::qwen_withheld_line(team.withheld.len(), &rules));
+            lines.extend(coexist::qwen_withheld_line(withheld.len(), &rules));
         }
     }
     lines.push(coexist::SHARE_LINE.to_string());
@@ -200,12 +238,17 @@ fn finish_full(project: &Project, shown: &coexist::Shown, sync_line: &str, built
 }
 
 /// Runs sync when the repository has team memory with sync switched on; the line says what
-/// happened either way.
-fn sync_if_on(project: &Project, options: &SessionStartOptions) -> (String, Option<SyncOutcome>) {
+/// happened either way. The flag is false when a sync failed or crashed (it may have stopped
+/// half-way).
+fn sync_if_on(
+    project: &Project,
+    options: &SessionStartOptions,
+) -> (String, Option<SyncOutcome>, bool) {
     if project.repo.is_none() {
         return (
             "Team memory sync: not run — not inside a git repository.".into(),
             None,
+            true,
         );
     }
     if !project.switches.sync {
@@ -214,7 +257,7 @@ fn sync_if_on(project: &Project, options: &SessionStartOptions) -> (String, Opti
         } else {
             "team memory is off or this repository has none (.qwen/team-memory/)"
         };
-        return (format!("Team memory sync: not run — {why}."), None);
+        return (format!("Team memory sync: not run — {why}."), None, true);
     }
     // Offline grace: a remote that could not be reached moments ago is not tried again at
     // every agent start; the local half (the commit) still runs.
@@ -247,12 +290,14 @@ fn sync_if_on(project: &Project, options: &SessionStartOptions) -> (String, Opti
         Ok(Ok(outcome)) => (
             format!("Team memory sync: {}.{grace}", outcome.summary()),
             Some(outcome),
+            true,
         ),
-        Ok(Err(err)) => (format!("Team memory sync failed: {err}"), None),
+        Ok(Err(err)) => (format!("Team memory sync failed: {err}"), None, false),
         Err(_) => (
             "Team memory sync failed: teammem crashed (please report it); nothing else was affected."
                 .into(),
             None,
+            false,
         ),
     }
 }

@@ -153,6 +153,143 @@ fn a_kept_block_is_given_again_only_while_nothing_it_shows_changed() {
     );
 }
 
+#[test]
+fn a_path_staged_or_unstaged_shows_at_the_next_start_though_the_block_was_kept() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    write(&repo.join("src/tapir.rs"), "pub fn feed() {}\n");
+    put(
+        &repo,
+        "feedback/tapir.md",
+        "Tapir feeding",
+        "The feeding code is in `src/tapir.rs`.\n",
+    );
+    sb.git(&repo, ["add", "-A"]);
+    sb.git(&repo, ["commit", "-qm", "zoo"]);
+    sb.git(&repo, ["rm", "-q", "src/tapir.rs"]);
+    sb.git(&repo, ["commit", "-qm", "tapir code gone"]);
+    settle();
+    let note = "team:feedback/tapir.md: Note: names src/tapir.rs, removed in";
+    let gone = start(&sb, &repo);
+    assert!(gone.contains(note), "{gone}");
+    assert_eq!(start(&sb, &repo), gone, "the kept block");
+
+    // Staged again: the path holds, at once and once the staging index settled.
+    write(&repo.join("src/tapir.rs"), "pub fn feed() {}\n");
+    sb.git(&repo, ["add", "src/tapir.rs"]);
+    let staged = start(&sb, &repo);
+    assert!(!staged.contains(note), "{staged}");
+    settle();
+    assert!(!start(&sb, &repo).contains(note));
+    assert!(!start(&sb, &repo).contains(note));
+
+    // Unstaged: the note is back.
+    sb.git(&repo, ["rm", "-q", "--cached", "src/tapir.rs"]);
+    std::fs::remove_file(repo.join("src/tapir.rs")).unwrap();
+    settle();
+    assert_eq!(start(&sb, &repo), gone);
+}
+
+/// The withheld line of a Qwen Code session start, with Qwen Code's own team memory on (so the
+/// team index is Qwen's, and teammem only says what its gate withholds from it).
+fn qwen_withheld_line(sb: &Sandbox, repo: &Path) -> String {
+    let off = [("QWEN_CODE_MEMORY_TEAM_SYNC", Some("0"))];
+    let run = invoke::teammem_with(sb, repo, ["session-start", "--hook", "qwen"], &off, None);
+    run.expect_code(0);
+    crate::common::hook_context(&run, "SessionStart")
+        .lines()
+        .find(|line| line.starts_with("Withheld by the memory gate"))
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn qwen_code_s_withheld_line_is_kept_with_the_team_block_and_changes_at_the_next_start() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    write(
+        &repo.join(".qwen/settings.json"),
+        r#"{"memory": {"enableTeamMemory": true}}"#,
+    );
+    put(
+        &repo,
+        "project/zebra.md",
+        "Zebra crossing",
+        "Repainted every spring.\n",
+    );
+    put(
+        &repo,
+        "reference/heron.md",
+        "Heron pond",
+        "The pond's token is ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5.\n",
+    );
+    sb.git(&repo, ["add", "-A"]);
+    sb.git(&repo, ["commit", "-qm", "zoo"]);
+    settle();
+
+    let first = qwen_withheld_line(&sb, &repo);
+    assert!(
+        first.starts_with("Withheld by the memory gate: 1 memory (secret)"),
+        "{first}"
+    );
+    let blocks: Vec<_> = walkdir(&sb.base())
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with("team-memory-context.json"))
+        .collect();
+    assert_eq!(blocks.len(), 1, "the team block was kept: {blocks:?}");
+    let written = |path: &Path| {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path).unwrap();
+        (meta.ino(), meta.mtime(), meta.mtime_nsec())
+    };
+    let kept = written(&blocks[0]);
+    assert_eq!(qwen_withheld_line(&sb, &repo), first);
+    assert_eq!(
+        written(&blocks[0]),
+        kept,
+        "the next start used the kept block, without rendering it again"
+    );
+
+    // A secret added in place: counted at the very next start, and once it settled.
+    let team = repo.join(".qwen/team-memory");
+    append(
+        &team.join("project/zebra.md"),
+        "The crossing's token is ghp_zY9xW7vU5tS3rQ1pO9nM7lK5jI3hG1fE9dC7.\n",
+    );
+    let two = qwen_withheld_line(&sb, &repo);
+    assert!(
+        two.starts_with("Withheld by the memory gate: 2 memories (secret)"),
+        "{two}"
+    );
+    settle();
+    assert_eq!(qwen_withheld_line(&sb, &repo), two);
+
+    // A new file breaking another rule, and a stricter rule set.
+    put(
+        &repo,
+        "user/okapi.md",
+        "Okapi enclosure",
+        "The keeper's notes: https://maps.example.net/okapi\n",
+    );
+    write(
+        &team.join(".teammem-check.json"),
+        r#"{"severity": {"trust-external-link": "error"}}"#,
+    );
+    let three = qwen_withheld_line(&sb, &repo);
+    assert!(
+        three.starts_with("Withheld by the memory gate: 3 memories"),
+        "{three}"
+    );
+    assert!(three.contains("trust-external-link"), "{three}");
+    std::fs::remove_file(team.join(".teammem-check.json")).unwrap();
+    std::fs::remove_file(team.join("reference/heron.md")).unwrap();
+    let back = qwen_withheld_line(&sb, &repo);
+    assert!(
+        back.starts_with("Withheld by the memory gate: 1 memory (secret)"),
+        "{back}"
+    );
+}
+
 /// Every file below `dir`.
 fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();

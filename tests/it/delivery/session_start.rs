@@ -171,3 +171,65 @@ fn the_example_settings_configure_the_qwen_session_start_hook() {
     // Qwen Code 0.24 reads hook timeouts in seconds: above sync's 15 s budget.
     assert_eq!(hook["timeout"], 20);
 }
+
+/// Older than the 2-second window within which a stamp is not trusted: the context is then
+/// built while the sync runs, from the files as they were.
+fn settle() {
+    std::thread::sleep(std::time::Duration::from_millis(2_300));
+}
+
+#[test]
+fn a_teammate_s_memory_a_sync_pulls_is_in_the_same_session_start_with_every_folder_settled() {
+    let team = Team::new();
+    write_memory(&team.mate, "project", "first-note", "The first.\n");
+    team.sb.git(&team.mate, ["add", "-A"]);
+    team.sb.git(&team.mate, ["commit", "-qm", "mate"]);
+    team.sb.git(&team.mate, ["push", "-q", "origin", "main"]);
+    let first = team
+        .sb
+        .teammem(&team.me, ["session-start", "--hook", "claude"]);
+    assert!(additional_context(&first.stdout).contains("first note"));
+    settle();
+    let again = team
+        .sb
+        .teammem(&team.me, ["session-start", "--hook", "claude"]);
+    let again = additional_context(&again.stdout);
+    assert!(again.contains("first note"), "{again}");
+    assert!(again.contains("No team memory changes"), "{again}");
+
+    // The mate adds a memory and rewrites the first one's description; this clone's folders
+    // are all settled, so its context is built while its sync pulls.
+    write_memory(&team.mate, "feedback", "second-note", "The second.\n");
+    let first_file = team.mate.join(".qwen/team-memory/project/first-note.md");
+    let text = fs::read_to_string(&first_file).unwrap();
+    fs::write(
+        &first_file,
+        text.replace("About first-note", "Rewritten by the mate"),
+    )
+    .unwrap();
+    team.sb.git(&team.mate, ["add", "-A"]);
+    team.sb.git(&team.mate, ["commit", "-qm", "mate again"]);
+    team.sb.git(&team.mate, ["push", "-q", "origin", "main"]);
+    let pulled = team
+        .sb
+        .teammem(&team.me, ["session-start", "--hook", "claude"]);
+    pulled.expect_code(0);
+    let pulled = additional_context(&pulled.stdout);
+    assert!(pulled.to_lowercase().contains("pulled"), "{pulled}");
+    assert!(pulled.contains("second note"), "{pulled}");
+    assert!(pulled.contains("Rewritten by the mate"), "{pulled}");
+    assert!(!pulled.contains("About first-note"), "{pulled}");
+
+    // A memory edited here in place (its folder untouched), committed by the sync: the
+    // context holds the edit.
+    settle();
+    let mine = team.me.join(".qwen/team-memory/feedback/second-note.md");
+    let text = fs::read_to_string(&mine).unwrap();
+    fs::write(&mine, text.replace("About second-note", "Edited here")).unwrap();
+    let edited = team
+        .sb
+        .teammem(&team.me, ["session-start", "--hook", "claude"]);
+    let edited = additional_context(&edited.stdout);
+    assert!(edited.contains("Edited here"), "{edited}");
+    assert!(!edited.contains("About second-note"), "{edited}");
+}
