@@ -26,9 +26,11 @@ use crate::ops::{OpError, Project};
 
 mod combine;
 mod materialise;
+mod propose;
 
 use combine::Writer;
 use materialise::Materialised;
+use propose::propose;
 
 /// Where the commits stay when they could not be published.
 const LEFT: &str = "; the commits stay on the local memory branch and the next sync pushes them";
@@ -728,135 +730,6 @@ fn share(
         }
         return propose(cli, memory, up, &tip, &refused.join("; "), &net, outcome);
     }
-}
-
-/// How many proposal branch names a sync tries: `<user>`, then `<user>-2` … `<user>-9`.
-const PROPOSAL_NAMES: usize = 9;
-
-/// The memory branch refused the push: the same commits go to the user's proposal branch
-/// (`team-memory-proposals/<user>`) with a lease on what the remote holds there, as the
-/// libgit2 path does (`ops/sync/branch.rs`, `propose`): a proposal branch holding commits this
-/// clone lacks is not built on, the next free name is used and the report says so.
-fn propose(
-    cli: &CliRepo,
-    memory: &CliMemory,
-    up: &CliUpstream,
-    tip: &str,
-    refusal: &str,
-    net: &NetworkOptions,
-    outcome: &mut SyncOutcome,
-) -> Result<(), OpError> {
-    let budget = &net.deadline;
-    let user = memory_branch::proposal_user_of(
-        cli.config("user.email", budget)?.as_deref(),
-        cli.config("user.name", budget)?.as_deref(),
-    );
-    let remote = &up.remote;
-    let mut taken: Vec<String> = Vec::new();
-    for n in 1..=PROPOSAL_NAMES {
-        let branch = if n == 1 {
-            user.clone()
-        } else {
-            format!("{user}-{n}")
-        };
-        let name = format!("{}{branch}", memory_branch::PROPOSALS_PREFIX);
-        let target = CliUpstream {
-            local_ref: memory.local_ref(),
-            remote: remote.clone(),
-            merge_ref: format!("refs/heads/{name}"),
-            tracking_ref: format!("refs/remotes/{remote}/{name}"),
-        };
-        let seen = match cli.fetch(&target, net) {
-            Ok(seen) => seen,
-            Err(failure) => {
-                crate::ops::sync::network_skip(
-                    outcome,
-                    &failure,
-                    SkipReason::PushRejected,
-                    &format!(
-                        " (after the remote refused the push to {}: {refusal})",
-                        memory.name
-                    ),
-                );
-                return Ok(());
-            }
-        };
-        if let Some(seen) = &seen {
-            if seen != tip && !cli.is_ancestor(seen, tip, budget)? {
-                // Commits this clone lacks: not the user's to build on.
-                taken.push(name);
-                continue;
-            }
-        }
-        if seen.as_deref() != Some(tip) {
-            let expected = seen.as_deref();
-            for url in cli.remote_urls(remote, true, budget)? {
-                let why = match cli.push(&target, &url, expected, net) {
-                    Ok(CliPush::Pushed) => continue,
-                    Ok(CliPush::LeaseRefused) => format!(
-                        "{name} moved while sync ran, so nothing was proposed; the commits stay \
-                         on the local memory branch and the next sync proposes them"
-                    ),
-                    Ok(CliPush::Rejected(message)) => format!(
-                        "and to {name} ({message}); the commits stay on the local memory branch"
-                    ),
-                    Err(failure) => {
-                        crate::ops::sync::network_skip(
-                            outcome,
-                            &failure,
-                            SkipReason::PushFailed,
-                            "",
-                        );
-                        return Ok(());
-                    }
-                };
-                outcome.skip(
-                    SkipReason::PushRejected,
-                    format!(
-                        "the remote refused the push to {} ({refusal}), {why}",
-                        memory.name
-                    ),
-                );
-                return Ok(());
-            }
-        }
-        // What the remote now holds there, as a fetch would record it: commits shown on a
-        // proposal branch are never re-created.
-        cli.run(
-            &["update-ref", &target.tracking_ref, tip],
-            budget,
-            "recording the proposal branch (git update-ref)",
-        )?;
-        outcome.proposal = Some(name.clone());
-        if !taken.is_empty() {
-            outcome.warnings.push(format!(
-                "{} holds commits this clone did not make, so it was not used; your memory is \
-                 proposed on {name} instead",
-                taken.join(", ")
-            ));
-        }
-        outcome.skip(
-            SkipReason::Proposed,
-            format!(
-                "the remote refused the push to {} ({refusal}), so your memory is proposed on \
-                 {name} for a maintainer to merge; see it with `teammem review \
-                 {remote}/{}..{remote}/{name}`; once merged, the next sync takes it in",
-                memory.name, memory.name
-            ),
-        );
-        return Ok(());
-    }
-    outcome.skip(
-        SkipReason::PushRejected,
-        format!(
-            "the remote refused the push to {} ({refusal}), and every proposal branch name of \
-             yours ({}) holds commits this clone did not make, so nothing was proposed; the \
-             commits stay on the local memory branch",
-            memory.name,
-            taken.join(", ")
-        ),
-    );
-    Ok(())
 }
 
 /// Refuses a fetched tip that brings a team file over the memory size limit: `too-large`,
