@@ -647,15 +647,7 @@ fn commit_ages(
         if let Ok(found) = cli.last_changes(&names, &dir, &budget) {
             changes = found
                 .into_iter()
-                .map(|(path, c)| {
-                    (
-                        path,
-                        LastCommit {
-                            time: c.time,
-                            author: c.author,
-                        },
-                    )
-                })
+                .map(|(path, c)| (path, c.into()))
                 .collect();
         }
     } else {
@@ -674,15 +666,7 @@ fn commit_ages(
         let names: Vec<String> = committed.iter().map(|(_, full)| full.clone()).collect();
         changes = history::file::last_changes_until(&repo, &names, deadline)?
             .into_iter()
-            .map(|(path, c)| {
-                (
-                    path,
-                    LastCommit {
-                        time: c.time,
-                        author: c.author,
-                    },
-                )
-            })
+            .map(|(path, c)| (path, c.into()))
             .collect();
     }
     Ok(committed
@@ -695,6 +679,24 @@ fn commit_ages(
 struct LastCommit {
     time: i64,
     author: String,
+}
+
+impl From<history::file::LastChange> for LastCommit {
+    fn from(change: history::file::LastChange) -> Self {
+        LastCommit {
+            time: change.time,
+            author: change.author,
+        }
+    }
+}
+
+impl From<crate::git::cli_repo::history::CliChange> for LastCommit {
+    fn from(change: crate::git::cli_repo::history::CliChange) -> Self {
+        LastCommit {
+            time: change.time,
+            author: change.author,
+        }
+    }
 }
 
 /// How long git may walk the history when no deadline is given (a repository libgit2 cannot

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::CliRepo;
 use crate::git::GitError;
@@ -35,19 +35,8 @@ impl CliRepo {
         folder: &str,
         deadline: &Deadline,
     ) -> Result<FolderRead, GitError> {
-        // git takes a relative GIT_INDEX_FILE from where it runs, which is the work tree here,
-        // not the current folder of the command that was given it.
-        let index = match index_file {
-            Some(path) => Some(std::path::absolute(path).map_err(|e| GitError::Cli {
-                context: format!("reading the index {}", path.display()),
-                message: e.to_string(),
-            })?),
-            None => None,
-        };
-        let mut env: Vec<(&str, &OsStr)> = vec![(NO_LAZY_FETCH.0, OsStr::new(NO_LAZY_FETCH.1))];
-        if let Some(index) = &index {
-            env.push(("GIT_INDEX_FILE", index.as_os_str()));
-        }
+        let index = absolute_index(index_file)?;
+        let env = index_env(index.as_deref());
         let top = top_folder(folder);
         let out = self.run_with(
             &[
@@ -120,17 +109,8 @@ impl CliRepo {
         if self.resolve("HEAD^{commit}", deadline)?.is_none() {
             return Ok(Removed::new());
         }
-        let index = match index_file {
-            Some(path) => Some(std::path::absolute(path).map_err(|e| GitError::Cli {
-                context: format!("reading the index {}", path.display()),
-                message: e.to_string(),
-            })?),
-            None => None,
-        };
-        let mut env: Vec<(&str, &OsStr)> = vec![(NO_LAZY_FETCH.0, OsStr::new(NO_LAZY_FETCH.1))];
-        if let Some(index) = &index {
-            env.push(("GIT_INDEX_FILE", index.as_os_str()));
-        }
+        let index = absolute_index(index_file)?;
+        let env = index_env(index.as_deref());
         let out = self.run_with(
             &[
                 "diff-index",
@@ -286,6 +266,29 @@ impl CliRepo {
         }
         Ok(found)
     }
+}
+
+/// git takes a relative `GIT_INDEX_FILE` from where it runs, which is the work tree here, not
+/// the current folder of the command that was given it: the index file made absolute.
+fn absolute_index(index_file: Option<&Path>) -> Result<Option<PathBuf>, GitError> {
+    index_file
+        .map(|path| {
+            std::path::absolute(path).map_err(|e| GitError::Cli {
+                context: format!("reading the index {}", path.display()),
+                message: e.to_string(),
+            })
+        })
+        .transpose()
+}
+
+/// The environment of a run that reads an index file (`None`: the repository's own): no lazy
+/// fetch, and `GIT_INDEX_FILE` when one is named.
+fn index_env(index: Option<&Path>) -> Vec<(&'static str, &OsStr)> {
+    let mut env: Vec<(&'static str, &OsStr)> = vec![(NO_LAZY_FETCH.0, OsStr::new(NO_LAZY_FETCH.1))];
+    if let Some(index) = index {
+        env.push(("GIT_INDEX_FILE", index.as_os_str()));
+    }
+    env
 }
 
 /// `.qwen` for `.qwen/team-memory`: listing from the top folder also finds a file or symlink
