@@ -11,17 +11,18 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::time::Instant;
 
+use super::{PushRound, push_to_every_url};
 use crate::domain::scope::{INDEX_FILE, ScopeKind, TEAM_DIR};
 use crate::domain::store::{self, StoreError};
 use crate::git::GitError;
-use crate::git::cli_repo::transfer::{CliPush, CliUpstream};
+use crate::git::cli_repo::transfer::CliUpstream;
 use crate::git::cli_repo::{CliRepo, TreeEntry};
 use crate::git::memory_branch::{self, DEFAULT_BRANCH};
 use crate::git::recovery::lock::SyncLock;
 use crate::git::remote::{Deadline, NetworkOptions};
 use crate::ops::quarantine::{self, Quarantined};
 use crate::ops::sync::branch::{EXCLUDE_LINE, is_exclude_line};
-use crate::ops::sync::{PushedUrl, SkipReason, SyncMode, SyncOptions, SyncOutcome};
+use crate::ops::sync::{SkipReason, SyncMode, SyncOptions, SyncOutcome};
 use crate::ops::{OpError, Project};
 
 mod combine;
@@ -672,37 +673,11 @@ fn share(
             }
         }
         let expected = remote_tip.as_deref();
-        let mut urls = Vec::new();
-        let mut lost_race = false;
-        let mut failure = None;
-        for url in cli.remote_urls(&up.remote, true, budget)? {
-            let shown = crate::git::remote::failure::redact_url_credentials(&url);
-            let (pushed, error) = match cli.push(up, &url, expected, &net) {
-                Ok(CliPush::Pushed) => (true, None),
-                Ok(CliPush::LeaseRefused) => {
-                    lost_race = true;
-                    (false, Some("the remote branch moved (lease)".to_string()))
-                }
-                Ok(CliPush::Rejected(message)) => (false, Some(message)),
-                Err(net_failure) => {
-                    let message = net_failure.message.clone();
-                    failure.get_or_insert(net_failure);
-                    (false, Some(message))
-                }
-            };
-            urls.push(PushedUrl {
-                url: shown,
-                pushed,
-                error,
-            });
-        }
-        outcome.push_urls = urls;
-        let refused: Vec<String> = outcome
-            .push_urls
-            .iter()
-            .filter(|u| !u.pushed)
-            .map(|u| format!("{} ({})", u.url, u.error.as_deref().unwrap_or("")))
-            .collect();
+        let PushRound {
+            refused,
+            lost_race,
+            failure,
+        } = push_to_every_url(cli, up, expected, &net, outcome)?;
         if refused.is_empty() {
             outcome.pushed = true;
             return Ok(());

@@ -16,7 +16,7 @@ use crate::git::cli_repo::{CliRepo, TreeEntry};
 use crate::git::offline;
 use crate::git::preflight::{self, Blocker};
 use crate::git::recovery::lock::SyncLock;
-use crate::git::remote::{Deadline, NetworkOptions};
+use crate::git::remote::{Deadline, NetFailure, NetworkOptions};
 use crate::git::sign::Signing;
 use crate::ops::{OpError, Project};
 
@@ -304,43 +304,16 @@ fn share(
         if !landed || !options.push {
             return Ok(());
         }
-        let mut urls = Vec::new();
-        let mut lost_race = false;
-        let mut failure = None;
-        for url in cli.remote_urls(&up.remote, true, budget)? {
-            let shown = crate::git::remote::failure::redact_url_credentials(&url);
-            let (pushed, error) = match cli.push(&up, &url, remote_tip.as_deref(), &net) {
-                Ok(CliPush::Pushed) => (true, None),
-                Ok(CliPush::LeaseRefused) => {
-                    lost_race = true;
-                    (false, Some("the remote branch moved (lease)".to_string()))
-                }
-                Ok(CliPush::Rejected(message)) => (false, Some(message)),
-                Err(net_failure) => {
-                    let message = net_failure.message.clone();
-                    failure.get_or_insert(net_failure);
-                    (false, Some(message))
-                }
-            };
-            urls.push(PushedUrl {
-                url: shown,
-                pushed,
-                error,
-            });
-        }
-        outcome.push_urls = urls;
-        let refused: Vec<String> = outcome
-            .push_urls
-            .iter()
-            .filter(|u| !u.pushed)
-            .map(|u| format!("{} ({})", u.url, u.error.as_deref().unwrap_or("")))
-            .collect();
-        let any_pushed = outcome.push_urls.iter().any(|u| u.pushed);
+        let PushRound {
+            refused,
+            lost_race,
+            failure,
+        } = push_to_every_url(cli, &up, remote_tip.as_deref(), &net, outcome)?;
         if refused.is_empty() {
             outcome.pushed = true;
             return Ok(());
         }
-        if any_pushed {
+        if outcome.push_urls.iter().any(|u| u.pushed) {
             outcome.skip_push_partial(&up.remote, &refused);
             return Ok(());
         }
@@ -365,6 +338,62 @@ fn share(
         );
         return Ok(());
     }
+}
+
+/// What one push to every push URL of a remote came to.
+struct PushRound {
+    /// The URLs that refused, each `url (why)`.
+    refused: Vec<String>,
+    /// A URL refused the lease: a teammate pushed in between.
+    lost_race: bool,
+    /// The first network failure, if any.
+    failure: Option<NetFailure>,
+}
+
+/// Pushes `up` to every push URL of its remote, as git does, with a lease on `expected`
+/// (`None`: the branch must not exist yet); one result per URL in `outcome.push_urls`. Both
+/// sync modes of this path push through it.
+fn push_to_every_url(
+    cli: &CliRepo,
+    up: &CliUpstream,
+    expected: Option<&str>,
+    net: &NetworkOptions,
+    outcome: &mut SyncOutcome,
+) -> Result<PushRound, OpError> {
+    let mut round = PushRound {
+        refused: Vec::new(),
+        lost_race: false,
+        failure: None,
+    };
+    let mut urls = Vec::new();
+    for url in cli.remote_urls(&up.remote, true, &net.deadline)? {
+        let shown = crate::git::remote::failure::redact_url_credentials(&url);
+        let (pushed, error) = match cli.push(up, &url, expected, net) {
+            Ok(CliPush::Pushed) => (true, None),
+            Ok(CliPush::LeaseRefused) => {
+                round.lost_race = true;
+                (false, Some("the remote branch moved (lease)".to_string()))
+            }
+            Ok(CliPush::Rejected(message)) => (false, Some(message)),
+            Err(net_failure) => {
+                let message = net_failure.message.clone();
+                round.failure.get_or_insert(net_failure);
+                (false, Some(message))
+            }
+        };
+        if !pushed {
+            round
+                .refused
+                .push(format!("{shown} ({})", error.as_deref().unwrap_or("")));
+        }
+        urls.push(PushedUrl {
+            url: shown,
+            pushed,
+            error,
+        });
+    }
+    outcome.push_urls = urls;
+    Ok(round)
 }
 
 /// Lands the fetched `remote_tip` on the branch: a fast-forward when only the remote moved,
