@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::time::Instant;
 
+use super::commit::hold_back_filtered;
 use super::{PushRound, push_to_every_url};
 use crate::domain::scope::{INDEX_FILE, ScopeKind, TEAM_DIR};
 use crate::domain::store::{self, StoreError};
@@ -383,19 +384,7 @@ fn record_folder(
             }
         }
     }
-    let filtered = cli.filtered(&files, deadline)?;
-    for path in &filtered {
-        held_back.insert(path.clone());
-        outcome.quarantined.push(Quarantined::new(
-            path,
-            vec![
-                "invalid: a git `filter` attribute applies to it, and teammem runs no filter \
-                 program from the repository; remove the attribute for the team folder"
-                    .into(),
-            ],
-        ));
-    }
-    files.retain(|p| !filtered.contains(p));
+    hold_back_filtered(cli, &mut files, &mut held_back, deadline, outcome)?;
     let ids = cli.file_ids(&files, deadline)?;
     let (policy, _) = crate::ops::guard::policy(project);
     for (path, id) in files.iter().zip(ids) {

@@ -160,19 +160,7 @@ pub(super) fn commit_folder(
             Ok(_) => {}
         }
     }
-    let filtered = cli.filtered(&files, deadline)?;
-    for path in &filtered {
-        held_back.insert(path.clone());
-        outcome.quarantined.push(Quarantined::new(
-            path,
-            vec![
-                "invalid: a git `filter` attribute applies to it, and teammem runs no filter \
-                 program from the repository; remove the attribute for the team folder"
-                    .into(),
-            ],
-        ));
-    }
-    files.retain(|p| !filtered.contains(p));
+    hold_back_filtered(cli, &mut files, &mut held_back, deadline, outcome)?;
     let ids = cli.file_ids(&files, deadline)?;
     let (policy, _) = crate::ops::guard::policy(project);
     for (path, id) in files.iter().zip(ids) {
@@ -275,6 +263,32 @@ pub(super) fn commit_folder(
     outcome.commit = Some(commit.clone());
     outcome.files_committed = updates.len();
     Ok(Committed::Made(commit))
+}
+
+/// Holds back and quarantines the team files a `filter` attribute sends through a filter
+/// program (`git check-attr`): hashing them would run it, and teammem runs no filter program
+/// from the repository. Both sync modes of this path record through it.
+pub(super) fn hold_back_filtered(
+    cli: &CliRepo,
+    files: &mut Vec<String>,
+    held_back: &mut HashSet<String>,
+    deadline: &Deadline,
+    outcome: &mut SyncOutcome,
+) -> Result<(), OpError> {
+    let filtered = cli.filtered(files, deadline)?;
+    for path in &filtered {
+        held_back.insert(path.clone());
+        outcome.quarantined.push(Quarantined::new(
+            path,
+            vec![
+                "invalid: a git `filter` attribute applies to it, and teammem runs no filter \
+                 program from the repository; remove the attribute for the team folder"
+                    .into(),
+            ],
+        ));
+    }
+    files.retain(|p| !filtered.contains(p));
+    Ok(())
 }
 
 /// How the sync commit is signed (`git/sign.rs`, read from every config level; the signing
