@@ -23,7 +23,7 @@ use crate::domain::recall::usage::{self, UsageBook, Used};
 use crate::domain::recall::{Analyzer, PROXIMITY_CANDIDATES, Query, points};
 use crate::domain::scope::ScopeKind;
 use crate::domain::store::Stamp;
-use crate::git::cli_repo::CliRepo;
+use crate::git::cli_repo::Opened;
 use crate::git::history;
 use crate::git::remote::Deadline;
 use crate::git::snapshot;
@@ -623,51 +623,53 @@ fn commit_ages(
     let names: Vec<String> = inside.iter().map(|(_, full)| full.clone()).collect();
     let committed: Vec<(usize, String)>;
     let mut changes: HashMap<String, LastCommit> = HashMap::new();
-    if let Some(cli) = CliRepo::needing_git(paths) {
-        let budget = match deadline {
-            Some(at) => Deadline::at(at),
-            None => Deadline::after(GIT_HISTORY_BUDGET),
-        };
-        // Ages are told beside what is recalled: a git run that fails or runs out of time
-        // leaves every memory its file time, never the recall without its answer.
-        let (Ok(head), Ok(on_disk)) = (
-            cli.head_blob_ids(&names, &budget),
-            cli.file_ids(&names, &budget),
-        ) else {
-            return Ok(Vec::new());
-        };
-        committed = inside
-            .into_iter()
-            .zip(on_disk)
-            .filter(|((_, full), id)| head.get(full) == Some(id))
-            .map(|(named, _)| named)
-            .collect();
-        let names: Vec<String> = committed.iter().map(|(_, full)| full.clone()).collect();
-        let dir = history::file::common_dir(&names);
-        if let Ok(found) = cli.last_changes(&names, &dir, &budget) {
-            changes = found
+    match crate::git::cli_repo::open(paths)? {
+        Opened::Git(cli) => {
+            let budget = match deadline {
+                Some(at) => Deadline::at(at),
+                None => Deadline::after(GIT_HISTORY_BUDGET),
+            };
+            // Ages are told beside what is recalled: a git run that fails or runs out of time
+            // leaves every memory its file time, never the recall without its answer.
+            let (Ok(head), Ok(on_disk)) = (
+                cli.head_blob_ids(&names, &budget),
+                cli.file_ids(&names, &budget),
+            ) else {
+                return Ok(Vec::new());
+            };
+            committed = inside
+                .into_iter()
+                .zip(on_disk)
+                .filter(|((_, full), id)| head.get(full) == Some(id))
+                .map(|(named, _)| named)
+                .collect();
+            let names: Vec<String> = committed.iter().map(|(_, full)| full.clone()).collect();
+            let dir = history::file::common_dir(&names);
+            if let Ok(found) = cli.last_changes(&names, &dir, &budget) {
+                changes = found
+                    .into_iter()
+                    .map(|(path, c)| (path, c.into()))
+                    .collect();
+            }
+        }
+        Opened::Libgit2(repo) => {
+            let head = history::file::head_blobs(&repo, &names)?;
+            let mut kept = Vec::new();
+            for (i, full) in inside {
+                let (dir, rel, _) = memories[i];
+                let path = dir.join(rel);
+                let bytes = std::fs::read(&path).map_err(|e| OpError::io(&path, e))?;
+                if head.get(&full) == Some(&snapshot::blob_id(&bytes)?) {
+                    kept.push((i, full));
+                }
+            }
+            committed = kept;
+            let names: Vec<String> = committed.iter().map(|(_, full)| full.clone()).collect();
+            changes = history::file::last_changes_until(&repo, &names, deadline)?
                 .into_iter()
                 .map(|(path, c)| (path, c.into()))
                 .collect();
         }
-    } else {
-        let repo = crate::git::repo::open(paths)?;
-        let head = history::file::head_blobs(&repo, &names)?;
-        let mut kept = Vec::new();
-        for (i, full) in inside {
-            let (dir, rel, _) = memories[i];
-            let path = dir.join(rel);
-            let bytes = std::fs::read(&path).map_err(|e| OpError::io(&path, e))?;
-            if head.get(&full) == Some(&snapshot::blob_id(&bytes)?) {
-                kept.push((i, full));
-            }
-        }
-        committed = kept;
-        let names: Vec<String> = committed.iter().map(|(_, full)| full.clone()).collect();
-        changes = history::file::last_changes_until(&repo, &names, deadline)?
-            .into_iter()
-            .map(|(path, c)| (path, c.into()))
-            .collect();
     }
     Ok(committed
         .into_iter()

@@ -24,8 +24,8 @@ use crate::domain::recall::usage::utc_date;
 use crate::domain::references::{self, Form, Lines, Reference};
 use crate::domain::scope::ScopeKind;
 use crate::domain::store;
-use crate::git::cli_repo::CliRepo;
 use crate::git::cli_repo::paths::PathAtHead;
+use crate::git::cli_repo::{CliRepo, Opened};
 use crate::git::history::removal::{self, AtHead, HeadTree, Removal, WalkEnd, WalkFrom, WalkLimit};
 use crate::git::repo;
 
@@ -277,12 +277,12 @@ pub fn check_named(
     if named.iter().all(|refs| refs.is_empty()) {
         return Ok(unchecked());
     }
-    if let Some(cli) = CliRepo::needing_git(paths) {
-        return judge_through_git(&cli, named);
-    }
+    let repo = match crate::git::cli_repo::open(paths)? {
+        Opened::Libgit2(repo) => repo,
+        Opened::Git(cli) => return judge_through_git(&cli, named),
+    };
     let root = paths.workdir.clone();
     let mut book = BOOK.lock().unwrap_or_else(|e| e.into_inner());
-    let repo = repo::open(paths)?;
     let head = HeadTree::open(&repo)?;
     let book = book.get_or_insert_with(Book::default);
     book.turn_to(&root, head.commit(), saved_file(project));

@@ -25,6 +25,27 @@ pub mod paths;
 pub mod transfer;
 pub mod trees;
 
+/// A repository as teammem works on it: through libgit2, or through git where libgit2 cannot
+/// open it.
+pub enum Opened {
+    /// libgit2 opened it.
+    Libgit2(git2::Repository),
+    /// Only git can: reftable refs, SHA-256 objects, `GIT_COMMON_DIR`.
+    Git(CliRepo),
+}
+
+/// Opens the repository at `paths` with libgit2, and through git only when libgit2 refuses it
+/// as unsupported and git can work on it: every other repository pays nothing for the check.
+pub fn open(paths: &RepoPaths) -> Result<Opened, GitError> {
+    match super::repo::open(paths) {
+        Ok(repo) => Ok(Opened::Libgit2(repo)),
+        Err(err @ GitError::Unsupported { .. }) => {
+            CliRepo::needing_git(paths).map(Opened::Git).ok_or(err)
+        }
+        Err(err) => Err(err),
+    }
+}
+
 /// A repository run through the git CLI.
 #[derive(Debug, Clone)]
 pub struct CliRepo {

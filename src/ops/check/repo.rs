@@ -10,7 +10,7 @@ use git2::Repository;
 use crate::domain::memory::MemoryType;
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
 use crate::git::GitError;
-use crate::git::cli_repo::CliRepo;
+use crate::git::cli_repo::{CliRepo, Opened};
 use crate::git::history::removal::{self, Removed};
 use crate::git::remote::Deadline;
 use crate::git::team_files::{self, FolderRead};
@@ -31,11 +31,10 @@ pub(crate) enum CheckRepo {
 impl CheckRepo {
     /// The project's repository, through git when libgit2 cannot open it.
     pub(crate) fn open(project: &Project) -> Result<CheckRepo, OpError> {
-        let paths = project.repo_paths()?;
-        if let Some(cli) = CliRepo::needing_git(paths) {
-            return Ok(CheckRepo::Git(cli, Deadline::after(GIT_BUDGET)));
-        }
-        Ok(CheckRepo::Libgit2(crate::git::repo::open(paths)?))
+        Ok(match crate::git::cli_repo::open(project.repo_paths()?)? {
+            Opened::Libgit2(repo) => CheckRepo::Libgit2(repo),
+            Opened::Git(cli) => CheckRepo::Git(cli, Deadline::after(GIT_BUDGET)),
+        })
     }
 
     /// libgit2's handle; `what` (a check of a range or of new commits) is refused in a

@@ -19,6 +19,7 @@ use git2::Repository;
 
 use crate::domain::scope::TEAM_DIR;
 use crate::git::GitError;
+use crate::git::cli_repo::Opened;
 use crate::git::fast_forward::{self, BranchMove, CheckoutBudget, Resumed};
 use crate::git::fetch;
 use crate::git::helper;
@@ -115,28 +116,21 @@ fn run(
         );
         return Ok(());
     };
-    let repo = match crate::git::repo::open(paths) {
-        Ok(repo) => repo,
-        // Reftable refs or SHA-256 objects: current-branch sync through git instead.
-        Err(err @ GitError::Unsupported { .. }) => {
-            return match crate::git::cli_repo::CliRepo::needing_git(paths) {
-                Some(cli) => {
-                    let memory =
-                        match git_cli::branch::memory_branch(&cli, &Deadline::at(deadline))? {
-                            Some(memory) => Some(memory),
-                            None => git_cli::branch::advertised(&cli, options, deadline),
-                        };
-                    match memory {
-                        Some(memory) => {
-                            git_cli::branch::run(project, &cli, &memory, options, deadline, outcome)
-                        }
-                        None => git_cli::run(project, &cli, options, deadline, outcome),
-                    }
+    let repo = match crate::git::cli_repo::open(paths)? {
+        Opened::Libgit2(repo) => repo,
+        // Reftable refs, SHA-256 objects, `GIT_COMMON_DIR`: the sync runs through git.
+        Opened::Git(cli) => {
+            let memory = match git_cli::branch::memory_branch(&cli, &Deadline::at(deadline))? {
+                Some(memory) => Some(memory),
+                None => git_cli::branch::advertised(&cli, options, deadline),
+            };
+            return match memory {
+                Some(memory) => {
+                    git_cli::branch::run(project, &cli, &memory, options, deadline, outcome)
                 }
-                None => Err(err.into()),
+                None => git_cli::run(project, &cli, options, deadline, outcome),
             };
         }
-        Err(err) => return Err(err.into()),
     };
     let mut memory = crate::git::memory_branch::mode(&repo)?;
     let advertised = advertise_first(&repo, memory.as_ref(), options, deadline)?;
