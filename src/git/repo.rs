@@ -249,6 +249,20 @@ const THROUGH_GIT: &str = "`sync`, `session-start`, `init`, `install-hooks`, `ch
 /// passing on its message, with a fix that works for the extension found: `git refs migrate`
 /// converts reftable refs and nothing else.
 fn unsupported_or(path: &Path, err: git2::Error) -> GitError {
+    if err.code() == git2::ErrorCode::Owner {
+        // git's own check (`safe.directory`), which libgit2 applies the same way.
+        return GitError::Unsupported {
+            path: path.display().to_string(),
+            what: "the repository belongs to another user, and git works in such a \
+                   repository only when it is marked safe (CVE-2022-24765)"
+                .into(),
+            fix: format!(
+                "if you trust it, run `git config --global --add safe.directory {}`, as git \
+                 itself advises",
+                path.display()
+            ),
+        };
+    }
     let message = err.message().to_lowercase();
     if message.contains("object format") {
         return GitError::Unsupported {

@@ -402,3 +402,50 @@ fn crlf_line_endings_leave_no_status_noise_sync_after_sync() {
         "{index}"
     );
 }
+
+/// A clone owned by another user: git refuses to work in it until it is marked safe, and so
+/// does every teammem command, naming the exact `safe.directory` command; once it is run as
+/// advised, the sync goes through.
+#[test]
+fn a_clone_owned_by_another_user_is_refused_with_the_safe_directory_fix() {
+    let team = Team::new();
+    write_memory(&team.me, "feedback", "not-mine-yet", "Waits for safety.\n");
+    let chown = std::process::Command::new("chown")
+        .args(["-R", "4242:4242"])
+        .arg(&team.me)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !chown {
+        println!("skipped: only root can give the clone another owner here");
+        return;
+    }
+    let canonical = team.me.canonicalize().unwrap();
+    let fix = format!(
+        "git config --global --add safe.directory {}",
+        canonical.display()
+    );
+    for args in [&["sync"][..], &["check", "--all"], &["context"]] {
+        let run = syncrun::teammem_env(&team.sb, &team.me, args, &[]);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("belongs to another user") && run.stderr.contains(&fix),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    assert!(!files_at(&team.sb, &team.bare, "main").contains("not-mine-yet"));
+
+    team.sb.git(
+        team.sb.path(),
+        [
+            "config",
+            "--global",
+            "--add",
+            "safe.directory",
+            canonical.to_str().unwrap(),
+        ],
+    );
+    let report = sync_json(&team.sb, &team.me, &[], &[]);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert!(files_at(&team.sb, &team.bare, "main").contains("feedback/not-mine-yet.md"));
+}

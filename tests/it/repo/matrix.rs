@@ -682,6 +682,264 @@ fn sparse_index() -> Row {
     })
 }
 
+fn autocrlf_true() -> Row {
+    Row {
+        // A second round: what the first checked out with CRLF is not rewritten as noise.
+        after: |w, me| no_noise_on_a_second_round(w, me, "mate-autocrlf-again"),
+        ..Row::new(|w| Me::at(w.clone_to("me", &["-c", "core.autocrlf=true"])))
+    }
+}
+
+fn autocrlf_input() -> Row {
+    Row {
+        after: |w, me| no_noise_on_a_second_round(w, me, "mate-input-again"),
+        ..Row::new(|w| Me::at(w.clone_to("me", &["-c", "core.autocrlf=input"])))
+    }
+}
+
+/// The teammate pushes again; my sync brings it, and leaves `git status` clean.
+fn no_noise_on_a_second_round(w: &World, me: &Me, slug: &str) {
+    w.teammate_pushes_again(slug);
+    let run = me.teammem(w, &["sync", "--json"]);
+    run.expect_code(0);
+    let status = w.sb.git(&me.work, ["status", "--porcelain"]);
+    assert!(!status.contains(".qwen"), "git status:\n{status}");
+    assert!(
+        me.work
+            .join(TEAM)
+            .join(format!("project/{slug}.md"))
+            .is_file()
+    );
+}
+
+/// My clone owned by another user, let in by `safe.directory` (as root does for a CI
+/// checkout it did not make).
+fn other_owner_safe_directory() -> Row {
+    Row::new(|w| {
+        let me = w.clone_to("me", &[]);
+        w.sb.git(
+            w.sb.path(),
+            [
+                "config",
+                "--global",
+                "--add",
+                "safe.directory",
+                me.to_str().unwrap(),
+            ],
+        );
+        chown_to_another_user(&me);
+        Me::at(me)
+    })
+}
+
+/// `chown -R 4242:4242 DIR`; a machine where that is not allowed runs the row with the folder
+/// as it is (the owner check is then the usual one), and says so.
+fn chown_to_another_user(dir: &Path) {
+    let done = std::process::Command::new("chown")
+        .args(["-R", "4242:4242"])
+        .arg(dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !done {
+        println!("not root: the clone keeps its owner");
+    }
+}
+
+/// `GIT_DIR` alone, the work tree named by the repository's `core.worktree`, run from another
+/// clone.
+fn core_worktree_with_git_dir() -> Row {
+    Row::new(|w| {
+        let gitdir = w.sb.path().join("me-gitdir");
+        let me = w.clone_to("me", &[&format!("--separate-git-dir={}", gitdir.display())]);
+        w.sb.git(&me, ["config", "core.worktree", me.to_str().unwrap()]);
+        let decoy = w.sb.repo("decoy");
+        Me {
+            env: vec![("GIT_DIR".into(), gitdir.display().to_string())],
+            run_in: decoy,
+            work: me,
+            marker: None,
+        }
+    })
+}
+
+/// `origin` is a short name that `url.<base>.insteadOf` expands.
+fn url_instead_of() -> Row {
+    Row::new(|w| {
+        let base = format!("file://{}/", w.sb.path().display());
+        configured(
+            w,
+            &[
+                &["config", &format!("url.{base}.insteadOf"), "team:"],
+                &["remote", "set-url", "origin", "team:remote.git"],
+            ],
+        )
+    })
+}
+
+/// Fetching from a read-only mirror, pushing where `url.<remote>.pushInsteadOf` sends the
+/// mirror's URL (git ignores pushInsteadOf for an explicit `pushurl`, and so does teammem).
+fn push_instead_of() -> Row {
+    Row {
+        before_sync: |w| {
+            let mirror = w.sb.path().join("mirror.git");
+            w.sb.git(
+                &mirror,
+                ["fetch", "-q", &w.url, "+refs/heads/*:refs/heads/*"],
+            );
+        },
+        ..Row::new(|w| {
+            w.sb.git(w.sb.path(), ["clone", "-q", "--bare", &w.url, "mirror.git"]);
+            let mirror = format!("file://{}", w.sb.path().join("mirror.git").display());
+            configured(
+                w,
+                &[
+                    &["remote", "set-url", "origin", &mirror],
+                    &["config", &format!("url.{}.pushInsteadOf", w.url), &mirror],
+                ],
+            )
+        })
+    }
+}
+
+fn single_branch() -> Row {
+    Row::new(|w| Me::at(w.clone_to("me", &["--single-branch", "--no-tags"])))
+}
+
+/// Objects borrowed from another repository (`objects/info/alternates`).
+fn shared_alternates() -> Row {
+    Row::new(|w| {
+        let local = w.sb.path().join("remote.git");
+        Me::at(w.clone_to("me", &["--shared", "--reference", local.to_str().unwrap()]))
+    })
+}
+
+/// Refs packed, objects in one pack with a bitmap, a multi-pack index and a commit graph.
+fn packed_with_graphs() -> Row {
+    Row::new(|w| {
+        configured(
+            w,
+            &[
+                &["pack-refs", "--all"],
+                &["repack", "-q", "-a", "-d", "-b", "--write-midx"],
+                &["commit-graph", "write", "--reachable"],
+                &["config", "fetch.writeCommitGraph", "true"],
+                &["config", "core.commitGraph", "true"],
+            ],
+        )
+    })
+}
+
+/// `extensions.worktreeConfig`, with a setting in `config.worktree`.
+fn worktree_config() -> Row {
+    Row::new(|w| {
+        configured(
+            w,
+            &[
+                &["config", "core.repositoryformatversion", "1"],
+                &["config", "extensions.worktreeConfig", "true"],
+                &["config", "--worktree", "core.fileMode", "false"],
+            ],
+        )
+    })
+}
+
+/// A work tree whose path has spaces and non-ASCII letters.
+fn unicode_path() -> Row {
+    Row::new(|w| Me::at(w.clone_to("mé dossier partagé", &[])))
+}
+
+/// Settings that change what git prints, and programs git would run for a person: teammem's
+/// own git runs read none of them wrongly and run none of the programs.
+const HOSTILE: &[(&str, &str)] = &[
+    ("color.ui", "always"),
+    ("color.diff", "always"),
+    ("color.status", "always"),
+    ("log.showSignature", "true"),
+    ("log.decorate", "full"),
+    ("log.follow", "true"),
+    ("format.pretty", "fuller"),
+    ("core.abbrev", "5"),
+    ("core.quotePath", "true"),
+    ("diff.noprefix", "true"),
+    ("diff.relative", "true"),
+    ("diff.renames", "copies"),
+    ("i18n.logOutputEncoding", "ISO-8859-1"),
+    ("status.showUntrackedFiles", "all"),
+    ("pull.rebase", "true"),
+    ("merge.ff", "only"),
+    ("commit.verbose", "true"),
+    ("commit.cleanup", "verbatim"),
+    ("core.commentChar", "auto"),
+    ("fetch.prune", "true"),
+    ("fetch.recurseSubmodules", "true"),
+    ("submodule.recurse", "true"),
+    ("push.recurseSubmodules", "check"),
+    ("push.followTags", "true"),
+    ("core.safecrlf", "true"),
+];
+
+/// The settings git would run a program for.
+const HOSTILE_PROGRAMS: &[&str] = &[
+    "core.editor",
+    "sequence.editor",
+    "diff.external",
+    "core.pager",
+    "pager.log",
+    "credential.helper",
+    "core.sshCommand",
+    "core.askPass",
+];
+
+/// My clone (made with `git clone ARGS`) configured with [`HOSTILE`] and a planted program
+/// behind each of [`HOSTILE_PROGRAMS`].
+fn hostile(w: &World, args: &[&str]) -> Me {
+    let work = w.clone_to("me", args);
+    for (key, value) in HOSTILE {
+        w.sb.git(&work, ["config", key, value]);
+    }
+    let program = w.sb.path().join("planted/program");
+    let marker = w.sb.path().join("program-ran");
+    planted(&program, &marker);
+    for key in HOSTILE_PROGRAMS {
+        w.sb.git(&work, ["config", key, program.to_str().unwrap()]);
+    }
+    let mut me = Me::at(work);
+    me.env
+        .push(("GIT_PAGER".into(), program.display().to_string()));
+    me.env.push(("PAGER".into(), program.display().to_string()));
+    me.env
+        .push(("EDITOR".into(), program.display().to_string()));
+    me.marker = Some(marker);
+    me
+}
+
+fn hostile_settings() -> Row {
+    Row::new(|w| hostile(w, &[]))
+}
+
+fn hostile_settings_partial_clone() -> Row {
+    Row::new(|w| hostile(w, &["--filter=blob:none"]))
+}
+
+fn hostile_settings_reftable() -> Row {
+    Row {
+        needs_git: (2, 45),
+        expect: git_only_expect,
+        ..Row::new(|w| hostile(w, &["--ref-format=reftable"]))
+    }
+}
+
+fn hostile_settings_sha256() -> Row {
+    Row {
+        world: WorldOptions {
+            object_format: Some("sha256"),
+            ..WorldOptions::default()
+        },
+        expect: git_only_expect,
+        ..Row::new(|w| hostile(w, &[]))
+    }
+}
+
 /// libgit2 cannot open these: both modes' sync runs through git (`git/cli_repo/`,
 /// `ops/sync/git_cli/`).
 fn git_only_expect(_: Mode) -> Expect {
@@ -751,4 +1009,19 @@ matrix!(
     sparse_index,
     reftable,
     sha256,
+    autocrlf_true,
+    autocrlf_input,
+    other_owner_safe_directory,
+    core_worktree_with_git_dir,
+    url_instead_of,
+    push_instead_of,
+    single_branch,
+    shared_alternates,
+    packed_with_graphs,
+    worktree_config,
+    unicode_path,
+    hostile_settings,
+    hostile_settings_partial_clone,
+    hostile_settings_reftable,
+    hostile_settings_sha256,
 );
