@@ -910,6 +910,15 @@ fn hostile_settings_partial_clone() -> Row {
     Row::new(|w| hostile(w, &["--filter=blob:none"]))
 }
 
+fn hostile_settings_split_index() -> Row {
+    Row::new(|w| {
+        let me = hostile(w, &[]);
+        w.sb.git(&me.work, ["config", "core.splitIndex", "true"]);
+        w.sb.git(&me.work, ["update-index", "--split-index"]);
+        me
+    })
+}
+
 fn hostile_settings_reftable() -> Row {
     Row {
         needs_git: (2, 45),
@@ -1011,6 +1020,7 @@ matrix!(
     unicode_path,
     hostile_settings,
     hostile_settings_partial_clone,
+    hostile_settings_split_index,
     hostile_settings_reftable,
     hostile_settings_sha256,
 );
