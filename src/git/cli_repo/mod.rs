@@ -360,7 +360,8 @@ impl CliRepo {
 
     /// Stores `bytes` as the blob of `path`, converted as `git add` would (`--path`: line
     /// endings by `core.autocrlf` and `.gitattributes`); returns its id. Callers refuse paths
-    /// with a `filter` attribute first ([`Self::filtered`]): no filter program runs.
+    /// whose `filter` attribute names a driver that runs ([`Self::filtered`]): no filter
+    /// program runs.
     pub fn store_blob(
         &self,
         path: &str,
@@ -395,8 +396,16 @@ impl CliRepo {
     }
 
     /// The paths among `paths` that a `filter` attribute sends through a filter program
-    /// (`git check-attr`): never hashed here, since that would run the program.
-    pub fn filtered(&self, paths: &[String], deadline: &Deadline) -> Result<Vec<String>, GitError> {
+    /// (`git check-attr`): never hashed here, since that would run the program. An attribute
+    /// naming a driver no config level defines (or one the repository's own config defines,
+    /// which every run here switches off) sends nothing anywhere, in git as here: such a path
+    /// is stored as it is, so one crafted `.gitattributes` cannot hold back every memory.
+    /// Each comes with the driver's name.
+    pub fn filtered(
+        &self,
+        paths: &[String],
+        deadline: &Deadline,
+    ) -> Result<Vec<(String, String)>, GitError> {
         if paths.is_empty() {
             return Ok(Vec::new());
         }
@@ -408,13 +417,46 @@ impl CliRepo {
             deadline,
             "reading the team files' attributes (git check-attr)",
         )?;
-        // Records of three NUL-ended fields: path, attribute, value.
+        // Records of three NUL-ended fields: path, attribute, value. `set` is `filter` with no
+        // driver named.
         let fields: Vec<&str> = out.split('\0').collect();
-        Ok(fields
+        let named: Vec<(&str, &str)> = fields
             .chunks(3)
-            .filter(|f| f.len() == 3 && !matches!(f[2], "unspecified" | "unset" | ""))
-            .map(|f| f[0].to_string())
-            .collect())
+            .filter(|f| f.len() == 3 && !matches!(f[2], "unspecified" | "unset" | "set" | ""))
+            .map(|f| (f[0], f[2]))
+            .collect();
+        let mut runs: std::collections::HashMap<&str, bool> = std::collections::HashMap::new();
+        let mut filtered = Vec::new();
+        for (path, driver) in named {
+            let live = match runs.get(driver) {
+                Some(live) => *live,
+                None => {
+                    let live = self.filter_driver_runs(driver, deadline)?;
+                    runs.insert(driver, live);
+                    live
+                }
+            };
+            if live {
+                filtered.push((path.to_string(), driver.to_string()));
+            }
+        }
+        Ok(filtered)
+    }
+
+    /// Whether git would run the filter driver `name` here: a program for `clean` or
+    /// `process`, or `required` set (git then refuses without one), at any level of the
+    /// config as this repository's runs see it.
+    fn filter_driver_runs(&self, name: &str, deadline: &Deadline) -> Result<bool, GitError> {
+        for key in ["clean", "process"] {
+            let value = self.config(&format!("filter.{name}.{key}"), deadline)?;
+            if value.is_some_and(|v| !v.trim().is_empty()) {
+                return Ok(true);
+            }
+        }
+        let required = self.config(&format!("filter.{name}.required"), deadline)?;
+        Ok(required.is_some_and(|v| {
+            matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1")
+        }))
     }
 
     /// Whether git ignores the team index or a memory in any type folder of `dir`, and whether

@@ -372,3 +372,75 @@ fn no_planted_program_runs_on_the_git_path() {
     );
     assert!(me.join(TEAM).join("project/with-data.md").is_file());
 }
+
+/// A teammate's `.gitattributes` in the team folder gives every file a `filter` naming a driver
+/// no config defines: git stores such files as they are, and so does the git path — nothing is
+/// held back, and my own memory is published.
+#[test]
+fn a_filter_attribute_naming_no_driver_holds_nothing_back() {
+    let Some(world) = World::new(&[], &["--ref-format=reftable"]) else {
+        return;
+    };
+    let (sb, me, mate) = (&world.sb, &world.me, &world.mate);
+    write(
+        &mate.join(TEAM).join(".gitattributes"),
+        "* filter=nonesuch\n",
+    );
+    world.mate_pushes("under-attributes");
+    write_memory(me, "feedback", "mine", "Mine.\n");
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert_eq!(report["quarantined"], serde_json::json!([]), "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert!(files_at(sb, &world.remote, "main").contains("feedback/mine.md"));
+    assert!(me.join(TEAM).join("project/under-attributes.md").is_file());
+    assert_eq!(sb.git(me, ["status", "--porcelain"]), "");
+}
+
+/// A driver the user's own config defines would change what is stored: the file it applies to
+/// is held back alone, naming the driver, and never stored through it; the rest is published.
+#[test]
+fn a_team_file_a_defined_filter_driver_applies_to_is_held_back_alone() {
+    let Some(world) = World::new(&[], &["--ref-format=reftable"]) else {
+        return;
+    };
+    let (sb, me, mate) = (&world.sb, &world.me, &world.mate);
+    write(
+        &mate.join(TEAM).join(".gitattributes"),
+        "project/odd.md filter=real\n",
+    );
+    world.mate_pushes("odd");
+    let script = sb.path().join("filter");
+    write(&script, "#!/bin/sh\ncat\n");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    sb.git(
+        sb.path(),
+        [
+            "config",
+            "--global",
+            "filter.real.clean",
+            script.to_str().unwrap(),
+        ],
+    );
+    write_memory(me, "feedback", "mine", "Mine.\n");
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    let quarantined = report["quarantined"].as_array().unwrap();
+    assert_eq!(quarantined.len(), 1, "{report:#}");
+    let text = quarantined[0].to_string();
+    assert!(
+        text.contains("project/odd.md") && text.contains("filter driver `real`"),
+        "{text}"
+    );
+    // The teammate's file stays on the remote as the teammate stored it.
+    assert_eq!(
+        sb.git(
+            &world.remote,
+            ["rev-parse", "main:.qwen/team-memory/project/odd.md"]
+        ),
+        sb.git(mate, ["rev-parse", "HEAD:.qwen/team-memory/project/odd.md"])
+    );
+    assert!(files_at(sb, &world.remote, "main").contains("feedback/mine.md"));
+}

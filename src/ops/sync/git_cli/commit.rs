@@ -276,18 +276,18 @@ pub(super) fn hold_back_filtered(
     outcome: &mut SyncOutcome,
 ) -> Result<(), OpError> {
     let filtered = cli.filtered(files, deadline)?;
-    for path in &filtered {
+    for (path, driver) in &filtered {
         held_back.insert(path.clone());
         outcome.quarantined.push(Quarantined::new(
             path,
-            vec![
-                "invalid: a git `filter` attribute applies to it, and teammem runs no filter \
-                 program from the repository; remove the attribute for the team folder"
-                    .into(),
-            ],
+            vec![format!(
+                "invalid: a git `filter` attribute sends it through the filter driver \
+                 `{driver}`, and teammem stores no file through a filter program; remove the attribute for the \
+                 team folder (`git check-attr filter -- {path}` shows it)"
+            )],
         ));
     }
-    files.retain(|p| !filtered.contains(p));
+    files.retain(|p| !filtered.iter().any(|(f, _)| f == p));
     Ok(())
 }
 
