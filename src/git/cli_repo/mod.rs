@@ -381,18 +381,51 @@ impl CliRepo {
     /// The ids `git add` would give the files at `paths` (read from the work tree, not
     /// stored), in order.
     pub fn file_ids(&self, paths: &[String], deadline: &Deadline) -> Result<Vec<String>, GitError> {
-        if paths.is_empty() {
-            return Ok(Vec::new());
+        // `--stdin-paths` reads one path per line, drops a line's final carriage return and
+        // unquotes a line that starts with `"`: a name it cannot carry (a teammate's file may
+        // have any name) is hashed on its own, given as an argument.
+        let whole_line =
+            |p: &String| !p.contains('\n') && !p.ends_with('\r') && !p.starts_with('"');
+        let batch: Vec<&String> = paths.iter().filter(|p| whole_line(p)).collect();
+        let mut batch_ids = Vec::new();
+        if !batch.is_empty() {
+            let input: String = batch.iter().map(|p| format!("{p}\n")).collect();
+            let out = self.run_with(
+                &["hash-object", "--stdin-paths"],
+                &[],
+                input.as_bytes(),
+                deadline,
+                "reading the team files (git hash-object)",
+            )?;
+            batch_ids = out.lines().map(str::to_string).collect();
+            if batch_ids.len() != batch.len() {
+                return Err(GitError::Cli {
+                    context: "reading the team files (git hash-object)".into(),
+                    message: format!(
+                        "{} ids for {} files — sync again",
+                        batch_ids.len(),
+                        batch.len()
+                    ),
+                });
+            }
         }
-        let input: String = paths.iter().map(|p| format!("{p}\n")).collect();
-        let out = self.run_with(
-            &["hash-object", "--stdin-paths"],
-            &[],
-            input.as_bytes(),
-            deadline,
-            "reading the team files (git hash-object)",
-        )?;
-        Ok(out.lines().map(str::to_string).collect())
+        let mut batch_ids = batch_ids.into_iter();
+        let mut ids = Vec::with_capacity(paths.len());
+        for path in paths {
+            if whole_line(path) {
+                ids.extend(batch_ids.next());
+                continue;
+            }
+            let out = self.run_with(
+                &["hash-object", "--", path],
+                &[],
+                b"",
+                deadline,
+                "reading a team file (git hash-object)",
+            )?;
+            ids.push(out.trim().to_string());
+        }
+        Ok(ids)
     }
 
     /// The paths among `paths` that a `filter` attribute sends through a filter program

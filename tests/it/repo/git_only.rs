@@ -444,3 +444,39 @@ fn a_team_file_a_defined_filter_driver_applies_to_is_held_back_alone() {
     );
     assert!(files_at(sb, &world.remote, "main").contains("feedback/mine.md"));
 }
+
+/// A teammate's memories with names git's one-path-per-line input cannot carry (a line break,
+/// a leading `"` it would unquote, a final carriage return it would drop): each sync goes
+/// through and publishes mine, and theirs arrive as named.
+#[test]
+fn names_a_line_protocol_cannot_carry_do_not_wedge_the_sync() {
+    let Some(world) = World::new(&[], &["--ref-format=reftable"]) else {
+        return;
+    };
+    let (sb, me, mate) = (&world.sb, &world.me, &world.mate);
+    let odd = ["new\nline.md", "\"quoted.md", "trailing.md\r"];
+    for name in odd {
+        write(
+            &mate.join(TEAM).join("project").join(name),
+            &crate::common::memory_text("odd", "an odd name", "project", "Odd.\n"),
+        );
+    }
+    world.mate_pushes("plain");
+    for round in ["first", "second"] {
+        write_memory(me, "feedback", &format!("mine-{round}"), "Mine.\n");
+        let report = sync_json(sb, me, &[], &[]);
+        assert_eq!(reason(&report), "", "{round}: {report:#}");
+        assert_eq!(report["pushed"], true, "{round}: {report:#}");
+        assert!(
+            files_at(sb, &world.remote, "main").contains(&format!("feedback/mine-{round}.md")),
+            "{round}"
+        );
+    }
+    for name in odd {
+        assert!(
+            me.join(TEAM).join("project").join(name).is_file(),
+            "{name:?} did not arrive"
+        );
+    }
+    assert_eq!(sb.git(me, ["status", "--porcelain"]), "");
+}
