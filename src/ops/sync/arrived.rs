@@ -16,7 +16,7 @@ use crate::git::GitError;
 use crate::git::{fast_forward, team_files, tree_entries};
 
 use super::quarantine::Quarantined;
-use super::{OpError, SyncOutcome};
+use super::{OpError, SkipReason, SyncOutcome};
 
 /// What the report adds to each reason: what teammem does with the entry.
 pub(super) const LEFT_ALONE: &str =
@@ -89,4 +89,86 @@ pub(super) fn symlink_reason(abs: &Path, root: Option<&Path>) -> Option<&'static
         (Ok(target), Some(root)) if target.starts_with(root) => None,
         (Ok(_), _) => Some("a symlink that points outside the team folder"),
     }
+}
+
+/// The longest file name Linux file systems take (`NAME_MAX`), and the longest path the system
+/// takes (`PATH_MAX`, its final NUL included).
+const NAME_MAX: usize = 255;
+const PATH_MAX: usize = 4096;
+
+/// Why no checkout can write `path` (from the work tree's root) into the work tree at
+/// `workdir`: a name or a path longer than the file system takes. git's own checkout fails on
+/// such an entry as well.
+pub(crate) fn unwritable(workdir: &Path, path: &str) -> Option<String> {
+    if let Some(name) = path.split('/').find(|n| n.len() > NAME_MAX) {
+        return Some(format!(
+            "a name of {} bytes, over the {NAME_MAX} a file system takes",
+            name.len()
+        ));
+    }
+    let full = workdir.as_os_str().len() + 1 + path.len();
+    (full >= PATH_MAX).then(|| {
+        format!(
+            "a path of {full} bytes here, over the {} the system takes",
+            PATH_MAX - 1
+        )
+    })
+}
+
+/// Stops a pull whose fetched tip `tip` brings `path`, which no checkout can write here (`why`,
+/// from [`unwritable`]): refused before anything is written, where a checkout would fail
+/// half-way at every sync.
+pub(crate) fn refuse_unwritable(path: &str, why: &str, tip: &str, outcome: &mut SyncOutcome) {
+    let shown: String = if path.len() > 160 {
+        format!("{}…", path.chars().take(160).collect::<String>())
+    } else {
+        path.to_string()
+    };
+    outcome.skip(
+        SkipReason::Unwritable,
+        format!(
+            "the fetched {} brings {shown}: {why}, so no checkout can write it into this work \
+             tree (git's cannot either); nothing was pulled — ask its author to remove it from \
+             the branch; your team change is committed here",
+            &tip[..12.min(tip.len())]
+        ),
+    );
+}
+
+/// [`refuse_unwritable`] on the libgit2 path: the team entries the commits from the merge base
+/// of `local` and `tip` to `tip` add or change (only the subtrees that differ are read).
+/// Returns whether the pull was refused.
+pub(crate) fn refuse_unwritable_fetched(
+    repo: &Repository,
+    local: Option<Oid>,
+    tip: Oid,
+    outcome: &mut SyncOutcome,
+) -> Result<bool, OpError> {
+    let Some(workdir) = repo.workdir() else {
+        return Ok(false);
+    };
+    let base = match local {
+        Some(local) if local == tip => return Ok(false),
+        Some(local) => repo.merge_base(local, tip).ok(),
+        None => None,
+    };
+    let old = team_tree(repo, base)?;
+    let Some(new) = team_tree(repo, Some(tip))? else {
+        return Ok(false);
+    };
+    let diff = repo
+        .diff_tree_to_tree(old.as_ref(), Some(&new), None)
+        .map_err(|e| GitError::git("reading what the fetched commits change", e))?;
+    for delta in diff.deltas() {
+        let file = delta.new_file();
+        let Some(rel) = file.path().filter(|_| !file.id().is_zero()) else {
+            continue;
+        };
+        let path = format!("{TEAM_DIR}/{}", rel.to_string_lossy());
+        if let Some(why) = unwritable(workdir, &path) {
+            refuse_unwritable(&path, &why, &tip.to_string(), outcome);
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }

@@ -304,7 +304,9 @@ impl Rounds for CurrentBranchRounds<'_> {
         let (up, budget) = (self.up, self.budget);
         let local = repo.refname_to_id(&up.local_ref).ok();
         if let (Some(tip), true) = (upstream_tip, options.pull) {
-            if refuse_oversized(repo, local, tip, outcome)? {
+            if refuse_oversized(repo, local, tip, outcome)?
+                || arrived::refuse_unwritable_fetched(repo, local, tip, outcome)?
+            {
                 return Ok(false);
             }
         }

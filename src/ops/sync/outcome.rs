@@ -105,6 +105,9 @@ pub enum SkipReason {
     NoRemote,
     /// The fetched commits bring a team file over the memory size limit; nothing is pulled.
     TooLarge,
+    /// Current-branch mode: the fetched commits bring a team entry no checkout can write here
+    /// (a name or path longer than the file system takes); nothing is pulled.
+    Unwritable,
     /// The time budget ran out.
     Timeout,
     /// An I/O or git error stopped the sync (a full disk, a broken repository); the first
@@ -135,6 +138,7 @@ impl SkipReason {
             SkipReason::Proposed => "proposed",
             SkipReason::NoRemote => "no-remote",
             SkipReason::TooLarge => "too-large",
+            SkipReason::Unwritable => "unwritable",
             SkipReason::Timeout => "timeout",
             SkipReason::Error => "error",
         }

@@ -128,3 +128,32 @@ fn listed_in_git(relative: &str) -> bool {
             .is_match(relative)
     })
 }
+
+/// The teammate commits, with git's plumbing alone, a team memory at a path longer than any
+/// file system takes (no work tree could hold it) and pushes it; returns the folder under the
+/// team folder's `project/` that holds it.
+pub fn mate_pushes_unwritable_path(sb: &Sandbox, mate: &Path) -> String {
+    let text = sb.path().join("deep-memory.md");
+    write(
+        &text,
+        &memory_text("deep", "too deep to write", "project", "Deep.\n"),
+    );
+    let blob = sb.git(mate, ["hash-object", "-w", text.to_str().unwrap()]);
+    let folder = "deep";
+    let path = format!(
+        ".qwen/team-memory/project/{folder}/{}/deep.md",
+        vec!["abcdefghij"; 450].join("/")
+    );
+    sb.git(
+        mate,
+        [
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("100644,{},{path}", blob.trim()),
+        ],
+    );
+    sb.git(mate, ["commit", "-q", "-m", "mate: a path too long"]);
+    sb.git(mate, ["push", "-q", "origin", "HEAD"]);
+    format!(".qwen/team-memory/project/{folder}")
+}

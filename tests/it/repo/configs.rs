@@ -444,3 +444,41 @@ fn a_clone_owned_by_another_user_is_refused_with_the_safe_directory_fix() {
     assert_eq!(reason(&report), "", "{report:#}");
     assert!(files_at(&team.sb, &team.bare, "main").contains("feedback/not-mine-yet.md"));
 }
+
+/// A teammate's commit holds a team memory at a path longer than any file system takes: no
+/// checkout can write it (git's cannot either). The pull is refused before anything is
+/// written, naming the path and who can fix it — at every sync the same, never a half-done
+/// checkout to finish — and once the teammate removes it, the sync goes through.
+#[test]
+fn a_pulled_path_no_checkout_can_write_is_refused_before_anything_is_written() {
+    let team = Team::new();
+    let folder = syncrun::mate_pushes_unwritable_path(&team.sb, &team.mate);
+    write_memory(&team.me, "feedback", "mine", "Waits for the pull.\n");
+    for round in ["first", "second"] {
+        let report = sync_json(&team.sb, &team.me, &[], &[]);
+        assert_eq!(reason(&report), "unwritable", "{round}: {report:#}");
+        let warning = report["warnings"].to_string();
+        assert!(
+            warning.contains(&folder) && warning.contains("ask its author to remove it"),
+            "{round}: {warning}"
+        );
+        assert_eq!(report["committed"], round == "first", "{round}: {report:#}");
+        assert!(!team.me.join(&folder).exists(), "{round}: written");
+        assert_eq!(
+            team.sb.git(&team.me, ["status", "--porcelain"]),
+            "",
+            "{round}"
+        );
+        assert!(syncrun::leftovers(&team.me).is_empty(), "{round}");
+    }
+
+    team.sb
+        .git(&team.mate, ["rm", "-r", "-q", "--cached", &folder]);
+    team.sb
+        .git(&team.mate, ["commit", "-q", "-m", "mate: removed"]);
+    team.sb.git(&team.mate, ["push", "-q", "origin", "HEAD"]);
+    let report = sync_json(&team.sb, &team.me, &[], &[]);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert!(files_at(&team.sb, &team.bare, "main").contains("feedback/mine.md"));
+}

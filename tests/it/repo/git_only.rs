@@ -480,3 +480,30 @@ fn names_a_line_protocol_cannot_carry_do_not_wedge_the_sync() {
     }
     assert_eq!(sb.git(me, ["status", "--porcelain"]), "");
 }
+
+/// As on the libgit2 path (`configs.rs`): a pulled path no checkout can write is refused
+/// before `read-tree` writes anything, and once removed the sync goes through.
+#[test]
+fn a_pulled_path_no_checkout_can_write_is_refused_through_git_too() {
+    let Some(world) = World::new(&[], &["--ref-format=reftable"]) else {
+        return;
+    };
+    let (sb, me, mate) = (&world.sb, &world.me, &world.mate);
+    let folder = crate::common::syncrun::mate_pushes_unwritable_path(sb, mate);
+    write_memory(me, "feedback", "mine", "Waits for the pull.\n");
+    for round in ["first", "second"] {
+        let report = sync_json(sb, me, &[], &[]);
+        assert_eq!(reason(&report), "unwritable", "{round}: {report:#}");
+        assert!(
+            report["warnings"].to_string().contains(&folder),
+            "{round}: {report:#}"
+        );
+        assert_eq!(sb.git(me, ["status", "--porcelain"]), "", "{round}");
+    }
+    sb.git(mate, ["rm", "-r", "-q", "--cached", &folder]);
+    sb.git(mate, ["commit", "-q", "-m", "mate: removed"]);
+    sb.git(mate, ["push", "-q", "origin", "HEAD"]);
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert!(files_at(sb, &world.remote, "main").contains("feedback/mine.md"));
+}

@@ -428,7 +428,10 @@ fn land(
     if local == remote_tip {
         return Ok(false);
     }
-    if options.pull && refuse_oversized(cli, &local, remote_tip, budget, outcome)? {
+    if options.pull
+        && (refuse_oversized(cli, &local, remote_tip, budget, outcome)?
+            || refuse_unwritable(cli, remote_tip, budget, outcome)?)
+    {
         return Ok(false);
     }
     if cli.is_ancestor(&local, remote_tip, budget)? {
@@ -527,6 +530,23 @@ fn short_list(ids: &[String]) -> String {
         .collect();
     let more = if ids.len() > 3 { ", …" } else { "" };
     format!("{}{more}", shown.join(", "))
+}
+
+/// Refuses to land a fetched tip holding a team entry no checkout can write into this work
+/// tree (`arrived::unwritable`). Returns whether refused.
+fn refuse_unwritable(
+    cli: &CliRepo,
+    remote_tip: &str,
+    budget: &Deadline,
+    outcome: &mut SyncOutcome,
+) -> Result<bool, OpError> {
+    for path in cli.tree_entries(remote_tip, TEAM_DIR, budget)?.keys() {
+        if let Some(why) = super::arrived::unwritable(&cli.paths.workdir, path) {
+            super::arrived::refuse_unwritable(path, &why, remote_tip, outcome);
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Refuses to land a fetched tip that brings a team file over the memory size limit (never
