@@ -79,6 +79,7 @@ pub(super) fn materialise(
     let mut kept_out = false;
     let mut withheld = held_back;
     let mut wrote = false;
+    let mut batch = store::Batch::new();
     let withheld_before = outcome.withheld.len();
     for change in changes {
         let path = format!("{team_prefix}{}", change.rel);
@@ -145,7 +146,7 @@ pub(super) fn materialise(
             on_disk == m.map(|x| x.id) || on_disk.is_some_and(|d| recorded_blobs.contains(&d));
         match (&incoming, untouched, on_disk.is_some()) {
             (Some(bytes), true, _) | (Some(bytes), false, false) => {
-                store::write_atomic(&abs, bytes)?;
+                batch.write(&abs, bytes)?;
                 wrote = true;
             }
             (Some(bytes), false, true) => {
@@ -156,7 +157,7 @@ pub(super) fn materialise(
                 }
                 let copy_abs = workdir.join(&copy);
                 std::fs::rename(&abs, &copy_abs).map_err(|e| OpError::io(&copy_abs, e))?;
-                store::write_atomic(&abs, bytes)?;
+                batch.write(&abs, bytes)?;
                 wrote = true;
                 outcome.warnings.push(format!(
                     "{path} changed here while a teammate changed it too: theirs is at that path, \
@@ -219,6 +220,9 @@ pub(super) fn materialise(
              for the next sync"
         ));
     }
+    // Every file written reaches the disk before it takes its place and before the base says
+    // the folder holds it.
+    batch.finish()?;
     if wrote || team_dir.is_dir() {
         sync::regenerate_index(project, &team_dir, &withheld, &team_prefix, &policy)?;
     }

@@ -158,6 +158,7 @@ pub(super) fn materialise(
     let (policy, _) = crate::ops::guard::policy(project);
     let short = &tip[..7.min(tip.len())];
     let mut taken: BTreeMap<String, Option<TreeEntry>> = BTreeMap::new();
+    let mut batch = store::Batch::new();
     let mut kept_out = false;
     let mut withheld = held_back;
     let mut past_limit: Vec<(&'static str, String)> = Vec::new();
@@ -238,7 +239,7 @@ pub(super) fn materialise(
             || on_disk.as_ref().is_some_and(|d| recorded_blobs.contains(d));
         match (&incoming, untouched, on_disk.is_some()) {
             (Some(bytes), true, _) | (Some(bytes), false, false) => {
-                store::write_atomic(&abs, bytes)?;
+                batch.write(&abs, bytes)?;
             }
             (Some(bytes), false, true) => {
                 // An edit here that no commit holds yet: kept beside the teammate's version.
@@ -248,7 +249,7 @@ pub(super) fn materialise(
                 }
                 let copy_abs = workdir.join(&copy);
                 std::fs::rename(&abs, &copy_abs).map_err(|e| OpError::io(&copy_abs, e))?;
-                store::write_atomic(&abs, bytes)?;
+                batch.write(&abs, bytes)?;
                 outcome.warnings.push(format!(
                     "{path} changed here while a teammate changed it too: theirs is at that path, \
                      yours beside it as {copy}; keep one and delete the other"
@@ -300,6 +301,9 @@ pub(super) fn materialise(
              for the next sync"
         ));
     }
+    // Every file written reaches the disk before it takes its place and before the base says
+    // the folder holds it.
+    batch.finish()?;
     if team_dir.is_dir() {
         sync::regenerate_index(project, &team_dir, &withheld, &team_prefix, &policy)?;
     }
