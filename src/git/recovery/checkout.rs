@@ -153,6 +153,46 @@ pub(crate) fn resume_in_process(repo: &Repository) -> Result<Option<String>, Git
         let _ = fs::remove_file(&note_path);
         return Ok(None);
     };
+    let edited = put_back_touched(repo, &workdir, &noted)?;
+    if !edited.is_empty() {
+        let _ = fs::remove_file(&note_path);
+        return Ok(Some(format!(
+            "an interrupted pull was rolled back: {} changed since it stopped",
+            edited.join(", ")
+        )));
+    }
+    let moved =
+        match fast_forward::move_branch_in_process(repo, &noted.branch_ref, noted.from, noted.to) {
+            Ok(moved) => moved,
+            // The checkout fails on its own (a path the file system refuses, a folder it may not
+            // write): done again it would fail at every sync. Its files are put back as in the old
+            // tip and the note goes, so the next sync starts clean and says what is wrong.
+            Err(err) => {
+                put_back_touched(repo, &workdir, &noted)?;
+                let _ = fs::remove_file(&note_path);
+                return Ok(Some(format!(
+                    "an interrupted pull could not be finished ({err}) and was rolled back"
+                )));
+            }
+        };
+    let _ = fs::remove_file(&note_path);
+    Ok(Some(match moved {
+        BranchMove::Moved { .. } => "finished a pull that an earlier sync left half-done".into(),
+        BranchMove::Blocked { paths } => format!(
+            "an interrupted pull was rolled back: {} in the way",
+            paths.join(", ")
+        ),
+        other => format!("an interrupted pull was rolled back ({other:?})"),
+    }))
+}
+
+/// Puts every file the noted checkout touched back as in the old tip, and their index
+/// entries; a file changed since (a person's edit) stays. Returns those edited files.
+fn put_back_touched(
+    repo: &Repository,
+    workdir: &Path,
+    noted: &Noted,
+) -> Result<Vec<String>, GitError> {
     let git = |what: &str, e: git2::Error| GitError::git(format!("{what} (interrupted pull)"), e);
     let to_tree = repo
         .find_commit(noted.to)
@@ -180,10 +220,10 @@ pub(crate) fn resume_in_process(repo: &Repository) -> Result<Option<String>, Git
         let state = on_disk(repo, &workdir.join(path), from, to);
         files.push((rel.to_string(), from, to, state));
     }
-    let edited: Vec<&str> = files
+    let edited: Vec<String> = files
         .iter()
         .filter(|(_, _, _, s)| *s == OnDisk::Edited)
-        .map(|(p, ..)| p.as_str())
+        .map(|(p, ..)| p.clone())
         .collect();
     // Back to the old tip's state for every file the dead checkout touched; the edited ones
     // are a person's and stay. The index is put back too (libgit2 may have written it).
@@ -195,24 +235,7 @@ pub(crate) fn resume_in_process(repo: &Repository) -> Result<Option<String>, Git
         }
     }
     reset_index_entries(repo, &files)?;
-    if !edited.is_empty() {
-        let _ = fs::remove_file(&note_path);
-        return Ok(Some(format!(
-            "an interrupted pull was rolled back: {} changed since it stopped",
-            edited.join(", ")
-        )));
-    }
-    let moved =
-        fast_forward::move_branch_in_process(repo, &noted.branch_ref, noted.from, noted.to)?;
-    let _ = fs::remove_file(&note_path);
-    Ok(Some(match moved {
-        BranchMove::Moved { .. } => "finished a pull that an earlier sync left half-done".into(),
-        BranchMove::Blocked { paths } => format!(
-            "an interrupted pull was rolled back: {} in the way",
-            paths.join(", ")
-        ),
-        other => format!("an interrupted pull was rolled back ({other:?})"),
-    }))
+    Ok(edited)
 }
 
 /// How the file at `abs` stands against the old (`from`) and new (`to`) blob.

@@ -482,3 +482,30 @@ fn a_pulled_path_no_checkout_can_write_is_refused_before_anything_is_written() {
     assert_eq!(report["pushed"], true, "{report:#}");
     assert!(files_at(&team.sb, &team.bare, "main").contains("feedback/mine.md"));
 }
+
+/// A half-done checkout of such a commit, as an older teammem left it (its note names a sync
+/// that is gone): finishing it would fail at every sync, so the next sync puts its files back,
+/// drops the note and says so — then refuses the pull as above, never `locked` again.
+#[test]
+fn a_half_done_checkout_that_cannot_be_finished_is_rolled_back_once() {
+    let team = Team::new();
+    syncrun::mate_pushes_unwritable_path(&team.sb, &team.mate);
+    team.sb.git(&team.me, ["fetch", "-q", "origin"]);
+    let from = team.sb.git(&team.me, ["rev-parse", "HEAD"]);
+    let to = team.sb.git(&team.me, ["rev-parse", "origin/main"]);
+    crate::common::write(
+        &team.me.join(".git/teammem-checkout"),
+        &format!("999999 refs/heads/main {} {}\n", from.trim(), to.trim()),
+    );
+    let report = sync_json(&team.sb, &team.me, &[], &[]);
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains("could not be finished") && warnings.contains("rolled back"),
+        "{report:#}"
+    );
+    assert_eq!(reason(&report), "unwritable", "{report:#}");
+    assert!(!team.me.join(".git/teammem-checkout").exists());
+    assert_eq!(team.sb.git(&team.me, ["status", "--porcelain"]), "");
+    let again = sync_json(&team.sb, &team.me, &[], &[]);
+    assert_eq!(reason(&again), "unwritable", "{again:#}");
+}
