@@ -332,14 +332,16 @@ fn judge_all(
 pub struct TurnVerdicts {
     path: Option<PathBuf>,
     rules: String,
-    known: std::collections::HashSet<[u8; 16]>,
-    /// The keys in the order they were learnt: the oldest go first past [`MAX_TURN_VERDICTS`].
-    order: Vec<[u8; 16]>,
-    learnt: bool,
+    /// The keys kept, sorted: a turn looks up its few keys by binary search, without making
+    /// a set of them all.
+    kept: Vec<[u8; 16]>,
+    /// The keys learnt by this turn.
+    learnt: std::collections::BTreeSet<[u8; 16]>,
 }
 
-/// The most answers a project keeps for its turns (16 bytes each).
-pub const MAX_TURN_VERDICTS: usize = 16_384;
+/// The most answers a project keeps for its turns (16 bytes each): past it, the kept answers
+/// with the lowest keys (which are hashes, so any) make room for a turn's new ones.
+pub const MAX_TURN_VERDICTS: usize = 8_192;
 
 const TURN_HEADER: &[u8] = b"teammem-turn-verdicts 1\n";
 
@@ -372,9 +374,8 @@ impl TurnVerdicts {
         let mut out = TurnVerdicts {
             path,
             rules,
-            known: Default::default(),
-            order: Vec::new(),
-            learnt: false,
+            kept: Vec::new(),
+            learnt: Default::default(),
         };
         let Some(bytes) = out.path.as_deref().and_then(|p| std::fs::read(p).ok()) else {
             return out;
@@ -389,12 +390,17 @@ impl TurnVerdicts {
         else {
             return out;
         };
-        for chunk in rest.chunks_exact(16) {
-            let mut key = [0u8; 16];
-            key.copy_from_slice(chunk);
-            if out.known.insert(key) {
-                out.order.push(key);
-            }
+        out.kept = rest
+            .chunks_exact(16)
+            .map(|chunk| {
+                let mut key = [0u8; 16];
+                key.copy_from_slice(chunk);
+                key
+            })
+            .collect();
+        // Written sorted and without repeats; anything else is not this cache's file.
+        if !out.kept.windows(2).all(|w| w[0] < w[1]) {
+            out.kept.clear();
         }
         out
     }
@@ -412,10 +418,13 @@ impl TurnVerdicts {
         key
     }
 
+    fn knows(&self, key: &[u8; 16]) -> bool {
+        self.kept.binary_search(key).is_ok() || self.learnt.contains(key)
+    }
+
     fn learn(&mut self, key: [u8; 16]) {
-        if self.known.insert(key) {
-            self.order.push(key);
-            self.learnt = true;
+        if !self.knows(&key) {
+            self.learnt.insert(key);
         }
     }
 
@@ -423,7 +432,7 @@ impl TurnVerdicts {
     /// `bytes` passes `policy`: known, or judged now (and kept when it passes).
     pub fn passes(&mut self, policy: &Gate, shown: &str, rel: &str, bytes: &[u8]) -> bool {
         let key = TurnVerdicts::key(Answer::Passed, &[rel.as_bytes(), bytes]);
-        if self.known.contains(&key) {
+        if self.knows(&key) {
             return true;
         }
         let passed = matches!(policy.judge(shown, rel, bytes), Verdict::Pass { .. });
@@ -458,7 +467,7 @@ impl TurnVerdicts {
 
     fn inert(&mut self, answer: Answer, text: &str, make: impl Fn(&str) -> String) -> String {
         let key = TurnVerdicts::key(answer, &[text.as_bytes()]);
-        if self.known.contains(&key) {
+        if self.knows(&key) {
             return text.to_string();
         }
         let out = make(text);
@@ -468,19 +477,23 @@ impl TurnVerdicts {
         out
     }
 
-    /// Keeps what was learnt for the next turns (the newest [`MAX_TURN_VERDICTS`]). Best effort:
-    /// a cache that cannot be written costs the next turn its speed.
+    /// Keeps what was learnt for the next turns (at most [`MAX_TURN_VERDICTS`]). Best effort: a
+    /// cache that cannot be written costs the next turn its speed.
     pub fn save(self) {
-        let (Some(path), true) = (self.path, self.learnt) else {
+        let Some(path) = self.path.filter(|_| !self.learnt.is_empty()) else {
             return;
         };
-        let keep = &self.order[self.order.len().saturating_sub(MAX_TURN_VERDICTS)..];
+        let room = MAX_TURN_VERDICTS.saturating_sub(self.learnt.len());
+        let old = &self.kept[self.kept.len().saturating_sub(room)..];
+        let mut keep: Vec<[u8; 16]> = old.iter().copied().chain(self.learnt).collect();
+        keep.sort_unstable();
+        keep.truncate(MAX_TURN_VERDICTS);
         let mut bytes =
             Vec::with_capacity(TURN_HEADER.len() + self.rules.len() + 1 + keep.len() * 16);
         bytes.extend_from_slice(TURN_HEADER);
         bytes.extend_from_slice(self.rules.as_bytes());
         bytes.push(b'\n');
-        for key in keep {
+        for key in &keep {
             bytes.extend_from_slice(key);
         }
         let _ = store::write_cache(&path, &bytes);
@@ -569,19 +582,19 @@ mod tests {
         assert_ne!(made_inert, hidden);
         assert!(!first.redacted(&token).contains(&token));
         assert_eq!(
-            first.known.len(),
+            first.learnt.len(),
             2,
             "one pass and one inert text, nothing else"
         );
         first.save();
 
         let mut again = open("r1");
-        assert_eq!(again.known.len(), 2);
+        assert_eq!(again.kept.len(), 2);
         let pass_key = TurnVerdicts::key(Answer::Passed, &[b"project/a.md", plain.as_bytes()]);
-        assert!(again.known.contains(&pass_key));
+        assert!(again.knows(&pass_key));
         // The secret is judged again and withheld; the changed path is another key.
         assert!(!again.passes(&policy, "a.md", "project/a.md", secret.as_bytes()));
-        assert!(!again.known.contains(&TurnVerdicts::key(
+        assert!(!again.knows(&TurnVerdicts::key(
             Answer::Passed,
             &[b"project/b.md", plain.as_bytes()]
         )));
@@ -589,9 +602,28 @@ mod tests {
         assert_eq!(again.for_agent(&policy, hidden), made_inert);
 
         // Another rule set starts from nothing; a torn file is ignored.
-        assert!(open("r2").known.is_empty());
+        assert!(open("r2").kept.is_empty());
         let whole = std::fs::read(&file).unwrap();
         std::fs::write(&file, &whole[..whole.len() - 3]).unwrap();
-        assert!(open("r1").known.is_empty());
+        assert!(open("r1").kept.is_empty());
+    }
+
+    #[test]
+    fn a_full_turn_cache_keeps_every_new_answer_and_stays_bounded() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("turn-verdicts");
+        let open = || TurnVerdicts::at(Some(file.clone()), "r".to_string());
+        let key = |n: usize| TurnVerdicts::key(Answer::Passed, &[&n.to_le_bytes()]);
+        let mut first = open();
+        (0..MAX_TURN_VERDICTS).for_each(|n| first.learn(key(n)));
+        first.save();
+        let mut full = open();
+        assert_eq!(full.kept.len(), MAX_TURN_VERDICTS);
+        let new: Vec<[u8; 16]> = (0..10).map(|n| key(MAX_TURN_VERDICTS + n)).collect();
+        new.iter().for_each(|k| full.learn(*k));
+        full.save();
+        let after = open();
+        assert_eq!(after.kept.len(), MAX_TURN_VERDICTS);
+        assert!(new.iter().all(|k| after.knows(k)));
     }
 }
