@@ -38,7 +38,14 @@ fn turn_with(
         "prompt": prompt,
     })
     .to_string();
-    let args = ["prompt-context", "--hook", "claude"];
+    // A budget no loaded machine reaches: what the turn says, not how fast, is tested here.
+    let args = [
+        "prompt-context",
+        "--hook",
+        "claude",
+        "--timeout-ms",
+        "600000",
+    ];
     let run = invoke::teammem_with(sb, repo, args, env, Some(&input));
     run.expect_code(0);
     hook_context(&run, "UserPromptSubmit")
