@@ -321,6 +321,185 @@ fn judge_all(
     Ok(out)
 }
 
+/// The gate's answers one turn (`teammem prompt-context`) keeps for the next ones, in the
+/// project's state folder (`turn-verdicts`): which memory files passed, by path and content,
+/// and which texts are already inert for an agent, by allow-list and content, under the rule
+/// set's version ([`rules_version`]). A turn whose memories are all known builds neither the
+/// gate's patterns nor the secret scanner (most of a warm turn's own work). Keyed by content,
+/// not by stamp: what is judged is the very bytes read. A withheld file is never kept: it is
+/// judged at every turn.
+#[derive(Debug)]
+pub struct TurnVerdicts {
+    path: Option<PathBuf>,
+    rules: String,
+    /// The keys kept, sorted: a turn looks up its few keys by binary search, without making
+    /// a set of them all.
+    kept: Vec<[u8; 16]>,
+    /// The keys learnt by this turn.
+    learnt: std::collections::BTreeSet<[u8; 16]>,
+}
+
+/// The most answers a project keeps for its turns (16 bytes each): past it, the kept answers
+/// with the lowest keys (which are hashes, so any) make room for a turn's new ones.
+pub const MAX_TURN_VERDICTS: usize = 8_192;
+
+const TURN_HEADER: &[u8] = b"teammem-turn-verdicts 1\n";
+
+/// What an answer kept for a turn says (the first byte of what its key hashes).
+#[derive(Debug, Clone, Copy)]
+enum Answer {
+    /// The file at this path with these bytes passed the gate.
+    Passed = 1,
+    /// [`Gate::for_agent`] under the project's policy leaves this text as it is.
+    InertForPolicy = 2,
+    /// [`gate::for_agent`](crate::domain::gate::for_agent), under the default allow-list, leaves
+    /// this text as it is.
+    InertByDefault = 3,
+    /// [`secrets::redact_text`](crate::domain::secrets::redact_text) finds nothing in this text.
+    NothingToRedact = 4,
+}
+
+impl TurnVerdicts {
+    /// The answers kept for `project` under `policy`; none when the file is missing, torn, or
+    /// from another rule set (they are then learnt again).
+    pub fn load(project: &Project, policy: &Gate) -> TurnVerdicts {
+        let path = project
+            .layout
+            .outside_state_dir(ScopeKind::Private)
+            .map(|dir| dir.join("turn-verdicts"));
+        TurnVerdicts::at(path, rules_version(policy))
+    }
+
+    fn at(path: Option<PathBuf>, rules: String) -> TurnVerdicts {
+        let mut out = TurnVerdicts {
+            path,
+            rules,
+            kept: Vec::new(),
+            learnt: Default::default(),
+        };
+        let Some(bytes) = out.path.as_deref().and_then(|p| std::fs::read(p).ok()) else {
+            return out;
+        };
+        let Some(rest) = bytes.strip_prefix(TURN_HEADER) else {
+            return out;
+        };
+        let Some(rest) = rest
+            .strip_prefix(out.rules.as_bytes())
+            .and_then(|r| r.strip_prefix(b"\n"))
+            .filter(|r| r.len() % 16 == 0)
+        else {
+            return out;
+        };
+        out.kept = rest
+            .chunks_exact(16)
+            .map(|chunk| {
+                let mut key = [0u8; 16];
+                key.copy_from_slice(chunk);
+                key
+            })
+            .collect();
+        // Written sorted and without repeats; anything else is not this cache's file.
+        if !out.kept.windows(2).all(|w| w[0] < w[1]) {
+            out.kept.clear();
+        }
+        out
+    }
+
+    fn key(answer: Answer, parts: &[&[u8]]) -> [u8; 16] {
+        let mut hasher = Sha256::new();
+        hasher.update([answer as u8]);
+        for part in parts {
+            // Each part with its length, so that no two splits of the same bytes meet.
+            hasher.update((part.len() as u64).to_le_bytes());
+            hasher.update(part);
+        }
+        let mut key = [0u8; 16];
+        key.copy_from_slice(&hasher.finalize()[..16]);
+        key
+    }
+
+    fn knows(&self, key: &[u8; 16]) -> bool {
+        self.kept.binary_search(key).is_ok() || self.learnt.contains(key)
+    }
+
+    fn learn(&mut self, key: [u8; 16]) {
+        if !self.knows(&key) {
+            self.learnt.insert(key);
+        }
+    }
+
+    /// Whether the memory file `rel` (relative to its scope folder, shown as `shown`) holding
+    /// `bytes` passes `policy`: known, or judged now (and kept when it passes).
+    pub fn passes(&mut self, policy: &Gate, shown: &str, rel: &str, bytes: &[u8]) -> bool {
+        let key = TurnVerdicts::key(Answer::Passed, &[rel.as_bytes(), bytes]);
+        if self.knows(&key) {
+            return true;
+        }
+        let passed = matches!(policy.judge(shown, rel, bytes), Verdict::Pass { .. });
+        if passed {
+            self.learn(key);
+        }
+        passed
+    }
+
+    /// `text` as `policy` hands it to an agent ([`Gate::for_agent`]), without scanning a
+    /// text known to come out as it went in.
+    pub fn for_agent(&mut self, policy: &Gate, text: &str) -> String {
+        self.inert(Answer::InertForPolicy, text, |t| policy.for_agent(t))
+    }
+
+    /// `text` made inert under the default allow-list
+    /// ([`gate::for_agent`](crate::domain::gate::for_agent)), without scanning a text known to
+    /// come out as it went in.
+    pub fn for_agent_by_default(&mut self, text: &str) -> String {
+        self.inert(Answer::InertByDefault, text, crate::domain::gate::for_agent)
+    }
+
+    /// `text` with its secrets redacted ([`crate::domain::secrets::redact_text`]), without
+    /// scanning a text known to hold none.
+    pub fn redacted(&mut self, text: &str) -> String {
+        self.inert(
+            Answer::NothingToRedact,
+            text,
+            crate::domain::secrets::redact_text,
+        )
+    }
+
+    fn inert(&mut self, answer: Answer, text: &str, make: impl Fn(&str) -> String) -> String {
+        let key = TurnVerdicts::key(answer, &[text.as_bytes()]);
+        if self.knows(&key) {
+            return text.to_string();
+        }
+        let out = make(text);
+        if out == text {
+            self.learn(key);
+        }
+        out
+    }
+
+    /// Keeps what was learnt for the next turns (at most [`MAX_TURN_VERDICTS`]). Best effort: a
+    /// cache that cannot be written costs the next turn its speed.
+    pub fn save(self) {
+        let Some(path) = self.path.filter(|_| !self.learnt.is_empty()) else {
+            return;
+        };
+        let room = MAX_TURN_VERDICTS.saturating_sub(self.learnt.len());
+        let old = &self.kept[self.kept.len().saturating_sub(room)..];
+        let mut keep: Vec<[u8; 16]> = old.iter().copied().chain(self.learnt).collect();
+        keep.sort_unstable();
+        keep.truncate(MAX_TURN_VERDICTS);
+        let mut bytes =
+            Vec::with_capacity(TURN_HEADER.len() + self.rules.len() + 1 + keep.len() * 16);
+        bytes.extend_from_slice(TURN_HEADER);
+        bytes.extend_from_slice(self.rules.as_bytes());
+        bytes.push(b'\n');
+        for key in &keep {
+            bytes.extend_from_slice(key);
+        }
+        let _ = store::write_cache(&path, &bytes);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -382,5 +561,69 @@ mod tests {
         // A torn cache is ignored.
         std::fs::write(&cache, b"{ torn").unwrap();
         assert_eq!(run(&lenient).judged, 2);
+    }
+
+    #[test]
+    fn a_turn_keeps_only_passes_and_inert_texts_and_only_for_its_rule_set() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("state/turn-verdicts");
+        let policy = Gate::default();
+        let open = |rules: &str| TurnVerdicts::at(Some(file.clone()), rules.to_string());
+        let plain = memory("A", "Plain.");
+        let token = format!("ghp_{}", "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5");
+        let secret = memory("A", &format!("The token is {token}."));
+        let hidden = "See [docs](https://evil.example/x?q=1) now\u{200b}.";
+
+        let mut first = open("r1");
+        assert!(first.passes(&policy, "a.md", "project/a.md", plain.as_bytes()));
+        assert!(!first.passes(&policy, "a.md", "project/a.md", secret.as_bytes()));
+        assert_eq!(first.for_agent(&policy, "Plain."), "Plain.");
+        let made_inert = first.for_agent(&policy, hidden);
+        assert_ne!(made_inert, hidden);
+        assert!(!first.redacted(&token).contains(&token));
+        assert_eq!(
+            first.learnt.len(),
+            2,
+            "one pass and one inert text, nothing else"
+        );
+        first.save();
+
+        let mut again = open("r1");
+        assert_eq!(again.kept.len(), 2);
+        let pass_key = TurnVerdicts::key(Answer::Passed, &[b"project/a.md", plain.as_bytes()]);
+        assert!(again.knows(&pass_key));
+        // The secret is judged again and withheld; the changed path is another key.
+        assert!(!again.passes(&policy, "a.md", "project/a.md", secret.as_bytes()));
+        assert!(!again.knows(&TurnVerdicts::key(
+            Answer::Passed,
+            &[b"project/b.md", plain.as_bytes()]
+        )));
+        // A text that needed neutralising is neutralised again.
+        assert_eq!(again.for_agent(&policy, hidden), made_inert);
+
+        // Another rule set starts from nothing; a torn file is ignored.
+        assert!(open("r2").kept.is_empty());
+        let whole = std::fs::read(&file).unwrap();
+        std::fs::write(&file, &whole[..whole.len() - 3]).unwrap();
+        assert!(open("r1").kept.is_empty());
+    }
+
+    #[test]
+    fn a_full_turn_cache_keeps_every_new_answer_and_stays_bounded() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("turn-verdicts");
+        let open = || TurnVerdicts::at(Some(file.clone()), "r".to_string());
+        let key = |n: usize| TurnVerdicts::key(Answer::Passed, &[&n.to_le_bytes()]);
+        let mut first = open();
+        (0..MAX_TURN_VERDICTS).for_each(|n| first.learn(key(n)));
+        first.save();
+        let mut full = open();
+        assert_eq!(full.kept.len(), MAX_TURN_VERDICTS);
+        let new: Vec<[u8; 16]> = (0..10).map(|n| key(MAX_TURN_VERDICTS + n)).collect();
+        new.iter().for_each(|k| full.learn(*k));
+        full.save();
+        let after = open();
+        assert_eq!(after.kept.len(), MAX_TURN_VERDICTS);
+        assert!(new.iter().all(|k| after.knows(k)));
     }
 }

@@ -18,7 +18,8 @@ use crate::git::plain::{self, PlainHead};
 
 use super::cite::record_use;
 use super::delivery::sessions::{SessionRecord, Sessions, content_hash};
-use super::mcp::cache::FreshnessBook;
+use super::gate_cache::TurnVerdicts;
+use super::mcp::cache::{FreshnessBook, WalkLimit};
 use super::recall::{self, Recalled};
 use super::{OpError, Project, guard};
 
@@ -65,6 +66,7 @@ pub struct PromptContext {
     pub shown: Vec<(ScopeKind, String)>,
     project: Option<Project>,
     session: Option<(Sessions, SessionRecord)>,
+    verdicts: Option<TurnVerdicts>,
 }
 
 impl PromptContext {
@@ -74,6 +76,7 @@ impl PromptContext {
             shown: Vec::new(),
             project: None,
             session: None,
+            verdicts: None,
         }
     }
 
@@ -81,6 +84,9 @@ impl PromptContext {
     /// again, and each counts as surfaced. Returns the problems (for stderr).
     pub fn record(self) -> Vec<String> {
         let mut problems = Vec::new();
+        if let Some(verdicts) = self.verdicts {
+            verdicts.save();
+        }
         if let Some((sessions, mut record)) = self.session {
             if let Err(e) = sessions.save(&mut record) {
                 problems.push(format!("could not record this session's memories: {e}"));
@@ -121,6 +127,7 @@ pub fn prompt_context(
     let had = sessions.as_ref().map_or(0, |(_, r)| r.bodies.len());
     let pool = MAX_MEMORIES + had.min(MAX_SKIPPED);
     let (policy, _) = guard::policy(&project);
+    let mut verdicts = TurnVerdicts::load(&project, &policy);
     let delivered = |id: &str| sessions.as_ref().is_some_and(|(_, r)| r.has_body(id));
     // What the answer needs of the hits (the floor, the gate, the ages) is done while the
     // stats that confirm recall's index are still being taken: should one show a change, recall
@@ -136,7 +143,7 @@ pub fn prompt_context(
         });
         // Withheld memories are left out without a word: a turn is not the place for the
         // gate's report (session start and `teammem check` give it).
-        gate_first(&policy, found, MAX_MEMORIES);
+        gate_first(&policy, &mut verdicts, found, MAX_MEMORIES);
         if found.hits.is_empty() {
             return Ok(());
         }
@@ -149,6 +156,7 @@ pub fn prompt_context(
         recall::recall_unaged_then(&project, &scopes, prompt, (pool, MAX_CHARS), choose)?;
     chosen?;
     if found.hits.is_empty() {
+        verdicts.save();
         return Ok(PromptContext::nothing());
     }
     let mut text = String::from("# Memory relevant to this prompt (teammem)\n\n");
@@ -163,12 +171,14 @@ pub fn prompt_context(
         let id = format!("{}:{}", hit.scope, hit.id);
         // The id is made safe by its path alone: as a whole, `user:…` would read as a role
         // label to the gate's neutraliser.
-        let shown_id = format!("{}:{}", hit.scope, gate::for_agent(&hit.id));
+        let safe_id = verdicts.for_agent_by_default(&hit.id);
+        let shown_id = format!("{}:{safe_id}", hit.scope);
         let who = hit
             .changed_by
             .as_ref()
-            .map(|w| format!(", last changed by {}", gate::for_agent(w)))
+            .map(|w| format!(", last changed by {}", verdicts.for_agent_by_default(w)))
             .unwrap_or_default();
+        let body = verdicts.for_agent_by_default(&hit.body);
         // A path it names that no longer holds at HEAD, in one line (`references_line`).
         let refs = hit
             .references
@@ -181,7 +191,7 @@ pub fn prompt_context(
             hit.kind,
             hit.age,
             hit.description,
-            gate::data_block(&id, &hit.body)
+            gate::data_block_inert(&shown_id, body)
         ));
         if let Some((_, record)) = &mut session {
             record.add_body(&id, content_hash(hit.body.as_bytes()), &hit.name);
@@ -195,34 +205,57 @@ pub fn prompt_context(
         shown,
         project: Some(project),
         session,
+        verdicts: Some(verdicts),
     })
 }
 
 /// Keeps the first `want` hits that pass the gate, in order, judging no more than that: a hit
-/// the answer does not show is not read or judged.
-fn gate_first(policy: &crate::domain::gate::Gate, found: &mut Recalled, want: usize) {
-    let mut rest = std::mem::take(&mut found.hits).into_iter();
+/// the answer does not show is not read or judged. Each is made inert as
+/// [`guard::gate_recalled`] makes it, through what earlier turns learnt ([`TurnVerdicts`]):
+/// a memory and texts known to pass are not judged or scanned again.
+fn gate_first(policy: &gate::Gate, verdicts: &mut TurnVerdicts, found: &mut Recalled, want: usize) {
     let mut kept = Vec::with_capacity(want);
-    while kept.len() < want {
-        let batch: Vec<recall::Hit> = rest.by_ref().take(want - kept.len()).collect();
-        if batch.is_empty() {
+    for mut hit in std::mem::take(&mut found.hits) {
+        if kept.len() == want {
             break;
         }
-        found.hits = batch;
-        guard::gate_recalled(policy, found);
-        kept.append(&mut found.hits);
+        let rel = hit.id.split(':').next().unwrap_or(&hit.id).to_string();
+        // A file that cannot be read withholds only itself.
+        let passed = store::read_capped(Path::new(&hit.path))
+            .is_ok_and(|bytes| verdicts.passes(policy, &hit.path, &rel, &bytes));
+        if passed {
+            hit.name = verdicts.for_agent(policy, &hit.name);
+            hit.description = verdicts.for_agent(policy, &hit.description);
+            hit.body = verdicts.for_agent(policy, &hit.body);
+            hit.path = verdicts.redacted(&hit.path);
+            kept.push(hit);
+        }
     }
     found.hits = kept;
 }
 
-/// How long a turn may walk git's history for the ages of its few memories, when the ages of
-/// every memory are not kept: a memory whose last commit lies deeper has its file time.
-const AGES_ASKED: Duration = Duration::from_millis(300);
-
-/// How long a turn may walk git's history to fill the ages of a new `HEAD` for every memory
-/// (kept for the next turns and the MCP server); a longer history is left to the MCP server,
-/// and the turn asks git about its few memories alone, as `recall` does.
+/// How long a turn may walk git's history: first to fill the ages of a new `HEAD` for every
+/// memory (kept for the next turns and the MCP server), and, when that walk did not end, for
+/// the ages of its few memories alone, as `recall` does (a memory whose last commit lies
+/// deeper is shown without an age). A longer history is left to the MCP server.
 const AGES_WALK: Duration = Duration::from_millis(300);
+
+/// Sets [`AGES_WALK`] in milliseconds: a test makes it long, so that what it sees does not
+/// depend on how loaded the machine is (or 0, for a history deeper than any walk).
+pub const AGES_WALK_MS_VAR: &str = "TEAMMEM_TURN_WALK_MS";
+
+/// Bounds the walk for every memory's age by the commits it reads (unbounded by default): a
+/// test's history is then deeper than the walk without depending on time.
+pub const AGES_WALK_COMMITS_VAR: &str = "TEAMMEM_TURN_WALK_COMMITS";
+
+/// How long the walks may take, and how many commits the walk for every memory's age may
+/// read ([`AGES_WALK_MS_VAR`], [`AGES_WALK_COMMITS_VAR`]).
+fn walk_bounds() -> (Duration, Option<usize>) {
+    let number = |var: &str| std::env::var(var).ok()?.trim().parse::<u64>().ok();
+    let time = number(AGES_WALK_MS_VAR).map_or(AGES_WALK, Duration::from_millis);
+    let commits = number(AGES_WALK_COMMITS_VAR).and_then(|n| usize::try_from(n).ok());
+    (time, commits)
+}
 
 /// Each hit's age and author as [`recall::recall`] tells them (the last commit that changed it
 /// when `HEAD` holds the version on disk, else its file time), from the ages kept for the
@@ -260,8 +293,13 @@ fn age_from_history(project: &Project, hits: &mut [recall::Hit]) -> Result<(), O
         }
         _ => None,
     };
+    let (walk, commits) = walk_bounds();
     let kept = book.and_then(|(id, marker)| {
-        let kept = FreshnessBook::of_project(project).committed_once(&files, AGES_WALK);
+        let limit = WalkLimit {
+            until: Instant::now() + walk,
+            commits,
+        };
+        let kept = FreshnessBook::of_project(project).committed_once(&files, limit);
         if kept.is_none() {
             // A marker that cannot be written only costs the next turn the same walk.
             let _ = store::write_cache(marker, id.as_bytes());
@@ -283,7 +321,7 @@ fn age_from_history(project: &Project, hits: &mut [recall::Hit]) -> Result<(), O
                     (dir.as_path(), rel.as_str(), stamp)
                 })
                 .collect();
-            recall::ages_from_history(project, &places, Instant::now() + AGES_ASKED)?
+            recall::ages_from_history(project, &places, Instant::now() + walk)?
                 .into_iter()
                 .map(Some)
                 .collect()
@@ -295,7 +333,10 @@ fn age_from_history(project: &Project, hits: &mut [recall::Hit]) -> Result<(), O
             continue;
         };
         hit.age_days = usage::days_between(age.time, now);
-        hit.age = usage::age_text(age.time, now);
+        hit.age = match age.from {
+            recall::NOT_REACHED => "age not known".to_string(),
+            _ => usage::age_text(age.time, now),
+        };
         hit.changed_at = age.time;
         hit.changed_from = age.from;
         hit.changed_by = age.by;

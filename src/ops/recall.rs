@@ -611,14 +611,14 @@ pub(crate) fn ages_from_history(
 }
 
 /// The last change of each memory inside the work tree (`inside`: index into `memories`, path
-/// in the repository) whose work-tree file is the version HEAD holds: through libgit2, or
-/// through git in a repository libgit2 cannot open.
+/// in the repository) whose work-tree file is the version HEAD holds (`None` where the walk
+/// did not reach it): through libgit2, or through git in a repository libgit2 cannot open.
 fn commit_ages(
     project: &Project,
     memories: &[(&Path, &str, Stamp)],
     inside: Vec<(usize, String)>,
     deadline: Option<Instant>,
-) -> Result<Vec<(usize, LastCommit)>, OpError> {
+) -> Result<Vec<(usize, Option<LastCommit>)>, OpError> {
     let paths = project.repo_paths()?;
     let names: Vec<String> = inside.iter().map(|(_, full)| full.clone()).collect();
     let committed: Vec<(usize, String)>;
@@ -673,7 +673,7 @@ fn commit_ages(
     }
     Ok(committed
         .into_iter()
-        .filter_map(|(i, full)| changes.remove(&full).map(|c| (i, c)))
+        .map(|(i, full)| (i, changes.remove(&full)))
         .collect())
 }
 
@@ -701,6 +701,11 @@ impl From<crate::git::cli_repo::history::CliChange> for LastCommit {
     }
 }
 
+/// [`Freshness::from`] of a memory whose file is the version `HEAD` holds but whose last commit
+/// a walk under a deadline did not reach: its age is not known (its file time is only when it
+/// was checked out).
+pub const NOT_REACHED: &str = "not-reached";
+
 /// How long git may walk the history when no deadline is given (a repository libgit2 cannot
 /// open).
 pub(crate) const GIT_HISTORY_BUDGET: Duration = Duration::from_secs(60);
@@ -710,7 +715,7 @@ pub(crate) const GIT_HISTORY_BUDGET: Duration = Duration::from_secs(60);
 pub struct Freshness {
     /// Seconds since the Unix epoch.
     pub time: i64,
-    /// `commit` (the last commit that touched it) or `file-time`.
+    /// `commit` (the last commit that touched it), `file-time`, or [`NOT_REACHED`].
     pub from: &'static str,
     /// Who made that commit (tracked memories only).
     pub by: Option<String>,
@@ -746,11 +751,22 @@ fn freshness(
             .collect();
         if !inside.is_empty() {
             for (i, last) in commit_ages(project, memories, inside, deadline)? {
-                from_commits[i] = Some(Freshness {
-                    time: last.time,
-                    from: "commit",
-                    by: Some(last.author),
-                });
+                from_commits[i] = match last {
+                    Some(last) => Some(Freshness {
+                        time: last.time,
+                        from: "commit",
+                        by: Some(last.author),
+                    }),
+                    // The file is `HEAD`'s version, so its time is only when it was checked
+                    // out: under a deadline its last commit was not reached, and its age is
+                    // not known (never a false "today").
+                    None if deadline.is_some() => Some(Freshness {
+                        time: memories[i].2.mtime_ns.max(0) / 1_000_000_000,
+                        from: NOT_REACHED,
+                        by: None,
+                    }),
+                    None => None,
+                };
             }
         }
     }

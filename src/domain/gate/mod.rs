@@ -492,13 +492,19 @@ pub fn data_block(source: &str, body: &str) -> String {
 
 /// [`data_block`], links judged against `allowed`.
 pub fn data_block_allowing(source: &str, body: &str, allowed: &[String]) -> String {
-    let mut body = for_agent_allowing(body, allowed);
+    data_block_inert(&safe_source(source), for_agent_allowing(body, allowed))
+}
+
+/// [`data_block`] of a source and a body already made inert: the body through [`for_agent`],
+/// the source as `scope:path` with its path through it. For a caller that keeps which texts
+/// are inert, so that they are not scanned again.
+pub fn data_block_inert(source: &str, mut body: String) -> String {
     if !body.ends_with('\n') {
         body.push('\n');
     }
     format!(
         "<{DATA_TAG} source=\"{}\">\n{body}</{DATA_TAG}>\n",
-        safe_source(source).replace('"', "'")
+        source.replace('"', "'")
     )
 }
 

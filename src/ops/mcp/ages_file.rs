@@ -48,18 +48,6 @@ pub(super) fn key(git_dir: &Path, dirs: &[String]) -> String {
 /// The ages kept for `head` under `key`; `None` when the file is missing, for another commit
 /// or key, or not whole.
 pub(super) fn load(git_dir: &Path, head: &str, key: &str) -> Option<CacheChanges> {
-    load_only(git_dir, head, key, |_| true)
-}
-
-/// [`load`], keeping only the paths `wanted` says yes to (the others' lines are checked by the
-/// file's checksum, not parsed): a process that shows a few memories reads ten thousand lines
-/// without making an entry of each.
-pub(super) fn load_only(
-    git_dir: &Path,
-    head: &str,
-    key: &str,
-    wanted: impl Fn(&str) -> bool,
-) -> Option<CacheChanges> {
     let bytes = std::fs::read(git_dir.join(MCP_AGES)).ok()?;
     let text = std::str::from_utf8(&bytes).ok()?;
     // The last line checks every byte before it.
@@ -93,14 +81,97 @@ pub(super) fn load_only(
         let line = lines.next()?;
         let space = memchr::memchr(b' ', line.as_bytes())?;
         let path = line.get(space + 41..)?.strip_prefix(' ')?;
-        if !wanted(path) {
-            continue;
-        }
         let blob = object_id(line.get(space + 1..space + 41)?)?;
         let change = changes.get(line.get(..space)?.parse::<usize>().ok()?)?;
         out.insert(path.to_string(), (blob, Arc::clone(change)));
     }
     lines.next().is_none().then_some(out)
+}
+
+/// The entries of `paths` alone, for a process that shows a few memories: each is found by a
+/// binary search of the file's lines (they are sorted by path), so the lines of the other
+/// memories are neither parsed nor checksummed. The file must still be whole (its last line
+/// gives its length) and for `head` and `key`; `None` otherwise.
+pub(super) fn load_paths(
+    git_dir: &Path,
+    head: &str,
+    key: &str,
+    paths: &[&str],
+) -> Option<CacheChanges> {
+    let bytes = std::fs::read(git_dir.join(MCP_AGES)).ok()?;
+    let trimmed = bytes.strip_suffix(b"\n")?;
+    let body_len = memchr::memrchr(b'\n', trimmed)? + 1;
+    let check = std::str::from_utf8(&trimmed[body_len..]).ok()?;
+    let (_, length) = check.strip_prefix("check ")?.split_once(' ')?;
+    if length.parse::<usize>().ok()? != body_len {
+        return None;
+    }
+    let body = &bytes[..body_len];
+    let mut at = 0;
+    let mut line = || {
+        let end = at + memchr::memchr(b'\n', body.get(at..)?)?;
+        let out = std::str::from_utf8(&body[at..end]).ok();
+        at = end + 1;
+        out
+    };
+    if line()? != HEADER
+        || line()?.strip_prefix("head ")? != head
+        || line()?.strip_prefix("key ")? != key
+    {
+        return None;
+    }
+    let commits: usize = line()?.strip_prefix("commits ")?.parse().ok()?;
+    let mut commit_lines = Vec::with_capacity(commits.min(1 << 20));
+    for _ in 0..commits {
+        commit_lines.push(line()?);
+    }
+    line()?.strip_prefix("files ")?;
+    let files = &body[at..];
+    let mut out = HashMap::with_capacity(paths.len());
+    for path in paths {
+        let Some(found) = sorted_line(files, path.as_bytes()) else {
+            continue;
+        };
+        let found = std::str::from_utf8(found).ok()?;
+        let (index, rest) = found.split_once(' ')?;
+        let blob = object_id(rest.get(..40)?)?;
+        let (commit, rest) = commit_lines
+            .get(index.parse::<usize>().ok()?)?
+            .split_once(' ')?;
+        let (time, author) = rest.split_once(' ')?;
+        let change = Arc::new(CacheChange {
+            commit: object_id(commit)?,
+            time: time.parse().ok()?,
+            author: author.to_string(),
+        });
+        out.insert(path.to_string(), (blob, change));
+    }
+    Some(out)
+}
+
+/// The path of a file line (`<commit index> <40 hex digits> <path>`).
+fn line_path(line: &[u8]) -> Option<&[u8]> {
+    let space = memchr::memchr(b' ', line)?;
+    line.get(space + 41..)?.strip_prefix(b" ")
+}
+
+/// The file line of `path` in `lines` (whole lines, each ended by a newline, sorted by path),
+/// by binary search.
+fn sorted_line<'a>(lines: &'a [u8], path: &[u8]) -> Option<&'a [u8]> {
+    // `low` and `high` are always at the start of a line (or the end).
+    let (mut low, mut high) = (0, lines.len());
+    while low < high {
+        let mid = low + (high - low) / 2;
+        let start = memchr::memrchr(b'\n', &lines[low..mid]).map_or(low, |i| low + i + 1);
+        let end = start + memchr::memchr(b'\n', &lines[start..high])?;
+        let line = &lines[start..end];
+        match line_path(line)?.cmp(path) {
+            std::cmp::Ordering::Equal => return Some(line),
+            std::cmp::Ordering::Less => low = end + 1,
+            std::cmp::Ordering::Greater => high = start,
+        }
+    }
+    None
 }
 
 /// Keeps `changes`, found at `head` under `key`, for the next server. Best effort: a folder
@@ -205,9 +276,13 @@ mod tests {
         // Loading a few paths gives exactly their entries.
         let mut some = sample();
         some.remove(".qwen/team-memory/c.md");
-        let wanted = |p: &str| p != ".qwen/team-memory/c.md";
-        assert_eq!(load_only(git_dir, &head, &key, wanted), Some(some));
-        assert_eq!(load_only(git_dir, &"cd".repeat(20), &key, wanted), None);
+        let wanted = [
+            ".qwen/team-memory/d.md",
+            ".qwen/team-memory/a b.md",
+            ".qwen/team-memory/absent.md",
+        ];
+        assert_eq!(load_paths(git_dir, &head, &key, &wanted), Some(some));
+        assert_eq!(load_paths(git_dir, &"cd".repeat(20), &key, &wanted), None);
         assert_eq!(load(git_dir, &"cd".repeat(20), &key), None);
         // Another folder, or a shallow boundary that moved, is another key.
         assert_ne!(key, super::key(git_dir, &["other".into()]));
@@ -215,6 +290,48 @@ mod tests {
         let shallow = super::key(git_dir, &[".qwen/team-memory".into()]);
         assert_ne!(key, shallow);
         assert_eq!(load(git_dir, &head, &shallow), None);
+    }
+
+    #[test]
+    fn a_few_paths_are_found_by_search_in_a_large_file_and_not_in_a_torn_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let git_dir = tmp.path();
+        let (head, key) = ("ab".repeat(20), key(git_dir, &[]));
+        let change = |n: i64| {
+            Arc::new(CacheChange {
+                commit: [n as u8; 20],
+                time: n,
+                author: format!("Author {n}"),
+            })
+        };
+        let all: CacheChanges = (0..2_000)
+            .map(|n| {
+                (
+                    format!("team/{}/m-{n}.md", n % 7),
+                    ([n as u8; 20], change(n % 5)),
+                )
+            })
+            .collect();
+        store(git_dir, &head, &key, &all);
+        let mut paths: Vec<&str> = all.keys().map(String::as_str).collect();
+        paths.sort();
+        for path in paths
+            .iter()
+            .step_by(37)
+            .chain([&paths[0], &paths[paths.len() - 1]])
+        {
+            let found = load_paths(git_dir, &head, &key, &[path]).unwrap();
+            assert_eq!(found.get(*path), all.get(*path), "{path}");
+        }
+        let missing = ["team/0/m-0.mdx", "a", "zzz", "team/3/m-1.md"];
+        assert_eq!(
+            load_paths(git_dir, &head, &key, &missing),
+            Some(HashMap::new())
+        );
+        let file = git_dir.join(MCP_AGES);
+        let whole = std::fs::read(&file).unwrap();
+        std::fs::write(&file, &whole[..whole.len() - 100]).unwrap();
+        assert_eq!(load_paths(git_dir, &head, &key, &paths[..3]), None);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use git2::{Oid, Repository};
 
@@ -124,8 +124,8 @@ impl FreshnessBook {
 
     /// When `HEAD` is not where the book was filled, fills it anew: from the ages file kept
     /// for that commit, else by walking the history (and keeping what was found). `false`
-    /// outside a repository, or when the walk was still going at `deadline` (nothing is kept).
-    fn look_up(&self, book: &mut PathCommits, deadline: Option<Instant>) -> bool {
+    /// outside a repository, or when the walk was still going at `limit` (nothing is kept).
+    fn look_up(&self, book: &mut PathCommits, limit: Option<WalkLimit>) -> bool {
         let Some(paths) = &self.repo else {
             return false;
         };
@@ -163,7 +163,7 @@ impl FreshnessBook {
         if let (Some(start), Some(repo)) = (start, book.repo.as_ref()) {
             let mut commits: HashMap<Oid, Arc<CacheChange>> = HashMap::new();
             for dir in &self.dirs {
-                let Some(below) = history_below(repo, start, dir, deadline) else {
+                let Some(below) = history_below(repo, start, dir, limit) else {
                     book.changes.clear();
                     return false;
                 };
@@ -197,23 +197,14 @@ impl FreshnessBook {
             .unwrap_or_else(|| vec![None; files.len()])
     }
 
-    /// [`FreshnessBook::committed`] when the ages for `HEAD` are kept, or found by a walk of
-    /// the history that ends within `walk`; `None` otherwise (outside a repository too): a
-    /// caller with a hard time budget then asks git about its few files alone.
-    pub fn committed_within(
-        &self,
-        files: &[(&Path, &[u8])],
-        walk: Duration,
-    ) -> Option<Vec<Option<Freshness>>> {
-        self.committed_by(files, Some(Instant::now() + walk))
-    }
-
-    /// [`FreshnessBook::committed_within`] for a process that asks once: when ages are kept
-    /// for `HEAD`, only the lines of these files are read from them (the book stays empty).
+    /// [`FreshnessBook::committed`] for a process that asks once, when the ages for `HEAD` are
+    /// kept (only the lines of these files are looked up in them; the book stays empty) or
+    /// found by a walk of the history within `limit`; `None` otherwise (outside a repository
+    /// too): a caller with a hard time budget then asks git about its few files alone.
     pub fn committed_once(
         &self,
         files: &[(&Path, &[u8])],
-        walk: Duration,
+        limit: WalkLimit,
     ) -> Option<Vec<Option<Freshness>>> {
         let paths = self.repo.as_ref()?;
         if let Some(PlainHead::At(id)) = plain::head_commit(&paths.git_dir) {
@@ -221,11 +212,9 @@ impl FreshnessBook {
                 .iter()
                 .map(|(path, _)| repo_relative(&paths.workdir, path))
                 .collect();
-            let wanted: HashSet<&str> = rels.iter().flatten().map(String::as_str).collect();
+            let wanted: Vec<&str> = rels.iter().flatten().map(String::as_str).collect();
             let key = ages_file::key(&paths.git_dir, &self.dirs);
-            if let Some(kept) =
-                ages_file::load_only(&paths.git_dir, &id, &key, |p| wanted.contains(p))
-            {
+            if let Some(kept) = ages_file::load_paths(&paths.git_dir, &id, &key, &wanted) {
                 return Some(
                     files
                         .iter()
@@ -235,19 +224,19 @@ impl FreshnessBook {
                 );
             }
         }
-        self.committed_within(files, walk)
+        self.committed_by(files, Some(limit))
     }
 
     fn committed_by(
         &self,
         files: &[(&Path, &[u8])],
-        deadline: Option<Instant>,
+        limit: Option<WalkLimit>,
     ) -> Option<Vec<Option<Freshness>>> {
         let Some(paths) = &self.repo else {
             return None;
         };
         let mut book = self.book.lock().unwrap_or_else(|e| e.into_inner());
-        if !self.look_up(&mut book, deadline) {
+        if !self.look_up(&mut book, limit) {
             return None;
         }
         Some(
@@ -385,12 +374,12 @@ fn changed_below(
 /// of 10,000 files costs a lookup per file once, not per commit. Like `git log -- PATH`, a
 /// merge counts as changing a file only when the file differs from every parent; in a shallow
 /// clone the walk ends at the shallow boundary. `None` when the walk was still going at
-/// `deadline`.
+/// `limit`.
 fn history_below(
     repo: &Repository,
     start: Oid,
     dir: &str,
-    deadline: Option<Instant>,
+    limit: Option<WalkLimit>,
 ) -> Option<HashMap<String, (Oid, Arc<LastChange>)>> {
     let mut heads: HashMap<String, Oid> = HashMap::new();
     let Ok(start) = repo
@@ -423,7 +412,7 @@ fn history_below(
     let mut found: HashMap<String, (Oid, Arc<LastChange>)> = HashMap::new();
     // With a deadline, by date: libgit2's sorted walk reads the whole history before the first
     // commit, which no deadline could bound (see `ByDate`).
-    let order: Box<dyn Iterator<Item = Option<Oid>>> = match deadline {
+    let order: Box<dyn Iterator<Item = Option<Oid>>> = match limit {
         None => {
             let Ok(mut revwalk) = repo.revwalk() else {
                 return Some(found);
@@ -439,8 +428,8 @@ fn history_below(
         }
         Some(_) => Box::new(ByDate::new(repo, &start).map(Some)),
     };
-    for oid in order {
-        if deadline.is_some_and(|d| Instant::now() > d) {
+    for (read, oid) in order.enumerate() {
+        if limit.is_some_and(|l| Instant::now() > l.until || l.commits.is_some_and(|n| read >= n)) {
             return None;
         }
         // A missing commit: the shallow boundary.
@@ -508,6 +497,16 @@ fn history_below(
         }
     }
     Some(found)
+}
+
+/// How far a walk of the history for every memory's age may go before it is abandoned: a
+/// time, and a number of commits read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WalkLimit {
+    /// When the walk is abandoned.
+    pub until: Instant,
+    /// How many commits it may read (`None`: as many as it has time for).
+    pub commits: Option<usize>,
 }
 
 /// `path` relative to the work tree's `root`, `/`-separated, as git names it.

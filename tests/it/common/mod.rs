@@ -73,6 +73,9 @@ impl Sandbox {
             .env("QWEN_CODE_MEMORY_BASE_DIR", self.base())
             .env("LC_ALL", "C")
             .env("TZ", "UTC")
+            // A turn's walk of git's history for ages ends when it is done, not after 300 ms:
+            // what a test sees does not depend on how loaded the machine is.
+            .env("TEAMMEM_TURN_WALK_MS", "600000")
     }
 
     /// Sets the user's own `teammem.agentTeamSaves` (global git config): `commit` or `publish`

@@ -1,32 +1,60 @@
 //! A first `teammem prompt-context` turn at a new `HEAD` walks git's history for every
-//! memory's age for at most 300 ms. In a history too long for that, the turn still comes within
-//! its budget and tells its memories' authors (git is asked about those few alone, for at most
-//! 300 ms more), notes the `HEAD` at which the walk was abandoned so that later turns do not
-//! pay for it again, and walks again once `HEAD` moves.
+//! memory's age for at most 300 ms. In a history too long for that, the turn still tells its
+//! memories' authors (git is asked about those few alone), notes the `HEAD` at which the walk
+//! was abandoned so that later turns do not pay for it again, and walks again once `HEAD`
+//! moves; a memory whose last commit lies deeper than even that walk is shown without an age,
+//! never as changed "today" (its file's time is only when it was checked out).
+//!
+//! The walks are bounded here by the commits they may read, or given no time at all, so that
+//! what the tests see does not depend on how loaded the machine is.
 
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use crate::common::invoke::{self, EnvChange};
 use crate::common::lifecycle::private_state;
 use crate::common::{Sandbox, hook_context, memory_text};
 
 /// Commits that do not touch the team folder, between the oldest memory and the newest: the
 /// walk for every memory's age must go through all of them to reach the oldest one's commit.
-/// Even with the whole history loaded at once, a walk takes far longer than 300 ms over these.
-const LONG_HISTORY: usize = 150_000;
+const LONG_HISTORY: usize = 2_000;
 
-/// The context one new session's turn gets for `prompt`.
-fn turn(sb: &Sandbox, repo: &Path, session: &str, prompt: &str) -> String {
+/// The walk for every memory's age may read this many commits: far fewer than
+/// [`LONG_HISTORY`].
+const WALKED: &str = "500";
+
+/// The context one new session's turn gets for `prompt`, its walks bounded by `env`.
+fn turn_with(
+    sb: &Sandbox,
+    repo: &Path,
+    session: &str,
+    prompt: &str,
+    env: &[EnvChange<'_>],
+) -> String {
     let input = serde_json::json!({
         "session_id": session,
         "hook_event_name": "UserPromptSubmit",
         "prompt": prompt,
     })
     .to_string();
-    let run = sb.teammem_with_input(repo, ["prompt-context", "--hook", "claude"], &input);
+    // A budget no loaded machine reaches: what the turn says, not how fast, is tested here.
+    let args = [
+        "prompt-context",
+        "--hook",
+        "claude",
+        "--timeout-ms",
+        "600000",
+    ];
+    let run = invoke::teammem_with(sb, repo, args, env, Some(&input));
     run.expect_code(0);
     hook_context(&run, "UserPromptSubmit")
+}
+
+/// [`turn_with`] whose walk for every memory's age reads at most [`WALKED`] commits.
+fn turn(sb: &Sandbox, repo: &Path, session: &str, prompt: &str) -> String {
+    let env = [("TEAMMEM_TURN_WALK_COMMITS", Some(WALKED))];
+    turn_with(sb, repo, session, prompt, &env)
 }
 
 /// `git fast-import` data for one file.
@@ -120,7 +148,7 @@ fn long_history(sb: &Sandbox) -> std::path::PathBuf {
 }
 
 #[test]
-fn a_history_too_long_to_walk_in_time_still_gives_each_memory_its_author() {
+fn a_history_too_long_to_walk_still_gives_each_memory_its_author() {
     let sb = Sandbox::new();
     let repo = long_history(&sb);
     let head = sb.git(&repo, ["rev-parse", "HEAD"]).trim().to_string();
@@ -137,12 +165,12 @@ fn a_history_too_long_to_walk_in_time_still_gives_each_memory_its_author() {
     );
     assert!(!ages.exists(), "no ages are kept from an abandoned walk");
 
-    // Later turns at the same HEAD do not walk again. A memory whose last commit lies deeper
-    // than a turn may walk for its few memories still comes, with its file's time.
+    // Later turns at the same HEAD do not walk again for every memory; git is asked about
+    // their few memories alone, however deep their last commit.
     let okapi = turn(&sb, &repo, "b", "When does the okapi enclosure close?");
     assert!(okapi.contains("team:user/okapi.md"), "{okapi}");
     assert!(okapi.contains("closes at dusk"), "{okapi}");
-    assert!(!okapi.contains("last changed by"), "{okapi}");
+    assert!(okapi.contains("last changed by Olive Old"), "{okapi}");
     let zebra = turn(&sb, &repo, "b2", "When is the zebra crossing repainted?");
     assert!(zebra.contains("last changed by Zed Keeper"), "{zebra}");
     assert!(!ages.exists());
@@ -157,4 +185,47 @@ fn a_history_too_long_to_walk_in_time_still_gives_each_memory_its_author() {
         std::fs::read_to_string(&marker).ok().as_deref(),
         Some(moved.as_str())
     );
+}
+
+#[test]
+fn a_memory_deeper_than_the_walk_is_shown_without_an_age_never_as_today() {
+    let sb = Sandbox::new();
+    let repo = long_history(&sb);
+    // No time to walk at all: no commit is reached, by either walk.
+    let no_time = [("TEAMMEM_TURN_WALK_MS", Some("0"))];
+    let okapi = turn_with(
+        &sb,
+        &repo,
+        "a",
+        "When does the okapi enclosure close?",
+        &no_time,
+    );
+    assert!(okapi.contains("team:user/okapi.md"), "{okapi}");
+    assert!(
+        okapi.contains("(team:user/okapi.md, user, age not known)"),
+        "{okapi}"
+    );
+    assert!(!okapi.contains("today"), "{okapi}");
+    assert!(!okapi.contains("last changed by"), "{okapi}");
+
+    // Edited since HEAD, its file's time is its age.
+    let path = repo.join(".qwen/team-memory/user/okapi.md");
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    file.write_all(b"Keepers lock the gate.\n").unwrap();
+    drop(file);
+    let okapi = turn_with(
+        &sb,
+        &repo,
+        "b",
+        "When does the okapi enclosure close?",
+        &no_time,
+    );
+    assert!(
+        okapi.contains("(team:user/okapi.md, user, today)"),
+        "{okapi}"
+    );
+    assert!(!okapi.contains("last changed by"), "{okapi}");
 }

@@ -56,7 +56,9 @@ fn prompt(session: &str, text: &str) -> String {
 }
 
 fn ask(sb: &Sandbox, repo: &Path, hook: &str, input: &str) -> Run {
-    let run = sb.teammem_with_input(repo, ["prompt-context", "--hook", hook], input);
+    // A budget no loaded machine reaches: what the turn says, not how fast, is tested here.
+    let args = ["prompt-context", "--hook", hook, "--timeout-ms", "600000"];
+    let run = sb.teammem_with_input(repo, args, input);
     run.expect_code(0);
     run
 }

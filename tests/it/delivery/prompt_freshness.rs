@@ -23,7 +23,15 @@ fn turn(sb: &Sandbox, repo: &Path, session: &str, prompt: &str) -> String {
         "prompt": prompt,
     })
     .to_string();
-    let run = sb.teammem_with_input(repo, ["prompt-context", "--hook", "claude"], &input);
+    // A budget no loaded machine reaches: what the turn says, not how fast, is tested here.
+    let args = [
+        "prompt-context",
+        "--hook",
+        "claude",
+        "--timeout-ms",
+        "600000",
+    ];
+    let run = sb.teammem_with_input(repo, args, &input);
     run.expect_code(0);
     assert!(!run.stderr.contains(TOKEN_TAIL), "{}", run.stderr);
     hook_context(&run, "UserPromptSubmit")

@@ -88,7 +88,7 @@ fn context_and_recall_name_the_commit_that_deleted_a_path() {
     // The per-turn hook says it beside the memory it delivers.
     let turn = sb.teammem_with_input(
         &repo,
-        ["prompt-context", "--hook", "plain"],
+        ["prompt-context", "--hook", "plain", "--timeout-ms", "600000"],
         r#"{"session_id": "s1", "hook_event_name": "UserPromptSubmit", "prompt": "where do the startup migrations run?"}"#,
     );
     turn.expect_code(0);

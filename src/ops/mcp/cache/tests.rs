@@ -320,9 +320,20 @@ fn one_walk_finds_the_last_change_git_log_finds_through_merges_removals_and_read
     let past = std::time::Instant::now()
         .checked_sub(std::time::Duration::from_secs(1))
         .unwrap();
+    let limit = |until, commits| Some(WalkLimit { until, commits });
     assert_eq!(
-        history_below(&repo, head, ".qwen/team-memory", Some(past)),
+        history_below(&repo, head, ".qwen/team-memory", limit(past, None)),
         None
+    );
+    // So does a walk that may read fewer commits than it needs, however long it may take.
+    let later = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    assert_eq!(
+        history_below(&repo, head, ".qwen/team-memory", limit(later, Some(1))),
+        None
+    );
+    assert_eq!(
+        history_below(&repo, head, ".qwen/team-memory", limit(later, Some(1_000))).as_ref(),
+        Some(&walked)
     );
     let paths: Vec<String> = [
         "project/a.md",
