@@ -6,4 +6,5 @@ mod git_only;
 mod git_only_branch;
 mod git_only_check;
 mod git_only_hardening;
+mod git_only_range;
 mod matrix;
