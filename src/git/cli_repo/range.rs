@@ -7,6 +7,7 @@
 //! are the bytes libgit2 reads, never rewritten by a `.mailmap` or a log format.
 
 use std::collections::HashMap;
+use std::ffi::OsStr;
 
 use super::CliRepo;
 use crate::git::GitError;
@@ -103,18 +104,50 @@ impl CliRepo {
         )))
     }
 
-    /// The commits `ids` as their objects say, in the order given.
-    pub fn raw_commits(
+    /// The commits `git rev-list --parents ARGS` lists, in its order, each read raw by one
+    /// `git cat-file --batch`; the parents are rev-list's, so a shallow clone's oldest commits
+    /// have none, as git (and the libgit2 path) sees them.
+    fn listed_commits(
         &self,
-        ids: &[String],
+        args: &[&str],
         deadline: &Deadline,
+        what: &str,
     ) -> Result<Vec<RawCommit>, GitError> {
-        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-        let objects = self.blobs(&refs, deadline)?;
-        Ok(ids
+        let mut all = vec!["rev-list", "--parents"];
+        all.extend_from_slice(args);
+        all.push("--");
+        let listed = self.run(&all, deadline, what)?;
+        let lines: Vec<Vec<&str>> = listed
+            .lines()
+            .map(|l| l.split(' ').collect::<Vec<_>>())
+            .filter(|ids| !ids.is_empty() && !ids[0].is_empty())
+            .collect();
+        let ids: Vec<&str> = lines.iter().map(|ids| ids[0]).collect();
+        let objects = self.blobs(&ids, deadline)?;
+        Ok(lines
             .iter()
-            .map(|id| parse_commit(id, objects.get(id).map(Vec::as_slice).unwrap_or(&[])))
+            .map(|ids| {
+                let mut commit = parse_commit(
+                    ids[0],
+                    objects.get(ids[0]).map(Vec::as_slice).unwrap_or(&[]),
+                );
+                commit.parents = ids[1..].iter().map(|p| p.to_string()).collect();
+                commit
+            })
             .collect())
+    }
+
+    /// [`Self::run_with`] with no object fetched from a promisor remote: a partial clone's
+    /// missing blob is an error, never a download in the middle of a check.
+    fn run_local(
+        &self,
+        args: &[&str],
+        input: &[u8],
+        deadline: &Deadline,
+        what: &str,
+    ) -> Result<String, GitError> {
+        let (key, value) = super::folder::NO_LAZY_FETCH;
+        self.run_with(args, &[(key, OsStr::new(value))], input, deadline, what)
     }
 
     /// Walks `base..head` as `git log --date-order base..head` lists it (parents before
@@ -128,19 +161,11 @@ impl CliRepo {
         folder: &str,
         deadline: &Deadline,
     ) -> Result<RangeWalk, GitError> {
-        let listed = self.run(
-            &[
-                "rev-list",
-                "--date-order",
-                "--reverse",
-                &format!("{base}..{head}"),
-                "--",
-            ],
+        let commits = self.listed_commits(
+            &["--date-order", "--reverse", &format!("{base}..{head}")],
             deadline,
             "listing the commits of the range (git rev-list)",
         )?;
-        let ids: Vec<String> = listed.lines().map(str::to_string).collect();
-        let commits = self.raw_commits(&ids, deadline)?;
         let mut out = RangeWalk::default();
         if commits.is_empty() {
             return Ok(out);
@@ -154,7 +179,7 @@ impl CliRepo {
             })
             .collect();
         let spec = format!(":(literal){folder}/");
-        let diffed = self.run_with(
+        let diffed = self.run_local(
             &[
                 "diff-tree",
                 "--stdin",
@@ -167,7 +192,6 @@ impl CliRepo {
                 "--",
                 &spec,
             ],
-            &[],
             input.as_bytes(),
             deadline,
             "reading what each commit changed (git diff-tree)",
@@ -252,7 +276,7 @@ impl CliRepo {
         deadline: &Deadline,
     ) -> Result<Vec<DiffEntry>, GitError> {
         let spec = format!(":(literal){folder}/");
-        let out = self.run(
+        let out = self.run_local(
             &[
                 "diff-tree",
                 "-r",
@@ -264,6 +288,7 @@ impl CliRepo {
                 "--",
                 &spec,
             ],
+            b"",
             deadline,
             &format!("diffing {old}..{new} (git diff-tree)"),
         )?;
@@ -321,8 +346,9 @@ impl CliRepo {
         new: &str,
         deadline: &Deadline,
     ) -> Result<Removed, GitError> {
-        let out = self.run(
+        let out = self.run_local(
             &["diff-tree", "-r", "-z", "--raw", "-M", old, new],
+            b"",
             deadline,
             &format!("diffing {old}..{new} (git diff-tree)"),
         )?;
@@ -402,9 +428,8 @@ impl CliRepo {
                 .collect();
             let mut args = vec!["diff-tree", "--stdin", "-r", "-z", "--name-only", "--"];
             args.extend(specs.iter().map(String::as_str));
-            let touched = self.run_with(
+            let touched = self.run_local(
                 &args,
-                &[],
                 input.as_bytes(),
                 deadline,
                 "finding the commits that removed paths (git diff-tree)",
@@ -465,19 +490,11 @@ impl CliRepo {
         head: &str,
         deadline: &Deadline,
     ) -> Result<Vec<RawCommit>, GitError> {
-        let listed = self.run(
-            &[
-                "rev-list",
-                "--topo-order",
-                "--reverse",
-                &format!("{base}..{head}"),
-                "--",
-            ],
+        self.listed_commits(
+            &["--topo-order", "--reverse", &format!("{base}..{head}")],
             deadline,
             "listing the commits of the range (git rev-list)",
-        )?;
-        let ids: Vec<String> = listed.lines().map(str::to_string).collect();
-        self.raw_commits(&ids, deadline)
+        )
     }
 
     /// The commits reachable from `tips` that no ref (nor HEAD) reaches, newest first, read
@@ -490,12 +507,9 @@ impl CliRepo {
         if tips.is_empty() {
             return Ok(Vec::new());
         }
-        let mut args = vec!["rev-list"];
-        args.extend(tips.iter().map(String::as_str));
-        args.extend(["--not", "--all", "--"]);
-        let listed = self.run(&args, deadline, "listing new commits (git rev-list)")?;
-        let ids: Vec<String> = listed.lines().map(str::to_string).collect();
-        self.raw_commits(&ids, deadline)
+        let mut args: Vec<&str> = tips.iter().map(String::as_str).collect();
+        args.extend(["--not", "--all"]);
+        self.listed_commits(&args, deadline, "listing new commits (git rev-list)")
     }
 }
 
@@ -692,6 +706,35 @@ mod tests {
         assert_eq!(summary("one  two\n"), "one  two");
         assert_eq!(summary("subject\n   \nbody"), "subject");
         assert_eq!(summary(""), "");
+    }
+
+    /// The summary of odd messages is what libgit2 gives for the same commit.
+    #[test]
+    fn summary_matches_libgit2() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path()).unwrap();
+        let tree = repo
+            .find_tree(repo.treebuilder(None).unwrap().write().unwrap())
+            .unwrap();
+        let who = git2::Signature::new("A", "a@example.com", &git2::Time::new(0, 0)).unwrap();
+        for message in [
+            "plain subject",
+            "  leading spaces\nsecond line\n\nbody",
+            "a\tb\n c\n",
+            "\n\nafter blank lines",
+            "x\n \t\ny",
+            "trailing   \n",
+            "multi\r\nline\r\n\r\nbody",
+            "ünïcode  words\nmore",
+            "",
+        ] {
+            let id = repo.commit(None, &who, &who, message, &tree, &[]).unwrap();
+            let commit = repo.find_commit(id).unwrap();
+            let raw = String::from_utf8_lossy(commit.message_raw_bytes()).into_owned();
+            let libgit2 =
+                String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default()).into_owned();
+            assert_eq!(summary(&raw), libgit2, "{message:?}");
+        }
     }
 
     #[test]
