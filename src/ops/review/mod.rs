@@ -7,7 +7,7 @@
 
 pub(crate) mod format;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use git2::Repository;
 use serde::Serialize;
@@ -205,6 +205,23 @@ fn review_in(repo: HistoryRepo<'_>, base: &str, head: &str) -> Result<Review, Op
             .insert(change.commit);
     }
     let entries = repo.folder_diff(&fork, &head_id)?;
+    // Every side's bytes in one read (one `git cat-file --batch` on the git path).
+    let memory_side = |side: &Option<(String, String, u32)>| {
+        side.as_ref()
+            .is_some_and(|(p, _, m)| *m != MODE_SYMLINK && memory::is_memory_path(p))
+    };
+    let sides: Vec<(&str, u32)> = entries
+        .iter()
+        .filter(|e| memory_side(&e.old) || memory_side(&e.new))
+        .flat_map(|e| [&e.old, &e.new])
+        .flatten()
+        .map(|(_, id, mode)| (id.as_str(), *mode))
+        .collect();
+    let blobs: HashMap<String, Vec<u8>> = sides
+        .iter()
+        .map(|(id, _)| id.to_string())
+        .zip(repo.blobs(&sides)?)
+        .collect();
 
     let mut risks_by_path: BTreeMap<String, Vec<Finding>> = BTreeMap::new();
     let (stale_references, findings): (Vec<Finding>, Vec<Finding>) = report
@@ -227,11 +244,7 @@ fn review_in(repo: HistoryRepo<'_>, base: &str, head: &str) -> Result<Review, Op
             .or(entry.old.as_ref())
             .map(|(p, _, _)| p.clone())
             .unwrap_or_default();
-        let is_memory = |side: &Option<(String, String, u32)>| {
-            side.as_ref()
-                .is_some_and(|(p, _, m)| *m != MODE_SYMLINK && memory::is_memory_path(p))
-        };
-        if !is_memory(&entry.old) && !is_memory(&entry.new) {
+        if !memory_side(&entry.old) && !memory_side(&entry.new) {
             let letter = match entry.kind {
                 RevisionChange::Added => "A",
                 RevisionChange::Deleted => "D",
@@ -241,21 +254,18 @@ fn review_in(repo: HistoryRepo<'_>, base: &str, head: &str) -> Result<Review, Op
             other_files.push(format!("{letter} {}", gate::redact_path(&path)));
             continue;
         }
-        let read = |side: &Option<(String, String, u32)>| -> Result<Option<String>, OpError> {
-            match side {
-                // Secrets are replaced before anything is diffed, so no output can show one.
-                Some((_, id, mode)) => {
-                    let bytes = repo
-                        .blobs(&[(id.as_str(), *mode)])?
-                        .pop()
-                        .unwrap_or_default();
-                    Ok(Some(secrets::redact_text(&String::from_utf8_lossy(&bytes))))
-                }
-                None => Ok(None),
-            }
+        // Secrets are replaced before anything is diffed, so no output can show one.
+        let read = |side: &Option<(String, String, u32)>| {
+            side.as_ref().map(|(_, id, _)| {
+                let bytes = blobs
+                    .get(id.as_str())
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                secrets::redact_text(&String::from_utf8_lossy(bytes))
+            })
         };
-        let old_text = read(&entry.old)?;
-        let new_text = read(&entry.new)?;
+        let old_text = read(&entry.old);
+        let new_text = read(&entry.new);
         let old_parts = old_text.as_deref().map(MemoryParts::read);
         let new_parts = new_text.as_deref().map(MemoryParts::read);
         let shown = new_parts.as_ref().or(old_parts.as_ref());
