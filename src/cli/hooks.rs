@@ -75,9 +75,7 @@ fn print_outcome(outcome: &HookOutcome) {
                 "Removed the MEMORY.md merge driver from {hook} and \
                  .git/config."
             ),
-            HookAction::NotInstalled | HookAction::Unavailable => {
-                status!("No MEMORY.md merge driver; nothing to do.")
-            }
+            HookAction::NotInstalled => status!("No MEMORY.md merge driver; nothing to do."),
         }
         return;
     }
@@ -89,13 +87,9 @@ fn print_outcome(outcome: &HookOutcome) {
         HookAction::NotInstalled => {
             status!("No teammem {name} hook at {hook}; nothing to do.")
         }
-        HookAction::Unavailable => status!(
-            "The {name} hook is {}.",
-            outcome.note.as_deref().unwrap_or("not installed")
-        ),
     }
     match (&outcome.action, &outcome.chained) {
-        (HookAction::Removed | HookAction::Unavailable, Some(_)) => {
+        (HookAction::Removed, Some(_)) => {
             status!("Put back the hook it ran first.")
         }
         (_, Some(chained)) => status!("Your earlier hook runs first, from {}.", chained.display()),

@@ -7,7 +7,9 @@
 //! revert` and `git am` run neither `pre-commit` nor `commit-msg` for their commits, but every
 //! ref update passes through it, and in its `prepared` state a non-zero exit aborts the update.
 //! With the hooks comes the merge driver that regenerates the team `MEMORY.md` in a rebase,
-//! merge or cherry-pick instead of merging it line by line ([`merge_driver`]).
+//! merge or cherry-pick instead of merging it line by line ([`merge_driver`]). In a repository
+//! libgit2 cannot open (reftable refs, SHA-256 objects) every hook is installed too: each check
+//! reads the repository through git there.
 
 use std::path::{Path, PathBuf};
 
@@ -51,9 +53,6 @@ pub enum HookAction {
     Removed,
     /// teammem's hook was not installed.
     NotInstalled,
-    /// The hook cannot work in this repository, so it is not installed (a teammem hook of
-    /// that name that was there is removed); `note` says why.
-    Unavailable,
 }
 
 /// The outcome of `install-hooks` or `uninstall-hooks` for one hook.
@@ -68,9 +67,6 @@ pub struct HookOutcome {
     pub hook: PathBuf,
     /// The user's own hook, run first by teammem's hook (install) or put back (uninstall).
     pub chained: Option<PathBuf>,
-    /// Why the hook is [`HookAction::Unavailable`].
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
 }
 
 /// Where the hooks and the merge driver go.
@@ -79,9 +75,6 @@ struct HookPlace {
     hooks: PathBuf,
     /// The common git folder (local attributes, `.git/config`).
     common_dir: PathBuf,
-    /// Why libgit2 cannot open the repository (reftable refs, SHA-256 objects), when so: the
-    /// `reference-transaction` hook's check needs libgit2, so it is not installed there.
-    git_only: Option<String>,
 }
 
 fn hook_place(project: &Project) -> Result<HookPlace, OpError> {
@@ -90,31 +83,17 @@ fn hook_place(project: &Project) -> Result<HookPlace, OpError> {
         Some(cli) => HookPlace {
             hooks: hooks_dir::hooks_dir_in(&cli.common_dir, &cli.paths.workdir)?,
             common_dir: cli.common_dir,
-            git_only: Some(cli.why),
         },
         None => {
             let repo = project.open_repository()?;
             HookPlace {
                 hooks: hooks_dir::hooks_dir(&repo)?,
                 common_dir: repo.commondir().to_path_buf(),
-                git_only: None,
             }
         }
     };
     std::fs::create_dir_all(&place.hooks).map_err(|e| OpError::io(&place.hooks, e))?;
     Ok(place)
-}
-
-/// Why `hook` is not installed in `place`, when it is not.
-fn unavailable(place: &HookPlace, hook: &str) -> Option<String> {
-    let why = place.git_only.as_ref()?;
-    (hook == REFERENCE_TRANSACTION).then(|| {
-        format!(
-            "not installed ({why}, and its check of the commits that cherry-pick, revert \
-             and am make needs libgit2); pre-commit and pre-merge-commit still check every \
-             other commit, and `teammem check --range` in CI checks them all"
-        )
-    })
 }
 
 /// The script of `hook` (one of `HOOKS`). `binary` is tried first, then `teammem` on PATH.
@@ -243,13 +222,6 @@ pub fn install(project: &Project, binary: &Path) -> Result<Vec<HookOutcome>, OpE
     let mut plan = Vec::new();
     let mut outcomes = Vec::new();
     for name in HOOKS {
-        if let Some(note) = unavailable(&place, name) {
-            let mut removed = uninstall_hook(dir, name)?;
-            removed.action = HookAction::Unavailable;
-            removed.note = Some(note);
-            outcomes.push(removed);
-            continue;
-        }
         let hook = dir.join(name);
         let chained = dir.join(chained_name(name));
         let script = hook_script(binary, name);
@@ -290,7 +262,6 @@ pub fn install(project: &Project, binary: &Path) -> Result<Vec<HookOutcome>, OpE
                 .is_ok()
                 .then_some(chained),
             hook,
-            note: None,
         });
     }
     outcomes.push(install_merge_driver(&place.common_dir, binary)?);
@@ -312,7 +283,6 @@ fn install_merge_driver(common_dir: &Path, binary: &Path) -> Result<HookOutcome,
         action,
         hook: merge_driver::attributes_file(common_dir),
         chained: None,
-        note: None,
     })
 }
 
@@ -332,7 +302,6 @@ pub fn uninstall(project: &Project) -> Result<Vec<HookOutcome>, OpError> {
         action,
         hook: merge_driver::attributes_file(&place.common_dir),
         chained: None,
-        note: None,
     });
     Ok(outcomes)
 }
@@ -348,7 +317,6 @@ fn uninstall_hook(dir: &Path, name: &'static str) -> Result<HookOutcome, OpError
             action: HookAction::NotInstalled,
             hook,
             chained: None,
-            note: None,
         });
     }
     std::fs::remove_file(&hook).map_err(|e| OpError::io(&hook, e))?;
@@ -363,7 +331,6 @@ fn uninstall_hook(dir: &Path, name: &'static str) -> Result<HookOutcome, OpError
         action: HookAction::Removed,
         hook,
         chained: restored,
-        note: None,
     })
 }
 

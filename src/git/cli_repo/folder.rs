@@ -16,7 +16,7 @@ use crate::git::remote::child::{self, Stopped};
 use crate::git::team_files::{FolderFile, FolderRead, MODE_SUBMODULE};
 
 /// No object is fetched from a promisor remote while a folder is read.
-const NO_LAZY_FETCH: (&str, &str) = ("GIT_NO_LAZY_FETCH", "1");
+pub(super) const NO_LAZY_FETCH: (&str, &str) = ("GIT_NO_LAZY_FETCH", "1");
 
 /// An entry listed under (or at a parent of) the folder: path from the top, mode, id, stage.
 struct Listed {

@@ -22,6 +22,7 @@ pub mod folder;
 pub mod history;
 pub mod interrupted;
 pub mod paths;
+pub mod range;
 pub mod transfer;
 pub mod trees;
 

@@ -12,7 +12,6 @@ mod repo;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use git2::{Oid, Repository};
 use serde::Serialize;
 
 use crate::domain::check::{
@@ -26,10 +25,10 @@ use crate::domain::memory;
 use crate::domain::scope::Environment;
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
 use crate::domain::secrets::{self, SecretsIgnore};
-use crate::git::history::folder::{self, RangeHistory};
-use crate::git::team_files::{self, FolderFile, MODE_SUBMODULE, MODE_SYMLINK};
+use crate::git::cli_repo::range::RangeWalk;
+use crate::git::team_files::{FolderFile, MODE_SUBMODULE, MODE_SYMLINK};
 
-use repo::CheckRepo;
+pub(crate) use repo::{CheckRepo, HistoryRepo};
 
 use super::{OpError, Project};
 
@@ -125,12 +124,8 @@ pub fn check(project: &Project, source: &CheckSource) -> Result<CheckReport, OpE
             check_staged(&repo, index_file.as_deref())
         }
         CheckSource::All => check_head(&repo),
-        CheckSource::Range { base, head } => {
-            check_range(repo.libgit2("a check of a range")?, base, head)
-        }
-        CheckSource::RefUpdates(updates) => {
-            check_new_commits(repo.libgit2("a check of new commits")?, updates)
-        }
+        CheckSource::Range { base, head } => check_range(repo.history(), base, head),
+        CheckSource::RefUpdates(updates) => check_new_commits(repo.history(), updates),
     }
 }
 
@@ -270,14 +265,18 @@ fn report_ignored_folder(
 /// path gets every check, and the index is checked when anything changed. Each finding names
 /// the commit that introduced the content. The configuration and the accepted secrets
 /// (`.secretsignore`) are read from `base`, so a range cannot loosen its own check.
-pub fn check_range(repo: &Repository, base: &str, head: &str) -> Result<CheckReport, OpError> {
-    let base_id = folder::resolve_commit(repo, base)?;
-    let head_id = folder::resolve_commit(repo, head)?;
-    let walked = folder::range(repo, base_id, head_id, TEAM_DIR)?;
+pub(crate) fn check_range(
+    repo: HistoryRepo<'_>,
+    base: &str,
+    head: &str,
+) -> Result<CheckReport, OpError> {
+    let base_id = repo.resolve_commit(base)?;
+    let head_id = repo.resolve_commit(head)?;
+    let walked = repo.walk(&base_id, &head_id, TEAM_DIR)?;
     check_history(
         repo,
-        base_id,
-        head_id,
+        &base_id,
+        &head_id,
         &walked,
         format!("{base}..{head}"),
         ReferenceReport::Report,
@@ -296,19 +295,19 @@ pub enum ReferenceReport {
 }
 
 /// [`check_range`] over a history already walked; `source` names the range in the report.
-pub fn check_history(
-    repo: &Repository,
-    base_id: Oid,
-    head_id: Oid,
-    walked: &RangeHistory,
+pub(crate) fn check_history(
+    repo: HistoryRepo<'_>,
+    base_id: &str,
+    head_id: &str,
+    walked: &RangeWalk,
     source: String,
     memory_references: ReferenceReport,
 ) -> Result<CheckReport, OpError> {
-    let base_files = team_files::at_revision(repo, &base_id.to_string(), TEAM_DIR)?.files;
+    let base_files = repo.folder_at(base_id)?.files;
     let (config, config_problem) = config_from(&base_files);
     let mut out = Findings::new(&config);
     report_config_problem(&mut out, config_problem);
-    let head_read = team_files::at_revision(repo, &head_id.to_string(), TEAM_DIR)?;
+    let head_read = repo.folder_at(head_id)?;
     report_blockers(&mut out, &head_read.blockers, None);
     let final_files = head_read.files;
     let accepted = accepted_secrets(&base_files);
@@ -324,21 +323,33 @@ pub fn check_history(
 /// One line of git's `reference-transaction` hook input: `<old> <new> <ref>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RefUpdate {
-    /// The value before (zero when the ref is created).
-    pub old: Oid,
-    /// The value after (zero when the ref is deleted).
-    pub new: Oid,
+    /// The value before, as hex (all zeros when the ref is created).
+    pub old: String,
+    /// The value after, as hex (all zeros when the ref is deleted).
+    pub new: String,
     /// The ref's full name.
     pub name: String,
 }
 
+impl RefUpdate {
+    /// Whether the ref is deleted by this update.
+    fn deletes(&self) -> bool {
+        self.new.bytes().all(|b| b == b'0')
+    }
+}
+
 /// Reads the hook's input; symbolic updates (`ref:…`) and lines that do not parse are skipped.
+/// An object id is 40 (SHA-1) or 64 (SHA-256) hex digits.
 pub fn parse_ref_updates(text: &str) -> Vec<RefUpdate> {
+    let object_id = |s: &str| {
+        (matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit()))
+            .then(|| s.to_ascii_lowercase())
+    };
     text.lines()
         .filter_map(|line| {
             let mut parts = line.split_whitespace();
-            let old = Oid::from_str(parts.next()?).ok()?;
-            let new = Oid::from_str(parts.next()?).ok()?;
+            let old = object_id(parts.next()?)?;
+            let new = object_id(parts.next()?)?;
             let name = parts.next()?.to_string();
             Some(RefUpdate { old, new, name })
         })
@@ -351,54 +362,42 @@ pub fn parse_ref_updates(text: &str) -> Vec<RefUpdate> {
 /// existing commit brings none and costs one walk. Each such commit is checked as
 /// `check --range PARENT..COMMIT` (the parent's configuration); merge commits are left to the
 /// `pre-merge-commit` hook.
-pub fn check_new_commits(repo: &Repository, updates: &[RefUpdate]) -> Result<CheckReport, OpError> {
-    let git = |what: &'static str| move |e| crate::git::GitError::git(what, e);
-    let mut walk = repo.revwalk().map_err(git("walking new commits"))?;
-    let mut any = false;
+pub(crate) fn check_new_commits(
+    repo: HistoryRepo<'_>,
+    updates: &[RefUpdate],
+) -> Result<CheckReport, OpError> {
+    let mut tips: Vec<String> = Vec::new();
     for u in updates {
         let branch = u.name == "HEAD" || u.name.starts_with("refs/heads/");
-        if branch && !u.new.is_zero() && u.new != u.old {
-            walk.push(u.new).map_err(git("walking new commits"))?;
-            any = true;
+        if branch && !u.deletes() && u.new != u.old && !tips.contains(&u.new) {
+            tips.push(u.new.clone());
         }
     }
     let mut report = CheckReport::new("new commits".into(), 0, Vec::new());
-    if !any {
+    if tips.is_empty() {
         return Ok(report);
-    }
-    // In the `prepared` state no ref has moved yet: every commit a ref reaches now was already
-    // there, fetched or checked when it was made.
-    for reference in repo.references().map_err(git("listing refs"))?.flatten() {
-        if let Ok(commit) = reference.peel_to_commit() {
-            let _ = walk.hide(commit.id());
-        }
-    }
-    if let Ok(head) = repo.head().and_then(|h| h.peel_to_commit()) {
-        let _ = walk.hide(head.id());
     }
     let mut findings = Vec::new();
     let mut files = 0;
     let mut commits = 0;
-    for id in walk {
-        let id = id.map_err(git("walking new commits"))?;
-        let commit = repo.find_commit(id).map_err(git("reading a new commit"))?;
-        if commit.parent_count() > 1 {
+    for commit in repo.unreferenced_commits(&tips)? {
+        if commit.parents.len() > 1 {
             continue;
         }
         commits += 1;
-        let one = match commit.parent_id(0) {
-            Ok(parent) => {
-                let walked = folder::range(repo, parent, id, TEAM_DIR)?;
+        let one = match commit.parents.first() {
+            Some(parent) => {
+                let walked = repo.walk(parent, &commit.id, TEAM_DIR)?;
                 check_history(
                     repo,
                     parent,
-                    id,
+                    &commit.id,
                     &walked,
                     String::new(),
                     ReferenceReport::WhenConfigured,
                 )?
             }
-            Err(_) => root_commit_report(repo, id)?,
+            None => root_commit_report(repo, &commit.id)?,
         };
         files += one.files_checked;
         findings.extend(one.findings);
@@ -409,19 +408,14 @@ pub fn check_new_commits(repo: &Repository, updates: &[RefUpdate]) -> Result<Che
 }
 
 /// A root commit has no parent to compare with: its whole team folder is what it adds.
-fn root_commit_report(repo: &Repository, id: Oid) -> Result<CheckReport, OpError> {
-    let read = team_files::at_revision(repo, &id.to_string(), TEAM_DIR)?;
+fn root_commit_report(repo: HistoryRepo<'_>, id: &str) -> Result<CheckReport, OpError> {
+    let read = repo.folder_at(id)?;
     let (config, config_problem) = config_from(&read.files);
     let mut out = Findings::new(&config);
     report_config_problem(&mut out, config_problem);
-    report_blockers(&mut out, &read.blockers, Some(&id.to_string()));
+    report_blockers(&mut out, &read.blockers, Some(id));
     let refs: Vec<&FolderFile> = read.files.iter().collect();
-    check_tree_files(
-        &mut out,
-        &refs,
-        &accepted_secrets(&read.files),
-        Some(&id.to_string()),
-    );
+    check_tree_files(&mut out, &refs, &accepted_secrets(&read.files), Some(id));
     Ok(CheckReport::new(id.to_string(), refs.len(), out.list))
 }
 
@@ -457,10 +451,25 @@ enum Step<'a> {
 /// over one batch, which bounds the memory a long range holds at once.
 const BATCH_BYTES: usize = 32 * 1024 * 1024;
 
+/// How many file versions are read from git in one go (one `git cat-file --batch` run for a
+/// repository only git can read).
+const READ_AT_ONCE: usize = 256;
+
+/// A file version of the range to check, before its bytes are read: path, commit, blob, mode,
+/// depth, and whether its path is checked too (once per path of the range).
+struct Planned<'a> {
+    rel: &'a str,
+    commit: &'a str,
+    id: &'a str,
+    mode: u32,
+    depth: Depth,
+    name: bool,
+}
+
 fn check_changes(
-    repo: &Repository,
+    repo: HistoryRepo<'_>,
     out: &mut Findings<'_>,
-    walked: &RangeHistory,
+    walked: &RangeWalk,
     final_files: &[FolderFile],
     accepted: &SecretsIgnore,
 ) -> Result<usize, OpError> {
@@ -469,47 +478,70 @@ fn check_changes(
     let mut seen = HashSet::new();
     let mut named = HashSet::new();
     let mut last_commit: HashMap<&str, &str> = HashMap::new();
-    let mut checked = 0;
-    // Blobs are read in the range's order (a repository handle is not shared between
-    // threads), their secrets scanned in parallel a batch at a time, and the findings pushed
-    // in the range's order again, so the report does not depend on the threads.
-    let mut batch: Vec<Step<'_>> = Vec::new();
-    let mut batch_bytes = 0;
+    // What to check, in the range's order: the configuration changes, and each file version
+    // once.
+    let mut plan: Vec<Result<Planned<'_>, (&str, &str)>> = Vec::new();
     for change in &walked.changes {
         let commit = walked.commits[change.commit].id.as_str();
         last_commit.insert(change.rel.as_str(), commit);
         if change.rel == CONFIG_FILE || change.rel == secrets::IGNORE_FILE {
-            batch.push(Step::ConfigChanged(change.rel.as_str(), commit));
+            plan.push(Err((change.rel.as_str(), commit)));
         }
-        let Some((id, mode)) = change.new else {
+        let Some((id, mode)) = &change.new else {
             continue;
         };
-        if !seen.insert((change.rel.as_str(), id)) {
+        if !seen.insert((change.rel.as_str(), id.as_str())) {
             continue;
         }
         let is_final = final_ids
             .get(change.rel.as_str())
-            .is_some_and(|f| f.id == id.to_string());
+            .is_some_and(|f| f.id == *id);
         let depth = if is_final {
             Depth::Full
         } else {
             Depth::Content
         };
-        let bytes = team_files::read_blob(repo, id, mode)?;
-        batch_bytes += bytes.len();
-        let name = named.insert(change.rel.as_str());
-        batch.push(Step::File(
-            change.rel.as_str(),
+        plan.push(Ok(Planned {
+            rel: change.rel.as_str(),
             commit,
-            bytes,
-            mode,
+            id: id.as_str(),
+            mode: *mode,
             depth,
-            name,
-        ));
-        checked += 1;
-        if batch_bytes >= BATCH_BYTES {
-            check_batch(out, std::mem::take(&mut batch), batch_bytes, accepted);
-            batch_bytes = 0;
+            name: named.insert(change.rel.as_str()),
+        }));
+    }
+    let checked = plan.iter().filter(|p| p.is_ok()).count();
+    // Blobs are read in the range's order, their secrets scanned in parallel a batch at a
+    // time, and the findings pushed in the range's order again, so the report does not depend
+    // on the threads.
+    let mut batch: Vec<Step<'_>> = Vec::new();
+    let mut batch_bytes = 0;
+    for part in plan.chunks(READ_AT_ONCE) {
+        let wanted: Vec<(&str, u32)> = part
+            .iter()
+            .filter_map(|p| p.as_ref().ok().map(|f| (f.id, f.mode)))
+            .collect();
+        let mut read = repo.blobs(&wanted)?.into_iter();
+        for step in part {
+            match step {
+                Err((rel, commit)) => batch.push(Step::ConfigChanged(rel, commit)),
+                Ok(file) => {
+                    let bytes = read.next().unwrap_or_default();
+                    batch_bytes += bytes.len();
+                    batch.push(Step::File(
+                        file.rel,
+                        file.commit,
+                        bytes,
+                        file.mode,
+                        file.depth,
+                        file.name,
+                    ));
+                    if batch_bytes >= BATCH_BYTES {
+                        check_batch(out, std::mem::take(&mut batch), batch_bytes, accepted);
+                        batch_bytes = 0;
+                    }
+                }
+            }
         }
     }
     check_batch(out, batch, batch_bytes, accepted);

@@ -130,17 +130,17 @@ pub fn removing_commits(
 
 /// The memory-reference findings of `base..head`: what the change since the merge base
 /// removes, against the team memories at `head`.
-pub fn in_range(
-    repo: &Repository,
+pub(crate) fn in_range(
+    repo: super::HistoryRepo<'_>,
     out: &mut Findings<'_>,
-    base: Oid,
-    head: Oid,
+    base: &str,
+    head: &str,
     head_files: &[FolderFile],
 ) -> Result<(), OpError> {
-    let fork = crate::git::history::merge_base(repo, base, head)?;
-    let removed = removal::removed_between(repo, fork, head)?;
+    let fork = repo.merge_base(base, head)?;
+    let removed = repo.removed_between(&fork, head)?;
     report(out, head_files, &removed, |paths| {
-        removing_commits(repo, head, paths)
+        repo.removing_commits(head, paths)
     });
     Ok(())
 }

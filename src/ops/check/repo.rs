@@ -1,16 +1,22 @@
 //! The repository a check reads: through libgit2, or — refs in reftable, SHA-256 objects,
 //! which libgit2 cannot open — through the installed git (`git/cli_repo/`), with the same
-//! folder reads, so `check --staged` and `check --all` judge the same bytes either way.
+//! folder reads, so `check --staged` and `check --all` judge the same bytes either way; and
+//! its history ([`HistoryRepo`]), so `check --range`, `check --ref-updates` and `review` walk
+//! the same commits and read the same file versions either way.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
-use git2::Repository;
+use git2::{Oid, Repository};
 
 use crate::domain::memory::MemoryType;
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
 use crate::git::GitError;
+use crate::git::cli_repo::range::{DiffEntry, RangeWalk, RawCommit, WalkedChange};
 use crate::git::cli_repo::{CliRepo, Opened};
+use crate::git::history;
+use crate::git::history::folder;
 use crate::git::history::removal::{self, Removed};
 use crate::git::remote::Deadline;
 use crate::git::team_files::{self, FolderRead};
@@ -37,21 +43,11 @@ impl CheckRepo {
         })
     }
 
-    /// libgit2's handle; `what` (a check of a range or of new commits) is refused in a
-    /// repository only git can read, naming why and where it does run.
-    pub(crate) fn libgit2(&self, what: &str) -> Result<&Repository, OpError> {
+    /// The repository's history, for a range's or new commits' check and a review.
+    pub(crate) fn history(&self) -> HistoryRepo<'_> {
         match self {
-            CheckRepo::Libgit2(repo) => Ok(repo),
-            CheckRepo::Git(cli, _) => Err(GitError::Unsupported {
-                path: cli.paths.workdir.display().to_string(),
-                what: cli.why.clone(),
-                fix: format!(
-                    "{what} needs it: run it in a clone with files refs and SHA-1 objects, such \
-                     as CI's checkout (`teammem check --staged` and `teammem check --all` run \
-                     here through git)"
-                ),
-            }
-            .into()),
+            CheckRepo::Libgit2(repo) => HistoryRepo::Libgit2(repo),
+            CheckRepo::Git(cli, deadline) => HistoryRepo::Git(cli, deadline),
         }
     }
 
@@ -171,4 +167,231 @@ fn git_ignore_advice(cli: &CliRepo, deadline: &Deadline) -> Result<Option<String
         Some(rule.clone()),
         rule_of(qwen).is_some(),
     )))
+}
+
+/// The commits of the range a check or review walks (`removing_commits` looks at this many
+/// first-parent commits at most, as the libgit2 walk does).
+const REMOVAL_WALK: usize = 10_000;
+
+/// A repository's history as a range's check and a review read it: through libgit2, or through
+/// the installed git where libgit2 cannot open the repository. Object ids are hex text, so a
+/// SHA-256 id fits.
+#[derive(Clone, Copy)]
+pub enum HistoryRepo<'r> {
+    /// Read by libgit2.
+    Libgit2(&'r Repository),
+    /// Read by git; every run ends by the deadline.
+    Git(&'r CliRepo, &'r Deadline),
+}
+
+impl HistoryRepo<'_> {
+    /// The commit `rev` names, as hex.
+    pub(crate) fn resolve_commit(&self, rev: &str) -> Result<String, OpError> {
+        Ok(match self {
+            HistoryRepo::Libgit2(repo) => folder::resolve_commit(repo, rev)?.to_string(),
+            HistoryRepo::Git(cli, deadline) => cli.resolve_commit(rev, deadline)?,
+        })
+    }
+
+    /// What each commit of `base..head` (parents before children) wrote below `dir`.
+    pub(crate) fn walk(&self, base: &str, head: &str, dir: &str) -> Result<RangeWalk, OpError> {
+        Ok(match self {
+            HistoryRepo::Libgit2(repo) => {
+                let walked = folder::range(repo, oid(base)?, oid(head)?, dir)?;
+                RangeWalk {
+                    commits: walked.commits,
+                    changes: walked
+                        .changes
+                        .into_iter()
+                        .map(|c| WalkedChange {
+                            commit: c.commit,
+                            rel: c.rel,
+                            new: c.new.map(|(id, mode)| (id.to_string(), mode)),
+                        })
+                        .collect(),
+                }
+            }
+            HistoryRepo::Git(cli, deadline) => cli.folder_range(base, head, dir, deadline)?,
+        })
+    }
+
+    /// The team folder in commit `id`'s tree.
+    pub(crate) fn folder_at(&self, id: &str) -> Result<FolderRead, OpError> {
+        Ok(match self {
+            HistoryRepo::Libgit2(repo) => team_files::at_revision(repo, id, TEAM_DIR)?,
+            HistoryRepo::Git(cli, deadline) => {
+                cli.folder_at(id, TEAM_DIR, deadline)?
+                    .ok_or_else(|| GitError::Cli {
+                        context: format!("reading commit {id}"),
+                        message: "not a commit in this repository".into(),
+                    })?
+            }
+        })
+    }
+
+    /// The bytes of each `(blob, mode)`, in order (a submodule has none).
+    pub(crate) fn blobs(&self, wanted: &[(&str, u32)]) -> Result<Vec<Vec<u8>>, OpError> {
+        match self {
+            HistoryRepo::Libgit2(repo) => wanted
+                .iter()
+                .map(|(id, mode)| Ok(team_files::read_blob(repo, oid(id)?, *mode)?))
+                .collect(),
+            HistoryRepo::Git(cli, deadline) => {
+                let ids: Vec<&str> = wanted
+                    .iter()
+                    .filter(|(_, mode)| *mode != team_files::MODE_SUBMODULE)
+                    .map(|(id, _)| *id)
+                    .collect();
+                let read = cli.blobs(&ids, deadline)?;
+                Ok(wanted
+                    .iter()
+                    .map(|(id, mode)| {
+                        if *mode == team_files::MODE_SUBMODULE {
+                            Vec::new()
+                        } else {
+                            read.get(*id).cloned().unwrap_or_default()
+                        }
+                    })
+                    .collect())
+            }
+        }
+    }
+
+    /// The best common ancestor of two commits.
+    pub(crate) fn merge_base(&self, one: &str, two: &str) -> Result<String, OpError> {
+        Ok(match self {
+            HistoryRepo::Libgit2(repo) => {
+                history::merge_base(repo, oid(one)?, oid(two)?)?.to_string()
+            }
+            HistoryRepo::Git(cli, deadline) => cli.merge_base(one, two, deadline)?,
+        })
+    }
+
+    /// What `new` removes of `old`, renames found by similarity.
+    pub(crate) fn removed_between(&self, old: &str, new: &str) -> Result<Removed, OpError> {
+        Ok(match self {
+            HistoryRepo::Libgit2(repo) => removal::removed_between(repo, oid(old)?, oid(new)?)?,
+            HistoryRepo::Git(cli, deadline) => cli.removed_between(old, new, deadline)?,
+        })
+    }
+
+    /// The commit of `head`'s first-parent history that removed each path (`true`: a folder),
+    /// as hex; a path whose removal is not found (or a walk that failed) is left out.
+    pub(crate) fn removing_commits(
+        &self,
+        head: &str,
+        paths: &[(String, bool)],
+    ) -> HashMap<String, String> {
+        match self {
+            HistoryRepo::Libgit2(repo) => match oid(head) {
+                Ok(head) => super::references::removing_commits(repo, head, paths),
+                Err(_) => HashMap::new(),
+            },
+            HistoryRepo::Git(cli, deadline) => cli
+                .removing_commits(head, paths, REMOVAL_WALK, deadline)
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The changes below the team folder from `old` to `new`, renames found by similarity.
+    pub(crate) fn folder_diff(&self, old: &str, new: &str) -> Result<Vec<DiffEntry>, OpError> {
+        Ok(match self {
+            HistoryRepo::Libgit2(repo) => folder::folder_diff(repo, old, new, TEAM_DIR)?
+                .into_iter()
+                .map(|e| {
+                    let side = |s: Option<(String, Oid, u32)>| {
+                        s.map(|(path, id, mode)| (path, id.to_string(), mode))
+                    };
+                    DiffEntry {
+                        kind: e.kind,
+                        old: side(e.old),
+                        new: side(e.new),
+                    }
+                })
+                .collect(),
+            HistoryRepo::Git(cli, deadline) => cli.folder_diff(old, new, TEAM_DIR, deadline)?,
+        })
+    }
+
+    /// The commits of `base..head`, parents before children (libgit2's topological order, git's
+    /// `--topo-order`), with their people.
+    pub(crate) fn commits_between(
+        &self,
+        base: &str,
+        head: &str,
+    ) -> Result<Vec<RawCommit>, OpError> {
+        match self {
+            HistoryRepo::Libgit2(repo) => {
+                let git = |e| GitError::git(format!("listing the commits of {base}..{head}"), e);
+                let mut walk = repo.revwalk().map_err(git)?;
+                walk.push(oid(head)?).map_err(git)?;
+                walk.hide(oid(base)?).map_err(git)?;
+                walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)
+                    .map_err(git)?;
+                let mut out = Vec::new();
+                for id in walk {
+                    out.push(raw_commit(repo, id.map_err(git)?)?);
+                }
+                Ok(out)
+            }
+            HistoryRepo::Git(cli, deadline) => Ok(cli.range_commits(base, head, deadline)?),
+        }
+    }
+
+    /// The commits reachable from `tips` that no ref and not HEAD reaches yet, with their
+    /// parents.
+    pub(crate) fn unreferenced_commits(&self, tips: &[String]) -> Result<Vec<RawCommit>, OpError> {
+        match self {
+            HistoryRepo::Libgit2(repo) => {
+                let git = |what: &'static str| move |e| GitError::git(what, e);
+                let mut walk = repo.revwalk().map_err(git("walking new commits"))?;
+                for tip in tips {
+                    walk.push(oid(tip)?).map_err(git("walking new commits"))?;
+                }
+                if tips.is_empty() {
+                    return Ok(Vec::new());
+                }
+                // In the `prepared` state no ref has moved yet: every commit a ref reaches now
+                // was already there, fetched or checked when it was made.
+                for reference in repo.references().map_err(git("listing refs"))?.flatten() {
+                    if let Ok(commit) = reference.peel_to_commit() {
+                        let _ = walk.hide(commit.id());
+                    }
+                }
+                if let Ok(head) = repo.head().and_then(|h| h.peel_to_commit()) {
+                    let _ = walk.hide(head.id());
+                }
+                let mut out = Vec::new();
+                for id in walk {
+                    out.push(raw_commit(repo, id.map_err(git("walking new commits"))?)?);
+                }
+                Ok(out)
+            }
+            HistoryRepo::Git(cli, deadline) => Ok(cli.unreferenced_commits(tips, deadline)?),
+        }
+    }
+}
+
+/// A libgit2 object id from hex.
+fn oid(hex: &str) -> Result<Oid, GitError> {
+    Oid::from_str(hex).map_err(|e| GitError::git(format!("reading object id {hex}"), e))
+}
+
+/// A commit's parents, people and summary, as libgit2 reads them.
+fn raw_commit(repo: &Repository, id: Oid) -> Result<RawCommit, GitError> {
+    let commit = repo
+        .find_commit(id)
+        .map_err(|e| GitError::git(format!("reading commit {id}"), e))?;
+    let person = |s: git2::Signature<'_>| crate::git::cli_repo::range::Person {
+        name: String::from_utf8_lossy(s.name_bytes()).into_owned(),
+        email: String::from_utf8_lossy(s.email_bytes()).into_owned(),
+        time: s.when().seconds(),
+    };
+    Ok(RawCommit {
+        id: id.to_string(),
+        parents: commit.parent_ids().map(|p| p.to_string()).collect(),
+        author: person(commit.author()),
+        committer: person(commit.committer()),
+        summary: String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default()).into_owned(),
+    })
 }

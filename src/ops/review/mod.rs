@@ -7,7 +7,7 @@
 
 pub(crate) mod format;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use git2::Repository;
 use serde::Serialize;
@@ -19,11 +19,10 @@ use crate::domain::memory_diff::{self, FieldChange, MemoryParts};
 use crate::domain::recall::usage::utc_date;
 use crate::domain::scope::TEAM_DIR;
 use crate::domain::secrets;
-use crate::git::history;
-use crate::git::history::folder::{self, CommitInfo, RevisionChange};
-use crate::git::team_files::{self, MODE_SYMLINK};
+use crate::git::history::folder::{CommitInfo, RevisionChange};
+use crate::git::team_files::MODE_SYMLINK;
 
-use super::check::{CheckSource, ReferenceReport, check_history};
+use super::check::{CheckRepo, CheckSource, HistoryRepo, ReferenceReport, check_history};
 use super::{OpError, Project};
 
 /// Counts shown at the top.
@@ -135,10 +134,10 @@ pub struct ProposalCommit {
 
 /// The commits of `base..head` with their authors, when `head` names a proposal branch.
 fn proposal_commits(
-    repo: &Repository,
-    base: git2::Oid,
+    repo: HistoryRepo<'_>,
+    base: &str,
     head_spec: &str,
-    head: git2::Oid,
+    head: &str,
 ) -> Result<Vec<ProposalCommit>, OpError> {
     let prefix = crate::git::memory_branch::PROPOSALS_PREFIX;
     let Some((_, owner)) = head_spec.split_once(prefix) else {
@@ -149,56 +148,51 @@ fn proposal_commits(
         Some((who, n)) if n.parse::<u8>().is_ok() => who,
         _ => owner,
     };
-    let git = |e| crate::git::GitError::git(format!("listing the commits of {head_spec}"), e);
-    let mut walk = repo.revwalk().map_err(git)?;
-    walk.push(head).map_err(git)?;
-    walk.hide(base).map_err(git)?;
-    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)
-        .map_err(git)?;
-    let mut out = Vec::new();
-    for id in walk {
-        let commit = repo.find_commit(id.map_err(git)?).map_err(git)?;
-        let person = |s: git2::Signature<'_>| {
-            format!(
-                "{} <{}>",
-                String::from_utf8_lossy(s.name_bytes()),
-                String::from_utf8_lossy(s.email_bytes())
-            )
-        };
-        let author = commit.author();
-        let made_by =
-            crate::git::memory_branch::proposal_user_of(author.email().ok(), author.name().ok());
-        out.push(ProposalCommit {
-            commit: commit.id().to_string(),
-            subject: String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default())
-                .into_owned(),
-            author: person(commit.author()),
-            committer: person(commit.committer()),
-            not_the_owner: made_by != owner,
-        });
-    }
-    Ok(out)
+    let person = |p: &crate::git::cli_repo::range::Person| format!("{} <{}>", p.name, p.email);
+    Ok(repo
+        .commits_between(base, head)?
+        .into_iter()
+        .map(|commit| {
+            let made_by = crate::git::memory_branch::proposal_user_of(
+                Some(&commit.author.email),
+                Some(&commit.author.name),
+            );
+            ProposalCommit {
+                subject: commit.summary.clone(),
+                author: person(&commit.author),
+                committer: person(&commit.committer),
+                not_the_owner: made_by != owner,
+                commit: commit.id,
+            }
+        })
+        .collect())
 }
 
-/// Builds the review of `spec` (`BASE..HEAD`).
+/// Builds the review of `spec` (`BASE..HEAD`), through git where libgit2 cannot open the
+/// repository (reftable refs, SHA-256 objects).
 pub fn review(project: &Project, spec: &str) -> Result<Review, OpError> {
     let CheckSource::Range { base, head } = CheckSource::range(spec)? else {
         return Err(OpError::Usage(format!("`{spec}` is not BASE..HEAD")));
     };
-    let repo = project.open_repository()?;
-    review_range(&repo, &base, &head)
+    let repo = CheckRepo::open(project)?;
+    review_in(repo.history(), &base, &head)
 }
 
 /// Builds the review of `base..head` in `repo`.
 pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review, OpError> {
-    let base_id = folder::resolve_commit(repo, base)?;
-    let head_id = folder::resolve_commit(repo, head)?;
-    let fork = history::merge_base(repo, base_id, head_id)?;
-    let walked = folder::range(repo, base_id, head_id, TEAM_DIR)?;
+    review_in(HistoryRepo::Libgit2(repo), base, head)
+}
+
+/// Builds the review of `base..head` from `repo`'s history.
+fn review_in(repo: HistoryRepo<'_>, base: &str, head: &str) -> Result<Review, OpError> {
+    let base_id = repo.resolve_commit(base)?;
+    let head_id = repo.resolve_commit(head)?;
+    let fork = repo.merge_base(&base_id, &head_id)?;
+    let walked = repo.walk(&base_id, &head_id, TEAM_DIR)?;
     let report = check_history(
         repo,
-        base_id,
-        head_id,
+        &base_id,
+        &head_id,
         &walked,
         format!("{base}..{head}"),
         ReferenceReport::Report,
@@ -210,7 +204,24 @@ pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review,
             .or_default()
             .insert(change.commit);
     }
-    let entries = folder::folder_diff(repo, &fork.to_string(), &head_id.to_string(), TEAM_DIR)?;
+    let entries = repo.folder_diff(&fork, &head_id)?;
+    // Every side's bytes in one read (one `git cat-file --batch` on the git path).
+    let memory_side = |side: &Option<(String, String, u32)>| {
+        side.as_ref()
+            .is_some_and(|(p, _, m)| *m != MODE_SYMLINK && memory::is_memory_path(p))
+    };
+    let sides: Vec<(&str, u32)> = entries
+        .iter()
+        .filter(|e| memory_side(&e.old) || memory_side(&e.new))
+        .flat_map(|e| [&e.old, &e.new])
+        .flatten()
+        .map(|(_, id, mode)| (id.as_str(), *mode))
+        .collect();
+    let blobs: HashMap<String, Vec<u8>> = sides
+        .iter()
+        .map(|(id, _)| id.to_string())
+        .zip(repo.blobs(&sides)?)
+        .collect();
 
     let mut risks_by_path: BTreeMap<String, Vec<Finding>> = BTreeMap::new();
     let (stale_references, findings): (Vec<Finding>, Vec<Finding>) = report
@@ -233,11 +244,7 @@ pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review,
             .or(entry.old.as_ref())
             .map(|(p, _, _)| p.clone())
             .unwrap_or_default();
-        let is_memory = |side: &Option<(String, git2::Oid, u32)>| {
-            side.as_ref()
-                .is_some_and(|(p, _, m)| *m != MODE_SYMLINK && memory::is_memory_path(p))
-        };
-        if !is_memory(&entry.old) && !is_memory(&entry.new) {
+        if !memory_side(&entry.old) && !memory_side(&entry.new) {
             let letter = match entry.kind {
                 RevisionChange::Added => "A",
                 RevisionChange::Deleted => "D",
@@ -247,17 +254,18 @@ pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review,
             other_files.push(format!("{letter} {}", gate::redact_path(&path)));
             continue;
         }
-        let read = |side: &Option<(String, git2::Oid, u32)>| -> Result<Option<String>, OpError> {
-            match side {
-                // Secrets are replaced before anything is diffed, so no output can show one.
-                Some((_, id, mode)) => Ok(Some(secrets::redact_text(&String::from_utf8_lossy(
-                    &team_files::read_blob(repo, *id, *mode)?,
-                )))),
-                None => Ok(None),
-            }
+        // Secrets are replaced before anything is diffed, so no output can show one.
+        let read = |side: &Option<(String, String, u32)>| {
+            side.as_ref().map(|(_, id, _)| {
+                let bytes = blobs
+                    .get(id.as_str())
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                secrets::redact_text(&String::from_utf8_lossy(bytes))
+            })
         };
-        let old_text = read(&entry.old)?;
-        let new_text = read(&entry.new)?;
+        let old_text = read(&entry.old);
+        let new_text = read(&entry.new);
         let old_parts = old_text.as_deref().map(MemoryParts::read);
         let new_parts = new_text.as_deref().map(MemoryParts::read);
         let shown = new_parts.as_ref().or(old_parts.as_ref());
@@ -330,14 +338,14 @@ pub fn review_range(repo: &Repository, base: &str, head: &str) -> Result<Review,
     Ok(Review {
         base: base.to_string(),
         head: head.to_string(),
-        merge_base: fork.to_string(),
-        head_commit: head_id.to_string(),
+        merge_base: fork,
+        head_commit: head_id.clone(),
         summary,
         memories,
         other_files,
         other_risks,
         stale_references,
-        proposal_commits: proposal_commits(repo, base_id, head, head_id)?,
+        proposal_commits: proposal_commits(repo, &base_id, head, &head_id)?,
     })
 }
 

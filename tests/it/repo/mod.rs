@@ -6,4 +6,6 @@ mod git_only;
 mod git_only_branch;
 mod git_only_check;
 mod git_only_hardening;
+mod git_only_range;
+mod git_only_ref_updates;
 mod matrix;
