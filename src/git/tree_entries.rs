@@ -117,13 +117,20 @@ pub fn list_within(
 }
 
 /// The deadline a listing looks at every [`CLOCK_EVERY`] entries.
-struct Clock {
+pub(crate) struct Clock {
     deadline: Option<Deadline>,
     seen: usize,
 }
 
 impl Clock {
-    fn tick(&mut self) -> Result<(), GitError> {
+    /// A clock that stops a listing once `deadline` passes (never, for `None`).
+    pub(crate) fn new(deadline: Option<Deadline>) -> Self {
+        Clock { deadline, seen: 0 }
+    }
+
+    /// Counts one entry; [`GitError::OutOfTime`] when the deadline passed (looked at every
+    /// [`CLOCK_EVERY`] entries).
+    pub(crate) fn tick(&mut self) -> Result<(), GitError> {
         self.seen += 1;
         if self.seen % CLOCK_EVERY == 0 && self.deadline.is_some_and(|d| d.passed()) {
             return Err(GitError::OutOfTime {
@@ -142,37 +149,152 @@ fn list_into(
     clock: &mut Clock,
     out: &mut TreeListing,
 ) -> Result<(), GitError> {
-    let entries = entries_of(tree);
-    for (name, versions) in &entries {
-        clock.tick()?;
-        let rel = format!("{prefix}{}", String::from_utf8_lossy(name));
-        if versions.len() > 1 {
-            out.refused.push(Refused {
-                rel,
-                why: "a duplicate entry: the tree names it more than once",
-            });
-            continue;
-        }
-        if let Some(why) = check.refusal(name) {
-            out.refused.push(Refused { rel, why });
-            continue;
-        }
-        let (id, mode) = versions[0];
-        if prefix.is_empty() && name == INDEX_FILE.as_bytes() && is_tree(mode) {
-            out.refused.push(Refused {
-                rel,
-                why: "a folder where the generated MEMORY.md belongs",
-            });
-            continue;
-        }
-        if is_tree(mode) {
-            let sub = find_tree(repo, id, &rel)?;
-            list_into(repo, &sub, &format!("{rel}/"), check, clock, out)?;
-        } else {
-            out.files.insert(rel, (id, mode));
-        }
+    for (name, versions) in &entries_of(tree) {
+        list_entry(repo, prefix, name, versions, check, clock, out)?;
     }
     Ok(())
+}
+
+/// Lists the entry `name` of a folder at `prefix` (its `versions`, more than one for a
+/// duplicate) into `out` as [`list`] does: a file, everything below a folder, or a refusal.
+pub(crate) fn list_entry(
+    repo: &Repository,
+    prefix: &str,
+    name: &[u8],
+    versions: &[Version],
+    check: &mut NameCheck<'_>,
+    clock: &mut Clock,
+    out: &mut TreeListing,
+) -> Result<(), GitError> {
+    clock.tick()?;
+    let rel = format!("{prefix}{}", String::from_utf8_lossy(name));
+    if let Some(why) = listing_refusal(prefix, name, versions, check) {
+        out.refused.push(Refused { rel, why });
+        return Ok(());
+    }
+    let (id, mode) = versions[0];
+    if is_tree(mode) {
+        let sub = find_tree(repo, id, &rel)?;
+        list_into(repo, &sub, &format!("{rel}/"), check, clock, out)?;
+    } else {
+        out.files.insert(rel, (id, mode));
+    }
+    Ok(())
+}
+
+/// Why [`list`] leaves the entry `name` of the folder at `prefix` out (with everything below
+/// it), if it does: a duplicate, a name git refuses, a folder where `MEMORY.md` belongs.
+fn listing_refusal(
+    prefix: &str,
+    name: &[u8],
+    versions: &[Version],
+    check: &mut NameCheck<'_>,
+) -> Option<&'static str> {
+    if versions.len() != 1 {
+        return Some("a duplicate entry: the tree names it more than once");
+    }
+    if let Some(why) = check.refusal(name) {
+        return Some(why);
+    }
+    if prefix.is_empty() && name == INDEX_FILE.as_bytes() && is_tree(versions[0].1) {
+        return Some("a folder where the generated MEMORY.md belongs");
+    }
+    None
+}
+
+/// The entry [`list`] reaches at `rel` in `team` (the team folder's tree; `""` is the folder
+/// itself), if it reaches one: a file it lists, or a folder it lists the files of. A look
+/// along the path only, not a listing.
+pub(crate) fn listed_entry(
+    repo: &Repository,
+    team: &Tree<'_>,
+    rel: &str,
+    check: &mut NameCheck<'_>,
+) -> Result<Option<Version>, GitError> {
+    let mut here = (team.id(), i32::from(FileMode::Tree));
+    if rel.is_empty() {
+        return Ok(Some(here));
+    }
+    let mut prefix = String::new();
+    for part in rel.split('/') {
+        if !is_tree(here.1) {
+            return Ok(None);
+        }
+        let tree = find_tree(repo, here.0, &prefix)?;
+        let versions: Vec<Version> = tree
+            .iter()
+            .filter(|e| e.name_bytes() == part.as_bytes())
+            .map(|e| (e.id(), e.filemode()))
+            .collect();
+        if versions.is_empty()
+            || listing_refusal(&prefix, part.as_bytes(), &versions, check).is_some()
+        {
+            return Ok(None);
+        }
+        here = versions[0];
+        prefix.push_str(part);
+        prefix.push('/');
+    }
+    Ok(Some(here))
+}
+
+/// Visits the files [`list`] gives for `team`, in the UTF-16 order of their paths (the order
+/// Qwen Code lists memories in), until `visit` says stop (`false`). Each folder is read when
+/// the walk reaches it, and its names checked as they are visited: a walk that stops early
+/// reads only the folders before that point. [`GitError::OutOfTime`] once `deadline` passes.
+pub fn walk_in_path_order(
+    repo: &Repository,
+    team: &Tree<'_>,
+    deadline: Option<Deadline>,
+    visit: &mut dyn FnMut(&str, Version) -> Result<bool, GitError>,
+) -> Result<(), GitError> {
+    let mut check = NameCheck::new(repo)?;
+    let mut clock = Clock { deadline, seen: 0 };
+    walk_into(repo, team, "", &mut check, &mut clock, visit).map(|_| ())
+}
+
+/// One folder of [`walk_in_path_order`]; `false` once the visit said stop.
+fn walk_into(
+    repo: &Repository,
+    tree: &Tree<'_>,
+    prefix: &str,
+    check: &mut NameCheck<'_>,
+    clock: &mut Clock,
+    visit: &mut dyn FnMut(&str, Version) -> Result<bool, GitError>,
+) -> Result<bool, GitError> {
+    // A folder's path sorts as its name and a `/`: comparing these keys compares the full
+    // paths below them, as no name holds a `/`. A name that is not UTF-8 is refused anyway.
+    let mut entries: Vec<(String, Vec<u8>, Vec<Version>)> = entries_of(tree)
+        .into_iter()
+        .filter_map(|(name, versions)| {
+            let text = std::str::from_utf8(&name).ok()?;
+            let key = if versions.len() == 1 && is_tree(versions[0].1) {
+                format!("{text}/")
+            } else {
+                text.to_string()
+            };
+            Some((key, name, versions))
+        })
+        .collect();
+    entries.sort_by(|a, b| crate::domain::memory_index::utf16_cmp(&a.0, &b.0));
+    for (_, name, versions) in &entries {
+        clock.tick()?;
+        if listing_refusal(prefix, name, versions, check).is_some() {
+            continue;
+        }
+        let rel = format!("{prefix}{}", String::from_utf8_lossy(name));
+        let (id, mode) = versions[0];
+        let go_on = if is_tree(mode) {
+            let sub = find_tree(repo, id, &rel)?;
+            walk_into(repo, &sub, &format!("{rel}/"), check, clock, visit)?
+        } else {
+            visit(&rel, (id, mode))?
+        };
+        if !go_on {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// One path that differs between two team folder trees.
@@ -216,9 +338,11 @@ pub fn diff_within(
     Ok(out)
 }
 
-type Entries = BTreeMap<Vec<u8>, Vec<Version>>;
+/// A folder's entries by name; a name with more than one version is a duplicate.
+pub(crate) type Entries = BTreeMap<Vec<u8>, Vec<Version>>;
 
-fn entries_of(tree: &Tree<'_>) -> Entries {
+/// The entries of `tree`, by name.
+pub(crate) fn entries_of(tree: &Tree<'_>) -> Entries {
     let mut entries: Entries = BTreeMap::new();
     for entry in tree.iter() {
         entries
@@ -234,7 +358,8 @@ fn find_tree<'r>(repo: &'r Repository, id: Oid, rel: &str) -> Result<Tree<'r>, G
         .map_err(|e| GitError::git(format!("reading the folder {rel} of the team memory"), e))
 }
 
-fn is_tree(mode: i32) -> bool {
+/// Whether `mode` is a folder's.
+pub(crate) fn is_tree(mode: i32) -> bool {
     mode == i32::from(FileMode::Tree)
 }
 

@@ -5,25 +5,135 @@ use std::collections::BTreeMap;
 
 use git2::{FileMode, Oid, Repository, Tree};
 
-use crate::domain::scope::TEAM_DIR;
+use crate::domain::scope::INDEX_FILE;
 use crate::git::GitError;
 use crate::git::remote::Deadline;
-use crate::git::team_files;
-use crate::git::tree_entries::{self, Version};
+use crate::git::tree_entries::{self, Clock, NameCheck, TreeListing, Version};
 
 /// The files under the team folder of `tree`, by path relative to it: those git can rebuild
 /// a tree from. An entry a teammate crafted that git refuses (`.GIT`, a duplicate, a name not
 /// in UTF-8) is left out here, and so stays in the tree it came with (see [`rebuilt`]).
 /// [`GitError::OutOfTime`] once `deadline` passes while listing.
+#[cfg(test)]
 pub(super) fn folder_files(
     repo: &Repository,
     tree: &Tree<'_>,
     deadline: Option<Deadline>,
 ) -> Result<BTreeMap<String, Version>, GitError> {
-    match team_files::subtree(repo, tree, TEAM_DIR)? {
+    match crate::git::team_files::subtree(repo, tree, crate::domain::scope::TEAM_DIR)? {
         Some(team) => Ok(tree_entries::list_within(repo, &team, deadline)?.files),
         None => Ok(BTreeMap::new()),
     }
+}
+
+/// The files of three team folders — a merge's base, ours and theirs — where ours and theirs
+/// may differ: what [`folder_files`] lists of each, less every path where ours equals theirs or
+/// ours equals the base (theirs stands there). Subtrees with equal ids are not read, so the
+/// cost is what changed, not the folder's size. `MEMORY.md` is not looked at.
+pub(super) struct DifferingFiles {
+    /// The base's files there.
+    pub base: BTreeMap<String, Version>,
+    /// Ours.
+    pub ours: BTreeMap<String, Version>,
+    /// Theirs.
+    pub theirs: BTreeMap<String, Version>,
+}
+
+/// [`DifferingFiles`] of the team folders (`None`: no folder there); [`GitError::OutOfTime`]
+/// once `deadline` passes.
+pub(super) fn differing_files(
+    repo: &Repository,
+    base: Option<&Tree<'_>>,
+    ours: Option<&Tree<'_>>,
+    theirs: Option<&Tree<'_>>,
+    deadline: Option<Deadline>,
+) -> Result<DifferingFiles, GitError> {
+    let mut check = NameCheck::new(repo)?;
+    let mut clock = Clock::new(deadline);
+    let mut out = [
+        TreeListing::default(),
+        TreeListing::default(),
+        TreeListing::default(),
+    ];
+    differing_into(
+        repo,
+        [base, ours, theirs],
+        "",
+        &mut check,
+        &mut clock,
+        &mut out,
+    )?;
+    let [base, ours, theirs] = out.map(|listing| listing.files);
+    Ok(DifferingFiles { base, ours, theirs })
+}
+
+/// One folder of [`differing_files`]: `trees` are the base's, ours and theirs.
+fn differing_into(
+    repo: &Repository,
+    trees: [Option<&Tree<'_>>; 3],
+    prefix: &str,
+    check: &mut NameCheck<'_>,
+    clock: &mut Clock,
+    out: &mut [TreeListing; 3],
+) -> Result<(), GitError> {
+    let entries = trees.map(|t| t.map(tree_entries::entries_of).unwrap_or_default());
+    let mut names: Vec<&Vec<u8>> = entries.iter().flat_map(|e| e.keys()).collect();
+    names.sort_unstable();
+    names.dedup();
+    for name in names {
+        clock.tick()?;
+        let [b, o, t] = [0, 1, 2].map(|side| entries[side].get(name));
+        // Equal on both sides, or left alone by ours: theirs stands, whatever lies below.
+        if o == t || o == b {
+            continue;
+        }
+        let folder = |v: Option<&Vec<Version>>| {
+            v.is_some_and(|v| v.len() == 1 && tree_entries::is_tree(v[0].1))
+        };
+        let top_index = prefix.is_empty() && name.as_slice() == INDEX_FILE.as_bytes();
+        if folder(o)
+            && folder(t)
+            && (b.is_none() || folder(b))
+            && !top_index
+            && check.refusal(name).is_none()
+        {
+            let rel = format!("{prefix}{}", String::from_utf8_lossy(name));
+            let sub = |v: Option<&Vec<Version>>| -> Result<Option<Tree<'_>>, GitError> {
+                v.map(|v| {
+                    repo.find_tree(v[0].0).map_err(|e| {
+                        GitError::git(format!("reading the folder {rel} of the team memory"), e)
+                    })
+                })
+                .transpose()
+            };
+            let (sb, so, st) = (sub(b)?, sub(o)?, sub(t)?);
+            differing_into(
+                repo,
+                [sb.as_ref(), so.as_ref(), st.as_ref()],
+                &format!("{rel}/"),
+                check,
+                clock,
+                out,
+            )?;
+            continue;
+        }
+        // Files on one side, a folder or a refused entry on another: everything at and below
+        // this name, on each side, as the full listing gives it.
+        for (side, versions) in [b, o, t].into_iter().enumerate() {
+            if let Some(versions) = versions {
+                tree_entries::list_entry(
+                    repo,
+                    prefix,
+                    name,
+                    versions,
+                    check,
+                    clock,
+                    &mut out[side],
+                )?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The team folder tree `start` (holding `had`) changed to hold `wanted` instead: only the

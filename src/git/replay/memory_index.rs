@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use git2::{FileMode, Oid, Repository, Tree};
 
-use super::folder_tree::{folder_files, rebuilt};
+use super::folder_tree::rebuilt;
 use super::in_time;
 use crate::domain::memory;
 use crate::domain::memory_index;
@@ -13,7 +13,7 @@ use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
 use crate::git::GitError;
 use crate::git::remote::Deadline;
 use crate::git::team_files;
-use crate::git::tree_entries::Version;
+use crate::git::tree_entries::{self, NameCheck, Version, listed_entry};
 
 /// What the engine asks of the memory gate to write a merged folder's `MEMORY.md`. Sync hands
 /// in the gate's own ([`crate::ops::TeamMemoryIndexGate`]); the engine holds no policy of its own.
@@ -40,15 +40,64 @@ pub fn regenerated_team_tree(
     gate: &dyn MemoryIndexGate,
     deadline: Option<Deadline>,
 ) -> Result<Option<Oid>, GitError> {
-    let team = team_files::subtree(repo, tree, TEAM_DIR)?;
-    let files = folder_files(repo, tree, deadline)?;
-    let mut wanted = files.clone();
-    wanted.remove(INDEX_FILE);
-    if !wanted.is_empty() {
-        let index = regenerate_index(repo, &wanted, gate, deadline)?;
-        wanted.insert(INDEX_FILE.to_string(), (index, i32::from(FileMode::Blob)));
+    match team_files::subtree(repo, tree, TEAM_DIR)? {
+        Some(team) => with_regenerated_index(repo, &team, gate, deadline),
+        None => Ok(None),
     }
-    rebuilt(repo, team.as_ref(), &files, &wanted)
+}
+
+/// The team folder `team` with `MEMORY.md` regenerated from its memories (removed when it
+/// holds no other file; `None` when nothing is left). Reads the folder in path order only
+/// until the index is full: about [`memory_index::MAX_FILES`] memories and the folders on
+/// the way, however many memories it holds. The same tree as rebuilding it from every file
+/// [`folder_files`] lists (`tests::the_index_read_from_the_tree_is_the_index_of_its_listing`).
+pub(super) fn with_regenerated_index(
+    repo: &Repository,
+    team: &Tree<'_>,
+    gate: &dyn MemoryIndexGate,
+    deadline: Option<Deadline>,
+) -> Result<Option<Oid>, GitError> {
+    let mut check = NameCheck::new(repo)?;
+    let listed = |rel: &str, check: &mut NameCheck<'_>| -> Result<Option<Version>, GitError> {
+        Ok(listed_entry(repo, team, rel, check)?.filter(|v| v.1 != i32::from(FileMode::Tree)))
+    };
+    let config = gate
+        .config_files()
+        .map(|rel| listed(rel, &mut check))
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?;
+    let bytes: Vec<Option<(Vec<u8>, bool)>> = config
+        .iter()
+        .map(|found| {
+            found.and_then(|(oid, mode)| {
+                let blob = repo.find_blob(oid).ok()?;
+                Some((blob.content().to_vec(), mode == i32::from(FileMode::Link)))
+            })
+        })
+        .collect();
+    let file_of = |at: usize| bytes[at].as_ref().map(|(b, link)| (b.as_slice(), *link));
+    let mut lines = IndexLines::new(gate.judge([file_of(0), file_of(1)]), deadline);
+    let mut other_files = false;
+    tree_entries::walk_in_path_order(repo, team, deadline, &mut |rel, version| {
+        if rel != INDEX_FILE {
+            other_files = true;
+        }
+        lines.offer(repo, rel, version)
+    })?;
+    let index = listed(INDEX_FILE, &mut check)?;
+    let had: BTreeMap<String, Version> = index
+        .map(|v| (INDEX_FILE.to_string(), v))
+        .into_iter()
+        .collect();
+    let mut wanted = BTreeMap::new();
+    if other_files {
+        let text = gate.render(lines.kept);
+        let blob = repo
+            .blob(text.as_bytes())
+            .map_err(|e| GitError::git("writing the regenerated MEMORY.md", e))?;
+        wanted.insert(INDEX_FILE.to_string(), (blob, i32::from(FileMode::Blob)));
+    }
+    rebuilt(repo, Some(team), &had, &wanted)
 }
 
 /// How many memories [`regenerate_index`] reads between two looks at the clock.
@@ -58,6 +107,7 @@ const CLOCK_EVERY: usize = 256;
 /// valid memory file ([`memory::is_memory_path`]) that passes the
 /// memory gate, so a teammate's memory holding a secret is never copied into this commit's
 /// index. See [`index_text`] for what is read.
+#[cfg(test)]
 pub(super) fn regenerate_index(
     repo: &Repository,
     files: &BTreeMap<String, Version>,
@@ -69,6 +119,66 @@ pub(super) fn regenerate_index(
         .map_err(|e| GitError::git("writing the regenerated MEMORY.md", e))
 }
 
+/// The lines of an index being read, memory by memory in path order.
+struct IndexLines<'f> {
+    keeps: Box<dyn Fn(&memory_index::IndexLine) -> bool + 'f>,
+    kept: Vec<memory_index::IndexLine>,
+    read: usize,
+    deadline: Option<Deadline>,
+}
+
+impl<'f> IndexLines<'f> {
+    fn new(
+        keeps: Box<dyn Fn(&memory_index::IndexLine) -> bool + 'f>,
+        deadline: Option<Deadline>,
+    ) -> Self {
+        IndexLines {
+            keeps,
+            kept: Vec::new(),
+            read: 0,
+            deadline,
+        }
+    }
+
+    /// Reads the file at `rel` (the next in path order) into the index when it is a memory
+    /// whose line the gate keeps; `false` once the index is full. Only a file's bytes are a
+    /// memory: not a symlink's target path, not a gitlink's commit (which is no blob at all).
+    fn offer(
+        &mut self,
+        repo: &Repository,
+        rel: &str,
+        (oid, mode): Version,
+    ) -> Result<bool, GitError> {
+        if self.kept.len() == memory_index::MAX_FILES {
+            return Ok(false);
+        }
+        let file = mode == i32::from(FileMode::Blob) || mode == i32::from(FileMode::BlobExecutable);
+        if !file || !memory::is_memory_path(rel) {
+            return Ok(true);
+        }
+        self.read += 1;
+        if self.read % CLOCK_EVERY == 0 {
+            in_time(
+                self.deadline,
+                &format!(
+                    "regenerating {TEAM_DIR}/{INDEX_FILE} ({} memories read)",
+                    self.read
+                ),
+            )?;
+        }
+        let shown = format!("{TEAM_DIR}/{rel}");
+        let blob = repo
+            .find_blob(oid)
+            .map_err(|e| GitError::git(format!("reading {shown}"), e))?;
+        if let Some(entry) = memory::index_entry_of(&shown, rel, blob.content()) {
+            if (self.keeps)(&entry) {
+                self.kept.push(entry);
+            }
+        }
+        Ok(self.kept.len() < memory_index::MAX_FILES)
+    }
+}
+
 /// The text of [`regenerate_index`]. The index lists the first [`memory_index::MAX_FILES`] memories
 /// by path (UTF-16 order) that give a line the gate keeps, and paths are unique, so the
 /// memories are read in that order until that many are kept: the cost is the paths' sort and
@@ -76,6 +186,7 @@ pub(super) fn regenerate_index(
 /// read). The same bytes as rendering every memory's line (`tests::full_index_text`). Looks
 /// at the clock every [`CLOCK_EVERY`] memories read and stops with [`GitError::OutOfTime`]
 /// once `deadline` passed.
+#[cfg(test)]
 fn index_text(
     repo: &Repository,
     files: &BTreeMap<String, Version>,
@@ -93,43 +204,15 @@ fn index_text(
         [config.as_ref(), ignore.as_ref()]
             .map(|f| f.map(|(bytes, symlink)| (bytes.as_slice(), *symlink))),
     );
-
-    let what = format!(
-        "regenerating {TEAM_DIR}/{INDEX_FILE} from {} files",
-        files.len()
-    );
-    // Only a file's bytes are a memory: not a symlink's target path, not a gitlink's commit
-    // (which is no blob at all).
-    let mut candidates: Vec<(&String, Oid)> = files
-        .iter()
-        .filter(|(rel, (_, mode))| {
-            (*mode == i32::from(FileMode::Blob) || *mode == i32::from(FileMode::BlobExecutable))
-                && memory::is_memory_path(rel)
-        })
-        .map(|(rel, (oid, _))| (rel, *oid))
-        .collect();
-    in_time(deadline, &what)?;
+    let mut candidates: Vec<(&String, Version)> = files.iter().map(|(rel, v)| (rel, *v)).collect();
     candidates.sort_by(|a, b| memory_index::utf16_cmp(a.0, b.0));
-    in_time(deadline, &what)?;
-    let mut kept = Vec::new();
-    for (n, (rel, oid)) in candidates.into_iter().enumerate() {
-        if kept.len() == memory_index::MAX_FILES {
+    let mut lines = IndexLines::new(keeps, deadline);
+    for (rel, version) in candidates {
+        if !lines.offer(repo, rel, version)? {
             break;
         }
-        if n % CLOCK_EVERY == CLOCK_EVERY - 1 {
-            in_time(deadline, &what)?;
-        }
-        let shown = format!("{TEAM_DIR}/{rel}");
-        let blob = repo
-            .find_blob(oid)
-            .map_err(|e| GitError::git(format!("reading {shown}"), e))?;
-        if let Some(entry) = memory::index_entry_of(&shown, rel, blob.content()) {
-            if keeps(&entry) {
-                kept.push(entry);
-            }
-        }
     }
-    Ok(gate.render(kept))
+    Ok(gate.render(lines.kept))
 }
 
 #[cfg(test)]

@@ -1,18 +1,19 @@
 //! The per-memory three-way merge of two team folders: no memory version is ever dropped.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use git2::{FileMode, MergeFileInput, Oid, Repository, Tree};
 
-use super::folder_tree::{folder_files, rebuilt};
-use super::memory_index::{MemoryIndexGate, regenerate_index};
+use super::folder_tree::{DifferingFiles, differing_files, rebuilt};
+use super::memory_index::{MemoryIndexGate, with_regenerated_index};
 use super::{KeptConflict, in_time};
 use crate::domain::memory::MemoryFile;
 use crate::domain::scope::{INDEX_FILE, TEAM_DIR};
 use crate::git::GitError;
 use crate::git::remote::Deadline;
 use crate::git::team_files;
-use crate::git::tree_entries::Version;
+use crate::git::tree_entries::{NameCheck, Version, listed_entry};
 
 /// The team folder merged memory by memory: the subtree to put at `.qwen/team-memory`
 /// (`None` when nothing is left), and what the merge had to do.
@@ -32,7 +33,9 @@ pub struct MergedFolder {
 /// keeps the change; two different changes are text-merged when git merges them cleanly into
 /// a valid memory, else both versions are kept, ours as `<path>.conflict-<short>.md`.
 /// `MEMORY.md` is never merged: it is regenerated from the result, stopping with
-/// [`GitError::OutOfTime`] once `deadline` passes. Creates objects only.
+/// [`GitError::OutOfTime`] once `deadline` passes. Only the folders where ours and theirs
+/// differ are listed, so the cost is what changed, not the folder's size. Creates objects
+/// only.
 pub fn merge_team_folders(
     repo: &Repository,
     base: Option<&Tree<'_>>,
@@ -42,16 +45,132 @@ pub fn merge_team_folders(
     gate: &dyn MemoryIndexGate,
     deadline: Option<Deadline>,
 ) -> Result<MergedFolder, GitError> {
-    let base_files = match base {
-        Some(base) => folder_files(repo, base, deadline)?,
-        None => BTreeMap::new(),
+    let team = |tree: &Tree<'_>| team_files::subtree(repo, tree, TEAM_DIR);
+    let teams = [
+        base.map(team).transpose()?.flatten(),
+        team(ours)?,
+        team(theirs)?,
+    ];
+    in_time(deadline, "merging the memory branch")?;
+    let differing = differing_files(
+        repo,
+        teams[0].as_ref(),
+        teams[1].as_ref(),
+        teams[2].as_ref(),
+        deadline,
+    )?;
+    in_time(deadline, "merging the memory branch")?;
+    let folders = FolderTrees {
+        repo,
+        trees: &teams,
+        check: RefCell::new(NameCheck::new(repo)?),
     };
-    in_time(deadline, "merging the memory branch")?;
-    let ours = folder_files(repo, ours, deadline)?;
-    in_time(deadline, "merging the memory branch")?;
-    let theirs_team = team_files::subtree(repo, theirs, TEAM_DIR)?;
-    let theirs = folder_files(repo, theirs, deadline)?;
-    in_time(deadline, "merging the memory branch")?;
+    let merged = merge_files(repo, &differing, short, &folders)?;
+    // Theirs' own MEMORY.md stays in this tree: it is regenerated from the result below.
+    let (mut had, mut wanted) = (differing.theirs, merged.files);
+    let theirs_team = teams[2].as_ref();
+    if let Some(team) = theirs_team {
+        let index = listed_entry(repo, team, INDEX_FILE, &mut folders.check.borrow_mut())?;
+        if let Some(index) = index.filter(|v| v.1 != i32::from(FileMode::Tree)) {
+            had.insert(INDEX_FILE.to_string(), index);
+            wanted.insert(INDEX_FILE.to_string(), index);
+        }
+    }
+    let team_tree = match rebuilt(repo, theirs_team, &had, &wanted)? {
+        Some(id) => {
+            let tree = repo
+                .find_tree(id)
+                .map_err(|e| GitError::git("reading the merged team folder", e))?;
+            with_regenerated_index(repo, &tree, gate, deadline)?
+        }
+        None => None,
+    };
+    Ok(MergedFolder {
+        team_tree,
+        conflicts: merged.conflicts,
+        text_merged: merged.text_merged,
+    })
+}
+
+/// What a merge looks up beyond the paths it merges: each side's whole team folder.
+trait Sides {
+    /// Whether side `side` (0 the base, 1 ours, 2 theirs) holds a file at `path`.
+    fn holds(&self, side: usize, path: &str) -> Result<bool, GitError>;
+    /// Whether theirs holds `version` as a conflict copy of `path`.
+    fn theirs_keeps_beside(&self, path: &str, version: Version) -> Result<bool, GitError>;
+}
+
+/// The three team folders as trees, looked up along a path (as [`folder_files`] lists them).
+struct FolderTrees<'a, 'r> {
+    repo: &'r Repository,
+    trees: &'a [Option<Tree<'r>>; 3],
+    check: RefCell<NameCheck<'r>>,
+}
+
+impl Sides for FolderTrees<'_, '_> {
+    fn holds(&self, side: usize, path: &str) -> Result<bool, GitError> {
+        let Some(tree) = &self.trees[side] else {
+            return Ok(false);
+        };
+        let found = listed_entry(self.repo, tree, path, &mut self.check.borrow_mut())?;
+        Ok(found.is_some_and(|v| v.1 != i32::from(FileMode::Tree)))
+    }
+
+    fn theirs_keeps_beside(&self, path: &str, version: Version) -> Result<bool, GitError> {
+        let Some(tree) = &self.trees[2] else {
+            return Ok(false);
+        };
+        // A copy sits in the memory's own folder.
+        let (folder, prefix) = match path.rsplit_once('/') {
+            Some((folder, _)) => (folder, format!("{folder}/")),
+            None => ("", String::new()),
+        };
+        let mut check = self.check.borrow_mut();
+        let Some((id, mode)) = listed_entry(self.repo, tree, folder, &mut check)? else {
+            return Ok(false);
+        };
+        if mode != i32::from(FileMode::Tree) {
+            return Ok(false);
+        }
+        let folder_tree = self
+            .repo
+            .find_tree(id)
+            .map_err(|e| GitError::git(format!("reading {TEAM_DIR}/{folder}"), e))?;
+        for entry in folder_tree.iter() {
+            if entry.id() != version.0 {
+                continue;
+            }
+            let Ok(name) = std::str::from_utf8(entry.name_bytes()) else {
+                continue;
+            };
+            let other = format!("{prefix}{name}");
+            if crate::domain::conflict::parse_copy(&other).is_some_and(|c| c.original == path)
+                && listed_entry(self.repo, tree, &other, &mut check)?
+                    .is_some_and(|v| v.1 != i32::from(FileMode::Tree))
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// What [`merge_files`] gives: the merged files at the paths it looked at.
+struct MergedFiles {
+    files: BTreeMap<String, Version>,
+    conflicts: Vec<KeptConflict>,
+    text_merged: Vec<String>,
+}
+
+/// The per-memory merge of the files of `differing` (theirs stands at every other path);
+/// `sides` answers for the rest of each folder.
+fn merge_files(
+    repo: &Repository,
+    differing: &DifferingFiles,
+    short: &str,
+    sides: &dyn Sides,
+) -> Result<MergedFiles, GitError> {
+    let (base_files, ours, theirs) = (&differing.base, &differing.ours, &differing.theirs);
     let mut merged: BTreeMap<String, Version> = BTreeMap::new();
     let mut conflicts = Vec::new();
     let mut text_merged = Vec::new();
@@ -74,7 +193,7 @@ pub fn merge_team_folders(
             (Some(o), None) => Some(*o),
             // Theirs already keeps ours beside the memory (a sync killed after it made the
             // copy records the edit again): one edit gives one copy.
-            (Some(o), Some(t)) if kept_beside(&theirs, path, *o) => Some(*t),
+            (Some(o), Some(t)) if sides.theirs_keeps_beside(path, *o)? => Some(*t),
             (Some(o), Some(t)) => match text_merge(repo, path, b.copied(), *o, *t)? {
                 Some(blob) => {
                     text_merged.push(format!("{TEAM_DIR}/{path}"));
@@ -82,11 +201,11 @@ pub fn merge_team_folders(
                 }
                 None => {
                     let mut beside = conflict_name(path, short);
-                    if [&base_files, &ours, &theirs]
-                        .iter()
-                        .any(|side| side.contains_key(&beside))
-                        || merged.contains_key(&beside)
-                    {
+                    let mut taken = merged.contains_key(&beside);
+                    for side in 0..3 {
+                        taken = taken || sides.holds(side, &beside)?;
+                    }
+                    if taken {
                         beside = crate::domain::conflict::plain_copy_path(path, short);
                     }
                     merged.insert(beside.clone(), *o);
@@ -104,6 +223,8 @@ pub fn merge_team_folders(
         }
     }
     // A file at a path the other side made a folder: the file is kept beside it, as a copy.
+    // (Both lie below one name where the sides differ in kind, so both are among the paths
+    // looked at.)
     let clashing: Vec<String> = merged
         .keys()
         .filter(|p| {
@@ -125,23 +246,10 @@ pub fn merge_team_folders(
             });
         }
     }
-    if !merged.is_empty() {
-        let index = regenerate_index(repo, &merged, gate, deadline)?;
-        merged.insert(INDEX_FILE.to_string(), (index, i32::from(FileMode::Blob)));
-    }
-    let team_tree = rebuilt(repo, theirs_team.as_ref(), &theirs, &merged)?;
-    Ok(MergedFolder {
-        team_tree,
+    Ok(MergedFiles {
+        files: merged,
         conflicts,
         text_merged,
-    })
-}
-
-/// Whether `files` holds `version` as a conflict copy of `path`.
-fn kept_beside(files: &BTreeMap<String, Version>, path: &str, version: Version) -> bool {
-    files.iter().any(|(other, v)| {
-        v.0 == version.0
-            && crate::domain::conflict::parse_copy(other).is_some_and(|c| c.original == path)
     })
 }
 
@@ -208,6 +316,276 @@ fn conflict_name(path: &str, short: &str) -> String {
 mod tests {
     use super::*;
     use crate::domain::memory;
+    use crate::git::tree_entries;
+
+    /// A folder as a test builds it: each name with its versions (more than one makes a
+    /// duplicate entry, which only a crafted tree holds).
+    #[derive(Clone, Default)]
+    struct Folder(BTreeMap<Vec<u8>, Vec<Node>>);
+
+    #[derive(Clone)]
+    enum Node {
+        File(Oid, i32),
+        Dir(Folder),
+    }
+
+    /// A small deterministic random number generator (xorshift64*).
+    struct Dice(u64);
+
+    impl Dice {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n.max(1)
+        }
+    }
+
+    /// Writes `folder` as git trees, byte for byte (duplicates and names git refuses
+    /// included, as a teammate's crafted push holds them).
+    fn write(repo: &Repository, folder: &Folder) -> Oid {
+        let mut entries: Vec<(Vec<u8>, i32, Oid)> = Vec::new();
+        for (name, nodes) in &folder.0 {
+            for node in nodes {
+                entries.push(match node {
+                    Node::File(oid, mode) => (name.clone(), *mode, *oid),
+                    Node::Dir(sub) => (name.clone(), 0o040000, write(repo, sub)),
+                });
+            }
+        }
+        // git's order: a folder's name sorts as if it ended with `/`.
+        let key = |(name, mode, _): &(Vec<u8>, i32, Oid)| {
+            let mut k = name.clone();
+            if *mode == 0o040000 {
+                k.push(b'/');
+            }
+            k
+        };
+        entries.sort_by_key(key);
+        let mut bytes = Vec::new();
+        for (name, mode, oid) in entries {
+            bytes.extend(format!("{mode:o} ").as_bytes());
+            bytes.extend(&name);
+            bytes.push(0);
+            bytes.extend(oid.as_bytes());
+        }
+        repo.odb()
+            .unwrap()
+            .write(git2::ObjectType::Tree, &bytes)
+            .unwrap()
+    }
+
+    /// A root tree holding `folder` as the team folder.
+    fn root(repo: &Repository, folder: &Folder) -> Oid {
+        let team = write(repo, folder);
+        super::super::replace_subtree(repo, None, &[".qwen", "team-memory"], Some(team))
+            .unwrap()
+            .unwrap()
+    }
+
+    const NAMES: [&[u8]; 12] = [
+        b"a.md",
+        b"b.md",
+        b"a.md.conflict-abcdef1.md",
+        b"c.md",
+        b"MEMORY.md",
+        b"notes.txt",
+        b".GIT",
+        b"link.md",
+        b"d\xe9.md",
+        b"\xef\xbd\x9a.md",
+        b"\xf0\x9f\x98\x80.md",
+        b"a",
+    ];
+    const FOLDERS: [&[u8]; 5] = [b"project", b"feedback", b"a", b"a-b", b"MEMORY.md"];
+
+    fn random_memory(repo: &Repository, dice: &mut Dice) -> Oid {
+        let text = match dice.below(8) {
+            0 => "no frontmatter\n".to_string(),
+            1 => format!(
+                "---\nname: secret\ndescription: token ghp_{}\ntype: project\n---\nx\n",
+                "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+            ),
+            n => format!(
+                "---\nname: memory {}\ndescription: {}\ntype: project\n---\nline one\nline {}\nline three\n",
+                dice.below(4),
+                if n == 2 {
+                    "Shared".to_string()
+                } else {
+                    format!("About {}", dice.below(50))
+                },
+                dice.below(3)
+            ),
+        };
+        repo.blob(text.as_bytes()).unwrap()
+    }
+
+    fn random_node(repo: &Repository, dice: &mut Dice, depth: usize) -> Node {
+        if depth < 2 && dice.below(4) == 0 {
+            return Node::Dir(random_folder(repo, dice, depth + 1, 4));
+        }
+        let mode = match dice.below(12) {
+            0 => 0o120000,
+            1 => 0o100755,
+            _ => 0o100644,
+        };
+        Node::File(random_memory(repo, dice), mode)
+    }
+
+    fn random_folder(repo: &Repository, dice: &mut Dice, depth: usize, size: usize) -> Folder {
+        let mut folder = Folder::default();
+        for _ in 0..size {
+            let name = if depth == 0 && dice.below(2) == 0 {
+                FOLDERS[dice.below(FOLDERS.len())].to_vec()
+            } else {
+                NAMES[dice.below(NAMES.len())].to_vec()
+            };
+            let node = if depth == 0 && FOLDERS.contains(&name.as_slice()) && dice.below(5) > 0 {
+                Node::Dir(random_folder(repo, dice, depth + 1, 6))
+            } else {
+                random_node(repo, dice, depth)
+            };
+            let versions = folder.0.entry(name).or_default();
+            // Now and then a duplicate entry.
+            if versions.is_empty() || dice.below(10) == 0 {
+                versions.push(node);
+            } else {
+                versions[0] = node;
+            }
+        }
+        folder
+    }
+
+    /// `folder` with a few random changes: edits, additions, deletions, a file turned folder.
+    fn changed(repo: &Repository, dice: &mut Dice, folder: &Folder, depth: usize) -> Folder {
+        let mut out = folder.clone();
+        let names: Vec<Vec<u8>> = out.0.keys().cloned().collect();
+        for name in names {
+            match dice.below(10) {
+                0 => {
+                    out.0.remove(&name);
+                }
+                1 | 2 => {
+                    out.0.insert(name, vec![random_node(repo, dice, depth)]);
+                }
+                3 | 4 => {
+                    let versions = out.0.get_mut(&name).unwrap();
+                    if let Some(Node::Dir(sub)) = versions.first().cloned() {
+                        versions[0] = Node::Dir(changed(repo, dice, &sub, depth + 1));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if dice.below(3) == 0 {
+            let extra = random_folder(repo, dice, depth, 1);
+            out.0.extend(extra.0);
+        }
+        out
+    }
+
+    /// Side lookups over full listings: the merge as it was before it listed only what
+    /// differs.
+    struct Listed<'a>([&'a BTreeMap<String, Version>; 3]);
+
+    impl Sides for Listed<'_> {
+        fn holds(&self, side: usize, path: &str) -> Result<bool, GitError> {
+            Ok(self.0[side].contains_key(path))
+        }
+
+        fn theirs_keeps_beside(&self, path: &str, version: Version) -> Result<bool, GitError> {
+            Ok(self.0[2].iter().any(|(other, v)| {
+                v.0 == version.0
+                    && crate::domain::conflict::parse_copy(other)
+                        .is_some_and(|c| c.original == path)
+            }))
+        }
+    }
+
+    /// A merge's team folder, conflicts and text merges.
+    type Merged = (Option<Oid>, Vec<KeptConflict>, Vec<String>);
+
+    /// The merge from full listings of the three folders, `MEMORY.md` regenerated from a full
+    /// listing of the result: what [`merge_team_folders`] must give while reading only what
+    /// differs, and the index only up to its last line.
+    fn full_merge(
+        repo: &Repository,
+        base: Option<&Tree<'_>>,
+        ours: &Tree<'_>,
+        theirs: &Tree<'_>,
+    ) -> Result<Merged, GitError> {
+        use super::super::folder_tree::folder_files;
+        use super::super::memory_index::regenerate_index;
+        let lists = [
+            base.map(|b| folder_files(repo, b, None).unwrap())
+                .unwrap_or_default(),
+            folder_files(repo, ours, None).unwrap(),
+            folder_files(repo, theirs, None).unwrap(),
+        ];
+        let differing = DifferingFiles {
+            base: lists[0].clone(),
+            ours: lists[1].clone(),
+            theirs: lists[2].clone(),
+        };
+        let merged = merge_files(
+            repo,
+            &differing,
+            "1234567",
+            &Listed([&lists[0], &lists[1], &lists[2]]),
+        )?;
+        // The merged files written over theirs (their MEMORY.md left as it is), then
+        // MEMORY.md regenerated from every file the written folder lists.
+        let theirs_team = team_files::subtree(repo, theirs, TEAM_DIR).unwrap();
+        let mut wanted = merged.files;
+        if let Some(index) = lists[2].get(INDEX_FILE) {
+            wanted.insert(INDEX_FILE.to_string(), *index);
+        }
+        let Some(written) = rebuilt(repo, theirs_team.as_ref(), &lists[2], &wanted)? else {
+            return Ok((None, merged.conflicts, merged.text_merged));
+        };
+        let written = repo.find_tree(written).unwrap();
+        let files = tree_entries::list(repo, &written)?.files;
+        let mut wanted = files.clone();
+        wanted.remove(INDEX_FILE);
+        if !wanted.is_empty() {
+            let gate = &crate::ops::TeamMemoryIndexGate;
+            let index = regenerate_index(repo, &wanted, gate, None)?;
+            wanted.insert(INDEX_FILE.to_string(), (index, i32::from(FileMode::Blob)));
+        }
+        let tree = rebuilt(repo, Some(&written), &files, &wanted)?;
+        Ok((tree, merged.conflicts, merged.text_merged))
+    }
+
+    #[test]
+    fn merging_only_what_differs_gives_the_merge_of_everything() {
+        let (_dir, repo) = crate::git::scratch_repo();
+        let gate = &crate::ops::TeamMemoryIndexGate;
+        let mut looked = 0;
+        for seed in 1..=120u64 {
+            let mut dice = Dice(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+            let base = random_folder(&repo, &mut dice, 0, 6);
+            let ours = changed(&repo, &mut dice, &base, 0);
+            let theirs = match dice.below(4) {
+                0 => ours.clone(),
+                _ => changed(&repo, &mut dice, &base, 0),
+            };
+            let trees = [&base, &ours, &theirs].map(|f| repo.find_tree(root(&repo, f)).unwrap());
+            let base_tree = (dice.below(8) > 0).then_some(&trees[0]);
+            let merged = merge_team_folders(
+                &repo, base_tree, &trees[1], &trees[2], "1234567", gate, None,
+            )
+            .map(|m| (m.team_tree, m.conflicts, m.text_merged));
+            // A crafted tree the full merge cannot write either (a file and a folder swapped
+            // under a duplicate) is no comparison.
+            let Ok(expected) = full_merge(&repo, base_tree, &trees[1], &trees[2]) else {
+                continue;
+            };
+            let merged = merged.unwrap();
+            assert_eq!(merged, expected, "seed {seed}");
+            looked += 1;
+        }
+        assert!(looked > 80, "{looked} of 120 compared");
+    }
 
     #[test]
     fn conflict_copies_sit_beside_the_memory() {
