@@ -28,6 +28,7 @@ use crate::ops::{OpError, Project};
 
 mod combine;
 mod materialise;
+pub(crate) mod noop;
 mod propose;
 
 use combine::{Recorded, Writer};
@@ -167,14 +168,20 @@ pub(crate) fn run(
 ) -> Result<(), OpError> {
     outcome.mode = SyncMode::Branch;
     outcome.memory_branch = Some(memory.name.clone());
-    match run_within(
+    let done = run_within(
         project,
         cli,
         memory,
         options,
         &Deadline::at(deadline),
         outcome,
-    ) {
+    );
+    if done.is_ok() {
+        noop::record(project, cli, memory, outcome, deadline);
+    } else {
+        crate::git::noop_record::remove(&cli.paths.git_dir);
+    }
+    match done {
         Err(OpError::Git(GitError::OutOfTime { what })) => {
             outcome.skip(
                 SkipReason::Timeout,
