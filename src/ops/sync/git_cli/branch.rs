@@ -678,6 +678,17 @@ fn share(
         } = push_to_every_url(cli, up, expected, &net, outcome)?;
         if refused.is_empty() {
             outcome.pushed = true;
+            // As `git push` to a named remote does (a push to its URLs does not): the
+            // remote-tracking ref shows what the remote now holds, so the next sync with
+            // nothing to do knows it without a fetch (`noop.rs`). Only that is lost when it
+            // cannot be moved: the next fetch moves it.
+            let _ = cli.move_ref(
+                &up.tracking_ref,
+                &tip,
+                remote_tip.as_deref(),
+                "teammem: pushed",
+                budget,
+            );
             return Ok(());
         }
         if outcome.push_urls.iter().any(|u| u.pushed) {

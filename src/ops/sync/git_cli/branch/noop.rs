@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use super::CliMemory;
 use super::materialise::materialised_ref;
-use crate::domain::scope::{ScopeKind, TEAM_DIR};
+use crate::domain::scope::{INDEX_FILE, ScopeKind, TEAM_DIR};
 use crate::domain::store;
 use crate::git::cli_repo::CliRepo;
 use crate::git::memory_branch::{self, DEFAULT_BRANCH};
@@ -204,9 +204,15 @@ fn build_record(
     }
     let workdir = project.git_root().ok()?.to_path_buf();
     let first = noop_record::stamp_folder(&workdir, TEAM_DIR)?;
-    let on_branch = cli.tree_entries(tip, TEAM_DIR, budget).ok()?;
+    // `MEMORY.md` is left out: the folder's is the one regenerated from its memories (a
+    // teammate's plain `git push` does not update the branch's), and a full sync neither
+    // records it nor writes it again while the memories stay as they are.
+    let index_path = format!("{TEAM_DIR}/{INDEX_FILE}");
+    let mut on_branch = cli.tree_entries(tip, TEAM_DIR, budget).ok()?;
+    on_branch.remove(&index_path);
     let paths: Vec<String> = first.iter().map(|s| s.path.clone()).collect();
-    if paths.iter().collect::<BTreeSet<_>>() != on_branch.keys().collect::<BTreeSet<_>>() {
+    let memories: BTreeSet<&String> = paths.iter().filter(|p| **p != index_path).collect();
+    if memories != on_branch.keys().collect::<BTreeSet<_>>() {
         return None;
     }
     let executable_kept = !cli.config("core.filemode", budget).ok()?.is_some_and(|v| {
@@ -216,14 +222,18 @@ fn build_record(
         )
     });
     for stamp in &first {
-        let entry = on_branch.get(&stamp.path)?;
-        let expected = if executable_kept && stamp.mode & 0o100 != 0 {
+        if stamp.mode & 0o170000 != 0o100000 {
+            return None;
+        }
+        let Some(entry) = on_branch.get(&stamp.path) else {
+            continue;
+        };
+        let expected = if stamp.mode & 0o100 != 0 {
             "100755"
         } else {
             "100644"
         };
-        let regular = stamp.mode & 0o170000 == 0o100000;
-        if !regular || (executable_kept && entry.mode != expected) {
+        if executable_kept && entry.mode != expected {
             return None;
         }
     }
@@ -231,7 +241,7 @@ fn build_record(
     if paths
         .iter()
         .zip(&ids)
-        .any(|(path, id)| on_branch.get(path).map(|e| &e.id) != Some(id))
+        .any(|(path, id)| *path != index_path && on_branch.get(path).map(|e| &e.id) != Some(id))
     {
         return None;
     }
