@@ -5,6 +5,7 @@ mod discovery;
 mod git_only;
 mod git_only_branch;
 mod git_only_branch_noop;
+mod git_only_branch_race;
 mod git_only_branch_signing;
 mod git_only_check;
 mod git_only_hardening;
