@@ -43,4 +43,31 @@ impl CliRepo {
             .lines()
             .any(|line| line.split('\t').nth(1) == Some(refname)))
     }
+
+    /// The commit `url` advertises for `refname` (`None`: no such ref), asked with the URL as
+    /// written (no remote's config applies).
+    pub fn advertised_tip(
+        &self,
+        url: &str,
+        refname: &str,
+        options: &NetworkOptions,
+    ) -> Result<Option<String>, NetFailure> {
+        let what = format!("git ls-remote {url} {refname} (git CLI)");
+        let mut cmd = self.network_command(options)?;
+        cmd.args([
+            "ls-remote",
+            "--upload-pack=git-upload-pack",
+            "--",
+            url,
+            refname,
+        ]);
+        let run = run_git(cmd, b"", &options.deadline, &what)?;
+        if !run.success {
+            return Err(NetFailure::failed(format!("{what}: {}", run.stderr.trim())));
+        }
+        Ok(run.stdout.lines().find_map(|line| {
+            let (id, name) = line.split_once('\t')?;
+            (name == refname).then(|| id.to_string())
+        }))
+    }
 }

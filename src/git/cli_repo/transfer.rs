@@ -202,7 +202,13 @@ impl CliRepo {
         match status {
             Some(line) if line.starts_with('!') => {
                 let reason = line.rsplit('\t').next().unwrap_or(line);
-                if reason.contains("stale info") || reason.contains("fetch first") {
+                // Another push landed between the remote's advertisement and its ref update:
+                // receive-pack says "cannot lock ref … but expected …" (or "failed to lock"),
+                // a race lost as a stale lease is, never a refusal to propose around.
+                let moved = reason.contains("failed to lock")
+                    || (reason.contains("failed to update ref")
+                        && run.stderr.contains("but expected"));
+                if reason.contains("stale info") || reason.contains("fetch first") || moved {
                     return Ok(CliPush::LeaseRefused);
                 }
                 let remote_lines: Vec<&str> = run

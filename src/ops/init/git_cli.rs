@@ -208,15 +208,26 @@ pub(super) fn init_branch(
             &deadline,
             "writing the memory branch's first commit (git commit-tree)",
         )?;
-        let first = first.trim().to_string();
-        cli.move_ref(
-            &local_ref,
-            &first,
-            None,
-            "teammem: init --branch",
-            &deadline,
-        )?;
-        tip = Some(first);
+        // Signed as sync signs the branch's commits; a key that cannot sign leaves the branch
+        // to the first sync that records a memory.
+        let plan = crate::git::sign::signing_plan_in(&cli.full_config()?);
+        match cli.signed_commit(first.trim(), &plan.signing, &deadline)? {
+            Ok(first) => {
+                cli.move_ref(
+                    &local_ref,
+                    &first,
+                    None,
+                    "teammem: init --branch",
+                    &deadline,
+                )?;
+                tip = Some(first);
+            }
+            Err(why) => warnings.push(format!(
+                "commit.gpgsign is on but the memory branch's first commit could not be signed \
+                 ({why}), so {name} starts with the first memory a sync records{}",
+                sync::SIGNING_FIX
+            )),
+        }
     }
     let tracked = cli
         .run(

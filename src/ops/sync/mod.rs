@@ -120,6 +120,12 @@ fn run(
         Opened::Libgit2(repo) => repo,
         // Reftable refs, SHA-256 objects, `GIT_COMMON_DIR`: the sync runs through git.
         Opened::Git(cli) => {
+            if let Some(done) =
+                git_cli::branch::noop::nothing_to_do(project, &cli, options, deadline)
+            {
+                *outcome = done;
+                return Ok(());
+            }
             let memory = match git_cli::branch::memory_branch(&cli, &Deadline::at(deadline))? {
                 Some(memory) => Some(memory),
                 None => git_cli::branch::advertised(&cli, options, deadline),

@@ -16,16 +16,16 @@ const TEAM: &str = ".qwen/team-memory";
 /// A bare remote (`remote_args` given to its `git init`) whose `main` holds code and whose
 /// `team-memory` holds a seeded memory, pushed by a teammate's clone; and my clone
 /// (`my_args` given to `git clone`).
-struct World {
-    sb: Sandbox,
-    remote: PathBuf,
-    mate: PathBuf,
-    me: PathBuf,
+pub(super) struct World {
+    pub(super) sb: Sandbox,
+    pub(super) remote: PathBuf,
+    pub(super) mate: PathBuf,
+    pub(super) me: PathBuf,
 }
 
 impl World {
     /// `None` when the machine's git cannot make such a repository (the reason printed).
-    fn new(remote_args: &[&str], my_args: &[&str], with_branch: bool) -> Option<World> {
+    pub(super) fn new(remote_args: &[&str], my_args: &[&str], with_branch: bool) -> Option<World> {
         let sb = Sandbox::new();
         let mut init = vec!["init", "-q", "--bare", "-b", "main"];
         init.extend_from_slice(remote_args);
@@ -74,7 +74,7 @@ impl World {
     }
 
     /// The teammate, on `team-memory`, commits what `change` did and pushes it.
-    fn mate_pushes(&self, message: &str, change: impl FnOnce(&Path)) {
+    pub(super) fn mate_pushes(&self, message: &str, change: impl FnOnce(&Path)) {
         self.sb.git(&self.mate, ["pull", "-q", "--ff-only"]);
         change(&self.mate);
         self.sb.git(&self.mate, ["add", "-A"]);
@@ -132,7 +132,7 @@ impl World {
 
     /// What the teammate sees of `path` in the team folder on the remote's memory branch,
     /// after a fetch (`git show origin/team-memory:…`).
-    fn mate_sees(&self, path: &str) -> Option<String> {
+    pub(super) fn mate_sees(&self, path: &str) -> Option<String> {
         self.sb.git(&self.mate, ["fetch", "-q", "origin"]);
         let shown = self.sb.git_output(
             &self.mate,
@@ -145,7 +145,7 @@ impl World {
     }
 
     /// My HEAD, my staged and unstaged work outside the folder, and the index's entries there.
-    fn outside(&self) -> Vec<String> {
+    pub(super) fn outside(&self) -> Vec<String> {
         let text = |args: &[&str]| self.sb.git(&self.me, args);
         vec![
             text(&["rev-parse", "HEAD"]),
@@ -156,7 +156,7 @@ impl World {
         ]
     }
 
-    fn fsck_clean(&self, dir: &Path) {
+    pub(super) fn fsck_clean(&self, dir: &Path) {
         let fsck = self.sb.git_output(dir, ["fsck", "--no-progress"]);
         assert!(
             fsck.status.success(),

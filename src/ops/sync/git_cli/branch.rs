@@ -28,9 +28,10 @@ use crate::ops::{OpError, Project};
 
 mod combine;
 mod materialise;
+pub(crate) mod noop;
 mod propose;
 
-use combine::Writer;
+use combine::{Recorded, Writer};
 use materialise::Materialised;
 use propose::propose;
 
@@ -167,14 +168,20 @@ pub(crate) fn run(
 ) -> Result<(), OpError> {
     outcome.mode = SyncMode::Branch;
     outcome.memory_branch = Some(memory.name.clone());
-    match run_within(
+    let done = run_within(
         project,
         cli,
         memory,
         options,
         &Deadline::at(deadline),
         outcome,
-    ) {
+    );
+    if done.is_ok() {
+        noop::record(project, cli, memory, outcome, deadline);
+    } else {
+        crate::git::noop_record::remove(&cli.paths.git_dir);
+    }
+    match done {
         Err(OpError::Git(GitError::OutOfTime { what })) => {
             outcome.skip(
                 SkipReason::Timeout,
@@ -221,11 +228,7 @@ fn run_within(
         }
     };
     ensure_excluded(&cli.common_dir)?;
-    let writer = Writer {
-        cli,
-        options,
-        deadline: budget,
-    };
+    let writer = Writer::new(cli, options, budget);
     let mut local = cli.resolve(&local_ref, budget)?;
     outcome.memory_tip.clone_from(&local);
     let base = materialise::materialised(cli, budget)?;
@@ -467,23 +470,20 @@ fn record_folder(
     if updates.is_empty() {
         return Ok(Some((None, held_back)));
     }
-    if cli
-        .config("commit.gpgsign", deadline)?
-        .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1"))
-    {
-        outcome.commit_refused = true;
-        outcome.warnings.push(format!(
-            "commit.gpgsign is on, and in a repository libgit2 cannot open ({}) teammem does not \
-             sign (git would run the signing program the repository names); nothing was \
-             recorded{}",
-            cli.why,
-            crate::ops::sync::SIGNING_FIX
-        ));
-        return Ok(None);
-    }
     let files_recorded = updates.len();
-    let Some(recorded) = writer.record(parent.as_deref(), &updates, outcome)? else {
-        return Ok(Some((None, held_back)));
+    let recorded = match writer.record(parent.as_deref(), &updates, outcome)? {
+        Recorded::Nothing => return Ok(Some((None, held_back))),
+        Recorded::Commit(id) => id,
+        Recorded::NotSigned(why) => {
+            // As the libgit2 path: never an unsigned commit instead.
+            outcome.commit_refused = true;
+            outcome.warnings.push(format!(
+                "commit.gpgsign is on but the memory-branch commit could not be signed ({why}); \
+                 nothing was recorded{}",
+                crate::ops::sync::SIGNING_FIX
+            ));
+            return Ok(None);
+        }
     };
     // The local branch moved past the folder's base (another worktree's sync): the record is
     // re-created on top of it, memory by memory.
@@ -554,6 +554,15 @@ fn land(
     deadline: &Deadline,
     outcome: &mut SyncOutcome,
 ) -> Result<bool, OpError> {
+    if let Some(why) = combined.not_signed {
+        outcome.commit_refused = true;
+        outcome.warnings.push(format!(
+            "commit.gpgsign is on but the memory-branch commit that brings the two branches \
+             together could not be signed ({why}); nothing was combined{}",
+            crate::ops::sync::SIGNING_FIX
+        ));
+        return Ok(false);
+    }
     let Some(tip) = combined.tip else {
         return Ok(true);
     };
@@ -669,6 +678,17 @@ fn share(
         } = push_to_every_url(cli, up, expected, &net, outcome)?;
         if refused.is_empty() {
             outcome.pushed = true;
+            // As `git push` to a named remote does (a push to its URLs does not): the
+            // remote-tracking ref shows what the remote now holds, so the next sync with
+            // nothing to do knows it without a fetch (`noop.rs`). Only that is lost when it
+            // cannot be moved: the next fetch moves it.
+            let _ = cli.move_ref(
+                &up.tracking_ref,
+                &tip,
+                remote_tip.as_deref(),
+                "teammem: pushed",
+                budget,
+            );
             return Ok(());
         }
         if outcome.push_urls.iter().any(|u| u.pushed) {

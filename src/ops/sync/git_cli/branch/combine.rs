@@ -3,8 +3,11 @@
 //! and `MEMORY.md` regenerated from the branch's memories; two tips are brought together
 //! memory by memory, this clone's unpublished commits re-created as one record commit on the
 //! other tip (a merge commit only when a commit to keep is not teammem's own or a proposal
-//! branch shows it). Objects only; the caller moves the ref.
+//! branch shows it). Every commit is signed when the user signs commits (`git/sign.rs`, as
+//! the current-branch path signs its commit); a signature that fails makes no commit. Objects
+//! only; the caller moves the ref.
 
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::domain::memory;
@@ -15,6 +18,7 @@ use crate::git::cli_repo::{CliRepo, TreeEntry};
 use crate::git::memory_branch::{MERGE_SUBJECT, PROPOSALS_PREFIX, RECORD_SUBJECT};
 use crate::git::remote::Deadline;
 use crate::git::replay::MemoryIndexGate;
+use crate::git::sign::Signing;
 use crate::ops::OpError;
 use crate::ops::quarantine::TeamMemoryIndexGate;
 use crate::ops::sync::{FALLBACK_AUTHOR, SyncOptions, SyncOutcome};
@@ -36,6 +40,22 @@ pub(super) struct Writer<'a> {
     pub(super) cli: &'a CliRepo,
     pub(super) options: &'a SyncOptions,
     pub(super) deadline: &'a Deadline,
+    /// How commits are signed, read at the first commit (a sync that commits nothing never
+    /// reads the configuration for it).
+    pub(super) signing: OnceCell<Signing>,
+}
+
+/// A commit made, or the reason `commit.gpgsign` could not be honoured (nothing was made).
+pub(super) type Made = Result<String, String>;
+
+/// What a record commit came to.
+pub(super) enum Recorded {
+    /// The folder's changes change nothing on the branch.
+    Nothing,
+    /// The record commit.
+    Commit(String),
+    /// Signing was required and failed (why): nothing was recorded.
+    NotSigned(String),
 }
 
 /// Two tips brought together.
@@ -44,12 +64,53 @@ pub(super) struct Combined {
     pub(super) tip: Option<String>,
     /// Memories kept in two versions: (path, where ours is kept).
     pub(super) conflicts: Vec<(String, String)>,
+    /// Signing was required and failed (why): nothing was combined.
+    pub(super) not_signed: Option<String>,
 }
 
 impl Writer<'_> {
+    /// A writer for one sync.
+    pub(super) fn new<'a>(
+        cli: &'a CliRepo,
+        options: &'a SyncOptions,
+        deadline: &'a Deadline,
+    ) -> Writer<'a> {
+        Writer {
+            cli,
+            options,
+            deadline,
+            signing: OnceCell::new(),
+        }
+    }
+
     /// A commit of `tree` with `parents` and `subject` (the sync trailer added), by git's
-    /// identity (or `--author`, or the fallback with one warning), never signed.
+    /// identity (or `--author`, or the fallback with one warning), signed when the user signs
+    /// commits; `Err(why)` when that signature failed (no commit made).
     pub(super) fn commit(
+        &self,
+        tree: &str,
+        parents: &[&str],
+        subject: &str,
+        outcome: &mut SyncOutcome,
+    ) -> Result<Made, OpError> {
+        let unsigned = self.unsigned_commit(tree, parents, subject, outcome)?;
+        let signing = match self.signing.get() {
+            Some(signing) => signing,
+            None => {
+                let plan = super::super::commit::signing_plan(self.cli, outcome)?;
+                self.signing.get_or_init(|| plan.signing)
+            }
+        };
+        if *signing == Signing::Off {
+            return Ok(Ok(unsigned));
+        }
+        Ok(self
+            .cli
+            .signed_commit(&unsigned, signing, self.deadline)?
+            .map_err(|why| why.to_string()))
+    }
+
+    fn unsigned_commit(
         &self,
         tree: &str,
         parents: &[&str],
@@ -192,7 +253,7 @@ impl Writer<'_> {
         parent: Option<&str>,
         updates: &BTreeMap<String, Option<TreeEntry>>,
         outcome: &mut SyncOutcome,
-    ) -> Result<Option<String>, OpError> {
+    ) -> Result<Recorded, OpError> {
         let base = match parent {
             Some(p) => Some(self.cli.tree_of(p, self.deadline)?),
             None => None,
@@ -202,11 +263,15 @@ impl Writer<'_> {
             .edit_tree(base.as_deref(), updates, self.deadline)?;
         let tree = self.with_index(&applied)?;
         if Some(&tree) == base.as_ref() {
-            return Ok(None);
+            return Ok(Recorded::Nothing);
         }
         let parents: Vec<&str> = parent.into_iter().collect();
-        self.commit(&tree, &parents, RECORD_SUBJECT, outcome)
-            .map(Some)
+        Ok(
+            match self.commit(&tree, &parents, RECORD_SUBJECT, outcome)? {
+                Ok(id) => Recorded::Commit(id),
+                Err(why) => Recorded::NotSigned(why),
+            },
+        )
     }
 
     /// Brings `ours` and `theirs` together (see the module doc); `remote` names the remote
@@ -222,6 +287,7 @@ impl Writer<'_> {
         let done = |tip: Option<&str>| Combined {
             tip: tip.map(str::to_string),
             conflicts: Vec::new(),
+            not_signed: None,
         };
         let (o, t) = match (ours, theirs) {
             (None, other) | (other, None) => return Ok(done(other)),
@@ -260,14 +326,22 @@ impl Writer<'_> {
         if recreate && tree == their_tree {
             return Ok(done(Some(t)));
         }
-        let tip = if recreate {
+        let made = if recreate {
             self.commit(&tree, &[t], RECORD_SUBJECT, outcome)?
         } else {
             self.commit(&tree, &[o, t], MERGE_SUBJECT, outcome)?
         };
-        Ok(Combined {
-            tip: Some(tip),
-            conflicts,
+        Ok(match made {
+            Ok(tip) => Combined {
+                tip: Some(tip),
+                conflicts,
+                not_signed: None,
+            },
+            Err(why) => Combined {
+                tip: None,
+                conflicts: Vec::new(),
+                not_signed: Some(why),
+            },
         })
     }
 
