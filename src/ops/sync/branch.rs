@@ -506,14 +506,13 @@ fn record_folder(
         .map(|f| f.id)
         .collect();
     // A change the local branch already holds (an earlier sync recorded or merged it, then
-    // stopped before it moved the base) is not recorded twice.
+    // stopped before it moved the base) is not recorded twice. A file mode alone is no change:
+    // a teammate's memory committed executable is written here as a plain file, and recording
+    // that back would give the branch a commit from a clone that changed nothing.
     let local_tree = memory_branch::tree_of(repo, if base.is_none() { parent } else { *local })?;
     updates.retain(|u| {
-        let there = local_tree
-            .get_path(Path::new(&u.path))
-            .ok()
-            .map(|e| (e.id(), e.filemode()));
-        there != u.file.map(|f| (f.id, i32::from(f.mode)))
+        let there = local_tree.get_path(Path::new(&u.path)).ok().map(|e| e.id());
+        there != u.file.map(|f| f.id)
     });
     if updates.is_empty() {
         return Ok(Recording::new(true, HashSet::new(), held_back));

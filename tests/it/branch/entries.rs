@@ -231,3 +231,43 @@ fn crafted_entries_are_withheld_and_memory_keeps_flowing() {
         assert!(status.is_empty(), "{status}");
     }
 }
+
+/// A teammate commits a memory executable (mode 100755) with plain git. This clone writes it as
+/// a plain file, and its later syncs record nothing for it: a mode alone is never a change, so
+/// the branch gets no commit from a clone that changed nothing. On the libgit2 path and on the
+/// git path (a reftable clone).
+#[test]
+fn an_executable_memory_is_never_recorded_back_as_a_mode_change() {
+    let team = BranchTeam::new();
+    let mate = team.clone_as("mate");
+    team.sb.git(&mate, ["switch", "-q", "team-memory"]);
+    write_memory(&mate, "project", "runnable", "Committed executable.\n");
+    let file = mate.join(TEAM).join("project/runnable.md");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+    team.sb.git(&mate, ["add", "-A"]);
+    team.sb.git(&mate, ["commit", "-q", "-m", "mate: runnable"]);
+    team.sb.git(&mate, ["push", "-q", "origin", "team-memory"]);
+    let tip = team.sb.git(&team.remote, ["rev-parse", "team-memory"]);
+    for (name, args) in [
+        ("me", &[][..]),
+        ("me-reftable", &["--ref-format=reftable"][..]),
+    ] {
+        let mut clone = vec!["clone", "-q"];
+        clone.extend_from_slice(args);
+        clone.extend([team.url.as_str(), name]);
+        team.sb.git(team.sb.path(), &clone);
+        let me = team.sb.path().join(name);
+        team.sync(&me);
+        assert!(has_memory(&me, "project", "runnable"), "{name}");
+        for round in 0..2 {
+            let report = team.sync(&me);
+            assert_eq!(report["committed"], false, "{name} {round}: {report:#}");
+        }
+        assert_eq!(
+            team.sb.git(&team.remote, ["rev-parse", "team-memory"]),
+            tip,
+            "{name}: the branch got a commit"
+        );
+    }
+}

@@ -398,7 +398,9 @@ fn record_folder(
             // No file modes here (`core.filemode = false`): the branch's mode stays.
             (false, _) => in_base.map_or_else(|| "100644".to_string(), |e| e.mode.clone()),
         };
-        if in_base.is_some_and(|e| e.id == id && e.mode == mode) {
+        // A file mode alone is no change (as on the libgit2 path): a teammate's executable
+        // memory is written here as a plain file.
+        if in_base.is_some_and(|e| e.id == id) {
             continue;
         }
         let rel = path.strip_prefix(&team_prefix).unwrap_or(path);
