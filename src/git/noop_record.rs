@@ -133,6 +133,48 @@ pub fn blob_id(bytes: &[u8]) -> String {
     super::plain::hex(&super::plain::blob_sha1(bytes))
 }
 
+/// [`blob_id`] in a repository whose object ids have `hex_len` hex digits: 64 is SHA-256.
+fn blob_id_of_length(bytes: &[u8], hex_len: usize) -> String {
+    if hex_len != 64 {
+        return blob_id(bytes);
+    }
+    use sha2::Digest;
+    let mut hasher = sha2::Sha256::new();
+    hasher.update(format!("blob {}\0", bytes.len()).as_bytes());
+    hasher.update(bytes);
+    super::plain::hex(&hasher.finalize())
+}
+
+/// Whether every file of the team folder under `workdir` has the stat `record` holds for it (a
+/// racy one, its recorded content, hashed as the repository's `hex_len`-digit ids are), and no
+/// file came or went. `None` when a name cannot be recorded.
+pub fn folder_unchanged(workdir: &Path, record: &NoopRecord, hex_len: usize) -> Option<bool> {
+    let now = stamp_folder(workdir, crate::domain::scope::TEAM_DIR)?;
+    if now.len() != record.files.len() {
+        return Some(false);
+    }
+    for (stamp, (recorded, blob)) in now.iter().zip(&record.files) {
+        if stamp != recorded {
+            return Some(false);
+        }
+        if stamp.is_racy(record.written) && !same_content(workdir, stamp, blob.as_deref(), hex_len)
+        {
+            return Some(false);
+        }
+    }
+    Some(true)
+}
+
+/// Whether the regular file `stamp` names holds the blob `blob`.
+fn same_content(workdir: &Path, stamp: &RecordedFile, blob: Option<&str>, hex_len: usize) -> bool {
+    let Some(blob) = blob else { return false };
+    if stamp.mode & 0o170000 != 0o100000 {
+        return false;
+    }
+    std::fs::read(workdir.join(&stamp.path))
+        .is_ok_and(|bytes| blob_id_of_length(&bytes, hex_len) == blob)
+}
+
 impl NoopRecord {
     /// The record as text.
     pub fn to_text(&self) -> String {

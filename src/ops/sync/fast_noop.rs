@@ -17,7 +17,7 @@
 //! Reads only: the fast path writes nothing and takes no lock. A sync running meanwhile makes
 //! a ref or a stat differ; the full sync then takes its turn at the lock.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use git2::Repository;
@@ -25,7 +25,7 @@ use git2::Repository;
 use crate::domain::scope::{INDEX_FILE, ScopeKind, TEAM_DIR};
 use crate::domain::store;
 use crate::git::memory_branch::{self, DEFAULT_BRANCH, MemoryBranch, PROPOSALS_PREFIX};
-use crate::git::noop_record::{self, NoopRecord, RecordedFile};
+use crate::git::noop_record::{self, NoopRecord};
 use crate::git::plain::{self, Config, PlainRepo};
 use crate::git::plain_remote::{self, NetRemote};
 use crate::git::remote::Transport;
@@ -95,7 +95,7 @@ fn noop(project: &Project, options: &SyncOptions, started: Instant) -> Option<Sy
             return None;
         }
     }
-    if !folder_unchanged(&paths.workdir, &record)? {
+    if !noop_record::folder_unchanged(&paths.workdir, &record, 40)? {
         return None;
     }
     // Last, as it may be the one network round trip.
@@ -275,34 +275,6 @@ impl Remote {
             Remote::Net(remote) => remote.read_ref(refname, budget),
         }
     }
-}
-
-/// Whether every file of the folder has its recorded stat (a racy one, its recorded content),
-/// and no file came or went. `None` when a name cannot be recorded.
-fn folder_unchanged(workdir: &Path, record: &NoopRecord) -> Option<bool> {
-    let now = noop_record::stamp_folder(workdir, TEAM_DIR)?;
-    if now.len() != record.files.len() {
-        return Some(false);
-    }
-    for (stamp, (recorded, blob)) in now.iter().zip(&record.files) {
-        if stamp != recorded {
-            return Some(false);
-        }
-        if stamp.is_racy(record.written) && !same_content(workdir, stamp, blob.as_deref()) {
-            return Some(false);
-        }
-    }
-    Some(true)
-}
-
-/// Whether a regular file holds the blob recorded for it.
-fn same_content(workdir: &Path, stamp: &RecordedFile, blob: Option<&str>) -> bool {
-    const REGULAR: u32 = 0o100000;
-    let Some(blob) = blob else { return false };
-    if stamp.mode & 0o170000 != REGULAR {
-        return false;
-    }
-    std::fs::read(workdir.join(&stamp.path)).is_ok_and(|bytes| noop_record::blob_id(&bytes) == blob)
 }
 
 /// Branch mode as the repository's files show it: the memory branch, the remote it is

@@ -16,7 +16,6 @@
 //! Reads only, no lock: a sync running meanwhile makes a ref or a stat differ.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 use std::time::Instant;
 
 use super::CliMemory;
@@ -25,7 +24,7 @@ use crate::domain::scope::{INDEX_FILE, ScopeKind, TEAM_DIR};
 use crate::domain::store;
 use crate::git::cli_repo::CliRepo;
 use crate::git::memory_branch::{self, DEFAULT_BRANCH};
-use crate::git::noop_record::{self, NoopRecord, RecordedFile};
+use crate::git::noop_record::{self, NoopRecord};
 use crate::git::remote::{Deadline, NetworkOptions};
 use crate::ops::Project;
 use crate::ops::sync::{SyncMode, SyncOptions, SyncOutcome};
@@ -89,7 +88,7 @@ pub(crate) fn nothing_to_do(
     }
     let dir = project.check_scope_safe(ScopeKind::Team).ok()?;
     store::memory_paths(&dir).ok()?;
-    if !folder_unchanged(&cli.paths.workdir, &record, cli.hex_len)? {
+    if !noop_record::folder_unchanged(&cli.paths.workdir, &record, cli.hex_len)? {
         return None;
     }
     let view = view(cli, &budget)?;
@@ -362,43 +361,4 @@ fn refs(cli: &CliRepo, names: &[&str], budget: &Deadline) -> Option<BTreeMap<Str
             })
             .collect(),
     )
-}
-
-/// Whether every file of the folder has its recorded stat (a racy one, its recorded content),
-/// and no file came or went. `None` when a name cannot be recorded.
-fn folder_unchanged(workdir: &Path, record: &NoopRecord, hex_len: usize) -> Option<bool> {
-    let now = noop_record::stamp_folder(workdir, TEAM_DIR)?;
-    if now.len() != record.files.len() {
-        return Some(false);
-    }
-    for (stamp, (recorded, blob)) in now.iter().zip(&record.files) {
-        if stamp != recorded {
-            return Some(false);
-        }
-        if stamp.is_racy(record.written) && !same_content(workdir, stamp, blob.as_deref(), hex_len)
-        {
-            return Some(false);
-        }
-    }
-    Some(true)
-}
-
-/// Whether a regular file holds the blob recorded for it, hashed as this repository hashes.
-fn same_content(workdir: &Path, stamp: &RecordedFile, blob: Option<&str>, hex_len: usize) -> bool {
-    let Some(blob) = blob else { return false };
-    if stamp.mode & 0o170000 != 0o100000 {
-        return false;
-    }
-    let Ok(bytes) = std::fs::read(workdir.join(&stamp.path)) else {
-        return false;
-    };
-    if hex_len == 64 {
-        use sha2::Digest;
-        let mut hasher = sha2::Sha256::new();
-        hasher.update(format!("blob {}\0", bytes.len()).as_bytes());
-        hasher.update(&bytes);
-        crate::git::plain::hex(&hasher.finalize()) == blob
-    } else {
-        noop_record::blob_id(&bytes) == blob
-    }
 }
