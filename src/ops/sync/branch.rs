@@ -528,12 +528,7 @@ fn record_folder(
         Recorded::Nothing => return Ok(Recording::new(true, HashSet::new(), held_back)),
         Recorded::Commit(id) => id,
         Recorded::NotSigned(why) => {
-            outcome.commit_refused = true;
-            outcome.warnings.push(format!(
-                "commit.gpgsign is on but the memory-branch commit could not be signed ({why}); \
-                 nothing was recorded{}",
-                sync::SIGNING_FIX
-            ));
+            outcome.record_not_signed(&why);
             return Ok(Recording::new(false, HashSet::new(), held_back));
         }
     };

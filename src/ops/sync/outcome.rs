@@ -205,6 +205,19 @@ pub struct SyncOutcome {
 }
 
 impl SyncOutcome {
+    /// Branch mode's record commit could not be signed with `commit.gpgSign` on: nothing is
+    /// recorded (never an unsigned commit instead); the warning gives the reason and the fix.
+    pub(crate) fn record_not_signed(&mut self, why: &str) {
+        self.commit_refused = true;
+        self.warnings.push(format!(
+            "commit.gpgsign is on but the memory-branch commit could not be signed ({why}); \
+             nothing was recorded{}",
+            super::SIGNING_FIX
+        ));
+    }
+}
+
+impl SyncOutcome {
     /// Stops the sync with a reason and the message explaining it.
     pub fn skip(&mut self, reason: SkipReason, why: impl Into<String>) {
         self.skipped_reason = Some(reason);

@@ -477,13 +477,7 @@ fn record_folder(
         Recorded::Nothing => return Ok(Some((None, held_back))),
         Recorded::Commit(id) => id,
         Recorded::NotSigned(why) => {
-            // As the libgit2 path: never an unsigned commit instead.
-            outcome.commit_refused = true;
-            outcome.warnings.push(format!(
-                "commit.gpgsign is on but the memory-branch commit could not be signed ({why}); \
-                 nothing was recorded{}",
-                crate::ops::sync::SIGNING_FIX
-            ));
+            outcome.record_not_signed(&why);
             return Ok(None);
         }
     };
