@@ -217,6 +217,7 @@ fn index_text(
 
 #[cfg(test)]
 mod tests {
+    use super::super::dice::Dice;
     use super::*;
 
     /// MEMORY.md as rendered from every memory's line, each read and gated: what
@@ -256,22 +257,6 @@ mod tests {
             entries.extend(memory::index_entry_of(&shown, rel, blob.content()));
         }
         crate::domain::gate::team_index_md(entries, Some(&policy))
-    }
-
-    /// A small deterministic random number generator (xorshift64*).
-    struct Dice(u64);
-
-    impl Dice {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n.max(1)
-        }
-
-        fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
-            from[self.below(from.len())]
-        }
     }
 
     /// A random team file: a memory (often sharing a description, sometimes carrying a token

@@ -314,6 +314,7 @@ fn conflict_name(path: &str, short: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::dice::Dice;
     use super::*;
     use crate::domain::memory;
     use crate::git::tree_entries;
@@ -327,18 +328,6 @@ mod tests {
     enum Node {
         File(Oid, i32),
         Dir(Folder),
-    }
-
-    /// A small deterministic random number generator (xorshift64*).
-    struct Dice(u64);
-
-    impl Dice {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n.max(1)
-        }
     }
 
     /// Writes `folder` as git trees, byte for byte (duplicates and names git refuses

@@ -15,6 +15,8 @@
 //! - [`memory_index`]: `MEMORY.md` regenerated for a merged folder, through the gate it is handed.
 //! - [`folder_tree`]: the team folder's files as git trees.
 
+#[cfg(test)]
+mod dice;
 mod divergence;
 mod folder_tree;
 mod memory_index;
