@@ -226,3 +226,30 @@ pub fn give_to_another_user(dir: &Path) -> bool {
         .status()
         .is_ok_and(|s| s.success())
 }
+
+impl Sandbox {
+    /// An SSH signing key for the sandbox's user (`ssh-keygen`), set as git's signing key in the
+    /// global config (`gpg.format=ssh`) with an allowed-signers file trusting it for
+    /// `test@example.com`, so `git verify-commit` checks what is signed. Returns the key's
+    /// path; `None` (the reason printed) where ssh-keygen cannot make one.
+    pub fn ssh_signing_key(&self) -> Option<PathBuf> {
+        let key = self.home().join("signing-key");
+        let made = Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-C", "test", "-f"])
+            .arg(&key)
+            .stdin(Stdio::null())
+            .output();
+        if !made.as_ref().is_ok_and(|o| o.status.success()) {
+            println!("skipped: ssh-keygen cannot make a key: {made:?}");
+            return None;
+        }
+        let public = fs::read_to_string(key.with_extension("pub")).unwrap();
+        let allowed = self.home().join("allowed-signers");
+        write(&allowed, &format!("test@example.com {public}"));
+        let global = |k: &str, v: &str| self.git(self.path(), ["config", "--global", k, v]);
+        global("gpg.format", "ssh");
+        global("user.signingkey", key.to_str().unwrap());
+        global("gpg.ssh.allowedSignersFile", allowed.to_str().unwrap());
+        Some(key)
+    }
+}

@@ -5,9 +5,6 @@
 
 use super::git_only_branch::World;
 use crate::common::syncrun::{files_at, reason, sync_json, write_memory};
-use crate::common::write;
-
-use std::process::{Command, Stdio};
 
 /// The commits on the remote's `team-memory` that `since` does not hold, each checked with
 /// `git verify-commit` against the allowed-signers file.
@@ -34,23 +31,10 @@ fn signs_the_memory_branch(remote_args: &[&str], my_args: &[&str]) {
         return;
     };
     let (sb, me) = (&world.sb, &world.me);
-    let key = sb.home().join("signing-key");
-    let made = Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-C", "test", "-f"])
-        .arg(&key)
-        .stdin(Stdio::null())
-        .output();
-    if !made.as_ref().is_ok_and(|o| o.status.success()) {
-        println!("skipped: ssh-keygen cannot make a key: {made:?}");
+    let Some(key) = sb.ssh_signing_key() else {
         return;
-    }
-    let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
-    let allowed = sb.home().join("allowed-signers");
-    write(&allowed, &format!("test@example.com {public}"));
+    };
     let global = |k: &str, v: &str| sb.git(sb.path(), ["config", "--global", k, v]);
-    global("gpg.format", "ssh");
-    global("user.signingkey", key.to_str().unwrap());
-    global("gpg.ssh.allowedSignersFile", allowed.to_str().unwrap());
     sb.git(me, ["config", "commit.gpgSign", "true"]);
 
     // A teammate pushed meanwhile: my record is re-created on their tip, and signed there.

@@ -184,23 +184,10 @@ fn signs_with_the_users_key(remote_args: &[&str], my_args: &[&str]) {
         return;
     };
     let (sb, me) = (&world.sb, &world.me);
-    let key = sb.home().join("signing-key");
-    let made = Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-C", "test", "-f"])
-        .arg(&key)
-        .stdin(Stdio::null())
-        .output();
-    if !made.as_ref().is_ok_and(|o| o.status.success()) {
-        println!("skipped: ssh-keygen cannot make a key: {made:?}");
+    if sb.ssh_signing_key().is_none() {
         return;
     }
-    let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
-    let allowed = sb.home().join("allowed-signers");
-    write(&allowed, &format!("test@example.com {public}"));
     let global = |k: &str, v: &str| sb.git(sb.path(), ["config", "--global", k, v]);
-    global("gpg.format", "ssh");
-    global("user.signingkey", key.to_str().unwrap());
-    global("gpg.ssh.allowedSignersFile", allowed.to_str().unwrap());
     sb.git(me, ["config", "commit.gpgSign", "true"]);
     // A signing program the repository names: never run.
     let marker = sb.path().join("planted-ran");
