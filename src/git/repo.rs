@@ -243,7 +243,8 @@ pub fn open_work_tree(workdir: &Path) -> Result<Repository, GitError> {
 
 /// What runs through the installed git in a repository libgit2 cannot open.
 const THROUGH_GIT: &str = "`sync`, `session-start`, `init`, `install-hooks`, `check` (every \
-                           source), `review`, `recall` and `stale` run here through git";
+                           source), `review`, `recall`, `stale` and `baseline` run here through \
+                           git";
 
 /// libgit2 cannot read reftable repositories or unknown extensions; say so plainly instead of
 /// passing on its message, with a fix that works for the extension found: `git refs migrate`

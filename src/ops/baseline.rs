@@ -20,6 +20,7 @@ use crate::domain::changes::{self, BaselineChange, FileChange, MODE_EXECUTABLE, 
 use crate::domain::recall::usage;
 use crate::domain::scope::ScopeKind;
 use crate::domain::store;
+use crate::git::cli_repo::CliRepo;
 use crate::git::snapshot::{self, BaselineTree, SnapshotFile};
 use crate::git::{GitError, repo};
 
@@ -76,12 +77,19 @@ enum Store {
 }
 
 fn store_of(project: &Project, scope: ScopeKind) -> Result<Store, OpError> {
-    match scope {
-        ScopeKind::Team => Ok(Store::TeamRef(project.repo_paths()?.clone())),
-        _ => Ok(Store::Bare(state_dir(project, scope)?.join(format!(
+    let bare = || -> Result<Store, OpError> {
+        Ok(Store::Bare(state_dir(project, scope)?.join(format!(
             "{}-baseline.git",
             state_prefix(project, scope)?
-        )))),
+        ))))
+    };
+    match scope {
+        // A repository libgit2 cannot open (reftable refs, SHA-256 objects) keeps the team
+        // baseline in a bare repository of its own, as the other scopes do: the baseline is
+        // this clone's alone either way, never pushed.
+        ScopeKind::Team if CliRepo::needing_git(project.repo_paths()?).is_some() => bare(),
+        ScopeKind::Team => Ok(Store::TeamRef(project.repo_paths()?.clone())),
+        _ => bare(),
     }
 }
 

@@ -507,3 +507,34 @@ fn a_pulled_path_no_checkout_can_write_is_refused_through_git_too() {
     assert_eq!(reason(&report), "", "{report:#}");
     assert!(files_at(sb, &world.remote, "main").contains("feedback/mine.md"));
 }
+
+/// `baseline --scope team` in a repository libgit2 cannot open: the baseline is kept beside
+/// the other scopes' (a bare repository in the team scope's state folder), and the diff sees
+/// what was added, recorded and changed.
+#[test]
+fn the_team_baseline_works_in_reftable_and_sha256_clones() {
+    for (remote_args, my_args) in [
+        (&[][..], &["--ref-format=reftable"][..]),
+        (&["--object-format=sha256"][..], &[][..]),
+    ] {
+        let Some(world) = World::new(remote_args, my_args) else {
+            continue;
+        };
+        let (sb, me) = (&world.sb, &world.me);
+        let diff = |what: &str| {
+            let run = sb.teammem(me, ["baseline", "diff", "--scope", "team"]);
+            run.expect_code(0);
+            assert!(
+                run.stdout.contains(what),
+                "{my_args:?}: {what:?} not in {}",
+                run.stdout
+            );
+        };
+        diff("- A project/seeded.md");
+        sb.teammem(me, ["baseline", "commit", "--scope", "team"])
+            .expect_code(0);
+        diff("- none");
+        write_memory(me, "project", "seeded", "Edited since the baseline.\n");
+        diff("- M project/seeded.md");
+    }
+}
