@@ -40,10 +40,21 @@ pub fn fetch(
             "the time budget ran out before the fetch",
         ));
     }
-    match (options.transport, &options.helper) {
+    let fetched = match (options.transport, &options.helper) {
         (Transport::Builtin, Some(program)) => fetch_in_helper(program, repo, upstream, options),
         (Transport::Builtin, None) => fetch_in_process(repo, upstream, options),
-        (Transport::GitCli, _) => fetch_git_cli(repo, upstream, options),
+        (Transport::GitCli, _) => return fetch_git_cli(repo, upstream, options),
+    };
+    match fetched {
+        // A remote folder on this machine that libgit2 cannot open (its refs in reftable, its
+        // objects SHA-256: "unsupported extension"): git's own fetch reads it.
+        Err(failure)
+            if failure.to_string().contains("unsupported extension")
+                && super::push::remote_is_local(repo, upstream, false) =>
+        {
+            fetch_git_cli(repo, upstream, options)
+        }
+        other => other,
     }
 }
 

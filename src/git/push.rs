@@ -67,7 +67,7 @@ pub fn push(
     let outcome = match (options.transport, &options.helper) {
         // libgit2's local transport writes into the remote folder itself: the remote's
         // receive-pack and its hooks (`pre-receive`) would not run. git's push runs them.
-        (Transport::Builtin, _) if remote_is_local(repo, upstream) => {
+        (Transport::Builtin, _) if remote_is_local(repo, upstream, true) => {
             push_git_cli(repo, upstream, expected, options)
         }
         (Transport::Builtin, Some(program)) => {
@@ -218,12 +218,13 @@ fn url_push(url: &str, outcome: &Result<PushOutcome, NetFailure>, leased: bool) 
     }
 }
 
-/// Whether the upstream's push URL is a folder on this machine (a path or `file://`).
-fn remote_is_local(repo: &Repository, upstream: &Upstream) -> bool {
+/// Whether the upstream's push URL (or, with `push` false, its fetch URL) is a folder on this
+/// machine (a path or `file://`).
+pub(super) fn remote_is_local(repo: &Repository, upstream: &Upstream, push: bool) -> bool {
     let Ok(remote) = open_remote(repo, upstream) else {
         return false;
     };
-    match remote_url(&remote, true) {
+    match remote_url(&remote, push) {
         Ok(url) => url.starts_with("file://") || !url.contains(':'),
         Err(_) => false,
     }

@@ -44,6 +44,8 @@ struct WorldOptions {
     attributes: Option<&'static str>,
     /// `--object-format` of every repository.
     object_format: Option<&'static str>,
+    /// `--ref-format` of the bare remote alone (clones keep git's default).
+    remote_ref_format: Option<&'static str>,
 }
 
 impl World {
@@ -54,6 +56,10 @@ impl World {
             .object_format
             .map(|f| format!("--object-format={f}"));
         init.extend(format.as_deref());
+        let refs = options
+            .remote_ref_format
+            .map(|f| format!("--ref-format={f}"));
+        init.extend(refs.as_deref());
         init.push("remote.git");
         sb.git(sb.path(), &init);
         let remote = sb.path().join("remote.git");
@@ -910,6 +916,19 @@ fn hostile_settings_partial_clone() -> Row {
     Row::new(|w| hostile(w, &["--filter=blob:none"]))
 }
 
+/// A remote folder on this machine whose refs are in reftable (a plain clone of it): libgit2
+/// cannot open it, so the fetch goes through git.
+fn reftable_remote() -> Row {
+    Row {
+        needs_git: (2, 45),
+        world: WorldOptions {
+            remote_ref_format: Some("reftable"),
+            ..WorldOptions::default()
+        },
+        ..Row::new(|w| Me::at(w.clone_to("me", &[])))
+    }
+}
+
 fn hostile_settings_split_index() -> Row {
     Row::new(|w| {
         let me = hostile(w, &[]);
@@ -1021,6 +1040,7 @@ matrix!(
     hostile_settings,
     hostile_settings_partial_clone,
     hostile_settings_split_index,
+    reftable_remote,
     hostile_settings_reftable,
     hostile_settings_sha256,
 );
