@@ -1,7 +1,7 @@
 //! `teammem init` in a repository libgit2 cannot open (reftable refs, SHA-256 objects): the
-//! same mode choice and the same `init --branch` as elsewhere, through the git CLI. Not done
-//! here: re-creating the folder's history from the current branch (the branch starts from the
-//! remote's branch or the folder's files) and `--migrate`.
+//! same mode choice and the same `init --branch` (and `--migrate`) as elsewhere, through the git
+//! CLI. Not done here: re-creating the folder's history from the current branch (the branch
+//! starts from the remote's branch or the folder's files).
 
 use std::time::Duration;
 
@@ -242,24 +242,28 @@ pub(super) fn init_branch(
             "looking for a tracked team folder (git ls-tree)",
         )
         .is_ok_and(|t| !t.trim().is_empty());
-    if tracked {
+    let mut migration_commit = None;
+    if tracked && migrate {
+        match sync::cli_commit_folder_removal(cli)? {
+            Ok(commit) => migration_commit = Some(commit),
+            Err(why) => warnings.push(format!(
+                "the tracked folder was not removed from the current branch: {why}; run \
+                 `teammem init --branch --migrate` again once that is over"
+            )),
+        }
+    } else if tracked {
         warnings.push(format!(
             "{TEAM_DIR}/ is still tracked on the current branch: sync no longer commits there, \
-             but `git status` shows teammem's updates to it; {}",
-            if migrate {
-                "--migrate is not done in a repository libgit2 cannot open: remove it with `git \
-                 rm -r --cached .qwen/team-memory` and commit"
-            } else {
-                "remove it with `git rm -r --cached .qwen/team-memory` and commit"
-            }
+             but `git status` shows teammem's updates to it; run `teammem init --branch \
+             --migrate` to commit its removal (the memories stay on {name})"
         ));
     }
     Ok(BranchInit {
         memory_branch: name.to_string(),
         created_from,
         memory_tip: tip,
-        still_tracked: tracked,
-        migration_commit: None,
+        still_tracked: tracked && migration_commit.is_none(),
+        migration_commit,
         warnings,
     })
 }

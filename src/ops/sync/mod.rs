@@ -50,6 +50,7 @@ pub(crate) use git_cli::branch::{
     choose_remote as cli_choose_remote, ensure_excluded as cli_ensure_excluded,
     memory_branch as cli_memory_branch,
 };
+pub(crate) use git_cli::commit::commit_folder_removal as cli_commit_folder_removal;
 pub use outcome::{PushedUrl, SkipReason, SyncMode, SyncOptions, SyncOutcome};
 pub use plan::dry_run;
 pub(crate) use team_commit::{

@@ -538,3 +538,32 @@ fn the_team_baseline_works_in_reftable_and_sha256_clones() {
         diff("- M project/seeded.md");
     }
 }
+
+/// `init --branch --migrate` in a reftable clone whose current branch tracks the team folder:
+/// the folder's removal is committed on the current branch alone (my staged work outside it
+/// stays staged, every file on disk stays), and the memories live on the memory branch.
+#[test]
+fn init_branch_migrate_commits_the_folders_removal_through_git() {
+    let Some(world) = World::new(&[], &["--ref-format=reftable"]) else {
+        return;
+    };
+    let (sb, me) = (&world.sb, &world.me);
+    write(&me.join("src/staged.rs"), "// staged\n");
+    sb.git(me, ["add", "src/staged.rs"]);
+    let run = sb.teammem(me, ["init", "--branch", "--migrate"]);
+    run.expect_code(0);
+    assert!(
+        run.stdout
+            .contains("Committed the removal of .qwen/team-memory/"),
+        "{}{}",
+        run.stdout,
+        run.stderr
+    );
+    let head = sb.git(me, ["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert!(!head.contains(".qwen"), "{head}");
+    assert_eq!(sb.git(me, ["status", "--porcelain"]), "A  src/staged.rs\n");
+    assert!(me.join(TEAM).join("project/seeded.md").is_file());
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(reason(&report), "", "{report:#}");
+    assert!(files_at(sb, &world.remote, "team-memory").contains("project/seeded.md"));
+}

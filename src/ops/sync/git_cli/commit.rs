@@ -217,11 +217,31 @@ pub(super) fn commit_folder(
     } else if head.contains_key(&index_path) && !index_abs.exists() {
         updates.insert(index_path.clone(), None);
     }
+    commit_updates(
+        cli, branch_ref, tree_of, parent, old, &updates, options, deadline, outcome,
+    )
+}
+
+/// Commits `updates` (each path set to an entry, or removed) on `tree_of`'s tree as a child of
+/// `parent`, signed as the user's config asks, moving `branch_ref` from `old` by
+/// compare-and-swap; then sets only those entries of the user's index.
+#[allow(clippy::too_many_arguments)]
+fn commit_updates(
+    cli: &CliRepo,
+    branch_ref: &str,
+    tree_of: Option<&str>,
+    parent: Option<&str>,
+    old: Option<&str>,
+    updates: &BTreeMap<String, Option<TreeEntry>>,
+    options: &SyncOptions,
+    deadline: &Deadline,
+    outcome: &mut SyncOutcome,
+) -> Result<Committed, OpError> {
     if updates.is_empty() {
         return Ok(Committed::Nothing);
     }
     let plan = signing_plan(cli, outcome)?;
-    let tree = cli.write_tree(tree_of, &updates, deadline)?;
+    let tree = cli.write_tree(tree_of, updates, deadline)?;
     let mut commit = commit_tree(cli, &tree, parent, options, deadline, outcome)?;
     if plan.signing != Signing::Off {
         match cli.signed_commit(&commit, &plan.signing, deadline)? {
@@ -252,7 +272,7 @@ pub(super) fn commit_folder(
         return Ok(Committed::Refused);
     }
     let step = cli.announce_step(&["index.lock".to_string()], Some((branch_ref, &commit)))?;
-    if update_user_index(cli, &updates, deadline, outcome)? {
+    if update_user_index(cli, updates, deadline, outcome)? {
         step.done();
     } else {
         // Another git holds the index: the note stays for the next sync to write the entries,
@@ -263,6 +283,50 @@ pub(super) fn commit_folder(
     outcome.commit = Some(commit.clone());
     outcome.files_committed = updates.len();
     Ok(Committed::Made(commit))
+}
+
+/// `teammem init --branch --migrate` through git: commits the removal of the team folder the
+/// current branch tracks, as a sync commit (only the folder's paths leave the branch and the
+/// index; every file on disk stays, now the memory branch's view). `Ok(Err(why))` when it was
+/// not done: an operation in progress, a detached HEAD, another sync, a key that cannot sign.
+pub(crate) fn commit_folder_removal(cli: &CliRepo) -> Result<Result<String, String>, OpError> {
+    use crate::git::preflight::{self, Blocker};
+    let deadline = Deadline::after(super::super::DEFAULT_TIMEOUT);
+    if let Some(operation) = preflight::operation_in_files(&cli.paths.git_dir) {
+        return Ok(Err(Blocker::OperationInProgress(operation).to_string()));
+    }
+    let Some(branch_ref) = cli.head_branch(&deadline)? else {
+        return Ok(Err(Blocker::DetachedHead.to_string()));
+    };
+    let Ok(_lock) = crate::git::recovery::lock::SyncLock::acquire_in(&cli.common_dir)? else {
+        return Ok(Err("another sync is running in this repository".into()));
+    };
+    let tip = cli.resolve(&branch_ref, &deadline)?;
+    let Some(tip) = tip else {
+        return Ok(Err("the current branch has no commit".into()));
+    };
+    let updates: BTreeMap<String, Option<TreeEntry>> = cli
+        .tree_entries(&tip, TEAM_DIR, &deadline)?
+        .into_keys()
+        .map(|path| (path, None))
+        .collect();
+    let mut outcome = SyncOutcome::default();
+    let done = commit_updates(
+        cli,
+        &branch_ref,
+        Some(&tip),
+        Some(&tip),
+        Some(&tip),
+        &updates,
+        &SyncOptions::default(),
+        &deadline,
+        &mut outcome,
+    )?;
+    Ok(match done {
+        Committed::Made(commit) => Ok(commit),
+        Committed::Nothing => Err("the current branch tracks no team file".into()),
+        Committed::Refused => Err(outcome.warnings.join("; ")),
+    })
 }
 
 /// Holds back and quarantines the team files a `filter` attribute sends through a filter

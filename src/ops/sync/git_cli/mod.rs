@@ -23,7 +23,7 @@ use crate::ops::{OpError, Project};
 use super::{PushedUrl, SkipReason, SyncOptions, SyncOutcome};
 
 pub(crate) mod branch;
-mod commit;
+pub(crate) mod commit;
 
 use commit::{Committed, commit_folder, commit_tree};
 
