@@ -550,19 +550,9 @@ fn a_signed_sync_commit_is_not_replayed_unsigned() {
         return;
     };
     let (sb, me) = (&world.sb, &world.me);
-    let key = sb.home().join("signing-key");
-    let made = Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-C", "test", "-f"])
-        .arg(&key)
-        .stdin(Stdio::null())
-        .output();
-    if !made.as_ref().is_ok_and(|o| o.status.success()) {
-        println!("skipped: ssh-keygen cannot make a key: {made:?}");
+    if sb.ssh_signing_key().is_none() {
         return;
     }
-    let global = |k: &str, v: &str| sb.git(sb.path(), ["config", "--global", k, v]);
-    global("gpg.format", "ssh");
-    global("user.signingkey", key.to_str().unwrap());
     sb.git(me, ["config", "commit.gpgSign", "true"]);
     write_memory(me, "feedback", "mine", "Mine.\n");
     let report = sync_json(sb, me, &["--no-pull", "--no-push"], &[]);
