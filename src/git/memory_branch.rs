@@ -33,6 +33,24 @@ pub const CONFIG_KEY: &str = "teammem.branch";
 /// Where proposal branches live on the remote: `team-memory-proposals/<user>`.
 pub const PROPOSALS_PREFIX: &str = "team-memory-proposals/";
 
+/// How many proposal branch names a sync tries for one user.
+const PROPOSAL_NAMES: usize = 9;
+
+/// The proposal branch names a sync tries for `user`, in order: `<user>`, then `<user>-2` …
+/// `<user>-9` (one holding commits the clone lacks is passed over), each as the part after
+/// [`PROPOSALS_PREFIX`] and as the whole branch name.
+pub fn proposal_names(user: &str) -> impl Iterator<Item = (String, String)> + '_ {
+    (1..=PROPOSAL_NAMES).map(move |n| {
+        let branch = if n == 1 {
+            user.to_string()
+        } else {
+            format!("{user}-{n}")
+        };
+        let name = format!("{PROPOSALS_PREFIX}{branch}");
+        (branch, name)
+    })
+}
+
 /// The subject of a commit that records the folder's changes on the memory branch.
 pub const RECORD_SUBJECT: &str = "chore(memory): record team memory";
 

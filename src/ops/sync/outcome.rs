@@ -207,6 +207,49 @@ pub struct SyncOutcome {
 impl SyncOutcome {
     /// Branch mode's record commit could not be signed with `commit.gpgSign` on: nothing is
     /// recorded (never an unsigned commit instead); the warning gives the reason and the fix.
+    /// The memory branch `branch` refused the push (`refusal`), and the commits are now on the
+    /// proposal branch `name` of `remote`; `taken` names the proposal branches passed over
+    /// because they hold commits this clone did not make.
+    pub(crate) fn proposed(
+        &mut self,
+        branch: &str,
+        remote: &str,
+        name: &str,
+        refusal: &str,
+        taken: &[String],
+    ) {
+        self.proposal = Some(name.to_string());
+        if !taken.is_empty() {
+            self.warnings.push(format!(
+                "{} holds commits this clone did not make, so it was not used; your memory is \
+                 proposed on {name} instead",
+                taken.join(", ")
+            ));
+        }
+        self.skip(
+            SkipReason::Proposed,
+            format!(
+                "the remote refused the push to {branch} ({refusal}), so your memory is proposed \
+                 on {name} for a maintainer to merge; see it with `teammem review \
+                 {remote}/{branch}..{remote}/{name}`; once merged, the next sync takes it in"
+            ),
+        );
+    }
+
+    /// The memory branch `branch` refused the push, and every proposal name of the user
+    /// (`taken`) holds commits this clone did not make: nothing was proposed.
+    pub(crate) fn nothing_proposed(&mut self, branch: &str, refusal: &str, taken: &[String]) {
+        self.skip(
+            SkipReason::PushRejected,
+            format!(
+                "the remote refused the push to {branch} ({refusal}), and every proposal branch \
+                 name of yours ({}) holds commits this clone did not make, so nothing was \
+                 proposed; the commits stay on the local memory branch",
+                taken.join(", ")
+            ),
+        );
+    }
+
     pub(crate) fn record_not_signed(&mut self, why: &str) {
         self.commit_refused = true;
         self.warnings.push(format!(

@@ -10,9 +10,6 @@ use crate::git::upstream::Upstream;
 use crate::ops::OpError;
 use crate::ops::sync::{self, SkipReason, SyncOutcome};
 
-/// How many proposal branch names a sync tries: `<user>`, then `<user>-2` … `<user>-9`.
-const PROPOSAL_NAMES: usize = 9;
-
 /// The memory branch refused the push: the same commits go to the user's proposal branch
 /// (`team-memory-proposals/<user>`), with a lease on what the remote holds there. A proposal
 /// branch holding commits this clone lacks (someone else pushed there) is not adopted and does
@@ -29,34 +26,12 @@ pub(super) fn propose(
     let user = memory_branch::proposal_user(repo);
     let remote = &up.remote;
     let mut taken = Vec::new();
-    for n in 1..=PROPOSAL_NAMES {
-        let branch = if n == 1 {
-            user.clone()
-        } else {
-            format!("{user}-{n}")
-        };
-        let name = format!("{}{branch}", memory_branch::PROPOSALS_PREFIX);
+    for (branch, name) in memory_branch::proposal_names(&user) {
         let Some(target) = memory.proposal(&branch) else {
             return Ok(());
         };
         let said = |outcome: &mut SyncOutcome, taken: &[String]| {
-            outcome.proposal = Some(name.clone());
-            if !taken.is_empty() {
-                outcome.warnings.push(format!(
-                    "{} holds commits this clone did not make, so it was not used; your memory \
-                     is proposed on {name} instead",
-                    taken.join(", ")
-                ));
-            }
-            outcome.skip(
-                SkipReason::Proposed,
-                format!(
-                    "the remote refused the push to {} ({refusal}), so your memory is proposed \
-                     on {name} for a maintainer to merge; see it with `teammem review \
-                     {remote}/{}..{remote}/{name}`; once merged, the next sync takes it in",
-                    memory.name, memory.name
-                ),
-            );
+            outcome.proposed(&memory.name, remote, &name, refusal, taken);
         };
         let seen = match fetch::fetch(repo, &target, net) {
             Ok(fetched) => fetched.tip,
@@ -107,15 +82,6 @@ pub(super) fn propose(
         }
         return Ok(());
     }
-    outcome.skip(
-        SkipReason::PushRejected,
-        format!(
-            "the remote refused the push to {} ({refusal}), and every proposal branch name of \
-             yours ({}) holds commits this clone did not make, so nothing was proposed; the \
-             commits stay on the local memory branch",
-            memory.name,
-            taken.join(", ")
-        ),
-    );
+    outcome.nothing_proposed(&memory.name, refusal, &taken);
     Ok(())
 }

@@ -8,9 +8,6 @@ use crate::git::remote::NetworkOptions;
 use crate::ops::OpError;
 use crate::ops::sync::{SkipReason, SyncOutcome};
 
-/// How many proposal branch names a sync tries: `<user>`, then `<user>-2` … `<user>-9`.
-const PROPOSAL_NAMES: usize = 9;
-
 /// The memory branch refused the push: the same commits go to the user's proposal branch
 /// (`team-memory-proposals/<user>`) with a lease on what the remote holds there, as the
 /// libgit2 path does (`ops/sync/branch.rs`, `propose`): a proposal branch holding commits this
@@ -31,13 +28,7 @@ pub(super) fn propose(
     );
     let remote = &up.remote;
     let mut taken: Vec<String> = Vec::new();
-    for n in 1..=PROPOSAL_NAMES {
-        let branch = if n == 1 {
-            user.clone()
-        } else {
-            format!("{user}-{n}")
-        };
-        let name = format!("{}{branch}", memory_branch::PROPOSALS_PREFIX);
+    for (_, name) in memory_branch::proposal_names(&user) {
         let target = CliUpstream {
             local_ref: memory.local_ref(),
             remote: remote.clone(),
@@ -105,34 +96,9 @@ pub(super) fn propose(
             budget,
             "recording the proposal branch (git update-ref)",
         )?;
-        outcome.proposal = Some(name.clone());
-        if !taken.is_empty() {
-            outcome.warnings.push(format!(
-                "{} holds commits this clone did not make, so it was not used; your memory is \
-                 proposed on {name} instead",
-                taken.join(", ")
-            ));
-        }
-        outcome.skip(
-            SkipReason::Proposed,
-            format!(
-                "the remote refused the push to {} ({refusal}), so your memory is proposed on \
-                 {name} for a maintainer to merge; see it with `teammem review \
-                 {remote}/{}..{remote}/{name}`; once merged, the next sync takes it in",
-                memory.name, memory.name
-            ),
-        );
+        outcome.proposed(&memory.name, remote, &name, refusal, &taken);
         return Ok(());
     }
-    outcome.skip(
-        SkipReason::PushRejected,
-        format!(
-            "the remote refused the push to {} ({refusal}), and every proposal branch name of \
-             yours ({}) holds commits this clone did not make, so nothing was proposed; the \
-             commits stay on the local memory branch",
-            memory.name,
-            taken.join(", ")
-        ),
-    );
+    outcome.nothing_proposed(&memory.name, refusal, &taken);
     Ok(())
 }
