@@ -253,3 +253,19 @@ impl Sandbox {
         Some(key)
     }
 }
+
+/// `teammem prompt-context --hook HOOK` (the UserPromptSubmit hook) in `repo`, given the hook's
+/// JSON `input`, with the sandbox's environment changed by `env`; exit status 0 required. Its
+/// budget is one no loaded machine reaches: what a turn says is tested, not how fast.
+pub fn prompt_turn(
+    sb: &Sandbox,
+    repo: &Path,
+    hook: &str,
+    input: &str,
+    env: &[invoke::EnvChange<'_>],
+) -> Run {
+    let args = ["prompt-context", "--hook", hook, "--timeout-ms", "600000"];
+    let run = invoke::teammem_with(sb, repo, args, env, Some(input));
+    run.expect_code(0);
+    run
+}

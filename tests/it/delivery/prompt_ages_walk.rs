@@ -12,7 +12,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::common::invoke::{self, EnvChange};
+use crate::common::invoke::EnvChange;
 use crate::common::lifecycle::private_state;
 use crate::common::{Sandbox, hook_context, memory_text};
 
@@ -38,16 +38,7 @@ fn turn_with(
         "prompt": prompt,
     })
     .to_string();
-    // A budget no loaded machine reaches: what the turn says, not how fast, is tested here.
-    let args = [
-        "prompt-context",
-        "--hook",
-        "claude",
-        "--timeout-ms",
-        "600000",
-    ];
-    let run = invoke::teammem_with(sb, repo, args, env, Some(&input));
-    run.expect_code(0);
+    let run = crate::common::prompt_turn(sb, repo, "claude", &input, env);
     hook_context(&run, "UserPromptSubmit")
 }
 

@@ -56,11 +56,7 @@ fn prompt(session: &str, text: &str) -> String {
 }
 
 fn ask(sb: &Sandbox, repo: &Path, hook: &str, input: &str) -> Run {
-    // A budget no loaded machine reaches: what the turn says, not how fast, is tested here.
-    let args = ["prompt-context", "--hook", hook, "--timeout-ms", "600000"];
-    let run = sb.teammem_with_input(repo, args, input);
-    run.expect_code(0);
-    run
+    crate::common::prompt_turn(sb, repo, hook, input, &[])
 }
 
 /// The injected text of a hook's output; empty when nothing was printed.

@@ -23,16 +23,7 @@ fn turn(sb: &Sandbox, repo: &Path, session: &str, prompt: &str) -> String {
         "prompt": prompt,
     })
     .to_string();
-    // A budget no loaded machine reaches: what the turn says, not how fast, is tested here.
-    let args = [
-        "prompt-context",
-        "--hook",
-        "claude",
-        "--timeout-ms",
-        "600000",
-    ];
-    let run = sb.teammem_with_input(repo, args, &input);
-    run.expect_code(0);
+    let run = crate::common::prompt_turn(sb, repo, "claude", &input, &[]);
     assert!(!run.stderr.contains(TOKEN_TAIL), "{}", run.stderr);
     hook_context(&run, "UserPromptSubmit")
 }
