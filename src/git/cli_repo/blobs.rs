@@ -144,8 +144,8 @@ impl CliRepo {
     }
 
     /// The first team file `to` changes against `from` (`None`: every file of `to`) whose
-    /// blob is over `limit` bytes, with its size: only object headers are read
-    /// (`git cat-file --batch-check`), never the contents.
+    /// blob is over `limit` bytes, with its size ([`Self::changed_files`], then
+    /// [`Self::oversized_among`]).
     pub fn oversized(
         &self,
         from: Option<&str>,
@@ -154,16 +154,39 @@ impl CliRepo {
         limit: u64,
         deadline: &Deadline,
     ) -> Result<Option<(String, u64)>, GitError> {
+        let changed = self.changed_files(from, to, dir, deadline)?;
+        self.oversized_among(&changed, limit, deadline)
+    }
+
+    /// The files under `dir` (paths from the root, blob ids) that `to` holds otherwise than
+    /// `from` (`None`: every file of `to`); gitlinks left out.
+    pub fn changed_files(
+        &self,
+        from: Option<&str>,
+        to: &str,
+        dir: &str,
+        deadline: &Deadline,
+    ) -> Result<Vec<(String, String)>, GitError> {
         let before = match from {
             Some(from) => self.tree_entries(from, dir, deadline)?,
             None => BTreeMap::new(),
         };
-        let changed: Vec<(String, String)> = self
+        Ok(self
             .tree_entries(to, dir, deadline)?
             .into_iter()
             .filter(|(path, entry)| before.get(path) != Some(entry) && entry.mode != "160000")
             .map(|(path, entry)| (path, entry.id))
-            .collect();
+            .collect())
+    }
+
+    /// The first of `changed` (paths and blob ids) whose blob is over `limit` bytes, with its
+    /// size: only object headers are read (`git cat-file --batch-check`), never the contents.
+    pub fn oversized_among(
+        &self,
+        changed: &[(String, String)],
+        limit: u64,
+        deadline: &Deadline,
+    ) -> Result<Option<(String, u64)>, GitError> {
         if changed.is_empty() {
             return Ok(None);
         }
@@ -176,10 +199,11 @@ impl CliRepo {
             "reading the fetched files' sizes (git cat-file)",
         )?;
         Ok(changed
-            .into_iter()
+            .iter()
             .zip(sizes.lines())
             .filter_map(|((path, _), size)| Some((path, size.trim().parse::<u64>().ok()?)))
-            .find(|(_, size)| *size > limit))
+            .find(|(_, size)| *size > limit)
+            .map(|(path, size)| (path.clone(), size)))
     }
 
     /// git's text merge of three blobs (`git merge-file -p --object-id`, git 2.43 or later;

@@ -428,10 +428,7 @@ fn land(
     if local == remote_tip {
         return Ok(false);
     }
-    if options.pull
-        && (refuse_oversized(cli, &local, remote_tip, budget, outcome)?
-            || refuse_unwritable(cli, remote_tip, budget, outcome)?)
-    {
+    if options.pull && refuse_unfit(cli, &local, remote_tip, budget, outcome)? {
         return Ok(false);
     }
     if cli.is_ancestor(&local, remote_tip, budget)? {
@@ -532,37 +529,26 @@ fn short_list(ids: &[String]) -> String {
     format!("{}{more}", shown.join(", "))
 }
 
-/// Refuses to land a fetched tip holding a team entry no checkout can write into this work
-/// tree (`arrived::unwritable`). Returns whether refused.
-fn refuse_unwritable(
-    cli: &CliRepo,
-    remote_tip: &str,
-    budget: &Deadline,
-    outcome: &mut SyncOutcome,
-) -> Result<bool, OpError> {
-    for path in cli.tree_entries(remote_tip, TEAM_DIR, budget)?.keys() {
-        if let Some(why) = super::arrived::unwritable(&cli.paths.workdir, path) {
-            super::arrived::refuse_unwritable(path, &why, remote_tip, outcome);
-            return Ok(true);
-        }
-    }
-    Ok(false)
-}
-
 /// Refuses to land a fetched tip that brings a team file over the memory size limit (never
-/// checked out, merged or read whole): `too-large`, naming the file. Returns whether refused.
-fn refuse_oversized(
+/// checked out, merged or read whole: `too-large`), or one no checkout can write into this
+/// work tree (`arrived::unwritable`: `unwritable`), naming the file. Returns whether refused.
+fn refuse_unfit(
     cli: &CliRepo,
     local: &str,
     remote_tip: &str,
     budget: &Deadline,
     outcome: &mut SyncOutcome,
 ) -> Result<bool, OpError> {
+    let changed = cli.changed_files(Some(local), remote_tip, TEAM_DIR, budget)?;
     let limit = crate::domain::memory::MAX_FILE_BYTES;
     let limit_bytes = u64::try_from(limit).unwrap_or(u64::MAX);
-    let Some((path, size)) =
-        cli.oversized(Some(local), remote_tip, TEAM_DIR, limit_bytes, budget)?
-    else {
+    let Some((path, size)) = cli.oversized_among(&changed, limit_bytes, budget)? else {
+        for (path, _) in &changed {
+            if let Some(why) = super::arrived::unwritable(&cli.paths.workdir, path) {
+                super::arrived::refuse_unwritable(path, &why, remote_tip, outcome);
+                return Ok(true);
+            }
+        }
         return Ok(false);
     };
     outcome.skip(
