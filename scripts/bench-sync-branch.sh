@@ -48,7 +48,10 @@
 # fetches, records, re-creates the record on the teammate's tip, pushes and writes the folder.
 # Each run's wall time is printed (setup not timed), then per binary the median; with OLD_BIN
 # set the two binaries take turns run by run (each on its own clone of the same remote) and the
-# new/old ratio of the medians is printed.
+# new/old ratio of the medians is printed. A third row (unless GIT_ROW=0) is the git CLI doing
+# the same job by turns on a clone of the memory branch — `git add` + `commit`, `pull --rebase`,
+# `push` — with the new/git ratio: one memory changed in a folder of N costs git a rewrite of
+# that folder's tree too, so this row shows what the branch's size costs git itself.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -159,8 +162,15 @@ if [ -n "${CHANGE:-}" ]; then
     git clone -q --branch team-memory "$dir/remote.git" "$dir/mate" 2>/dev/null
     binaries=("new=$teammem")
     [ -z "$old_bin" ] || binaries+=("old=$old_bin")
+    # The git CLI doing the same job on a clone of the memory branch: commit the user's edit,
+    # `pull --rebase` the teammate's, push (it neither gates nor rewrites MEMORY.md).
+    [ "${GIT_ROW:-1}" = 0 ] || binaries+=("git=git")
     for entry in "${binaries[@]}"; do
       label=${entry%%=*} bin=${entry#*=}
+      if [ "$label" = git ]; then
+        git clone -q --branch team-memory "$dir/remote.git" "$dir/me-git" 2>/dev/null
+        continue
+      fi
       git clone -q "$dir/remote.git" "$dir/me-$label" 2>/dev/null
       # The first syncs materialise the branch (past the folder's default limits, the rest is
       # kept out as on any sync): not timed.
@@ -181,11 +191,16 @@ if [ -n "${CHANGE:-}" ]; then
         # One the folder holds (past the default limit of 5,000 the rest is kept out), not the
         # one the other binary's clone edits: each sync has its own change to record and push.
         shift=0
-        [ "$label" = new ] || shift=$(( count < 4000 ? count / 2 : 2000 ))
+        case $label in old) shift=$(( count < 4000 ? count / 2 : 2000 )) ;; git) shift=$(( count < 4000 ? count / 4 : 1000 )) ;; esac
         m=$(( (run * 104729 + 1 + shift) % (count < 4000 ? count : 4000) + 1 ))
         printf 'Edited by me (%s), run %s.\n' "$label" "$run" >>"$(printf '%s/%s/project/m-%06d.md' "$me" "$team" "$m")"
         start=$(date +%s.%N)
-        out=$(cd "$me" && "$bin" sync --json 2>/dev/null || true)
+        if [ "$label" = git ]; then
+          out=$(cd "$me" && git add -A "$team" && git commit -qm "my edit" && git pull -q --rebase \
+            && git push -q origin HEAD:team-memory && echo '{"pushed": true}' || echo '{"pushed": false}')
+        else
+          out=$(cd "$me" && "$bin" sync --json 2>/dev/null || true)
+        fi
         end=$(date +%s.%N)
         wall=$(echo "$end - $start" | bc)
         walls[$label]+="$wall "
@@ -199,6 +214,10 @@ if [ -n "${CHANGE:-}" ]; then
     if [ -n "$old_bin" ]; then
       old_median=$(median <<<"${walls[old]}")
       printf ' old=%.3fs new/old=%.2f' "$old_median" "$(echo "$new_median / $old_median" | bc -l)"
+    fi
+    if [ -n "${walls[git]:-}" ]; then
+      git_median=$(median <<<"${walls[git]}")
+      printf ' git=%.3fs new/git=%.2f' "$git_median" "$(echo "$new_median / $git_median" | bc -l)"
     fi
     printf '\n'
     unset walls
