@@ -4,7 +4,9 @@
 run `teammem sync --json` at the same time (the default 15 s budget each).
 
 Prints, per round, how many clones published their memory in that round (their memory is on
-the remote's `team-memory` when the round ends) and the skip reasons; then, after quiet
+the remote's `team-memory` when the round ends), the skip reasons, and the CPU time the clones
+(teammem and the git it ran) and the server (`git daemon`'s upload-pack and receive-pack) used;
+then, after quiet
 settling syncs one clone at a time, the totals: published-in-round fraction, memories lost
 (written but never on the remote), memories duplicated (a conflict copy, or one memory at two
 paths), merge commits and record commits on `team-memory`, and each clone's folder checked
@@ -19,6 +21,7 @@ import argparse
 import collections
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -124,7 +127,7 @@ def main():
                 if s.connect_ex(("127.0.0.1", port)) == 0:
                     break
             time.sleep(0.05)
-        run(bench, bare, url, args)
+        run(bench, bare, url, args, daemon.pid)
     finally:
         daemon.terminate()
         daemon.wait()
@@ -132,7 +135,27 @@ def main():
             shutil.rmtree(work, ignore_errors=True)
 
 
-def run(bench, bare, url, args):
+def reaped_cpu(pid):
+    """CPU seconds (user + system) of the process `pid`, its descendants and every child they
+    reaped: for `git daemon` (a wrapper around `git-daemon`), every upload-pack and receive-pack
+    it served so far."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total = sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = [int(k) for k in f.read().split()]
+    except (OSError, IndexError, ValueError):
+        return 0.0
+    return total + sum(reaped_cpu(k) for k in kids)
+
+
+def children_cpu():
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def run(bench, bare, url, args, daemon_pid):
     work = bench.work
     seed = os.path.join(work, "seed")
     bench.git(work, "clone", "-q", url, "seed")
@@ -173,6 +196,7 @@ def run(bench, bare, url, args):
             mine[clone] = f"project/{slug}.md"
             written.add(mine[clone])
         started = time.monotonic()
+        cpu_before = (children_cpu(), reaped_cpu(daemon_pid))
         procs = [(clone, bench.start_sync(clone)) for clone in clones]
         reasons = collections.Counter()
         reports = {}
@@ -184,13 +208,16 @@ def run(bench, bare, url, args):
             except json.JSONDecodeError:
                 reasons["no-report"] += 1
         took = time.monotonic() - started
+        clients_cpu = children_cpu() - cpu_before[0]
+        server_cpu = reaped_cpu(daemon_pid) - cpu_before[1]
         slowest = max(slowest, took)
         on_remote = set(remote_memories(bench, bare))
         published = sum(1 for clone in clones if mine[clone] in on_remote)
         in_round += published
         reasons_total.update(reasons)
         print(f"round {r + 1}: {published}/{len(clones)} published in the round, "
-              f"{took:.1f} s, reasons {dict(sorted(reasons.items()))}")
+              f"{took:.1f} s, reasons {dict(sorted(reasons.items()))}; CPU: clients "
+              f"{clients_cpu:.1f} s, server {server_cpu:.1f} s")
         # Why the rest missed their round: each one's own report.
         for clone in clones:
             if mine[clone] in on_remote:
