@@ -626,10 +626,6 @@ pub(crate) fn missing_local_remote(repo: &Repository, up: &Upstream) -> Option<S
     ))
 }
 
-/// The pause before push attempt `attempt + 1`: exponential backoff with full jitter, a random
-/// share of `unit × 2^(attempt-1)` (at most [`MAX_BACKOFF`]), where the unit is what the
-/// round that lost took (at least [`FIRST_BACKOFF`]): on a slow or crowded remote the clones
-/// spread out over as many rounds as they need instead of colliding again.
 /// This round's tip of the remote branch `up`: fetched when `pull` (keeping the offline note
 /// up to date), else the one last fetched. `None` when the fetch failed: the skip is recorded
 /// in `outcome` and the sync stops.
@@ -714,6 +710,10 @@ pub(crate) fn another_round(
     true
 }
 
+/// The pause before push attempt `attempt + 1`: exponential backoff with full jitter, a random
+/// share of `unit × 2^(attempt-1)` (at most [`MAX_BACKOFF`]), where the unit is what the
+/// round that lost took (at least [`FIRST_BACKOFF`]): on a slow or crowded remote the clones
+/// spread out over as many rounds as they need instead of colliding again.
 fn backoff(attempt: u32, round: Duration) -> Duration {
     let unit = round.max(FIRST_BACKOFF);
     let cap = unit
