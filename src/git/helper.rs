@@ -562,7 +562,9 @@ fn die_with_parent(parent: u32) {
 }
 
 fn answer(request: Request, budget: Duration) -> HelperReply {
-    let repo = match Repository::open(&request.repo) {
+    let opened = Repository::open(&request.repo)
+        .and_then(|repo| super::user_config::follow_environment(&repo).map(|()| repo));
+    let repo = match opened {
         Ok(repo) => repo,
         Err(e) => {
             return HelperReply::Error(format!("{}: {}", request.repo.display(), e.message()));

@@ -26,8 +26,8 @@ pub fn hooks_dir(repo: &Repository) -> Result<PathBuf, GitError> {
 /// The same for a repository libgit2 cannot open (reftable refs, SHA-256 objects): its own
 /// config file read beside the user's and the system's, as git layers them.
 pub fn hooks_dir_in(common_dir: &Path, workdir: &Path) -> Result<PathBuf, GitError> {
-    let mut config =
-        git2::Config::open_default().map_err(|e| GitError::git("reading the git config", e))?;
+    let mut config = crate::git::user_config::open_default()
+        .map_err(|e| GitError::git("reading the git config", e))?;
     let local = common_dir.join("config");
     if local.exists() {
         config

@@ -232,6 +232,13 @@ pub fn open(paths: &RepoPaths) -> Result<Repository, GitError> {
             )
         })?;
     }
+    super::user_config::follow_environment(&repo).map_err(|err| {
+        GitError::git(
+            "reading the git config files GIT_CONFIG_GLOBAL, GIT_CONFIG_SYSTEM or \
+             GIT_CONFIG_NOSYSTEM name",
+            err,
+        )
+    })?;
     Ok(repo)
 }
 

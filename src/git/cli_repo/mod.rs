@@ -243,7 +243,7 @@ impl CliRepo {
     /// signing program is the user's own).
     pub fn full_config(&self) -> Result<git2::Config, GitError> {
         let git = |e| GitError::git("reading the git configuration", e);
-        let mut config = git2::Config::open_default().map_err(git)?;
+        let mut config = crate::git::user_config::open_default().map_err(git)?;
         config
             .add_file(
                 &self.common_dir.join("config"),

@@ -94,6 +94,7 @@ fn list_here(
     let what = format!("listing the refs of {remote}");
     let failed = |e: git2::Error| NetFailure::failed(format!("{what}: {}", e.message()));
     let repo = Repository::open(git_dir).map_err(failed)?;
+    crate::git::user_config::follow_environment(&repo).map_err(failed)?;
     let mut found = match repo.find_remote(remote) {
         Ok(found) => Ok(found),
         Err(err) if remote.contains(['/', ':']) => repo.remote_anonymous(remote).or(Err(err)),

@@ -202,7 +202,7 @@ fn user_config() -> UserConfig {
         helpers: Vec::new(),
         ssh_command: None,
     };
-    let Ok(config) = git2::Config::open_default() else {
+    let Ok(config) = crate::git::user_config::open_default() else {
         return user;
     };
     if let Ok(mut entries) = config.multivar("credential.helper", None) {

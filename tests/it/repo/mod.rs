@@ -1,5 +1,6 @@
 //! Every repository configuration: discovery as git does it, the configuration matrix.
 
+mod config_files;
 mod configs;
 mod discovery;
 mod git_only;
