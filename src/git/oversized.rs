@@ -49,7 +49,8 @@ pub fn fetched_oversized(
     let mut found = None;
     for delta in diff.deltas() {
         let file = delta.new_file();
-        if file.id().is_zero() || file.mode() == git2::FileMode::Commit {
+        let mode = crate::git::tree_entries::diff_side_mode(new.as_ref(), &file);
+        if file.id().is_zero() || mode == Some(i32::from(git2::FileMode::Commit)) {
             continue;
         }
         let (size, _) = odb.read_header(file.id()).map_err(git)?;

@@ -246,6 +246,20 @@ impl CliRepo {
         Ok(out.trim().to_string())
     }
 
+    /// Whether `id` names an object git holds that is not a blob (`git cat-file -t`): a
+    /// crafted tree entry with a file's mode that names a folder or a commit.
+    pub fn holds_non_blob(&self, id: &str, deadline: &Deadline) -> Result<bool, GitError> {
+        let mut cmd = self.command();
+        cmd.args(["cat-file", "-t", id]);
+        let run = self.try_run(
+            cmd,
+            b"",
+            deadline,
+            "reading an object's kind (git cat-file)",
+        )?;
+        Ok(run.success && run.stdout.trim() != "blob")
+    }
+
     /// The bytes of blob `id`.
     pub fn blob(&self, id: &str, deadline: &Deadline) -> Result<Vec<u8>, GitError> {
         Ok(self

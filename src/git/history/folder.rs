@@ -163,8 +163,11 @@ pub fn range(
                 continue;
             }
             let rel = String::from_utf8_lossy(file.path_bytes().unwrap_or_default()).into_owned();
-            let new =
-                (delta.status() != Delta::Deleted).then(|| (file.id(), u32::from(file.mode())));
+            // The mode from the tree entry: git2's `DiffFile::mode` panics on a crafted one.
+            let new = (delta.status() != Delta::Deleted).then(|| {
+                let mode = crate::git::tree_entries::diff_side_mode(new.as_ref(), &file);
+                (file.id(), mode.unwrap_or(0o100644) as u32)
+            });
             out.changes.push(FolderChange {
                 commit: index,
                 rel,
@@ -216,30 +219,38 @@ pub fn folder_diff(
         .map_err(|e| GitError::git(format!("diffing {old}..{new}"), e))?;
     diff.find_similar(Some(DiffFindOptions::new().renames(true)))
         .map_err(|e| GitError::git("finding renames", e))?;
-    let side = |file: git2::DiffFile<'_>| {
+    // The mode from the tree entry: git2's `DiffFile::mode` panics on a crafted one.
+    let side = |tree: Option<&Tree<'_>>, file: git2::DiffFile<'_>| {
+        let mode = crate::git::tree_entries::diff_side_mode(tree, &file);
         (
             String::from_utf8_lossy(file.path_bytes().unwrap_or_default()).into_owned(),
             file.id(),
-            u32::from(file.mode()),
+            mode.unwrap_or(0o100644) as u32,
         )
     };
     let mut out = Vec::new();
     for delta in diff.deltas() {
         let (kind, old, new) = match delta.status() {
-            Delta::Added | Delta::Copied => {
-                (RevisionChange::Added, None, Some(side(delta.new_file())))
-            }
-            Delta::Deleted => (RevisionChange::Deleted, Some(side(delta.old_file())), None),
+            Delta::Added | Delta::Copied => (
+                RevisionChange::Added,
+                None,
+                Some(side(new_sub.as_ref(), delta.new_file())),
+            ),
+            Delta::Deleted => (
+                RevisionChange::Deleted,
+                Some(side(old_sub.as_ref(), delta.old_file())),
+                None,
+            ),
             Delta::Renamed => (
                 RevisionChange::Renamed,
-                Some(side(delta.old_file())),
-                Some(side(delta.new_file())),
+                Some(side(old_sub.as_ref(), delta.old_file())),
+                Some(side(new_sub.as_ref(), delta.new_file())),
             ),
             Delta::Unmodified | Delta::Ignored | Delta::Untracked | Delta::Unreadable => continue,
             _ => (
                 RevisionChange::Modified,
-                Some(side(delta.old_file())),
-                Some(side(delta.new_file())),
+                Some(side(old_sub.as_ref(), delta.old_file())),
+                Some(side(new_sub.as_ref(), delta.new_file())),
             ),
         };
         out.push(FolderDiffEntry { kind, old, new });

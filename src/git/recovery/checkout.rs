@@ -211,8 +211,20 @@ fn put_back_touched(
         .map_err(|e| git("comparing the tips", e))?;
     let mut files = Vec::new();
     for delta in diff.deltas() {
-        let side = |f: git2::DiffFile<'_>| (!f.id().is_zero()).then(|| (f.id(), f.mode()));
-        let (from, to) = (side(delta.old_file()), side(delta.new_file()));
+        // The mode from the tree entry: git2's `DiffFile::mode` panics on a crafted one.
+        let side = |tree: Option<&git2::Tree<'_>>, f: git2::DiffFile<'_>| {
+            (!f.id().is_zero()).then(|| {
+                let mode = crate::git::tree_entries::diff_side_mode(tree, &f);
+                (
+                    f.id(),
+                    crate::git::tree_entries::file_mode(mode.unwrap_or(0o100644)),
+                )
+            })
+        };
+        let (from, to) = (
+            side(from_tree.as_ref(), delta.old_file()),
+            side(Some(&to_tree), delta.new_file()),
+        );
         let Some(path) = delta.new_file().path().or(delta.old_file().path()) else {
             continue;
         };
