@@ -167,9 +167,12 @@ impl<'f> IndexLines<'f> {
             )?;
         }
         let shown = format!("{TEAM_DIR}/{rel}");
-        let blob = repo
-            .find_blob(oid)
-            .map_err(|e| GitError::git(format!("reading {shown}"), e))?;
+        let blob = match repo.find_blob(oid) {
+            Ok(blob) => blob,
+            // A crafted entry with a file's mode that names a folder or a commit: no memory.
+            Err(_) if not_a_blob(repo, oid) => return Ok(true),
+            Err(e) => return Err(GitError::git(format!("reading {shown}"), e)),
+        };
         if let Some(entry) = memory::index_entry_of(&shown, rel, blob.content()) {
             if (self.keeps)(&entry) {
                 self.kept.push(entry);
@@ -213,6 +216,13 @@ fn index_text(
         }
     }
     Ok(gate.render(lines.kept))
+}
+
+/// Whether `oid` names an object git holds that is not a blob.
+fn not_a_blob(repo: &Repository, oid: Oid) -> bool {
+    repo.odb()
+        .and_then(|odb| odb.read_header(oid))
+        .is_ok_and(|(_, kind)| kind != git2::ObjectType::Blob)
 }
 
 #[cfg(test)]
