@@ -4,6 +4,7 @@ mod advertise;
 mod concurrent;
 mod deadline;
 mod entries;
+mod entries_current;
 mod flood;
 mod kill;
 mod line_endings;
