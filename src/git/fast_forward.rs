@@ -376,8 +376,9 @@ pub(crate) fn untracked_in_the_way(
     };
     let mut in_the_way = Vec::new();
     let mut seen = HashSet::new();
+    let mut modes = crate::git::tree_entries::SideModes::new(repo, Some(&new_tree));
     for delta in pulled.deltas() {
-        let mode = crate::git::tree_entries::diff_side_mode(Some(&new_tree), &delta.new_file());
+        let mode = modes.mode(&delta.new_file());
         if delta.status() != git2::Delta::Added || mode == Some(i32::from(git2::FileMode::Commit)) {
             continue;
         }

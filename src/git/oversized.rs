@@ -47,9 +47,10 @@ pub fn fetched_oversized(
         .map_err(git)?;
     let odb = repo.odb().map_err(git)?;
     let mut found = None;
+    let mut modes = crate::git::tree_entries::SideModes::new(repo, new.as_ref());
     for delta in diff.deltas() {
         let file = delta.new_file();
-        let mode = crate::git::tree_entries::diff_side_mode(new.as_ref(), &file);
+        let mode = modes.mode(&file);
         if file.id().is_zero() || mode == Some(i32::from(git2::FileMode::Commit)) {
             continue;
         }

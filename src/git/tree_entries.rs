@@ -8,7 +8,8 @@
 //! between two trees with, for each incoming entry, why it cannot be written (if it cannot).
 //! Only subtrees whose ids differ are read, so a diff costs what changed, not the folder's size.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
 
 use git2::{FileMode, Oid, Repository, Tree, TreeBuilder};
 
@@ -132,13 +133,45 @@ fn is_hfs_dot_git(name: &str) -> bool {
     kept.len() < name.len() && kept.eq_ignore_ascii_case(".git")
 }
 
-/// The mode of the entry a diff side names, read from `tree` (the tree that side was diffed
-/// from), as libgit2 reads a tree entry: any regular-file mode is `100644` or `100755`. git2's
-/// `DiffFile::mode` panics on a mode outside its list (`100600`, which a crafted tree can
-/// hold); a tree entry's never does. `None` when the side names no entry.
-pub fn diff_side_mode(tree: Option<&Tree<'_>>, file: &git2::DiffFile<'_>) -> Option<i32> {
-    let path = file.path()?;
-    tree?.get_path(path).ok().map(|entry| entry.filemode())
+/// The modes of the entries one side of a diff names, read from that side's tree: as libgit2
+/// reads a tree entry, any regular-file mode is `100644` or `100755`. git2's `DiffFile::mode`
+/// panics on a mode outside its list (`100600`, which a crafted tree can hold); a tree entry's
+/// never does. Each folder is read once (a folder of 10,000 entries read again for each of
+/// them made a flood of folders quadratic), and an entry found by binary search in it.
+pub struct SideModes<'r> {
+    repo: &'r Repository,
+    folders: HashMap<PathBuf, Option<Tree<'r>>>,
+}
+
+impl<'r> SideModes<'r> {
+    /// The modes of the side diffed from `root` (`None`: an empty side).
+    pub fn new(repo: &'r Repository, root: Option<&Tree<'r>>) -> Self {
+        let mut folders = HashMap::new();
+        folders.insert(PathBuf::new(), root.cloned());
+        SideModes { repo, folders }
+    }
+
+    /// The mode of the entry `file` names on this side; `None` when it names none.
+    pub fn mode(&mut self, file: &git2::DiffFile<'_>) -> Option<i32> {
+        let path = file.path()?;
+        let folder = self.folder(path.parent().unwrap_or(Path::new("")))?;
+        let name = path.file_name()?.as_encoded_bytes();
+        folder.get_name_bytes(name).map(|entry| entry.filemode())
+    }
+
+    fn folder(&mut self, path: &Path) -> Option<Tree<'r>> {
+        if let Some(known) = self.folders.get(path) {
+            return known.clone();
+        }
+        let parent = self.folder(path.parent().unwrap_or(Path::new("")))?;
+        let tree = path
+            .file_name()
+            .and_then(|name| parent.get_name_bytes(name.as_encoded_bytes()))
+            .filter(|entry| entry.kind() == Some(git2::ObjectType::Tree))
+            .and_then(|entry| self.repo.find_tree(entry.id()).ok());
+        self.folders.insert(path.to_path_buf(), tree.clone());
+        tree
+    }
 }
 
 /// git2's [`FileMode`] for a tree entry's `mode` (as [`diff_side_mode`] or a tree entry

@@ -147,6 +147,7 @@ pub fn range(
                 other_parents.push(sub);
             }
         }
+        let mut new_modes = crate::git::tree_entries::SideModes::new(repo, new.as_ref());
         for delta in diff.deltas() {
             let file = if delta.status() == Delta::Deleted {
                 delta.old_file()
@@ -165,7 +166,7 @@ pub fn range(
             let rel = String::from_utf8_lossy(file.path_bytes().unwrap_or_default()).into_owned();
             // The mode from the tree entry: git2's `DiffFile::mode` panics on a crafted one.
             let new = (delta.status() != Delta::Deleted).then(|| {
-                let mode = crate::git::tree_entries::diff_side_mode(new.as_ref(), &file);
+                let mode = new_modes.mode(&file);
                 (file.id(), mode.unwrap_or(0o100644) as u32)
             });
             out.changes.push(FolderChange {
@@ -220,8 +221,15 @@ pub fn folder_diff(
     diff.find_similar(Some(DiffFindOptions::new().renames(true)))
         .map_err(|e| GitError::git("finding renames", e))?;
     // The mode from the tree entry: git2's `DiffFile::mode` panics on a crafted one.
-    let side = |tree: Option<&Tree<'_>>, file: git2::DiffFile<'_>| {
-        let mode = crate::git::tree_entries::diff_side_mode(tree, &file);
+    let mut old_modes = crate::git::tree_entries::SideModes::new(repo, old_sub.as_ref());
+    let mut new_modes = crate::git::tree_entries::SideModes::new(repo, new_sub.as_ref());
+    let mut side = |old_side: bool, file: git2::DiffFile<'_>| {
+        let modes = if old_side {
+            &mut old_modes
+        } else {
+            &mut new_modes
+        };
+        let mode = modes.mode(&file);
         (
             String::from_utf8_lossy(file.path_bytes().unwrap_or_default()).into_owned(),
             file.id(),
@@ -234,23 +242,23 @@ pub fn folder_diff(
             Delta::Added | Delta::Copied => (
                 RevisionChange::Added,
                 None,
-                Some(side(new_sub.as_ref(), delta.new_file())),
+                Some(side(false, delta.new_file())),
             ),
             Delta::Deleted => (
                 RevisionChange::Deleted,
-                Some(side(old_sub.as_ref(), delta.old_file())),
+                Some(side(true, delta.old_file())),
                 None,
             ),
             Delta::Renamed => (
                 RevisionChange::Renamed,
-                Some(side(old_sub.as_ref(), delta.old_file())),
-                Some(side(new_sub.as_ref(), delta.new_file())),
+                Some(side(true, delta.old_file())),
+                Some(side(false, delta.new_file())),
             ),
             Delta::Unmodified | Delta::Ignored | Delta::Untracked | Delta::Unreadable => continue,
             _ => (
                 RevisionChange::Modified,
-                Some(side(old_sub.as_ref(), delta.old_file())),
-                Some(side(new_sub.as_ref(), delta.new_file())),
+                Some(side(true, delta.old_file())),
+                Some(side(false, delta.new_file())),
             ),
         };
         out.push(FolderDiffEntry { kind, old, new });

@@ -229,7 +229,11 @@ impl Writer<'_> {
             let bytes = match cli.blob(&entry.id, deadline) {
                 Ok(bytes) => bytes,
                 // A crafted entry with a file's mode naming a folder or a commit: no memory.
-                Err(_) if cli.holds_non_blob(&entry.id, deadline)? => continue,
+                Err(crate::git::GitError::Cli { .. })
+                    if cli.holds_non_blob(&entry.id, deadline)? =>
+                {
+                    continue;
+                }
                 Err(e) => return Err(e.into()),
             };
             if let Some(line) = memory::index_entry_of(&shown, rel, &bytes) {

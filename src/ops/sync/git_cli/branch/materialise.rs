@@ -213,7 +213,8 @@ pub(super) fn materialise(
             Some(file) => {
                 let bytes = match cli.blob(&file.id, deadline) {
                     Ok(bytes) => bytes,
-                    Err(_) if cli.holds_non_blob(&file.id, deadline)? => {
+                    // A timeout is not a crafted entry: it stops the sync.
+                    Err(GitError::Cli { .. }) if cli.holds_non_blob(&file.id, deadline)? => {
                         let why = "the entry does not name a file git holds".to_string();
                         withhold(&path, vec![why], &mut withheld, outcome);
                         kept_out = true;
