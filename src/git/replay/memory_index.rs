@@ -70,6 +70,9 @@ pub(super) fn with_regenerated_index(
         .iter()
         .map(|found| {
             found.and_then(|(oid, mode)| {
+                if over_file_limit(repo, oid) {
+                    return None;
+                }
                 let blob = repo.find_blob(oid).ok()?;
                 Some((blob.content().to_vec(), mode == i32::from(FileMode::Link)))
             })
@@ -167,6 +170,10 @@ impl<'f> IndexLines<'f> {
             )?;
         }
         let shown = format!("{TEAM_DIR}/{rel}");
+        if over_file_limit(repo, oid) {
+            // Never read whole: no memory, so no line (materialising withholds it).
+            return Ok(true);
+        }
         let blob = match repo.find_blob(oid) {
             Ok(blob) => blob,
             // A crafted entry with a file's mode that names a folder or a commit: no memory.
@@ -216,6 +223,14 @@ fn index_text(
         }
     }
     Ok(gate.render(lines.kept))
+}
+
+/// Whether `oid` names an object over the size a team memory file may have
+/// ([`memory::MAX_FILE_BYTES`]), told from its header alone: such a file is never read whole.
+pub(super) fn over_file_limit(repo: &Repository, oid: Oid) -> bool {
+    repo.odb()
+        .and_then(|odb| odb.read_header(oid))
+        .is_ok_and(|(size, _)| size as u64 > memory::MAX_FILE_BYTES as u64)
 }
 
 /// Whether `oid` names an object git holds that is not a blob.

@@ -11,4 +11,5 @@ mod line_endings;
 mod lost_answer;
 mod mode;
 mod noop_fast;
+mod oversized;
 mod proposals;
