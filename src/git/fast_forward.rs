@@ -376,9 +376,10 @@ pub(crate) fn untracked_in_the_way(
     };
     let mut in_the_way = Vec::new();
     let mut seen = HashSet::new();
+    let mut modes = crate::git::tree_entries::SideModes::new(repo, Some(&new_tree));
     for delta in pulled.deltas() {
-        if delta.status() != git2::Delta::Added || delta.new_file().mode() == git2::FileMode::Commit
-        {
+        let mode = modes.mode(&delta.new_file());
+        if delta.status() != git2::Delta::Added || mode == Some(i32::from(git2::FileMode::Commit)) {
             continue;
         }
         let Some(rel) = delta.new_file().path() else {

@@ -47,9 +47,11 @@ pub fn fetched_oversized(
         .map_err(git)?;
     let odb = repo.odb().map_err(git)?;
     let mut found = None;
+    let mut modes = crate::git::tree_entries::SideModes::new(repo, new.as_ref());
     for delta in diff.deltas() {
         let file = delta.new_file();
-        if file.id().is_zero() || file.mode() == git2::FileMode::Commit {
+        let mode = modes.mode(&file);
+        if file.id().is_zero() || mode == Some(i32::from(git2::FileMode::Commit)) {
             continue;
         }
         let (size, _) = odb.read_header(file.id()).map_err(git)?;

@@ -8,7 +8,8 @@
 //! between two trees with, for each incoming entry, why it cannot be written (if it cannot).
 //! Only subtrees whose ids differ are read, so a diff costs what changed, not the folder's size.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
 
 use git2::{FileMode, Oid, Repository, Tree, TreeBuilder};
 
@@ -81,6 +82,26 @@ impl<'r> NameCheck<'r> {
         if text.is_empty() || text.contains(['/', '\\', '\0']) || text == "." || text == ".." {
             return Some("a name git refuses in a tree");
         }
+        if text.chars().any(char::is_control) {
+            // A tab, a line end or an escape sequence in a file name: refused by Windows, and
+            // a way to forge lines wherever the name is printed.
+            return Some("a name with a control character");
+        }
+        if is_hfs_dot_git(text) {
+            return Some(
+                "a name git refuses in a tree (.git on macOS, which ignores some characters)",
+            );
+        }
+        self.git_refusal(text)
+    }
+
+    /// Why git's own checkout refuses the name `text` (a file or folder name, UTF-8), if it
+    /// does: `.git` in any case or NTFS spelling (`GIT~1`, `.git.`, `.git `), `.`, `..`. The
+    /// names [`NameCheck::refusal`] adds (control characters, macOS's `.git`) git writes.
+    pub fn git_refusal(&mut self, text: &str) -> Option<&'static str> {
+        if text.is_empty() || text == "." || text == ".." {
+            return Some("a name git refuses in a tree");
+        }
         if self
             .builder
             .insert(text, self.target, i32::from(FileMode::Commit))
@@ -90,6 +111,78 @@ impl<'r> NameCheck<'r> {
         }
         let _ = self.builder.remove(text);
         None
+    }
+}
+
+/// An in-memory libgit2 repository (no folder, no object format of its own), only to build a
+/// [`NameCheck`] where no repository libgit2 opens is at hand (the git path): the same answers.
+pub fn name_check_repository() -> Result<Repository, GitError> {
+    let context = "preparing the tree entry check";
+    let odb = git2::Odb::new().map_err(|e| GitError::git(context, e))?;
+    odb.add_new_mempack_backend(1)
+        .map_err(|e| GitError::git(context, e))?;
+    Repository::from_odb(odb).map_err(|e| GitError::git(context, e))
+}
+
+/// Whether macOS (HFS+) reads `name` as `.git`: it ignores these code points in names and
+/// compares them without case (git's `is_hfs_dotgit`, which `core.protectHFS` turns on only on
+/// macOS; libgit2 checks it only there too).
+fn is_hfs_dot_git(name: &str) -> bool {
+    let ignorable = |c: &char| matches!(*c, '\u{200C}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{206A}'..='\u{206F}' | '\u{FEFF}');
+    let kept: String = name.chars().filter(|c| !ignorable(c)).collect();
+    kept.len() < name.len() && kept.eq_ignore_ascii_case(".git")
+}
+
+/// The modes of the entries one side of a diff names, read from that side's tree: as libgit2
+/// reads a tree entry, any regular-file mode is `100644` or `100755`. git2's `DiffFile::mode`
+/// panics on a mode outside its list (`100600`, which a crafted tree can hold); a tree entry's
+/// never does. Each folder is read once (a folder of 10,000 entries read again for each of
+/// them made a flood of folders quadratic), and an entry found by binary search in it.
+pub struct SideModes<'r> {
+    repo: &'r Repository,
+    folders: HashMap<PathBuf, Option<Tree<'r>>>,
+}
+
+impl<'r> SideModes<'r> {
+    /// The modes of the side diffed from `root` (`None`: an empty side).
+    pub fn new(repo: &'r Repository, root: Option<&Tree<'r>>) -> Self {
+        let mut folders = HashMap::new();
+        folders.insert(PathBuf::new(), root.cloned());
+        SideModes { repo, folders }
+    }
+
+    /// The mode of the entry `file` names on this side; `None` when it names none.
+    pub fn mode(&mut self, file: &git2::DiffFile<'_>) -> Option<i32> {
+        let path = file.path()?;
+        let folder = self.folder(path.parent().unwrap_or(Path::new("")))?;
+        let name = path.file_name()?.as_encoded_bytes();
+        folder.get_name_bytes(name).map(|entry| entry.filemode())
+    }
+
+    fn folder(&mut self, path: &Path) -> Option<Tree<'r>> {
+        if let Some(known) = self.folders.get(path) {
+            return known.clone();
+        }
+        let parent = self.folder(path.parent().unwrap_or(Path::new("")))?;
+        let tree = path
+            .file_name()
+            .and_then(|name| parent.get_name_bytes(name.as_encoded_bytes()))
+            .filter(|entry| entry.kind() == Some(git2::ObjectType::Tree))
+            .and_then(|entry| self.repo.find_tree(entry.id()).ok());
+        self.folders.insert(path.to_path_buf(), tree.clone());
+        tree
+    }
+}
+
+/// git2's [`FileMode`] for a tree entry's `mode` (as [`diff_side_mode`] or a tree entry
+/// gives it): a folder, an executable file, a symlink, a gitlink, else a file.
+pub fn file_mode(mode: i32) -> FileMode {
+    match mode {
+        0o040000 => FileMode::Tree,
+        0o100755 => FileMode::BlobExecutable,
+        0o120000 => FileMode::Link,
+        0o160000 => FileMode::Commit,
+        _ => FileMode::Blob,
     }
 }
 
@@ -505,10 +598,22 @@ mod tests {
             b"",
             b"a/b",
             b"caf\xe9",
+            b"a\nb.md",
+            b"tab\t.md",
+            b"esc\x1b[31m.md",
+            ".g\u{200c}it".as_bytes(),
+            ".GI\u{feff}T".as_bytes(),
         ] {
             assert!(check.refusal(bad).is_some(), "{bad:?}");
         }
-        for good in ["a.md", ".gitignore", "MEMORY.md", "project"] {
+        for good in [
+            "a.md",
+            ".gitignore",
+            "MEMORY.md",
+            "project",
+            "caf\u{e9}.md",
+            ".g\u{200c}itx",
+        ] {
             assert_eq!(check.refusal(good.as_bytes()), None, "{good}");
         }
     }

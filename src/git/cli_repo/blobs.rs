@@ -29,6 +29,25 @@ impl CliRepo {
         Ok(out.trim().to_string())
     }
 
+    /// [`Self::store_blob`] for a file of the user's: `Ok(Err(why))` when git refuses to
+    /// convert it (`working-tree-encoding` naming an encoding the bytes are not in: `git add`
+    /// fails the same way), so the caller holds that one file back instead of failing the sync.
+    pub fn store_file_blob(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        deadline: &Deadline,
+    ) -> Result<Result<String, String>, GitError> {
+        match self.store_blob(path, bytes, deadline) {
+            Ok(id) => Ok(Ok(id)),
+            Err(GitError::Cli { message, .. }) => Ok(Err(format!(
+                "git cannot store it as `git add` would ({message}); save it in the encoding \
+                 .gitattributes gives it, or change that attribute"
+            ))),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The ids `git add` would give the files at `paths` (read from the work tree, not
     /// stored), in order.
     pub fn file_ids(&self, paths: &[String], deadline: &Deadline) -> Result<Vec<String>, GitError> {
@@ -244,6 +263,20 @@ impl CliRepo {
             "storing a merged memory (git hash-object)",
         )?;
         Ok(out.trim().to_string())
+    }
+
+    /// Whether `id` names an object git holds that is not a blob (`git cat-file -t`): a
+    /// crafted tree entry with a file's mode that names a folder or a commit.
+    pub fn holds_non_blob(&self, id: &str, deadline: &Deadline) -> Result<bool, GitError> {
+        let mut cmd = self.command();
+        cmd.args(["cat-file", "-t", id]);
+        let run = self.try_run(
+            cmd,
+            b"",
+            deadline,
+            "reading an object's kind (git cat-file)",
+        )?;
+        Ok(run.success && run.stdout.trim() != "blob")
     }
 
     /// The bytes of blob `id`.

@@ -88,23 +88,43 @@ impl CliRepo {
         Ok(Some(at))
     }
 
-    /// Writes one tree level (`git mktree`); returns its id.
+    /// Writes one tree level; returns its id. Written as the object's bytes (`git hash-object
+    /// -t tree --literally`), not by `git mktree`, which refuses a name with a `/` or an entry
+    /// whose object is not of its mode's kind: a teammate's crafted entry that this level only
+    /// carries must never stop a sync from writing the level (it would, at every sync).
     pub fn make_tree(
         &self,
         entries: &[LevelEntry],
         deadline: &Deadline,
     ) -> Result<String, GitError> {
-        let input: String = entries
-            .iter()
-            .map(|e| format!("{} {} {}\t{}\0", e.mode, e.kind, e.id, e.name))
-            .collect();
+        // git's order: by name, a folder's name compared as if it ended with `/`.
+        let key = |e: &LevelEntry| {
+            let mut key = e.name.as_bytes().to_vec();
+            if e.is_tree() {
+                key.push(b'/');
+            }
+            key
+        };
+        let mut sorted: Vec<&LevelEntry> = entries.iter().collect();
+        sorted.sort_by_key(|e| key(e));
+        let mut input = Vec::new();
+        for e in sorted {
+            input.extend_from_slice(e.mode.trim_start_matches('0').as_bytes());
+            input.push(b' ');
+            input.extend_from_slice(e.name.as_bytes());
+            input.push(0);
+            input.extend(id_bytes(&e.id).ok_or_else(|| GitError::Cli {
+                context: "writing a tree (git hash-object)".to_string(),
+                message: format!("the entry {} names no object id ({})", e.name, e.id),
+            })?);
+        }
         Ok(self
             .run_with(
-                &["mktree", "-z"],
+                &["hash-object", "-t", "tree", "--literally", "-w", "--stdin"],
                 &[],
-                input.as_bytes(),
+                &input,
                 deadline,
-                "writing a tree (git mktree)",
+                "writing a tree (git hash-object)",
             )?
             .trim()
             .to_string())
@@ -190,6 +210,17 @@ impl CliRepo {
         }
         self.make_tree(&entries, deadline).map(Some)
     }
+}
+
+/// An object id's bytes from its hex (SHA-1 or SHA-256); `None` for anything else.
+fn id_bytes(hex: &str) -> Option<Vec<u8>> {
+    if hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(&hex[at..at + 2], 16).ok())
+        .collect()
 }
 
 #[cfg(test)]

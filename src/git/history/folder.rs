@@ -147,6 +147,7 @@ pub fn range(
                 other_parents.push(sub);
             }
         }
+        let mut new_modes = crate::git::tree_entries::SideModes::new(repo, new.as_ref());
         for delta in diff.deltas() {
             let file = if delta.status() == Delta::Deleted {
                 delta.old_file()
@@ -163,8 +164,11 @@ pub fn range(
                 continue;
             }
             let rel = String::from_utf8_lossy(file.path_bytes().unwrap_or_default()).into_owned();
-            let new =
-                (delta.status() != Delta::Deleted).then(|| (file.id(), u32::from(file.mode())));
+            // The mode from the tree entry: git2's `DiffFile::mode` panics on a crafted one.
+            let new = (delta.status() != Delta::Deleted).then(|| {
+                let mode = new_modes.mode(&file);
+                (file.id(), mode.unwrap_or(0o100644) as u32)
+            });
             out.changes.push(FolderChange {
                 commit: index,
                 rel,
@@ -216,30 +220,45 @@ pub fn folder_diff(
         .map_err(|e| GitError::git(format!("diffing {old}..{new}"), e))?;
     diff.find_similar(Some(DiffFindOptions::new().renames(true)))
         .map_err(|e| GitError::git("finding renames", e))?;
-    let side = |file: git2::DiffFile<'_>| {
+    // The mode from the tree entry: git2's `DiffFile::mode` panics on a crafted one.
+    let mut old_modes = crate::git::tree_entries::SideModes::new(repo, old_sub.as_ref());
+    let mut new_modes = crate::git::tree_entries::SideModes::new(repo, new_sub.as_ref());
+    let mut side = |old_side: bool, file: git2::DiffFile<'_>| {
+        let modes = if old_side {
+            &mut old_modes
+        } else {
+            &mut new_modes
+        };
+        let mode = modes.mode(&file);
         (
             String::from_utf8_lossy(file.path_bytes().unwrap_or_default()).into_owned(),
             file.id(),
-            u32::from(file.mode()),
+            mode.unwrap_or(0o100644) as u32,
         )
     };
     let mut out = Vec::new();
     for delta in diff.deltas() {
         let (kind, old, new) = match delta.status() {
-            Delta::Added | Delta::Copied => {
-                (RevisionChange::Added, None, Some(side(delta.new_file())))
-            }
-            Delta::Deleted => (RevisionChange::Deleted, Some(side(delta.old_file())), None),
+            Delta::Added | Delta::Copied => (
+                RevisionChange::Added,
+                None,
+                Some(side(false, delta.new_file())),
+            ),
+            Delta::Deleted => (
+                RevisionChange::Deleted,
+                Some(side(true, delta.old_file())),
+                None,
+            ),
             Delta::Renamed => (
                 RevisionChange::Renamed,
-                Some(side(delta.old_file())),
-                Some(side(delta.new_file())),
+                Some(side(true, delta.old_file())),
+                Some(side(false, delta.new_file())),
             ),
             Delta::Unmodified | Delta::Ignored | Delta::Untracked | Delta::Unreadable => continue,
             _ => (
                 RevisionChange::Modified,
-                Some(side(delta.old_file())),
-                Some(side(delta.new_file())),
+                Some(side(true, delta.old_file())),
+                Some(side(false, delta.new_file())),
             ),
         };
         out.push(FolderDiffEntry { kind, old, new });

@@ -23,6 +23,7 @@ use crate::git::GitError;
 use crate::git::fast_forward::{self, BranchMove};
 use crate::git::recovery::lock::process_alive;
 use crate::git::recovery::ref_move::STILL_FOR;
+use crate::git::tree_entries::SideModes;
 
 use super::CHECKOUT_NOTE;
 
@@ -210,9 +211,20 @@ fn put_back_touched(
         .diff_tree_to_tree(from_tree.as_ref(), Some(&to_tree), None)
         .map_err(|e| git("comparing the tips", e))?;
     let mut files = Vec::new();
+    // The modes from the tree entries: git2's `DiffFile::mode` panics on a crafted one.
+    let mut from_modes = SideModes::new(repo, from_tree.as_ref());
+    let mut to_modes = SideModes::new(repo, Some(&to_tree));
     for delta in diff.deltas() {
-        let side = |f: git2::DiffFile<'_>| (!f.id().is_zero()).then(|| (f.id(), f.mode()));
-        let (from, to) = (side(delta.old_file()), side(delta.new_file()));
+        let side = |modes: &mut SideModes<'_>, f: git2::DiffFile<'_>| {
+            (!f.id().is_zero()).then(|| {
+                let mode = modes.mode(&f).unwrap_or(0o100644);
+                (f.id(), crate::git::tree_entries::file_mode(mode))
+            })
+        };
+        let (from, to) = (
+            side(&mut from_modes, delta.old_file()),
+            side(&mut to_modes, delta.new_file()),
+        );
         let Some(path) = delta.new_file().path().or(delta.old_file().path()) else {
             continue;
         };

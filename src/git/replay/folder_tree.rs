@@ -153,8 +153,9 @@ pub(super) fn rebuilt(
             build_tree(repo, wanted).map(Some)
         };
     };
-    // A folder where a file goes (or a file where a folder goes) is taken out first: the tree
-    // update replaces files and folders only by their own kind.
+    // An entry of another kind where a file goes — a folder, or a gitlink where a file goes
+    // (or the reverse), a file where a folder goes — is taken out first: the tree update
+    // replaces an entry only by one of its own kind.
     let mut clearing = git2::build::TreeUpdateBuilder::new();
     let mut cleared = false;
     for (path, version) in wanted {
@@ -170,8 +171,14 @@ pub(super) fn rebuilt(
             let Ok(entry) = start.get_path(std::path::Path::new(&prefix)) else {
                 break;
             };
-            let is_folder = entry.kind() == Some(git2::ObjectType::Tree);
-            if is_folder != (prefix.len() < path.len()) {
+            let wanted_kind = if prefix.len() < path.len() {
+                git2::ObjectType::Tree
+            } else if version.1 == i32::from(FileMode::Commit) {
+                git2::ObjectType::Commit
+            } else {
+                git2::ObjectType::Blob
+            };
+            if entry.kind() != Some(wanted_kind) {
                 clearing.remove(prefix.as_str());
                 cleared = true;
                 break;

@@ -70,6 +70,9 @@ pub(super) fn with_regenerated_index(
         .iter()
         .map(|found| {
             found.and_then(|(oid, mode)| {
+                if over_file_limit(repo, oid) {
+                    return None;
+                }
                 let blob = repo.find_blob(oid).ok()?;
                 Some((blob.content().to_vec(), mode == i32::from(FileMode::Link)))
             })
@@ -167,9 +170,16 @@ impl<'f> IndexLines<'f> {
             )?;
         }
         let shown = format!("{TEAM_DIR}/{rel}");
-        let blob = repo
-            .find_blob(oid)
-            .map_err(|e| GitError::git(format!("reading {shown}"), e))?;
+        if over_file_limit(repo, oid) {
+            // Never read whole: no memory, so no line (materialising withholds it).
+            return Ok(true);
+        }
+        let blob = match repo.find_blob(oid) {
+            Ok(blob) => blob,
+            // A crafted entry with a file's mode that names a folder or a commit: no memory.
+            Err(_) if not_a_blob(repo, oid) => return Ok(true),
+            Err(e) => return Err(GitError::git(format!("reading {shown}"), e)),
+        };
         if let Some(entry) = memory::index_entry_of(&shown, rel, blob.content()) {
             if (self.keeps)(&entry) {
                 self.kept.push(entry);
@@ -213,6 +223,21 @@ fn index_text(
         }
     }
     Ok(gate.render(lines.kept))
+}
+
+/// Whether `oid` names an object over the size a team memory file may have
+/// ([`memory::MAX_FILE_BYTES`]), told from its header alone: such a file is never read whole.
+pub(super) fn over_file_limit(repo: &Repository, oid: Oid) -> bool {
+    repo.odb()
+        .and_then(|odb| odb.read_header(oid))
+        .is_ok_and(|(size, _)| size as u64 > memory::MAX_FILE_BYTES as u64)
+}
+
+/// Whether `oid` names an object git holds that is not a blob.
+fn not_a_blob(repo: &Repository, oid: Oid) -> bool {
+    repo.odb()
+        .and_then(|odb| odb.read_header(oid))
+        .is_ok_and(|(_, kind)| kind != git2::ObjectType::Blob)
 }
 
 #[cfg(test)]

@@ -262,6 +262,15 @@ fn text_merge(
     ours: Version,
     theirs: Version,
 ) -> Result<Option<Oid>, GitError> {
+    let sides = [base.map(|b| b.0), Some(ours.0), Some(theirs.0)];
+    if sides
+        .into_iter()
+        .flatten()
+        .any(|oid| super::memory_index::over_file_limit(repo, oid))
+    {
+        // Never read whole: both versions are kept, as on any conflict.
+        return Ok(None);
+    }
     let read = |oid: Oid| -> Result<Vec<u8>, GitError> {
         repo.find_blob(oid)
             .map(|b| b.content().to_vec())

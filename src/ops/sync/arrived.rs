@@ -13,6 +13,7 @@ use git2::{FileMode, Oid, Repository};
 
 use crate::domain::scope::TEAM_DIR;
 use crate::git::GitError;
+use crate::git::tree_entries::NameCheck;
 use crate::git::{fast_forward, team_files, tree_entries};
 
 use super::quarantine::Quarantined;
@@ -97,9 +98,16 @@ const NAME_MAX: usize = 255;
 const PATH_MAX: usize = 4096;
 
 /// Why no checkout can write `path` (from the work tree's root) into the work tree at
-/// `workdir`: a name or a path longer than the file system takes. git's own checkout fails on
-/// such an entry as well.
-pub(crate) fn unwritable(workdir: &Path, path: &str) -> Option<String> {
+/// `workdir`: a name git refuses to check out (`.git` in any case or NTFS spelling), a name or
+/// a path longer than the file system takes. git's own checkout fails on such an entry as well.
+pub(crate) fn unwritable(workdir: &Path, path: &str, check: &mut NameCheck<'_>) -> Option<String> {
+    // `.GIT` or `.git ` below the folder: git's checkout and libgit2's fail on it, at every
+    // sync, where this names it once.
+    if let Some(name) = path.split('/').find(|n| check.git_refusal(n).is_some()) {
+        return Some(format!(
+            "the name {name:?}, which git refuses to check out (.git)"
+        ));
+    }
     if let Some(name) = path.split('/').find(|n| n.len() > NAME_MAX) {
         return Some(format!(
             "a name of {} bytes, over the {NAME_MAX} a file system takes",
@@ -159,13 +167,14 @@ pub(crate) fn refuse_unwritable_fetched(
     let diff = repo
         .diff_tree_to_tree(old.as_ref(), Some(&new), None)
         .map_err(|e| GitError::git("reading what the fetched commits change", e))?;
+    let mut check = NameCheck::new(repo)?;
     for delta in diff.deltas() {
         let file = delta.new_file();
         let Some(rel) = file.path().filter(|_| !file.id().is_zero()) else {
             continue;
         };
         let path = format!("{TEAM_DIR}/{}", rel.to_string_lossy());
-        if let Some(why) = unwritable(workdir, &path) {
+        if let Some(why) = unwritable(workdir, &path, &mut check) {
             refuse_unwritable(&path, &why, &tip.to_string(), outcome);
             return Ok(true);
         }

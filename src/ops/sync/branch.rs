@@ -649,11 +649,9 @@ impl Rounds for BranchRounds<'_> {
     ) -> Result<bool, OpError> {
         let unpublished = *self.local;
         if options.pull {
-            if let Some(tip) = remote_tip {
-                if sync::refuse_oversized(repo, *self.local, tip, outcome)? {
-                    return Ok(false);
-                }
-            }
+            // A teammate's file over the size limit is no reason to refuse the pull here: it is
+            // carried on the branch by its id and never read whole (combining reads only its
+            // size), and materialising withholds it alone.
             let before = *self.local;
             // This clone's unpublished record commits are re-created on the remote's tip, so
             // the branch's history stays a line.

@@ -271,3 +271,142 @@ fn an_executable_memory_is_never_recorded_back_as_a_mode_change() {
         );
     }
 }
+
+/// A crafted case of [`more_crafted_entries_flow_past_on_both_paths`]: what the teammate adds,
+/// and a piece of the `withheld` report that names it on the first pull (`None`: nothing is
+/// withheld, the entry is written as a plain memory).
+struct Probe {
+    name: &'static str,
+    edit: Edit,
+    named: Option<&'static str>,
+}
+
+fn more_cases() -> Vec<Probe> {
+    vec![
+        Probe {
+            // macOS ignores U+200C in names: this folder is `.git` there.
+            name: "hfs-dot-git",
+            edit: Box::new(|t, d, e| {
+                let sub = folder_with_memory(t, d, "hfs");
+                e.push(RawEntry::new("40000", ".g\u{200c}it", &sub));
+            }),
+            // The report shows the hidden character escaped.
+            named: Some(".g\\\\u{200c}it"),
+        },
+        Probe {
+            name: "control-character",
+            edit: Box::new(|t, d, e| {
+                let blob = memory_blob(t, d, "tabbed");
+                e.push(RawEntry::new("100644", "a\tb.md", &blob));
+            }),
+            named: Some("b.md\",\"reasons\":[\"a name with a control character"),
+        },
+        Probe {
+            // `git mktree` refuses it: the git path carried it through a tree write.
+            name: "slash-on-the-git-path",
+            edit: Box::new(|t, d, e| {
+                let blob = memory_blob(t, d, "slashed");
+                e.push(RawEntry::new("100644", "nested/slashed.md", &blob));
+            }),
+            named: Some("slashed.md"),
+        },
+        Probe {
+            // The merge's MEMORY.md (a file) could not replace a gitlink in a tree update.
+            name: "memory-index-as-gitlink",
+            edit: Box::new(|t, d, e| {
+                let head = t.sb.git(d, ["rev-parse", "HEAD"]);
+                e.retain(|x| x.name != b"MEMORY.md");
+                e.push(RawEntry::new("160000", "MEMORY.md", &head));
+            }),
+            named: Some("MEMORY.md"),
+        },
+        Probe {
+            // git2's diff panicked on a mode outside its list.
+            name: "mode-100600",
+            edit: Box::new(|t, d, e| {
+                let blob = memory_blob(t, d, "oddmode");
+                e.push(RawEntry::new("100600", "oddmode.md", &blob));
+            }),
+            named: None,
+        },
+        Probe {
+            // A file's mode naming a folder: no blob to read when the index is regenerated.
+            name: "file-mode-naming-a-folder",
+            edit: Box::new(|t, d, e| {
+                let sub = folder_with_memory(t, d, "inside-treeblob");
+                e.push(RawEntry::new("100644", "treeblob.md", &sub));
+            }),
+            named: Some("treeblob.md"),
+        },
+    ]
+}
+
+/// More crafted entries, each pushed with plain git onto the memory branch, and synced by a
+/// clone on the libgit2 path and by one on the git path (reftable refs): no sync fails or
+/// panics, the entry is withheld and named (or, for an odd file mode, written as a plain
+/// memory), and both clones keep sharing their own memories, sync after sync.
+#[test]
+fn more_crafted_entries_flow_past_on_both_paths() {
+    let team = BranchTeam::new();
+    let me = team.clone_as("me");
+    team.sb.git(
+        team.sb.path(),
+        [
+            "clone",
+            "-q",
+            "--ref-format=reftable",
+            &team.url,
+            "git-path",
+        ],
+    );
+    let other = team.sb.path().join("git-path");
+    let mallory = team.clone_as("mallory");
+    for dir in [&me, &other] {
+        assert!(team.sync(dir)["skipped_reason"].is_null());
+    }
+    for case in more_cases() {
+        team.push_crafted(&mallory, |entries| (case.edit)(&team, &mallory, entries));
+        for dir in [&me, &other] {
+            let report = team.sync(dir);
+            assert!(
+                report["skipped_reason"].is_null(),
+                "{}: {report:#}",
+                case.name
+            );
+            if let Some(named) = case.named {
+                let withheld = report["withheld"].to_string();
+                assert!(withheld.contains(named), "{}: {report:#}", case.name);
+            }
+        }
+        for round in 0..2 {
+            let mine = format!("me-{}-{round}", case.name);
+            let theirs = format!("git-path-{}-{round}", case.name);
+            write_memory(&me, "project", &mine, "Mine.\n");
+            write_memory(&other, "project", &theirs, "Theirs.\n");
+            for dir in [&me, &other, &me] {
+                let report = team.sync(dir);
+                assert!(
+                    report["skipped_reason"].is_null(),
+                    "{} {round}: {report:#}",
+                    case.name
+                );
+            }
+            assert!(has_memory(&me, "project", &theirs), "{}", case.name);
+            assert!(has_memory(&other, "project", &mine), "{}", case.name);
+        }
+    }
+    for dir in [&me, &other] {
+        let folder = dir.join(TEAM);
+        assert!(folder.join("MEMORY.md").is_file());
+        assert!(folder.join("oddmode.md").is_file(), "{}", dir.display());
+        for bad in [".g\u{200c}it", "a\tb.md", "treeblob.md", "nested"] {
+            assert!(
+                std::fs::symlink_metadata(folder.join(bad)).is_err(),
+                "{bad:?} was written into {}",
+                dir.display()
+            );
+        }
+        let status = team.sb.git(dir, ["status", "--porcelain"]);
+        assert!(status.is_empty(), "{status}");
+    }
+}

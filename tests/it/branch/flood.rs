@@ -129,3 +129,63 @@ fn the_repositorys_check_file_can_lower_the_limit_and_never_raise_it() {
     assert!(lines[0].contains("git config --global"), "{lines:?}");
     assert!(files_in(&me.join(TEAM)) <= 8, "{report:#}");
 }
+
+/// A teammate with the git CLI pushes `count` memories onto the memory branch, each in a
+/// folder of its own (`project/folder-<n>/memory.md`), in one commit made with
+/// `git fast-import`.
+fn push_folder_flood(team: &BranchTeam, dir: &std::path::Path, count: usize) {
+    team.sb.git(dir, ["fetch", "-q", "origin", "team-memory"]);
+    let tip = team.sb.git(dir, ["rev-parse", "FETCH_HEAD"]);
+    let message = "a flood of folders\n";
+    let mut stream = format!(
+        "commit refs/heads/folders\ncommitter Flood <flood@example.com> 0 +0000\n\
+         data {}\n{message}from {}\n",
+        message.len(),
+        tip.trim()
+    );
+    for n in 0..count {
+        let text = crate::common::memory_text(
+            &format!("folder {n}"),
+            &format!("Folder {n}"),
+            "project",
+            "In a folder of its own.\n",
+        );
+        stream.push_str(&format!(
+            "M 100644 inline {TEAM}/project/folder-{n:05}/memory.md\ndata {}\n{text}\n",
+            text.len()
+        ));
+    }
+    team.git_with_input(dir, &["fast-import", "--quiet"], stream.as_bytes());
+    let refspec = "refs/heads/folders:refs/heads/team-memory";
+    team.sb.git(dir, ["push", "-q", "origin", refspec]);
+}
+
+/// 5,000 memories each in a folder of its own. The fetched commits are checked for oversized
+/// files by their diff, whose file modes are read from the trees: read again for every file,
+/// the 5,000-entry folder made that check quadratic and session start ran past its budget
+/// (`timeout` after 148 s with 10,000 folders); read once, session start finishes, prints the
+/// context and publishes the user's memory on that run.
+#[test]
+fn a_flood_of_folders_is_read_once_and_session_start_publishes_my_memory() {
+    let team = BranchTeam::new();
+    let me = team.clone_as("me");
+    assert!(team.sync(&me)["skipped_reason"].is_null());
+    let flooder = team.clone_as("flooder");
+    push_folder_flood(&team, &flooder, 5_000);
+    write_memory(&me, "feedback", "mine-among-folders", "My own memory.\n");
+    team.sb.git(&me, ["config", "teammem.maxMemories", "500"]);
+    let run = team.sb.teammem(&me, ["session-start", "--hook", "plain"]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("## Team memory"), "{}", run.stdout);
+    assert!(!run.stdout.contains("timeout"), "{}", run.stdout);
+    assert!(
+        team.remote_files("team-memory")
+            .iter()
+            .any(|f| f.ends_with("feedback/mine-among-folders.md")),
+        "{}",
+        run.stdout
+    );
+    let report = team.sync(&me);
+    assert!(report["skipped_reason"].is_null(), "{report:#}");
+    assert_eq!(limit_lines(&report).len(), 1, "{report:#}");
+}

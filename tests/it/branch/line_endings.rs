@@ -137,3 +137,127 @@ fn a_conflict_copy_changed_on_both_sides_is_not_copied_into_a_copy_of_a_copy() {
     assert!(all.contains("My version."), "{all}");
     assert!(all.contains("The teammate's version."), "{all}");
 }
+
+/// The bytes `git add` would store for `rel` in `dir` (`git hash-object --path`, with the
+/// clone's config and attributes), as an id.
+fn id_git_would_store(team: &BranchTeam, dir: &Path, rel: &str) -> String {
+    let path = format!("--path={rel}");
+    team.sb
+        .git(dir, ["hash-object", &path, rel])
+        .trim()
+        .to_string()
+}
+
+/// A way to save a memory's text: a name and the bytes it makes of the text.
+type Shape = (&'static str, fn(&str) -> String);
+
+/// `core.eol=crlf` with `* text=auto`, memories saved with mixed line ends, a final CR and a
+/// lone CR, on the libgit2 path and on the git path (a reftable clone): each is stored as
+/// `git add` stores it, no conflict copy is made, and once recorded, syncs commit nothing.
+#[test]
+fn mixed_endings_and_stray_carriage_returns_are_stored_as_git_stores_them_on_both_paths() {
+    let team = BranchTeam::new();
+    let me = team.clone_as("me");
+    team.sb.git(
+        team.sb.path(),
+        [
+            "clone",
+            "-q",
+            "--ref-format=reftable",
+            &team.url,
+            "git-path",
+        ],
+    );
+    let other = team.sb.path().join("git-path");
+    let mate = team.clone_as("mate");
+    let shapes: [Shape; 3] = [
+        ("mixed", |t| t.replacen('\n', "\r\n", 2)),
+        ("final-cr", |t| format!("{t}\r")),
+        ("lone-cr", |t| t.replace("Line one.", "Line\rone.")),
+    ];
+    for (who, dir) in [("me", &me), ("git-path", &other)] {
+        team.sb.git(dir, ["config", "core.eol", "crlf"]);
+        write(&dir.join(".gitattributes"), "* text=auto\n");
+        for (shape, make) in shapes {
+            let slug = format!("{who}-{shape}");
+            let text = crate::common::memory_text(&slug, "Saved oddly", "project", "Line one.\n");
+            write(&dir.join(format!("{TEAM}/project/{slug}.md")), &make(&text));
+        }
+    }
+    for round in 0..4 {
+        for dir in [&me, &other] {
+            let report = team.sync(dir);
+            assert!(report["skipped_reason"].is_null(), "{report:#}");
+            assert!(
+                report["warnings"].as_array().unwrap().is_empty(),
+                "{report:#}"
+            );
+            if round >= 2 {
+                assert_eq!(report["committed"], false, "round {round}: {report:#}");
+            }
+        }
+        write_memory(&mate, "feedback", &format!("mate-{round}"), "x\n");
+        assert!(team.sync(&mate)["skipped_reason"].is_null());
+    }
+    let files = team.remote_files("team-memory");
+    assert!(
+        !files.iter().any(|f| f.contains(".conflict-")),
+        "{files:#?}"
+    );
+    for (who, dir) in [("me", &me), ("git-path", &other)] {
+        for (shape, _) in shapes {
+            let rel = format!("{TEAM}/project/{who}-{shape}.md");
+            let stored = team
+                .sb
+                .git(&team.remote, ["rev-parse", &format!("team-memory:{rel}")]);
+            assert_eq!(stored.trim(), id_git_would_store(&team, dir, &rel), "{rel}");
+        }
+    }
+}
+
+/// `working-tree-encoding=UTF-16LE-BOM` on a memory saved in UTF-8 (odd length: git cannot
+/// read it as UTF-16, and `git add` fails). On the git path every sync failed with `error`
+/// ("failed to encode … from UTF-16LE-BOM to UTF-8"); now that one file is held back and named
+/// (`quarantined`), and the clone's other memories still go out.
+#[test]
+fn a_memory_git_cannot_convert_is_held_back_alone_on_the_git_path() {
+    let team = BranchTeam::new();
+    team.sb.git(
+        team.sb.path(),
+        [
+            "clone",
+            "-q",
+            "--ref-format=reftable",
+            &team.url,
+            "git-path",
+        ],
+    );
+    let me = team.sb.path().join("git-path");
+    let mate = team.clone_as("mate");
+    write(
+        &me.join(".gitattributes"),
+        "odd.md working-tree-encoding=UTF-16LE-BOM\n",
+    );
+    let text = crate::common::memory_text("odd", "Saved in UTF-8", "project", "Odd.\n");
+    let text = if text.len() % 2 == 0 {
+        format!("{text}\n")
+    } else {
+        text
+    };
+    write(&me.join(format!("{TEAM}/project/odd.md")), &text);
+    write_memory(&me, "project", "fine", "A plain memory.\n");
+    for _ in 0..2 {
+        let report = team.sync(&me);
+        assert!(report["skipped_reason"].is_null(), "{report:#}");
+        let held = report["quarantined"].to_string();
+        assert!(held.contains("project/odd.md"), "{report:#}");
+        assert!(held.contains("git cannot store it"), "{report:#}");
+    }
+    assert!(team.sync(&mate)["skipped_reason"].is_null());
+    assert!(crate::common::branch_team::has_memory(
+        &mate, "project", "fine"
+    ));
+    assert!(!crate::common::branch_team::has_memory(
+        &mate, "project", "odd"
+    ));
+}

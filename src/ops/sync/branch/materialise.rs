@@ -118,6 +118,41 @@ pub(super) fn materialise(
         let incoming = match f {
             None => None,
             Some(file) => {
+                let size = blob_size(repo, file.id);
+                let limit_bytes = crate::domain::memory::MAX_FILE_BYTES as u64;
+                if size > limit_bytes {
+                    // Never read whole: it stays on the branch, and the rest of the memory
+                    // flows.
+                    let why = format!(
+                        "{size} bytes, over the {} KiB a team memory file may have: it stays \
+                         on the memory branch and is not written here; ask its author to \
+                         shorten it",
+                        crate::domain::memory::MAX_FILE_BYTES / 1024
+                    );
+                    withhold(&path, vec![why], &mut withheld, outcome);
+                    kept_out = true;
+                    // The path stays as the materialised base has it (the version before
+                    // theirs). This sync's own version there is safe beside theirs: put back
+                    // as the base has it, or the next sync would record it over theirs.
+                    let on_disk = disk_blob(repo, &path, &abs)?;
+                    let base = m.map(|old| old.id);
+                    if on_disk != base && on_disk.is_some_and(|d| recorded_blobs.contains(&d)) {
+                        match base.filter(|&old| blob_size(repo, old) <= limit_bytes) {
+                            Some(old) => {
+                                let blob = repo.find_blob(old).map_err(|e| {
+                                    OpError::Git(crate::git::GitError::git(
+                                        format!("reading {path}"),
+                                        e,
+                                    ))
+                                })?;
+                                batch.write(&abs, blob.content())?;
+                            }
+                            None => remove_file(&abs)?,
+                        }
+                        wrote = true;
+                    }
+                    continue;
+                }
                 let Ok(blob) = repo.find_blob(file.id) else {
                     let why = "the entry does not name a file git holds".to_string();
                     withhold(&path, vec![why], &mut withheld, outcome);

@@ -413,7 +413,14 @@ fn record_folder(
             continue;
         }
         let Some(bytes) = checked.bytes else { continue };
-        let stored = cli.store_blob(path, &bytes, deadline)?;
+        let stored = match cli.store_file_blob(path, &bytes, deadline)? {
+            Ok(id) => id,
+            Err(why) => {
+                held_back.insert(path.clone());
+                outcome.quarantined.push(Quarantined::new(path, vec![why]));
+                continue;
+            }
+        };
         if stored != id {
             held_back.insert(path.clone());
             outcome.quarantined.push(Quarantined::new(

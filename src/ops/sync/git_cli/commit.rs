@@ -181,7 +181,14 @@ pub(super) fn commit_folder(
         }
         let Some(bytes) = checked.bytes else { continue };
         // The checked bytes are what is committed; a file changed since is left for later.
-        let stored = cli.store_blob(path, &bytes, deadline)?;
+        let stored = match cli.store_file_blob(path, &bytes, deadline)? {
+            Ok(id) => id,
+            Err(why) => {
+                held_back.insert(path.clone());
+                outcome.quarantined.push(Quarantined::new(path, vec![why]));
+                continue;
+            }
+        };
         if stored != id {
             outcome.quarantined.push(Quarantined::new(
                 path,

@@ -543,8 +543,10 @@ fn refuse_unfit(
     let limit = crate::domain::memory::MAX_FILE_BYTES;
     let limit_bytes = u64::try_from(limit).unwrap_or(u64::MAX);
     let Some((path, size)) = cli.oversized_among(&changed, limit_bytes, budget)? else {
+        let names = crate::git::tree_entries::name_check_repository()?;
+        let mut check = crate::git::tree_entries::NameCheck::new(&names)?;
         for (path, _) in &changed {
-            if let Some(why) = super::arrived::unwritable(&cli.paths.workdir, path) {
+            if let Some(why) = super::arrived::unwritable(&cli.paths.workdir, path, &mut check) {
                 super::arrived::refuse_unwritable(path, &why, remote_tip, outcome);
                 return Ok(true);
             }

@@ -226,7 +226,16 @@ impl Writer<'_> {
                 .into());
             }
             let shown = format!("{prefix}{rel}");
-            let bytes = cli.blob(&entry.id, deadline)?;
+            let bytes = match cli.blob(&entry.id, deadline) {
+                Ok(bytes) => bytes,
+                // A crafted entry with a file's mode naming a folder or a commit: no memory.
+                Err(crate::git::GitError::Cli { .. })
+                    if cli.holds_non_blob(&entry.id, deadline)? =>
+                {
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
             if let Some(line) = memory::index_entry_of(&shown, rel, &bytes) {
                 if judge(&line) {
                     kept.push(line);

@@ -99,7 +99,7 @@ pub(super) fn materialise(
         None => None,
     };
     let new_team = cli.subtree_at(&tip_tree, TEAM_DIR, deadline)?;
-    let names = name_checker()?;
+    let names = tree_entries::name_check_repository()?;
     let mut check = NameCheck::new(&names)?;
     let mut changes = Vec::new();
     diff(
@@ -211,7 +211,17 @@ pub(super) fn materialise(
         let incoming = match &change.new {
             None => None,
             Some(file) => {
-                let bytes = cli.blob(&file.id, deadline)?;
+                let bytes = match cli.blob(&file.id, deadline) {
+                    Ok(bytes) => bytes,
+                    // A timeout is not a crafted entry: it stops the sync.
+                    Err(GitError::Cli { .. }) if cli.holds_non_blob(&file.id, deadline)? => {
+                        let why = "the entry does not name a file git holds".to_string();
+                        withhold(&path, vec![why], &mut withheld, outcome);
+                        kept_out = true;
+                        continue;
+                    }
+                    Err(e) => return Err(e.into()),
+                };
                 let reasons = quarantine::check_team_bytes(&path, &change.rel, &bytes, &policy);
                 if !reasons.is_empty() {
                     withhold(&path, reasons, &mut withheld, outcome);
@@ -359,16 +369,6 @@ pub(super) fn set_materialised(
         "recording the materialised base (git update-ref)",
     )?;
     Ok(())
-}
-
-/// An in-memory libgit2 repository (no folder, no object format of its own), only to ask
-/// [`NameCheck`] which names libgit2 refuses in a tree: the same answer the libgit2 path gets.
-fn name_checker() -> Result<git2::Repository, GitError> {
-    let context = "preparing the tree entry check";
-    let odb = git2::Odb::new().map_err(|e| GitError::git(context, e))?;
-    odb.add_new_mempack_backend(1)
-        .map_err(|e| GitError::git(context, e))?;
-    git2::Repository::from_odb(odb).map_err(|e| GitError::git(context, e))
 }
 
 /// The changes from `old` to `new` (team folder trees), as `tree_entries::diff` gives them:
