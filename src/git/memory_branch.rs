@@ -33,22 +33,101 @@ pub const CONFIG_KEY: &str = "teammem.branch";
 /// Where proposal branches live on the remote: `team-memory-proposals/<user>`.
 pub const PROPOSALS_PREFIX: &str = "team-memory-proposals/";
 
-/// How many proposal branch names a sync tries for one user.
+/// How many numbered proposal branch names a sync tries for one user.
 const PROPOSAL_NAMES: usize = 9;
 
+/// How many names [`proposal_names`] gives.
+pub const PROPOSAL_TRIES: usize = PROPOSAL_NAMES + 1;
+
+/// How many hex digits of the tip name the last proposal branch a sync tries.
+const TIP_SUFFIX: usize = 12;
+
 /// The proposal branch names a sync tries for `user`, in order: `<user>`, then `<user>-2` …
-/// `<user>-9` (one holding commits the clone lacks is passed over), each as the part after
-/// [`PROPOSALS_PREFIX`] and as the whole branch name.
-pub fn proposal_names(user: &str) -> impl Iterator<Item = (String, String)> + '_ {
-    (1..=PROPOSAL_NAMES).map(move |n| {
-        let branch = if n == 1 {
+/// `<user>-9`, then `<user>-<first 12 hex digits of tip>` (a name nobody can take before the
+/// commit exists, so someone who took the nine names in advance cannot stop a proposal). One
+/// holding commits the clone lacks, or one the remote refuses to create, is passed over. Each
+/// as the part after [`PROPOSALS_PREFIX`] and as the whole branch name.
+pub fn proposal_names<'a>(
+    user: &'a str,
+    tip: &'a str,
+) -> impl Iterator<Item = (String, String)> + 'a {
+    let numbered = (1..=PROPOSAL_NAMES).map(move |n| {
+        if n == 1 {
             user.to_string()
         } else {
             format!("{user}-{n}")
-        };
+        }
+    });
+    let by_tip = std::iter::once(format!("{user}-{}", &tip[..tip.len().min(TIP_SUFFIX)]));
+    numbered.chain(by_tip).map(|branch| {
         let name = format!("{PROPOSALS_PREFIX}{branch}");
         (branch, name)
     })
+}
+
+/// The proposal branch names a sync passed over, each as a clause for the report, and when to
+/// stop trying numbered names: after two the remote refused (a server refusing every proposal
+/// costs three round trips, not ten), only the name made from the tip is still tried.
+#[derive(Debug, Default)]
+pub struct PassedOver {
+    foreign: Vec<String>,
+    refused: Vec<String>,
+}
+
+impl PassedOver {
+    /// `name` holds commits this clone lacks.
+    pub fn foreign(&mut self, name: &str) {
+        self.foreign.push(name.to_string());
+    }
+
+    /// The remote refused to create or move `name` (`message`, its answer).
+    pub fn refused(&mut self, name: &str, message: &str) {
+        self.refused.push(format!(
+            "the remote refused to create or move {name} ({}), so it was not used",
+            message.trim()
+        ));
+    }
+
+    /// Whether the name at `index` of `count` is not tried: after two refusals, all but the
+    /// last (made from the tip).
+    pub fn skips(&self, index: usize, count: usize) -> bool {
+        self.refused.len() >= 2 && index + 1 < count
+    }
+
+    /// One clause per reason a name was passed over, for the report.
+    pub fn clauses(&self) -> Vec<String> {
+        let mut clauses = Vec::new();
+        match self.foreign.as_slice() {
+            [] => {}
+            [one] => clauses.push(format!(
+                "{one} holds commits this clone did not make, so it was not used"
+            )),
+            many => clauses.push(format!(
+                "{} hold commits this clone did not make, so they were not used",
+                many.join(", ")
+            )),
+        }
+        clauses.extend(self.refused.iter().cloned());
+        clauses
+    }
+}
+
+/// The owners a proposal branch named `branch` (the part after [`PROPOSALS_PREFIX`]) may
+/// belong to: `branch` itself, and the user it is a fresh name of (`<user>-2` … `<user>-9`,
+/// `<user>-<12 hex digits>`; see [`proposal_names`]).
+pub fn proposal_owners(branch: &str) -> Vec<&str> {
+    let mut owners = vec![branch];
+    if let Some((user, suffix)) = branch.rsplit_once('-') {
+        let numbered = suffix
+            .parse::<usize>()
+            .is_ok_and(|n| (2..=PROPOSAL_NAMES).contains(&n))
+            && !suffix.starts_with('0');
+        let by_tip = suffix.len() == TIP_SUFFIX && suffix.bytes().all(|b| b.is_ascii_hexdigit());
+        if (numbered || by_tip) && !user.is_empty() {
+            owners.push(user);
+        }
+    }
+    owners
 }
 
 /// The subject of a commit that records the folder's changes on the memory branch.
@@ -796,5 +875,21 @@ mod tests {
         config.set_str("user.email", "@example.com").unwrap();
         config.set_str("user.name", "Grace Hopper").unwrap();
         assert_eq!(proposal_user(&repo), "grace-hopper");
+    }
+
+    #[test]
+    fn proposal_names_end_with_one_nobody_can_take_in_advance() {
+        let tip = "0123456789abcdef0123456789abcdef01234567";
+        let names: Vec<String> = proposal_names("ada", tip).map(|(b, _)| b).collect();
+        assert_eq!(names.len(), 10);
+        assert_eq!(names[0], "ada");
+        assert_eq!(names[8], "ada-9");
+        assert_eq!(names[9], "ada-0123456789ab");
+        for name in &names {
+            assert!(proposal_owners(name).contains(&"ada"), "{name}");
+        }
+        assert_eq!(proposal_owners("build-10"), vec!["build-10"]);
+        assert_eq!(proposal_owners("me-02"), vec!["me-02"]);
+        assert_eq!(proposal_owners("-3"), vec!["-3"]);
     }
 }

@@ -471,6 +471,51 @@ fn a_refused_push_is_proposed_through_git() {
     world.fsck_clean(me);
 }
 
+/// A protected memory branch in a SHA-256 clone whose proposal names someone spoiled: a branch
+/// `team-memory-proposals/me/x` (the remote cannot create `…/me` beside it), `…/me-2` holding
+/// a commit of theirs, `…/me-3/x`. After two refusals the numbered names are given up and my
+/// memory is proposed on the name made from my commit, the report saying why each was passed
+/// over, nothing of theirs adopted.
+#[test]
+fn spoiled_proposal_names_are_passed_over_through_git() {
+    let Some(world) = World::new(&["--object-format=sha256"], &[], true) else {
+        return;
+    };
+    let (sb, me) = (&world.sb, &world.me);
+    sb.git(me, ["config", "user.email", "me@example.com"]);
+    let hook = world.remote.join("hooks/pre-receive");
+    write(
+        &hook,
+        "#!/bin/sh\nwhile read old new ref; do\n  if [ \"$ref\" = refs/heads/team-memory ]; then\n    echo 'team-memory is protected' >&2; exit 1\n  fi\ndone\n",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for name in ["me/x", "me-2", "me-3/x"] {
+        let refspec = format!("main:refs/heads/team-memory-proposals/{name}");
+        sb.git(&world.mate, ["push", "-q", "origin", &refspec]);
+    }
+
+    write_memory(me, "project", "proposed", "Please merge.\n");
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(reason(&report), "proposed", "{report:#}");
+    let tip = sb.git(me, ["rev-parse", "team-memory"]).trim().to_string();
+    let name = format!("team-memory-proposals/me-{}", &tip[..12]);
+    assert_eq!(report["proposal"], name.as_str(), "{report:#}");
+    let warnings = report["warnings"].to_string();
+    for said in [
+        "the remote refused to create or move team-memory-proposals/me (",
+        "team-memory-proposals/me-2 holds commits this clone did not make",
+        "the remote refused to create or move team-memory-proposals/me-3 (",
+    ] {
+        assert!(warnings.contains(said), "{said}\n{report:#}");
+    }
+    let files = files_at(sb, &world.remote, &name);
+    assert!(files.contains("project/proposed.md"), "{files}");
+    assert!(!files.contains("src/lib.rs"), "{files}");
+    assert_eq!(sb.git(&world.remote, ["rev-parse", &name]).trim(), tip);
+    world.fsck_clean(me);
+}
+
 /// A flood on the memory branch of a reftable clone is bounded as elsewhere: past
 /// `teammem.maxMemories` the memories are withheld in one `too-many` line, the rest written.
 #[test]
