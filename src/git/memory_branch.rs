@@ -199,6 +199,51 @@ pub fn mode(repo: &Repository) -> Result<Option<MemoryBranch>, GitError> {
     Ok(None)
 }
 
+/// Nothing decides the mode yet: no memory branch recorded or switched off, no
+/// remote-tracking ref of it, no team folder tracked on the current branch (an existing
+/// current-branch setup), but a remote that may have a memory branch. Its name, if so: only
+/// the remote's refs can tell.
+pub fn undecided(repo: &Repository) -> Result<Option<String>, GitError> {
+    if switched_off(repo) || configured(repo).is_some() || tracked_folder(repo).is_some() {
+        return Ok(None);
+    }
+    if mode(repo)?.is_some() {
+        return Ok(None);
+    }
+    choose_remote(repo)
+}
+
+/// Whether `remote` has the default memory branch, asked with `git ls-remote` under the git
+/// CLI transport's rules: for an [`undecided`] clone whose listing through libgit2 gave no
+/// answer (libgit2 cannot read every remote git can, a local reftable one among them).
+pub fn remote_has_default_branch(
+    repo: &Repository,
+    remote: &str,
+    options: &super::remote::NetworkOptions,
+) -> Result<bool, super::remote::NetFailure> {
+    let refname = format!("refs/heads/{DEFAULT_BRANCH}");
+    let what = format!("git ls-remote {remote} {refname}");
+    let mut cmd = super::remote::git_cli::git_cli_network_command(repo, options)?;
+    cmd.args([
+        "ls-remote",
+        "--upload-pack=git-upload-pack",
+        "--",
+        remote,
+        &refname,
+    ]);
+    let run = super::remote::git_cli::run_git(cmd, b"", &options.deadline, &what)?;
+    if !run.success {
+        return Err(super::remote::NetFailure::failed(format!(
+            "{what}: {}",
+            run.stderr.trim()
+        )));
+    }
+    Ok(run
+        .stdout
+        .lines()
+        .any(|line| line.split('\t').nth(1) == Some(refname.as_str())))
+}
+
 /// Branch mode found in the remote's ref advertisement: nothing recorded, not switched off,
 /// and the remote advertises `refs/heads/team-memory` though this clone has no remote-tracking
 /// ref for it (a clone made before the branch existed, or with `--single-branch`).
@@ -301,6 +346,39 @@ pub fn choose_remote(repo: &Repository) -> Result<Option<String>, GitError> {
         [only] => Some(only.clone()),
         _ => None,
     })
+}
+
+/// The names of the repository's remotes.
+pub fn remote_names(repo: &Repository) -> Vec<String> {
+    repo.remotes()
+        .map(|names| {
+            names
+                .iter()
+                .flatten()
+                .flatten()
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Why no remote was chosen for `branch` (see [`choose_remote`]), and the fix: there is none,
+/// or there are several (`remotes`), none is `origin` and the current branch has no upstream.
+pub fn no_remote_line(branch: &str, remotes: &[String]) -> String {
+    if remotes.is_empty() {
+        return format!(
+            "the repository has no remote, so {branch} is kept here only; add one with `git \
+             remote add origin <url>`"
+        );
+    }
+    format!(
+        "the repository has {} remotes ({}), none is `origin` and the current branch has no \
+         upstream, so sync cannot tell which one to share {branch} through and keeps it here \
+         only; set the current branch's upstream (`git branch --set-upstream-to \
+         <remote>/<branch>`) or name one `origin` (`git remote rename <remote> origin`)",
+        remotes.len(),
+        remotes.join(", ")
+    )
 }
 
 /// What the work tree's team folder was last made to hold.

@@ -10,4 +10,5 @@ mod line_endings;
 mod lost_answer;
 mod mode;
 mod noop_fast;
+mod partial;
 mod proposals;
