@@ -532,9 +532,11 @@ pub fn tree_of<'r>(repo: &'r Repository, commit: Option<Oid>) -> Result<Tree<'r>
     }
 }
 
-/// A memory-branch root tree holding `team` (the team folder's tree) at `.qwen/team-memory`.
-fn root_with(repo: &Repository, team: Option<Oid>) -> Result<Oid, GitError> {
-    match replay::replace_subtree(repo, None, &[".qwen", "team-memory"], team)? {
+/// A memory-branch root tree holding `team` (the team folder's tree) at `.qwen/team-memory`,
+/// and every other entry of `on` as it is (a memory branch someone else started may hold
+/// other files: a sync commit never removes them).
+fn root_with(repo: &Repository, on: Option<&Tree<'_>>, team: Option<Oid>) -> Result<Oid, GitError> {
+    match replay::replace_subtree(repo, on, &[".qwen", "team-memory"], team)? {
         Some(root) => Ok(root),
         None => Ok(commit::empty_tree(repo)?.id()),
     }
@@ -566,7 +568,7 @@ pub fn record(
     let applied = commit::updated_tree(repo, &base, updates)?;
     let team = replay::regenerated_team_tree(repo, &applied, gate, Some(deadline))?;
 
-    let root = root_with(repo, team)?;
+    let root = root_with(repo, Some(&base), team)?;
     if root == base.id() {
         return Ok(Recorded::Nothing);
     }
@@ -597,7 +599,7 @@ pub fn start(
     )
     .map_err(|e| GitError::git(context, e))?;
     let team = team.write().map_err(|e| GitError::git(context, e))?;
-    let root = root_with(repo, Some(team))?;
+    let root = root_with(repo, None, Some(team))?;
     let message = format!("{START_SUBJECT}\n\n{SYNC_TRAILER}\n");
     write_commit(repo, root, &[], &message, settings)
 }
@@ -722,9 +724,12 @@ pub fn combine(
         gate,
         Some(deadline),
     )?;
-    let root = root_with(repo, merged.team_tree)?;
+    // Files outside the team folder (a branch someone else started) are kept as their tip
+    // has them: teammem's commits change the team folder only.
+    let their_root = tree_of(repo, Some(t))?;
+    let root = root_with(repo, Some(&their_root), merged.team_tree)?;
     let recreate = recreatable(repo, o, t, published)?;
-    if recreate && root == tree_of(repo, Some(t))?.id() {
+    if recreate && root == their_root.id() {
         // Everything this clone had to add is on their tip already.
         return Ok(done(Some(t)));
     }
@@ -869,7 +874,7 @@ pub fn import_history(repo: &Repository, limit: usize) -> Result<Option<Oid>, Gi
         let c = repo
             .find_commit(id)
             .map_err(|e| GitError::git(context, e))?;
-        let root = root_with(repo, folder_of(&c))?;
+        let root = root_with(repo, None, folder_of(&c))?;
         if tip.is_some_and(|t| tree_of(repo, Some(t)).map(|tr| tr.id()).ok() == Some(root)) {
             continue;
         }
