@@ -270,3 +270,111 @@ fn kill_nine_at_random_moments_of_a_conflicting_branch_sync_keeps_one_copy_and_n
         assert!(has_memory(&me, "project", "from-mate"), "trial {trial}");
     }
 }
+
+/// The remote's `pre-receive` hook for the proposal test: `team-memory` is protected; the
+/// first push to a proposal branch announces itself in `held`, waits until `fifo` is opened
+/// for writing and closed, writes `done` and refuses (the killed push never lands); later
+/// pushes to proposal branches go through.
+fn hold_first_proposal(
+    team: &BranchTeam,
+) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    let dir = team.sb.path().join("gate");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (held, done) = (dir.join("held"), dir.join("done"));
+    let hook = team.remote.join("hooks/pre-receive");
+    crate::common::write(
+        &hook,
+        &format!(
+            "#!/bin/sh\nwhile read old new ref; do\n  case \"$ref\" in\n    refs/heads/team-memory) echo protected >&2; exit 1 ;;\n  esac\ndone\nif mkdir '{first}' 2>/dev/null; then\n  touch '{held}'\n  cat '{fifo}' > /dev/null\n  touch '{done}'\n  exit 1\nfi\nexit 0\n",
+            first = dir.join("first").display(),
+            held = held.display(),
+            fifo = fifo.display(),
+            done = done.display(),
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (fifo, held, done)
+}
+
+/// Waits (bounded, so a broken test cannot hang) until `path` exists.
+fn wait_for(path: &std::path::Path, what: &str) {
+    let start = std::time::Instant::now();
+    while !path.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "{what} never happened"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A sync killed while its proposal push is in the remote's hook (the memory branch is
+/// protected): the next sync, with no person's help, proposes the same commit on my first
+/// proposal name (not a fresh one: nothing of anyone else's is there), leaves no lock, and a
+/// third sync has nothing to add.
+#[test]
+fn a_sync_killed_during_its_proposal_push_is_finished_by_the_next() {
+    let team = BranchTeam::new();
+    let me = team.clone_as("me");
+    assert!(team.sync(&me)["skipped_reason"].is_null());
+    let (fifo, held, done) = hold_first_proposal(&team);
+    write_memory(&me, "feedback", "mine", "Proposed when the kill came.\n");
+
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_teammem"));
+    team.sb
+        .isolate(&mut cmd)
+        .current_dir(&me)
+        .args(["sync", "--json", "--timeout", "600"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut sync = cmd.spawn().expect("start teammem sync");
+    wait_for(&held, "the proposal push reaching the hook");
+    sync.kill().expect("SIGKILL the sync");
+    assert!(!sync.wait().expect("reap the sync").success());
+    drop(std::fs::OpenOptions::new().write(true).open(&fifo).unwrap());
+    wait_for(&done, "the held hook finishing");
+    let proposals = |team: &BranchTeam| {
+        team.sb.git(
+            &team.remote,
+            [
+                "for-each-ref",
+                "--format=%(refname)",
+                "refs/heads/team-memory-proposals/",
+            ],
+        )
+    };
+    assert_eq!(proposals(&team), "", "the killed push did not land");
+
+    let report = team.sync(&me);
+    assert_eq!(report["skipped_reason"], "proposed", "{report:#}");
+    assert_eq!(report["proposal"], "team-memory-proposals/me", "{report:#}");
+    assert_eq!(proposals(&team), "refs/heads/team-memory-proposals/me\n");
+    let files = team.remote_files("team-memory-proposals/me");
+    assert!(
+        files.contains(&format!("{TEAM}/feedback/mine.md")),
+        "{files:?}"
+    );
+    let tip = team.sb.git(&me, ["rev-parse", "team-memory"]);
+    let again = team.sync(&me);
+    assert_eq!(again["committed"], false, "{again:#}");
+    assert_eq!(again["proposal"], "team-memory-proposals/me", "{again:#}");
+    assert_eq!(team.sb.git(&me, ["rev-parse", "team-memory"]), tip);
+    assert_eq!(leftovers(&me), Vec::<String>::new());
+    assert!(has_memory(&me, "feedback", "mine"));
+    let fsck = team.sb.git_output(&me, ["fsck", "--no-progress"]);
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+}
