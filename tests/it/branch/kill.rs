@@ -271,13 +271,20 @@ fn kill_nine_at_random_moments_of_a_conflicting_branch_sync_keeps_one_copy_and_n
     }
 }
 
-/// The remote's `pre-receive` hook for the proposal test: `team-memory` is protected; the
-/// first push to a proposal branch announces itself in `held`, waits until `fifo` is opened
-/// for writing and closed, writes `done` and refuses (the killed push never lands); later
-/// pushes to proposal branches go through.
-fn hold_first_proposal(
-    team: &BranchTeam,
-) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+/// Files of a held push: the fifo that releases it, and the markers `held` (it reached the
+/// hook) and `done` (the hook finished).
+struct Held {
+    fifo: std::path::PathBuf,
+    held: std::path::PathBuf,
+    done: std::path::PathBuf,
+}
+
+/// Installs the remote's `pre-receive` hook: pushes to `team-memory` are refused when
+/// `protected`; the first other push (a proposal's, or the memory branch's when not
+/// protected) announces itself in `held`, waits until the fifo is opened for writing and
+/// closed, writes `done` and exits `exit` (1: the killed push never lands; 0: it lands though
+/// its client is gone); later pushes go through.
+fn hold_first_push(team: &BranchTeam, protected: bool, exit: i32) -> Held {
     let dir = team.sb.path().join("gate");
     std::fs::create_dir_all(&dir).unwrap();
     let fifo = dir.join("fifo");
@@ -289,11 +296,16 @@ fn hold_first_proposal(
             .success()
     );
     let (held, done) = (dir.join("held"), dir.join("done"));
+    let refuse = if protected {
+        "  case \"$ref\" in\n    refs/heads/team-memory) echo protected >&2; exit 1 ;;\n  esac\n"
+    } else {
+        ""
+    };
     let hook = team.remote.join("hooks/pre-receive");
     crate::common::write(
         &hook,
         &format!(
-            "#!/bin/sh\nwhile read old new ref; do\n  case \"$ref\" in\n    refs/heads/team-memory) echo protected >&2; exit 1 ;;\n  esac\ndone\nif mkdir '{first}' 2>/dev/null; then\n  touch '{held}'\n  cat '{fifo}' > /dev/null\n  touch '{done}'\n  exit 1\nfi\nexit 0\n",
+            "#!/bin/sh\nwhile read old new ref; do\n{refuse}  :\ndone\nif mkdir '{first}' 2>/dev/null; then\n  touch '{held}'\n  cat '{fifo}' > /dev/null\n  touch '{done}'\n  exit {exit}\nfi\nexit 0\n",
             first = dir.join("first").display(),
             held = held.display(),
             fifo = fifo.display(),
@@ -302,7 +314,31 @@ fn hold_first_proposal(
     );
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
-    (fifo, held, done)
+    Held { fifo, held, done }
+}
+
+/// Starts `teammem sync` in `dir`, waits until its push is held, kills it (SIGKILL), then
+/// lets the hook finish.
+fn kill_while_held(team: &BranchTeam, dir: &std::path::Path, gate: &Held) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_teammem"));
+    team.sb
+        .isolate(&mut cmd)
+        .current_dir(dir)
+        .args(["sync", "--json", "--timeout", "600"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut sync = cmd.spawn().expect("start teammem sync");
+    wait_for(&gate.held, "the push reaching the hook");
+    sync.kill().expect("SIGKILL the sync");
+    assert!(!sync.wait().expect("reap the sync").success());
+    drop(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&gate.fifo)
+            .unwrap(),
+    );
+    wait_for(&gate.done, "the held hook finishing");
 }
 
 /// Waits (bounded, so a broken test cannot hang) until `path` exists.
@@ -326,23 +362,9 @@ fn a_sync_killed_during_its_proposal_push_is_finished_by_the_next() {
     let team = BranchTeam::new();
     let me = team.clone_as("me");
     assert!(team.sync(&me)["skipped_reason"].is_null());
-    let (fifo, held, done) = hold_first_proposal(&team);
+    let gate = hold_first_push(&team, true, 1);
     write_memory(&me, "feedback", "mine", "Proposed when the kill came.\n");
-
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_teammem"));
-    team.sb
-        .isolate(&mut cmd)
-        .current_dir(&me)
-        .args(["sync", "--json", "--timeout", "600"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut sync = cmd.spawn().expect("start teammem sync");
-    wait_for(&held, "the proposal push reaching the hook");
-    sync.kill().expect("SIGKILL the sync");
-    assert!(!sync.wait().expect("reap the sync").success());
-    drop(std::fs::OpenOptions::new().write(true).open(&fifo).unwrap());
-    wait_for(&done, "the held hook finishing");
+    kill_while_held(&team, &me, &gate);
     let proposals = |team: &BranchTeam| {
         team.sb.git(
             &team.remote,
@@ -371,6 +393,57 @@ fn a_sync_killed_during_its_proposal_push_is_finished_by_the_next() {
     assert_eq!(team.sb.git(&me, ["rev-parse", "team-memory"]), tip);
     assert_eq!(leftovers(&me), Vec::<String>::new());
     assert!(has_memory(&me, "feedback", "mine"));
+    let fsck = team.sb.git_output(&me, ["fsck", "--no-progress"]);
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+}
+
+/// Killed between record and push's answer: my record commit's push is in the remote's hook
+/// when the kill comes, and the remote takes it though my sync is gone (its remote-tracking
+/// ref never moved). A teammate then edits the memory I recorded. My next sync sees its own
+/// commit on the remote: nothing recorded twice, no conflict copy (only the teammate changed
+/// the memory since), no lock left.
+#[test]
+fn a_sync_killed_while_the_remote_takes_its_push_makes_no_second_commit_or_copy() {
+    let team = BranchTeam::new();
+    let me = team.clone_as("me");
+    let mate = team.clone_as("mate");
+    assert!(team.sync(&me)["skipped_reason"].is_null());
+    assert!(team.sync(&mate)["skipped_reason"].is_null());
+    let gate = hold_first_push(&team, false, 0);
+    write_memory(&me, "feedback", "mine", "Recorded before the kill.\n");
+    kill_while_held(&team, &me, &gate);
+    let files = team.remote_files("team-memory");
+    assert!(
+        files.contains(&format!("{TEAM}/feedback/mine.md")),
+        "the push landed: {files:?}"
+    );
+
+    assert!(team.sync(&mate)["skipped_reason"].is_null());
+    write_memory(&mate, "feedback", "mine", "Edited by the teammate.\n");
+    assert_eq!(team.sync(&mate)["pushed"], true);
+    let report = team.sync(&me);
+    assert!(report["skipped_reason"].is_null(), "{report:#}");
+    assert_eq!(report["committed"], false, "{report:#}");
+    let text = std::fs::read_to_string(me.join(TEAM).join("feedback/mine.md")).unwrap();
+    assert!(text.contains("Edited by the teammate."), "{text}");
+    let listing = team.remote_files("team-memory").join("\n");
+    assert_eq!(copies(&listing), Vec::<String>::new());
+    let subjects = team
+        .sb
+        .git(&team.remote, ["log", "--format=%s", "team-memory"]);
+    assert_eq!(
+        subjects
+            .lines()
+            .filter(|s| s.starts_with("chore(memory): merge"))
+            .count(),
+        0,
+        "{subjects}"
+    );
+    assert_eq!(leftovers(&me), Vec::<String>::new());
     let fsck = team.sb.git_output(&me, ["fsck", "--no-progress"]);
     assert!(
         fsck.status.success(),
