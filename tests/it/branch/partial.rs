@@ -62,3 +62,38 @@ fn partial_and_shallow_clones_sync_the_memory_branch() {
         );
     }
 }
+
+/// A `--filter=blob:none` clone of a memory branch holding 300 memories, over `git daemon`
+/// behind a connection-counting proxy: the first sync fetches the 300 missing blobs in one
+/// request, not one connection each (`git cat-file --batch` fetched them one by one; 1,000
+/// memories ran past the 15 s budget and the sync never completed).
+#[test]
+fn a_partial_clone_fetches_its_missing_memories_in_one_request() {
+    let team = BranchTeam::new();
+    team.sb
+        .git(&team.remote, ["config", "uploadpack.allowFilter", "true"]);
+    let seed = team.sb.path().join("seed");
+    team.push_flood(&seed, 300);
+    let daemon = crate::common::servers::GitDaemon::start(&team.sb, team.sb.path());
+    let proxy = crate::common::count_proxy::CountProxy::start(daemon.port);
+    let url = proxy.url("remote.git");
+    team.sb.git(
+        team.sb.path(),
+        ["clone", "-q", "--filter=blob:none", &url, "partial"],
+    );
+    let me = team.sb.path().join("partial");
+    team.sb
+        .git(&me, ["config", "user.email", "partial@example.com"]);
+    write_memory(&me, "feedback", "mine", "My memory.\n");
+    proxy.take();
+    let report = team.sync(&me);
+    let connections = proxy.take();
+    assert!(report["skipped_reason"].is_null(), "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert!(has_memory(&me, "feedback", "mine"));
+    let written = std::fs::read_dir(me.join(TEAM).join("project"))
+        .unwrap()
+        .count();
+    assert!(written >= 300, "{written} memories written");
+    assert!(connections <= 6, "{connections} connections for one sync");
+}
