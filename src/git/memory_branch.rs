@@ -33,22 +33,101 @@ pub const CONFIG_KEY: &str = "teammem.branch";
 /// Where proposal branches live on the remote: `team-memory-proposals/<user>`.
 pub const PROPOSALS_PREFIX: &str = "team-memory-proposals/";
 
-/// How many proposal branch names a sync tries for one user.
+/// How many numbered proposal branch names a sync tries for one user.
 const PROPOSAL_NAMES: usize = 9;
 
+/// How many names [`proposal_names`] gives.
+pub const PROPOSAL_TRIES: usize = PROPOSAL_NAMES + 1;
+
+/// How many hex digits of the tip name the last proposal branch a sync tries.
+const TIP_SUFFIX: usize = 12;
+
 /// The proposal branch names a sync tries for `user`, in order: `<user>`, then `<user>-2` …
-/// `<user>-9` (one holding commits the clone lacks is passed over), each as the part after
-/// [`PROPOSALS_PREFIX`] and as the whole branch name.
-pub fn proposal_names(user: &str) -> impl Iterator<Item = (String, String)> + '_ {
-    (1..=PROPOSAL_NAMES).map(move |n| {
-        let branch = if n == 1 {
+/// `<user>-9`, then `<user>-<first 12 hex digits of tip>` (a name nobody can take before the
+/// commit exists, so someone who took the nine names in advance cannot stop a proposal). One
+/// holding commits the clone lacks, or one the remote refuses to create, is passed over. Each
+/// as the part after [`PROPOSALS_PREFIX`] and as the whole branch name.
+pub fn proposal_names<'a>(
+    user: &'a str,
+    tip: &'a str,
+) -> impl Iterator<Item = (String, String)> + 'a {
+    let numbered = (1..=PROPOSAL_NAMES).map(move |n| {
+        if n == 1 {
             user.to_string()
         } else {
             format!("{user}-{n}")
-        };
+        }
+    });
+    let by_tip = std::iter::once(format!("{user}-{}", &tip[..tip.len().min(TIP_SUFFIX)]));
+    numbered.chain(by_tip).map(|branch| {
         let name = format!("{PROPOSALS_PREFIX}{branch}");
         (branch, name)
     })
+}
+
+/// The proposal branch names a sync passed over, each as a clause for the report, and when to
+/// stop trying numbered names: after two the remote refused (a server refusing every proposal
+/// costs three round trips, not ten), only the name made from the tip is still tried.
+#[derive(Debug, Default)]
+pub struct PassedOver {
+    foreign: Vec<String>,
+    refused: Vec<String>,
+}
+
+impl PassedOver {
+    /// `name` holds commits this clone lacks.
+    pub fn foreign(&mut self, name: &str) {
+        self.foreign.push(name.to_string());
+    }
+
+    /// The remote refused to create or move `name` (`message`, its answer).
+    pub fn refused(&mut self, name: &str, message: &str) {
+        self.refused.push(format!(
+            "the remote refused to create or move {name} ({}), so it was not used",
+            message.trim()
+        ));
+    }
+
+    /// Whether the name at `index` of `count` is not tried: after two refusals, all but the
+    /// last (made from the tip).
+    pub fn skips(&self, index: usize, count: usize) -> bool {
+        self.refused.len() >= 2 && index + 1 < count
+    }
+
+    /// One clause per reason a name was passed over, for the report.
+    pub fn clauses(&self) -> Vec<String> {
+        let mut clauses = Vec::new();
+        match self.foreign.as_slice() {
+            [] => {}
+            [one] => clauses.push(format!(
+                "{one} holds commits this clone did not make, so it was not used"
+            )),
+            many => clauses.push(format!(
+                "{} hold commits this clone did not make, so they were not used",
+                many.join(", ")
+            )),
+        }
+        clauses.extend(self.refused.iter().cloned());
+        clauses
+    }
+}
+
+/// The owners a proposal branch named `branch` (the part after [`PROPOSALS_PREFIX`]) may
+/// belong to: `branch` itself, and the user it is a fresh name of (`<user>-2` … `<user>-9`,
+/// `<user>-<12 hex digits>`; see [`proposal_names`]).
+pub fn proposal_owners(branch: &str) -> Vec<&str> {
+    let mut owners = vec![branch];
+    if let Some((user, suffix)) = branch.rsplit_once('-') {
+        let numbered = suffix
+            .parse::<usize>()
+            .is_ok_and(|n| (2..=PROPOSAL_NAMES).contains(&n))
+            && !suffix.starts_with('0');
+        let by_tip = suffix.len() == TIP_SUFFIX && suffix.bytes().all(|b| b.is_ascii_hexdigit());
+        if (numbered || by_tip) && !user.is_empty() {
+            owners.push(user);
+        }
+    }
+    owners
 }
 
 /// The subject of a commit that records the folder's changes on the memory branch.
@@ -118,6 +197,51 @@ pub fn mode(repo: &Repository) -> Result<Option<MemoryBranch>, GitError> {
         }));
     }
     Ok(None)
+}
+
+/// Nothing decides the mode yet: no memory branch recorded or switched off, no
+/// remote-tracking ref of it, no team folder tracked on the current branch (an existing
+/// current-branch setup), but a remote that may have a memory branch. Its name, if so: only
+/// the remote's refs can tell.
+pub fn undecided(repo: &Repository) -> Result<Option<String>, GitError> {
+    if switched_off(repo) || configured(repo).is_some() || tracked_folder(repo).is_some() {
+        return Ok(None);
+    }
+    if mode(repo)?.is_some() {
+        return Ok(None);
+    }
+    choose_remote(repo)
+}
+
+/// Whether `remote` has the default memory branch, asked with `git ls-remote` under the git
+/// CLI transport's rules: for an [`undecided`] clone whose listing through libgit2 gave no
+/// answer (libgit2 cannot read every remote git can, a local reftable one among them).
+pub fn remote_has_default_branch(
+    repo: &Repository,
+    remote: &str,
+    options: &super::remote::NetworkOptions,
+) -> Result<bool, super::remote::NetFailure> {
+    let refname = format!("refs/heads/{DEFAULT_BRANCH}");
+    let what = format!("git ls-remote {remote} {refname}");
+    let mut cmd = super::remote::git_cli::git_cli_network_command(repo, options)?;
+    cmd.args([
+        "ls-remote",
+        "--upload-pack=git-upload-pack",
+        "--",
+        remote,
+        &refname,
+    ]);
+    let run = super::remote::git_cli::run_git(cmd, b"", &options.deadline, &what)?;
+    if !run.success {
+        return Err(super::remote::NetFailure::failed(format!(
+            "{what}: {}",
+            run.stderr.trim()
+        )));
+    }
+    Ok(run
+        .stdout
+        .lines()
+        .any(|line| line.split('\t').nth(1) == Some(refname.as_str())))
 }
 
 /// Branch mode found in the remote's ref advertisement: nothing recorded, not switched off,
@@ -222,6 +346,39 @@ pub fn choose_remote(repo: &Repository) -> Result<Option<String>, GitError> {
         [only] => Some(only.clone()),
         _ => None,
     })
+}
+
+/// The names of the repository's remotes.
+pub fn remote_names(repo: &Repository) -> Vec<String> {
+    repo.remotes()
+        .map(|names| {
+            names
+                .iter()
+                .flatten()
+                .flatten()
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Why no remote was chosen for `branch` (see [`choose_remote`]), and the fix: there is none,
+/// or there are several (`remotes`), none is `origin` and the current branch has no upstream.
+pub fn no_remote_line(branch: &str, remotes: &[String]) -> String {
+    if remotes.is_empty() {
+        return format!(
+            "the repository has no remote, so {branch} is kept here only; add one with `git \
+             remote add origin <url>`"
+        );
+    }
+    format!(
+        "the repository has {} remotes ({}), none is `origin` and the current branch has no \
+         upstream, so sync cannot tell which one to share {branch} through and keeps it here \
+         only; set the current branch's upstream (`git branch --set-upstream-to \
+         <remote>/<branch>`) or name one `origin` (`git remote rename <remote> origin`)",
+        remotes.len(),
+        remotes.join(", ")
+    )
 }
 
 /// What the work tree's team folder was last made to hold.
@@ -375,9 +532,11 @@ pub fn tree_of<'r>(repo: &'r Repository, commit: Option<Oid>) -> Result<Tree<'r>
     }
 }
 
-/// A memory-branch root tree holding `team` (the team folder's tree) at `.qwen/team-memory`.
-fn root_with(repo: &Repository, team: Option<Oid>) -> Result<Oid, GitError> {
-    match replay::replace_subtree(repo, None, &[".qwen", "team-memory"], team)? {
+/// A memory-branch root tree holding `team` (the team folder's tree) at `.qwen/team-memory`,
+/// and every other entry of `on` as it is (a memory branch someone else started may hold
+/// other files: a sync commit never removes them).
+fn root_with(repo: &Repository, on: Option<&Tree<'_>>, team: Option<Oid>) -> Result<Oid, GitError> {
+    match replay::replace_subtree(repo, on, &[".qwen", "team-memory"], team)? {
         Some(root) => Ok(root),
         None => Ok(commit::empty_tree(repo)?.id()),
     }
@@ -409,7 +568,7 @@ pub fn record(
     let applied = commit::updated_tree(repo, &base, updates)?;
     let team = replay::regenerated_team_tree(repo, &applied, gate, Some(deadline))?;
 
-    let root = root_with(repo, team)?;
+    let root = root_with(repo, Some(&base), team)?;
     if root == base.id() {
         return Ok(Recorded::Nothing);
     }
@@ -440,7 +599,7 @@ pub fn start(
     )
     .map_err(|e| GitError::git(context, e))?;
     let team = team.write().map_err(|e| GitError::git(context, e))?;
-    let root = root_with(repo, Some(team))?;
+    let root = root_with(repo, None, Some(team))?;
     let message = format!("{START_SUBJECT}\n\n{SYNC_TRAILER}\n");
     write_commit(repo, root, &[], &message, settings)
 }
@@ -565,9 +724,12 @@ pub fn combine(
         gate,
         Some(deadline),
     )?;
-    let root = root_with(repo, merged.team_tree)?;
+    // Files outside the team folder (a branch someone else started) are kept as their tip
+    // has them: teammem's commits change the team folder only.
+    let their_root = tree_of(repo, Some(t))?;
+    let root = root_with(repo, Some(&their_root), merged.team_tree)?;
     let recreate = recreatable(repo, o, t, published)?;
-    if recreate && root == tree_of(repo, Some(t))?.id() {
+    if recreate && root == their_root.id() {
         // Everything this clone had to add is on their tip already.
         return Ok(done(Some(t)));
     }
@@ -712,7 +874,7 @@ pub fn import_history(repo: &Repository, limit: usize) -> Result<Option<Oid>, Gi
         let c = repo
             .find_commit(id)
             .map_err(|e| GitError::git(context, e))?;
-        let root = root_with(repo, folder_of(&c))?;
+        let root = root_with(repo, None, folder_of(&c))?;
         if tip.is_some_and(|t| tree_of(repo, Some(t)).map(|tr| tr.id()).ok() == Some(root)) {
             continue;
         }
@@ -796,5 +958,21 @@ mod tests {
         config.set_str("user.email", "@example.com").unwrap();
         config.set_str("user.name", "Grace Hopper").unwrap();
         assert_eq!(proposal_user(&repo), "grace-hopper");
+    }
+
+    #[test]
+    fn proposal_names_end_with_one_nobody_can_take_in_advance() {
+        let tip = "0123456789abcdef0123456789abcdef01234567";
+        let names: Vec<String> = proposal_names("ada", tip).map(|(b, _)| b).collect();
+        assert_eq!(names.len(), 10);
+        assert_eq!(names[0], "ada");
+        assert_eq!(names[8], "ada-9");
+        assert_eq!(names[9], "ada-0123456789ab");
+        for name in &names {
+            assert!(proposal_owners(name).contains(&"ada"), "{name}");
+        }
+        assert_eq!(proposal_owners("build-10"), vec!["build-10"]);
+        assert_eq!(proposal_owners("me-02"), vec!["me-02"]);
+        assert_eq!(proposal_owners("-3"), vec!["-3"]);
     }
 }

@@ -94,7 +94,7 @@ impl CliRepo {
 
     /// A network command with the git CLI transport's rules, reading this repository's own
     /// config files for what must be refused or dropped.
-    pub(super) fn network_command(&self, options: &NetworkOptions) -> Result<Command, NetFailure> {
+    pub(crate) fn network_command(&self, options: &NetworkOptions) -> Result<Command, NetFailure> {
         let mut config = git2::Config::new().ok();
         if let Some(config) = config.as_mut() {
             let local = self.common_dir.join("config");

@@ -77,11 +77,18 @@ pub(super) fn choose_mode(cli: &CliRepo) -> Result<ModeChoice, OpError> {
                  its own (`teammem init --current-branch` keeps it on your branches instead)"
             ),
         )),
-        None => Ok(current(
-            "the repository has no remote yet (after `git remote add`, `teammem init --branch` \
-             gives the team memory a branch of its own)"
-                .into(),
-        )),
+        None => {
+            let remotes: Vec<String> = cli
+                .run(&["remote"], &deadline, "listing the remotes (git remote)")?
+                .lines()
+                .map(str::to_string)
+                .collect();
+            let mut choice = super::no_chosen_remote(&remotes);
+            if choice.memory_branch.is_some() {
+                choice.why = format!("{} (synced through git: {})", choice.why, cli.why);
+            }
+            Ok(choice)
+        }
     }
 }
 

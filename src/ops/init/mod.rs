@@ -117,11 +117,33 @@ pub fn choose_mode(project: &Project) -> Result<ModeChoice, OpError> {
                  its own (`teammem init --current-branch` keeps it on your branches instead)"
             ),
         )),
-        None => Ok(current(
-            "the repository has no remote yet (after `git remote add`, `teammem init --branch` \
-             gives the team memory a branch of its own)"
+        None => Ok(no_chosen_remote(&memory_branch::remote_names(&repo))),
+    }
+}
+
+/// The mode when [`memory_branch::choose_remote`] found none: current-branch mode when there
+/// is no remote at all; branch mode when there are several (none `origin`, no upstream), with
+/// what to set so sync knows which one to share the memory branch through.
+fn no_chosen_remote(remotes: &[String]) -> ModeChoice {
+    if remotes.is_empty() {
+        return ModeChoice {
+            memory_branch: None,
+            why: "the repository has no remote yet (after `git remote add`, `teammem init \
+                  --branch` gives the team memory a branch of its own)"
                 .into(),
-        )),
+        };
+    }
+    ModeChoice {
+        memory_branch: Some(memory_branch::DEFAULT_BRANCH.to_string()),
+        why: format!(
+            "the repository has {} remotes ({}), so the team memory gets a branch of its own \
+             (`teammem init --current-branch` keeps it on your branches instead); none is \
+             `origin` and the current branch has no upstream, so until you set one (`git \
+             branch --set-upstream-to <remote>/<branch>`, or `git remote rename <remote> \
+             origin`) sync keeps it here",
+            remotes.len(),
+            remotes.join(", ")
+        ),
     }
 }
 

@@ -45,6 +45,11 @@ pub fn markdown_within(review: &Review, max_chars: Option<usize>) -> String {
     }
     if !review.proposal_commits.is_empty() {
         out.push_str("\n### Proposal commits\n\n");
+        out.push_str(
+            "Author and committer are as each commit states them. Anyone who can push to this \
+             branch can write any name there, so a name that is the owner's does not show who \
+             made a commit; only a signature your host verifies does.\n\n",
+        );
         for c in &review.proposal_commits {
             let flag = if c.not_the_owner {
                 " — **author is not the proposal's owner**"

@@ -143,11 +143,9 @@ fn proposal_commits(
     let Some((_, owner)) = head_spec.split_once(prefix) else {
         return Ok(Vec::new());
     };
-    // `<owner>-2` … is the same owner's fresh name (a taken branch was not adopted).
-    let owner = match owner.rsplit_once('-') {
-        Some((who, n)) if n.parse::<u8>().is_ok() => who,
-        _ => owner,
-    };
+    // `<owner>-2` …, `<owner>-<tip>` are the same owner's fresh names (a taken branch was not
+    // adopted).
+    let owners = crate::git::memory_branch::proposal_owners(owner);
     let person = |p: &crate::git::cli_repo::range::Person| format!("{} <{}>", p.name, p.email);
     Ok(repo
         .commits_between(base, head)?
@@ -161,7 +159,7 @@ fn proposal_commits(
                 subject: commit.summary.clone(),
                 author: person(&commit.author),
                 committer: person(&commit.committer),
-                not_the_owner: made_by != owner,
+                not_the_owner: !owners.contains(&made_by.as_str()),
                 commit: commit.id,
             }
         })

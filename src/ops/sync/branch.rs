@@ -139,11 +139,7 @@ pub fn run(
                 }
                 None => outcome.skip(
                     SkipReason::NoRemote,
-                    format!(
-                        "the repository has no remote, so {} is kept here only; add one with \
-                         `git remote add origin <url>`",
-                        memory.name
-                    ),
+                    memory_branch::no_remote_line(&memory.name, &memory_branch::remote_names(repo)),
                 ),
             }
         }

@@ -34,6 +34,7 @@ use crate::git::remote::{
 };
 use crate::git::replay::{self, Divergence};
 use crate::git::upstream::{self, Upstream, UpstreamLookup};
+use git_cli::branch::Advertised;
 
 use super::quarantine;
 use super::{OpError, Project};
@@ -129,7 +130,14 @@ fn run(
             }
             let memory = match git_cli::branch::memory_branch(&cli, &Deadline::at(deadline))? {
                 Some(memory) => Some(memory),
-                None => git_cli::branch::advertised(&cli, options, deadline),
+                None => match git_cli::branch::advertised(&cli, options, deadline) {
+                    Advertised::Branch(memory) => Some(memory),
+                    Advertised::CurrentBranch => None,
+                    Advertised::NoAnswer(remote) => {
+                        skip_undecided(outcome, &remote);
+                        return Ok(());
+                    }
+                },
             };
             return match memory {
                 Some(memory) => {
@@ -145,6 +153,30 @@ fn run(
         memory = advertised
             .as_ref()
             .and_then(|adv| crate::git::memory_branch::advertised(&repo, adv));
+    }
+    let asked = options.pull && options.transport == Transport::Builtin;
+    if memory.is_none() && advertised.is_none() && asked {
+        if let Some(remote) = crate::git::memory_branch::undecided(&repo)? {
+            let now = Instant::now();
+            let mut net = NetworkOptions::from_process(
+                deadline.saturating_duration_since(now) / 2,
+                options.transport,
+            );
+            net.deadline = Deadline::after(deadline.saturating_duration_since(now) / 2);
+            match crate::git::memory_branch::remote_has_default_branch(&repo, &remote, &net) {
+                Ok(true) => {
+                    memory = Some(crate::git::memory_branch::MemoryBranch {
+                        name: crate::git::memory_branch::DEFAULT_BRANCH.to_string(),
+                        remote: Some(remote),
+                    });
+                }
+                Ok(false) => {}
+                Err(_) => {
+                    skip_undecided(outcome, &remote);
+                    return Ok(());
+                }
+            }
+        }
     }
     if let Some(memory) = memory {
         return branch::run(
@@ -220,6 +252,25 @@ fn run(
         ));
     }
     Ok(())
+}
+
+/// Nothing set up and the remote did not answer: whether the team memory lives on the
+/// remote's memory branch is unknown, so nothing is committed on the current branch (a clone
+/// made with `--single-branch` or `--depth 1` has no remote-tracking ref for the memory
+/// branch; its first sync offline put the memory onto the code branch, for the user's next
+/// `git push`). Reported as branch mode, the default for a repository with a remote.
+fn skip_undecided(outcome: &mut SyncOutcome, remote: &str) {
+    outcome.mode = SyncMode::Branch;
+    outcome.skip(
+        SkipReason::FetchFailed,
+        format!(
+            "the remote {remote} did not answer, so sync cannot tell whether the team memory \
+             lives on its memory branch ({}) or on your branches: nothing was recorded and \
+             your files stay as they are; the next sync that reaches {remote} decides \
+             (`teammem init` chooses now)",
+            crate::git::memory_branch::DEFAULT_BRANCH
+        ),
+    );
 }
 
 /// The remote's ref advertisement, asked for before anything else (`git/remote/advertise.rs`):

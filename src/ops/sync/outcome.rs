@@ -208,8 +208,8 @@ impl SyncOutcome {
     /// Branch mode's record commit could not be signed with `commit.gpgSign` on: nothing is
     /// recorded (never an unsigned commit instead); the warning gives the reason and the fix.
     /// The memory branch `branch` refused the push (`refusal`), and the commits are now on the
-    /// proposal branch `name` of `remote`; `taken` names the proposal branches passed over
-    /// because they hold commits this clone did not make.
+    /// proposal branch `name` of `remote`; `taken` says, one clause each, which proposal branches
+    /// were passed over and why (commits this clone did not make, a refusal of the remote).
     pub(crate) fn proposed(
         &mut self,
         branch: &str,
@@ -221,9 +221,8 @@ impl SyncOutcome {
         self.proposal = Some(name.to_string());
         if !taken.is_empty() {
             self.warnings.push(format!(
-                "{} holds commits this clone did not make, so it was not used; your memory is \
-                 proposed on {name} instead",
-                taken.join(", ")
+                "{}; your memory is proposed on {name} instead",
+                taken.join("; ")
             ));
         }
         self.skip(
@@ -236,16 +235,16 @@ impl SyncOutcome {
         );
     }
 
-    /// The memory branch `branch` refused the push, and every proposal name of the user
-    /// (`taken`) holds commits this clone did not make: nothing was proposed.
+    /// The memory branch `branch` refused the push, and no proposal name of the user could be
+    /// used (`taken`, one clause each saying why): nothing was proposed.
     pub(crate) fn nothing_proposed(&mut self, branch: &str, refusal: &str, taken: &[String]) {
         self.skip(
             SkipReason::PushRejected,
             format!(
-                "the remote refused the push to {branch} ({refusal}), and every proposal branch \
-                 name of yours ({}) holds commits this clone did not make, so nothing was \
-                 proposed; the commits stay on the local memory branch",
-                taken.join(", ")
+                "the remote refused the push to {branch} ({refusal}), and no proposal branch \
+                 name of yours could be used ({}), so nothing was proposed; the commits stay on \
+                 the local memory branch",
+                taken.join("; ")
             ),
         );
     }

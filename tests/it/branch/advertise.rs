@@ -229,3 +229,41 @@ fn a_sync_with_nothing_to_do_does_not_wait_for_a_running_one() {
     assert_eq!(report["pulled"], true, "{report:#}");
     assert!(has_memory(&me, "project", "news"));
 }
+
+/// A `--single-branch` clone (as `--depth 1` makes) knows nothing of the memory branch, and
+/// its first sync runs with the remote unreachable: it cannot tell branch mode from
+/// current-branch mode, so it records nothing (it committed the memory onto `main`, for the
+/// next `git push` to publish on the code branch). Once the remote answers, the memory goes to
+/// `team-memory` and `main` is as cloned.
+#[test]
+fn a_single_branch_clone_offline_at_its_first_sync_commits_nothing_on_main() {
+    let team = BranchTeam::new();
+    let me = team.clone_main_only("me");
+    team.sb.git(&me, ["config", "user.email", "me@example.com"]);
+    let head = team.sb.git(&me, ["rev-parse", "HEAD"]);
+    write_memory(&me, "feedback", "mine", "From a single-branch clone.\n");
+
+    let away = team.sb.path().join("remote.away");
+    fs::rename(&team.remote, &away).unwrap();
+    let report = team.sync(&me);
+    fs::rename(&away, &team.remote).unwrap();
+    assert_eq!(report["skipped_reason"], "fetch-failed", "{report:#}");
+    assert_eq!(report["committed"], false, "{report:#}");
+    assert!(
+        report["warnings"]
+            .to_string()
+            .contains("the remote origin did not answer, so sync cannot tell"),
+        "{report:#}"
+    );
+    assert_eq!(team.sb.git(&me, ["rev-parse", "HEAD"]), head);
+    assert!(has_memory(&me, "feedback", "mine"));
+
+    let report = team.sync(&me);
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert_eq!(team.sb.git(&me, ["rev-parse", "HEAD"]), head);
+    assert!(
+        team.remote_files("team-memory")
+            .contains(&format!("{TEAM}/feedback/mine.md"))
+    );
+    assert_eq!(team.remote_files("main"), ["README.md", "src/lib.rs"]);
+}

@@ -270,3 +270,204 @@ fn kill_nine_at_random_moments_of_a_conflicting_branch_sync_keeps_one_copy_and_n
         assert!(has_memory(&me, "project", "from-mate"), "trial {trial}");
     }
 }
+
+/// Files of a held push: the fifo that releases it, and the markers `held` (it reached the
+/// hook) and `done` (the hook finished).
+struct Held {
+    fifo: std::path::PathBuf,
+    held: std::path::PathBuf,
+    done: std::path::PathBuf,
+}
+
+/// Installs the remote's `pre-receive` hook: pushes to `team-memory` are refused when
+/// `protected`; the first other push (a proposal's, or the memory branch's when not
+/// protected) announces itself in `held`, waits until the fifo is opened for writing and
+/// closed, writes `done` and exits `exit` (1: the killed push never lands; 0: it lands though
+/// its client is gone); later pushes go through.
+fn hold_first_push(team: &BranchTeam, protected: bool, exit: i32) -> Held {
+    let dir = team.sb.path().join("gate");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (held, done) = (dir.join("held"), dir.join("done"));
+    let refuse = if protected {
+        "  case \"$ref\" in\n    refs/heads/team-memory) echo protected >&2; exit 1 ;;\n  esac\n"
+    } else {
+        ""
+    };
+    let hook = team.remote.join("hooks/pre-receive");
+    crate::common::write(
+        &hook,
+        &format!(
+            "#!/bin/sh\nwhile read old new ref; do\n{refuse}  :\ndone\nif mkdir '{first}' 2>/dev/null; then\n  touch '{held}'\n  cat '{fifo}' > /dev/null\n  touch '{done}'\n  exit {exit}\nfi\nexit 0\n",
+            first = dir.join("first").display(),
+            held = held.display(),
+            fifo = fifo.display(),
+            done = done.display(),
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    Held { fifo, held, done }
+}
+
+/// Starts `teammem sync` in `dir`, waits until its push is held, kills it (SIGKILL), then
+/// lets the hook finish.
+fn kill_while_held(team: &BranchTeam, dir: &std::path::Path, gate: &Held) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_teammem"));
+    team.sb
+        .isolate(&mut cmd)
+        .current_dir(dir)
+        .args(["sync", "--json", "--timeout", "600"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut sync = cmd.spawn().expect("start teammem sync");
+    wait_for(&gate.held, "the push reaching the hook");
+    sync.kill().expect("SIGKILL the sync");
+    assert!(!sync.wait().expect("reap the sync").success());
+    drop(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&gate.fifo)
+            .unwrap(),
+    );
+    wait_for(&gate.done, "the held hook finishing");
+}
+
+/// Waits (bounded, so a broken test cannot hang) until `path` exists.
+fn wait_for(path: &std::path::Path, what: &str) {
+    let start = std::time::Instant::now();
+    while !path.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "{what} never happened"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A sync killed while its proposal push is in the remote's hook (the memory branch is
+/// protected): the next sync, with no person's help, proposes the same commit on my first
+/// proposal name (not a fresh one: nothing of anyone else's is there), leaves no lock, and a
+/// third sync has nothing to add.
+#[test]
+fn a_sync_killed_during_its_proposal_push_is_finished_by_the_next() {
+    let team = BranchTeam::new();
+    let me = team.clone_as("me");
+    assert!(team.sync(&me)["skipped_reason"].is_null());
+    let gate = hold_first_push(&team, true, 1);
+    write_memory(&me, "feedback", "mine", "Proposed when the kill came.\n");
+    kill_while_held(&team, &me, &gate);
+    let proposals = |team: &BranchTeam| {
+        team.sb.git(
+            &team.remote,
+            [
+                "for-each-ref",
+                "--format=%(refname)",
+                "refs/heads/team-memory-proposals/",
+            ],
+        )
+    };
+    assert_eq!(proposals(&team), "", "the killed push did not land");
+
+    let report = team.sync(&me);
+    assert_eq!(report["skipped_reason"], "proposed", "{report:#}");
+    assert_eq!(report["proposal"], "team-memory-proposals/me", "{report:#}");
+    assert_eq!(proposals(&team), "refs/heads/team-memory-proposals/me\n");
+    let files = team.remote_files("team-memory-proposals/me");
+    assert!(
+        files.contains(&format!("{TEAM}/feedback/mine.md")),
+        "{files:?}"
+    );
+    let tip = team.sb.git(&me, ["rev-parse", "team-memory"]);
+    let again = team.sync(&me);
+    assert_eq!(again["committed"], false, "{again:#}");
+    assert_eq!(again["proposal"], "team-memory-proposals/me", "{again:#}");
+    assert_eq!(team.sb.git(&me, ["rev-parse", "team-memory"]), tip);
+    assert_eq!(leftovers(&me), Vec::<String>::new());
+    assert!(has_memory(&me, "feedback", "mine"));
+    let fsck = team.sb.git_output(&me, ["fsck", "--no-progress"]);
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+}
+
+/// Killed between record and push's answer: my record commit's push is in the remote's hook
+/// when the kill comes, and the hook then accepts it. Usually the remote takes it though my
+/// sync is gone (its remote-tracking ref never moved), and a teammate then edits the memory I
+/// recorded: my next sync sees its own commit on the remote, records nothing twice and makes no
+/// conflict copy (only the teammate changed the memory since). Should receive-pack stop with
+/// its client instead, the next sync pushes the commit once. Either way no lock is left and the
+/// remote's history adds my memory in one commit, with no merge commit.
+#[test]
+#[ignore = "known fault, not fixed here (materialise is another helper's): when the push landed, \
+            the next sync, after a teammate edited that memory, keeps my recorded version as a \
+            conflict copy (.conflict-<sha>.md) though only the teammate changed it; run with \
+            --ignored to reproduce"]
+fn a_sync_killed_while_the_remote_takes_its_push_makes_no_second_commit_or_copy() {
+    let team = BranchTeam::new();
+    let me = team.clone_as("me");
+    let mate = team.clone_as("mate");
+    assert!(team.sync(&me)["skipped_reason"].is_null());
+    assert!(team.sync(&mate)["skipped_reason"].is_null());
+    let gate = hold_first_push(&team, false, 0);
+    // No keepalive written to the gone client while the hook waits.
+    team.sb
+        .git(&team.remote, ["config", "receive.keepAlive", "0"]);
+    write_memory(&me, "feedback", "mine", "Recorded before the kill.\n");
+    kill_while_held(&team, &me, &gate);
+    let path = format!("{TEAM}/feedback/mine.md");
+    let landed = team.remote_files("team-memory").contains(&path);
+
+    if landed {
+        assert!(team.sync(&mate)["skipped_reason"].is_null());
+        write_memory(&mate, "feedback", "mine", "Edited by the teammate.\n");
+        assert_eq!(team.sync(&mate)["pushed"], true);
+    }
+    let report = team.sync(&me);
+    assert!(report["skipped_reason"].is_null(), "{report:#}");
+    assert_eq!(report["committed"], false, "{report:#}");
+    assert_eq!(report["pushed"], !landed, "{report:#}");
+    let text = std::fs::read_to_string(me.join(&path)).unwrap();
+    let expected = if landed {
+        "Edited by the teammate."
+    } else {
+        "Recorded before the kill."
+    };
+    assert!(text.contains(expected), "{text}");
+    let listing = team.remote_files("team-memory").join("\n");
+    assert_eq!(copies(&listing), Vec::<String>::new());
+    let adding = team.sb.git(
+        &team.remote,
+        [
+            "log",
+            "--format=%h",
+            "--diff-filter=A",
+            "team-memory",
+            "--",
+            &path,
+        ],
+    );
+    assert_eq!(adding.lines().count(), 1, "{adding}");
+    let merges = team.sb.git(
+        &team.remote,
+        ["log", "--merges", "--format=%h", "team-memory"],
+    );
+    assert_eq!(merges, "", "no merge commit");
+    assert_eq!(leftovers(&me), Vec::<String>::new());
+    let fsck = team.sb.git_output(&me, ["fsck", "--no-progress"]);
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+}

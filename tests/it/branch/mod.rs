@@ -12,4 +12,5 @@ mod lost_answer;
 mod mode;
 mod noop_fast;
 mod oversized;
+mod partial;
 mod proposals;

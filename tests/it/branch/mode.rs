@@ -587,3 +587,128 @@ fn a_fresh_clone_with_its_own_version_of_a_memory_keeps_both_on_one_history() {
     // The next sync records nothing more.
     assert_eq!(team.sync(&me)["committed"], false);
 }
+
+/// `teammem init` in a repository with two remotes, neither `origin`, and a branch without
+/// upstream: branch mode (the repository has remotes), saying which remotes and what to set; a
+/// sync then names the same fix instead of claiming there is no remote (both said "no remote"
+/// and init chose current-branch mode). Once the branch has an upstream, the memory is shared
+/// through that remote, and nothing goes to the other.
+#[test]
+fn init_with_two_remotes_and_no_origin_chooses_branch_mode_and_names_the_fix() {
+    let sb = common::Sandbox::new();
+    let up = sb.bare("up.git");
+    let fork = sb.bare("fork.git");
+    let me = sb.path().join("me");
+    sb.git(sb.path(), ["init", "-q", "-b", "main", "me"]);
+    write(&me.join("README.md"), "# project\n");
+    sb.git(&me, ["add", "-A"]);
+    sb.git(&me, ["commit", "-q", "-m", "initial"]);
+    for (name, path) in [("up", &up), ("fork", &fork)] {
+        let url = format!("file://{}", path.display());
+        sb.git(&me, ["remote", "add", name, &url]);
+    }
+    let run = sb.teammem(&me, ["init"]);
+    run.expect_code(0);
+    assert!(
+        run.stdout
+            .contains("Mode: branch mode (team-memory): the repository has 2 remotes (fork, up)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("git branch --set-upstream-to"),
+        "{}",
+        run.stdout
+    );
+
+    write_memory(
+        &me,
+        "project",
+        "mine",
+        "Shared once there is an upstream.\n",
+    );
+    let team = BranchTeam {
+        sb,
+        remote: up.clone(),
+        url: format!("file://{}", up.display()),
+    };
+    let report = team.sync(&me);
+    assert_eq!(report["skipped_reason"], "no-remote", "{report:#}");
+    assert!(
+        report["warnings"]
+            .to_string()
+            .contains("the repository has 2 remotes (fork, up), none is `origin`"),
+        "{report:#}"
+    );
+    team.sb.git(&me, ["push", "-q", "-u", "up", "main"]);
+    let report = team.sync(&me);
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert!(
+        team.remote_files("team-memory")
+            .contains(&format!("{TEAM}/project/mine.md"))
+    );
+    let fork_refs = team.sb.git(&fork, ["for-each-ref"]);
+    assert_eq!(fork_refs, "", "nothing goes to the other remote");
+}
+
+/// The remote already has a `team-memory` branch that someone else started, holding files
+/// that are not memories (`notes.txt`, `scripts/run.sh`). `init` adopts it and says so; my
+/// syncs add my memories and never remove their files (the record commit deleted both, and
+/// the push published that), also when they push in between and my commit is re-created on
+/// their tip.
+#[test]
+fn a_memory_branch_someone_else_started_keeps_its_other_files() {
+    let sb = common::Sandbox::new();
+    let remote = sb.bare("remote.git");
+    let url = format!("file://{}", remote.display());
+    sb.git(sb.path(), ["clone", "-q", &url, "owner"]);
+    let owner = sb.path().join("owner");
+    write(&owner.join("README.md"), "# project\n");
+    sb.git(&owner, ["add", "-A"]);
+    sb.git(&owner, ["commit", "-q", "-m", "initial"]);
+    sb.git(&owner, ["push", "-q", "origin", "main"]);
+    sb.git(&owner, ["switch", "-q", "--orphan", "team-memory"]);
+    write(&owner.join("notes.txt"), "not a memory\n");
+    write(&owner.join("scripts/run.sh"), "echo hi\n");
+    sb.git(&owner, ["add", "-A"]);
+    sb.git(&owner, ["commit", "-q", "-m", "someone's branch"]);
+    sb.git(&owner, ["push", "-q", "-u", "origin", "team-memory"]);
+    let team = BranchTeam { sb, remote, url };
+    let me = team.clone_as("me");
+
+    let init = team.teammem(&me, &["init"], 0);
+    assert!(
+        init.contains("the remote already has the memory branch team-memory"),
+        "{init}"
+    );
+    write_memory(&me, "project", "mine", "My memory.\n");
+    assert_eq!(team.sync(&me)["pushed"], true);
+    let files = team.remote_files("team-memory");
+    for kept in ["notes.txt", "scripts/run.sh"] {
+        assert!(files.contains(&kept.to_string()), "{kept}: {files:?}");
+    }
+    assert!(
+        files.contains(&format!("{TEAM}/project/mine.md")),
+        "{files:?}"
+    );
+
+    // They change their notes; my next memory is re-created on their tip.
+    team.sb.git(&owner, ["pull", "-q", "--ff-only"]);
+    write(&owner.join("notes.txt"), "not a memory, edited\n");
+    team.sb.git(&owner, ["commit", "-q", "-am", "edit notes"]);
+    team.sb.git(&owner, ["push", "-q", "origin", "team-memory"]);
+    write_memory(&me, "project", "second", "My second memory.\n");
+    let report = team.sync(&me);
+    assert_eq!(report["pushed"], true, "{report:#}");
+    let files = team.remote_files("team-memory");
+    assert!(files.contains(&"scripts/run.sh".to_string()), "{files:?}");
+    assert!(
+        files.contains(&format!("{TEAM}/project/second.md")),
+        "{files:?}"
+    );
+    assert_eq!(
+        team.sb.git(&team.remote, ["show", "team-memory:notes.txt"]),
+        "not a memory, edited\n"
+    );
+    assert!(!me.join("notes.txt").exists());
+}

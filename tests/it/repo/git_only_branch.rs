@@ -471,6 +471,160 @@ fn a_refused_push_is_proposed_through_git() {
     world.fsck_clean(me);
 }
 
+/// A protected memory branch in a SHA-256 clone whose proposal names someone spoiled: a branch
+/// `team-memory-proposals/me/x` (the remote cannot create `…/me` beside it), `…/me-2` holding
+/// a commit of theirs, `…/me-3/x`. After two refusals the numbered names are given up and my
+/// memory is proposed on the name made from my commit, the report saying why each was passed
+/// over, nothing of theirs adopted.
+#[test]
+fn spoiled_proposal_names_are_passed_over_through_git() {
+    let Some(world) = World::new(&["--object-format=sha256"], &[], true) else {
+        return;
+    };
+    let (sb, me) = (&world.sb, &world.me);
+    sb.git(me, ["config", "user.email", "me@example.com"]);
+    let hook = world.remote.join("hooks/pre-receive");
+    write(
+        &hook,
+        "#!/bin/sh\nwhile read old new ref; do\n  if [ \"$ref\" = refs/heads/team-memory ]; then\n    echo 'team-memory is protected' >&2; exit 1\n  fi\ndone\n",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for name in ["me/x", "me-2", "me-3/x"] {
+        let refspec = format!("main:refs/heads/team-memory-proposals/{name}");
+        sb.git(&world.mate, ["push", "-q", "origin", &refspec]);
+    }
+
+    write_memory(me, "project", "proposed", "Please merge.\n");
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(reason(&report), "proposed", "{report:#}");
+    let tip = sb.git(me, ["rev-parse", "team-memory"]).trim().to_string();
+    let name = format!("team-memory-proposals/me-{}", &tip[..12]);
+    assert_eq!(report["proposal"], name.as_str(), "{report:#}");
+    let warnings = report["warnings"].to_string();
+    for said in [
+        "the remote refused to create or move team-memory-proposals/me (",
+        "team-memory-proposals/me-2 holds commits this clone did not make",
+        "the remote refused to create or move team-memory-proposals/me-3 (",
+    ] {
+        assert!(warnings.contains(said), "{said}\n{report:#}");
+    }
+    let files = files_at(sb, &world.remote, &name);
+    assert!(files.contains("project/proposed.md"), "{files}");
+    assert!(!files.contains("src/lib.rs"), "{files}");
+    assert_eq!(sb.git(&world.remote, ["rev-parse", &name]).trim(), tip);
+    world.fsck_clean(me);
+}
+
+/// Partial reftable clones (`--filter=blob:none`, `--filter=tree:0`): the teammate's memories
+/// beside mine have no objects here, and `git mktree` will not fetch them, so every sync
+/// failed. Now: offline, the first sync stops with one line and keeps my memory; online, my
+/// memory is published, the teammate's are written, and a later teammate memory (fetched
+/// with the clone's filter) arrives too.
+#[test]
+fn a_partial_reftable_clone_syncs_its_memory_branch_through_git() {
+    for filter in ["blob:none", "tree:0"] {
+        let Some(world) = World::new(&[], &[], true) else {
+            return;
+        };
+        let sb = &world.sb;
+        sb.git(&world.remote, ["config", "uploadpack.allowFilter", "true"]);
+        let url = format!("file://{}", world.remote.display());
+        let filter_arg = format!("--filter={filter}");
+        let clone = [
+            "clone",
+            "-q",
+            "--ref-format=reftable",
+            &filter_arg,
+            &url,
+            "partial",
+        ];
+        sb.git(sb.path(), clone);
+        let me = sb.path().join("partial");
+        let missing = sb.git(
+            &me,
+            [
+                "rev-list",
+                "--objects",
+                "--missing=print",
+                "origin/team-memory",
+            ],
+        );
+        assert!(
+            missing.contains('?'),
+            "{filter}: nothing left out\n{missing}"
+        );
+
+        write_memory(&me, "project", "mine", "My memory.\n");
+        let away = sb.path().join("remote.away");
+        std::fs::rename(&world.remote, &away).unwrap();
+        let report = sync_json(sb, &me, &[], &[]);
+        assert_eq!(reason(&report), "fetch-failed", "{filter}: {report:#}");
+        assert!(
+            report["warnings"]
+                .to_string()
+                .contains("this partial clone lacks files of team-memory"),
+            "{filter}: {report:#}"
+        );
+        assert!(me.join(TEAM).join("project/mine.md").is_file());
+        std::fs::rename(&away, &world.remote).unwrap();
+
+        let report = sync_json(sb, &me, &[], &[]);
+        assert_eq!(reason(&report), "", "{filter}: {report:#}");
+        assert_eq!(report["pushed"], true, "{filter}: {report:#}");
+        assert!(world.mate_sees("project/mine.md").is_some(), "{filter}");
+        assert!(
+            me.join(TEAM).join("project/seeded.md").is_file(),
+            "{filter}"
+        );
+
+        world.mate_pushes("a later memory", |mate| {
+            write_memory(mate, "project", "later", "From the teammate, later.\n");
+        });
+        write_memory(&me, "project", "second", "My second memory.\n");
+        let report = sync_json(sb, &me, &[], &[]);
+        assert_eq!(reason(&report), "", "{filter}: {report:#}");
+        assert_eq!(report["pushed"], true, "{filter}: {report:#}");
+        assert!(me.join(TEAM).join("project/later.md").is_file(), "{filter}");
+        assert!(world.mate_sees("project/second.md").is_some(), "{filter}");
+        assert_eq!(sb.git(&me, ["status", "--porcelain"]), "", "{filter}");
+        world.fsck_clean(&me);
+    }
+}
+
+/// A reftable `--single-branch` clone whose first sync runs with the remote unreachable
+/// records nothing (it committed the memory onto `main`); once the remote answers, the memory
+/// goes to `team-memory` and `main` is as cloned.
+#[test]
+fn a_single_branch_reftable_clone_offline_commits_nothing_on_main() {
+    let Some(world) = World::new(&[], &["--ref-format=reftable", "--single-branch"], true) else {
+        return;
+    };
+    let (sb, me) = (&world.sb, &world.me);
+    let head = sb.git(me, ["rev-parse", "HEAD"]);
+    write_memory(me, "project", "mine", "From a single-branch clone.\n");
+    let away = sb.path().join("remote.away");
+    std::fs::rename(&world.remote, &away).unwrap();
+    let report = sync_json(sb, me, &[], &[]);
+    std::fs::rename(&away, &world.remote).unwrap();
+    assert_eq!(reason(&report), "fetch-failed", "{report:#}");
+    assert_eq!(report["committed"], false, "{report:#}");
+    assert!(
+        report["warnings"]
+            .to_string()
+            .contains("sync cannot tell whether the team memory lives"),
+        "{report:#}"
+    );
+    assert_eq!(sb.git(me, ["rev-parse", "HEAD"]), head);
+
+    let report = sync_json(sb, me, &[], &[]);
+    assert_eq!(report["mode"], "branch", "{report:#}");
+    assert_eq!(report["pushed"], true, "{report:#}");
+    assert!(world.mate_sees("project/mine.md").is_some());
+    assert_eq!(sb.git(me, ["rev-parse", "HEAD"]), head);
+    assert_eq!(sb.git(me, ["status", "--porcelain"]), "");
+}
+
 /// A flood on the memory branch of a reftable clone is bounded as elsewhere: past
 /// `teammem.maxMemories` the memories are withheld in one `too-many` line, the rest written.
 #[test]

@@ -97,35 +97,60 @@ pub(crate) fn memory_branch(
     }))
 }
 
+/// What the remote's refs say of the mode of a clone with nothing recorded.
+pub(crate) enum Advertised {
+    /// The remote has `team-memory`: branch mode.
+    Branch(CliMemory),
+    /// Current-branch mode: the remote has no memory branch, nothing was asked (no pull, no
+    /// remote, the mode is recorded), or the team folder is tracked on the current branch.
+    CurrentBranch,
+    /// The remote (named) did not answer, and nothing else decides the mode.
+    NoAnswer(String),
+}
+
 /// Branch mode found in the remote's ref advertisement (the libgit2 path's
 /// `memory_branch::advertised`): nothing recorded, and the chosen remote advertises
 /// `refs/heads/team-memory` though this clone has no remote-tracking ref for it (a clone made
 /// before the branch existed, or with `--single-branch`), so its memory never goes onto the
-/// code branch. Asked for at most half the budget; no answer is no memory branch.
-pub(crate) fn advertised(
-    cli: &CliRepo,
-    options: &SyncOptions,
-    deadline: Instant,
-) -> Option<CliMemory> {
+/// code branch. Asked for at most half the budget; no answer decides nothing, unless the team
+/// folder is tracked on the current branch (an existing current-branch setup).
+pub(crate) fn advertised(cli: &CliRepo, options: &SyncOptions, deadline: Instant) -> Advertised {
     let budget = Deadline::at(deadline);
-    if !options.pull
-        || cli
-            .config(memory_branch::CONFIG_KEY, &budget)
-            .ok()?
-            .is_some()
-    {
-        return None;
+    let recorded = cli.config(memory_branch::CONFIG_KEY, &budget);
+    if !options.pull || !matches!(recorded, Ok(None)) {
+        return Advertised::CurrentBranch;
     }
-    let remote = choose_remote(cli, &budget).ok()??;
+    let Ok(Some(remote)) = choose_remote(cli, &budget) else {
+        return Advertised::CurrentBranch;
+    };
     let mut net = network(options, &budget);
     net.deadline = Deadline::after(budget.remaining() / 2);
     let head = format!("refs/heads/{DEFAULT_BRANCH}");
-    cli.remote_has(&remote, &head, &net)
-        .ok()?
-        .then(|| CliMemory {
+    match cli.remote_has(&remote, &head, &net) {
+        Ok(true) => Advertised::Branch(CliMemory {
             name: DEFAULT_BRANCH.to_string(),
             remote: Some(remote),
-        })
+        }),
+        Ok(false) => Advertised::CurrentBranch,
+        Err(_) => {
+            let tracked = cli.run(
+                &[
+                    "ls-tree",
+                    "--name-only",
+                    "HEAD",
+                    "--",
+                    &format!(":(literal){TEAM_DIR}"),
+                ],
+                &budget,
+                "looking for a tracked team folder (git ls-tree)",
+            );
+            if tracked.is_ok_and(|t| !t.trim().is_empty()) {
+                Advertised::CurrentBranch
+            } else {
+                Advertised::NoAnswer(remote)
+            }
+        }
+    }
 }
 
 /// The remote the memory branch is shared through: the current branch's upstream remote,
@@ -242,6 +267,15 @@ fn run_within(
             }
         }
     }
+    let tracked = match memory.upstream() {
+        Some(up) => cli.resolve(&up.tracking_ref, budget)?,
+        None => None,
+    };
+    let source = base.as_ref().and_then(|b| b.source.clone());
+    let here = [local.as_deref(), tracked.as_deref(), source.as_deref()];
+    if !team_objects_here(cli, memory, &here, options, budget, outcome) {
+        return Ok(());
+    }
     let Some((recorded, held_back)) =
         record_folder(project, &writer, memory, base.as_ref(), &mut local, outcome)?
     else {
@@ -250,14 +284,17 @@ fn run_within(
     if options.pull || options.push {
         match memory.upstream() {
             Some(up) => share(&writer, memory, &up, &mut local, outcome)?,
-            None => outcome.skip(
-                SkipReason::NoRemote,
-                format!(
-                    "the repository has no remote, so {} is kept here only; add one with `git \
-                     remote add origin <url>`",
-                    memory.name
-                ),
-            ),
+            None => {
+                let remotes: Vec<String> = cli
+                    .run(&["remote"], budget, "listing the remotes (git remote)")?
+                    .lines()
+                    .map(str::to_string)
+                    .collect();
+                outcome.skip(
+                    SkipReason::NoRemote,
+                    memory_branch::no_remote_line(&memory.name, &remotes),
+                );
+            }
         }
     }
     if let Some(tip) = &local {
@@ -284,6 +321,41 @@ fn run_within(
     }
     outcome.memory_tip = local;
     Ok(())
+}
+
+/// A partial clone (`--filter=blob:none`, `--filter=tree:0`) lacks objects of the memory
+/// branch's `commits` that recording, combining and writing the folder read: they are fetched
+/// first, within the budget (the libgit2 path's `memory_blobs_here`). When that fails the sync
+/// stops here, saying why (nothing was changed). Returns whether the sync may go on.
+fn team_objects_here(
+    cli: &CliRepo,
+    memory: &CliMemory,
+    commits: &[Option<&str>],
+    options: &SyncOptions,
+    budget: &Deadline,
+    outcome: &mut SyncOutcome,
+) -> bool {
+    let Some(remote) = memory.remote.as_deref() else {
+        return true;
+    };
+    let commits: Vec<&str> = commits.iter().flatten().copied().collect();
+    let net = network(options, budget);
+    match crate::git::missing_blobs::fetch_missing_through_git(cli, remote, &commits, &net) {
+        Ok(_) => true,
+        Err(failure) => {
+            crate::ops::sync::network_skip(
+                outcome,
+                &failure,
+                SkipReason::FetchFailed,
+                &format!(
+                    " — this partial clone lacks files of {} and the remote did not send them; \
+                     sync again once it is reachable",
+                    memory.name
+                ),
+            );
+            false
+        }
+    }
 }
 
 /// Adds [`EXCLUDE_LINE`] to the common `info/exclude` when it is missing (the libgit2 path's
@@ -631,6 +703,10 @@ fn share(
             cli.resolve(&up.tracking_ref, budget)?
         };
         if options.pull {
+            let here = [local.as_deref(), remote_tip.as_deref()];
+            if !team_objects_here(cli, memory, &here, options, budget, outcome) {
+                return Ok(());
+            }
             if let Some(tip) = &remote_tip {
                 if oversized(cli, local.as_deref(), tip, budget, outcome)? {
                     return Ok(());

@@ -10,8 +10,9 @@ use crate::ops::sync::{SkipReason, SyncOutcome};
 
 /// The memory branch refused the push: the same commits go to the user's proposal branch
 /// (`team-memory-proposals/<user>`) with a lease on what the remote holds there, as the
-/// libgit2 path does (`ops/sync/branch.rs`, `propose`): a proposal branch holding commits this
-/// clone lacks is not built on, the next free name is used and the report says so.
+/// libgit2 path does (`ops/sync/branch/propose.rs`): a proposal branch holding commits this
+/// clone lacks, or one the remote refuses to create or move, is not built on, the next free
+/// name is used and the report says so.
 pub(super) fn propose(
     cli: &CliRepo,
     memory: &CliMemory,
@@ -27,8 +28,12 @@ pub(super) fn propose(
         cli.config("user.name", budget)?.as_deref(),
     );
     let remote = &up.remote;
-    let mut taken: Vec<String> = Vec::new();
-    for (_, name) in memory_branch::proposal_names(&user) {
+    let mut passed = memory_branch::PassedOver::default();
+    let names: Vec<(String, String)> = memory_branch::proposal_names(&user, tip).collect();
+    'names: for (i, (_, name)) in names.into_iter().enumerate() {
+        if passed.skips(i, memory_branch::PROPOSAL_TRIES) {
+            continue;
+        }
         let target = CliUpstream {
             local_ref: memory.local_ref(),
             remote: remote.clone(),
@@ -53,7 +58,7 @@ pub(super) fn propose(
         if let Some(seen) = &seen {
             if seen != tip && !cli.is_ancestor(seen, tip, budget)? {
                 // Commits this clone lacks: not the user's to build on.
-                taken.push(name);
+                passed.foreign(&name);
                 continue;
             }
         }
@@ -66,9 +71,10 @@ pub(super) fn propose(
                         "{name} moved while sync ran, so nothing was proposed; the commits stay \
                          on the local memory branch and the next sync proposes them"
                     ),
-                    Ok(CliPush::Rejected(message)) => format!(
-                        "and to {name} ({message}); the commits stay on the local memory branch"
-                    ),
+                    Ok(CliPush::Rejected(message)) => {
+                        passed.refused(&name, &message);
+                        continue 'names;
+                    }
                     Err(failure) => {
                         crate::ops::sync::network_skip(
                             outcome,
@@ -96,9 +102,9 @@ pub(super) fn propose(
             budget,
             "recording the proposal branch (git update-ref)",
         )?;
-        outcome.proposed(&memory.name, remote, &name, refusal, &taken);
+        outcome.proposed(&memory.name, remote, &name, refusal, &passed.clauses());
         return Ok(());
     }
-    outcome.nothing_proposed(&memory.name, refusal, &taken);
+    outcome.nothing_proposed(&memory.name, refusal, &passed.clauses());
     Ok(())
 }
