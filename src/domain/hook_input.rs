@@ -22,7 +22,8 @@ pub enum StartSource {
     Clear,
     /// The transcript was compacted into a summary: what was delivered is gone.
     Compact,
-    /// Claude Code's forked session: a new context.
+    /// A fork (Claude Code's `--fork-session`, `codex exec fork`): a new session id whose
+    /// transcript is a copy of its parent's, and with it the context delivered into it.
     Fork,
     /// A source this version does not know; treated as a new context.
     Other,

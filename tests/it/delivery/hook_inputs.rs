@@ -192,3 +192,117 @@ fn find_dir(root: &Path, name: &str) -> Option<PathBuf> {
     }
     None
 }
+
+/// Session start with `input` (`--hook codex`): the context it adds, empty when none.
+fn start(sb: &Sandbox, repo: &Path, input: serde_json::Value) -> String {
+    let run = sb.teammem_with_input(
+        repo,
+        ["session-start", "--hook", "codex"],
+        &input.to_string(),
+    );
+    run.expect_code(0);
+    hook_context(&run, "SessionStart")
+}
+
+const TRAIN_PROMPT: &str = "When does the release train leave, and when must I merge?";
+const TRAIN_BODY: &str = "Merge by Monday evening";
+
+#[test]
+fn a_codex_fork_holds_what_its_parent_was_given_and_gets_none_of_it_again() {
+    let sb = Sandbox::new();
+    let repo = project(&sb);
+    let parent = "019f-parent";
+    assert!(
+        start(
+            &sb,
+            &repo,
+            json!({"session_id": parent, "source": "startup"})
+        )
+        .contains("Releases leave on Tuesdays")
+    );
+    let ask = |session: &str, prompt: &str| {
+        turn(
+            &sb,
+            &repo,
+            &json!({"session_id": session, "prompt": prompt}).to_string(),
+        )
+    };
+    assert!(ask(parent, PROMPT).contains(MARKER));
+
+    // `codex exec fork`: a new id, and a rollout whose first line names the parent (the
+    // parent's turns are not copied into it).
+    let rollout = sb.path().join("rollout-fork.jsonl");
+    write(
+        &rollout,
+        &format!(
+            "{}\n",
+            json!({"type": "session_meta", "payload": {"id": "019f-fork", "forked_from_id": parent, "base_instructions": {"text": "…"}}})
+        ),
+    );
+    let fork = json!({"session_id": "019f-fork", "transcript_path": rollout, "source": "fork"});
+    assert_eq!(
+        start(&sb, &repo, fork),
+        "",
+        "the fork's history holds the context"
+    );
+    assert_eq!(
+        ask("019f-fork", PROMPT),
+        "",
+        "the fork's history holds the body"
+    );
+    assert!(ask("019f-fork", TRAIN_PROMPT).contains(TRAIN_BODY));
+    // The parent goes on as it was.
+    assert!(ask(parent, TRAIN_PROMPT).contains(TRAIN_BODY));
+
+    // A fork that names no parent and whose transcript is not there yet (Claude Code writes
+    // it after the first turn): a new context, in full.
+    let claude_fork = json!({"session_id": "c-fork", "transcript_path": sb.path().join("absent.jsonl"), "source": "fork"});
+    assert!(start(&sb, &repo, claude_fork).contains("Releases leave on Tuesdays"));
+}
+
+#[test]
+fn a_resume_without_a_record_takes_the_bodies_its_transcript_holds() {
+    let sb = Sandbox::new();
+    let repo = project(&sb);
+    // A session whose record is gone (forgotten, or a state folder reset): its transcript, as
+    // Claude Code writes it (JSON lines, quotes escaped), holds the context and one body.
+    let first = start(
+        &sb,
+        &repo,
+        json!({"session_id": "gone", "source": "startup"}),
+    );
+    let body = turn(
+        &sb,
+        &repo,
+        &json!({"session_id": "gone", "prompt": PROMPT}).to_string(),
+    );
+    assert!(body.contains(MARKER));
+    let transcript = sb.path().join("transcript.jsonl");
+    let lines = [
+        json!({"type": "attachment", "attachment": {"hookEvent": "SessionStart", "content": first}}),
+        json!({"type": "attachment", "attachment": {"hookEvent": "UserPromptSubmit", "content": body}}),
+    ];
+    write(
+        &transcript,
+        &lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+    );
+    std::fs::remove_dir_all(find_dir(&sb.base(), "sessions").unwrap()).unwrap();
+    let resume = json!({"session_id": "gone", "transcript_path": transcript, "source": "resume"});
+    assert_eq!(start(&sb, &repo, resume), "");
+    assert_eq!(
+        turn(
+            &sb,
+            &repo,
+            &json!({"session_id": "gone", "prompt": PROMPT}).to_string()
+        ),
+        ""
+    );
+    assert!(
+        turn(
+            &sb,
+            &repo,
+            &json!({"session_id": "gone", "prompt": TRAIN_PROMPT}).to_string()
+        )
+        .contains(TRAIN_BODY)
+    );
+}
