@@ -17,7 +17,7 @@ use crate::domain::store::{self, Stamp};
 use crate::git::plain::{self, PlainHead};
 
 use super::cite::record_use;
-use super::delivery::sessions::{SessionRecord, Sessions, content_hash};
+use super::delivery::sessions::{SessionLock, SessionRecord, Sessions, content_hash};
 use super::gate_cache::TurnVerdicts;
 use super::mcp::cache::{FreshnessBook, WalkLimit};
 use super::recall::{self, Recalled};
@@ -66,6 +66,8 @@ pub struct PromptContext {
     pub shown: Vec<(ScopeKind, String)>,
     project: Option<Project>,
     session: Option<(Sessions, SessionRecord)>,
+    /// Held until the session's record is written back.
+    lock: Option<SessionLock>,
     verdicts: Option<TurnVerdicts>,
 }
 
@@ -76,6 +78,7 @@ impl PromptContext {
             shown: Vec::new(),
             project: None,
             session: None,
+            lock: None,
             verdicts: None,
         }
     }
@@ -92,6 +95,7 @@ impl PromptContext {
                 problems.push(format!("could not record this session's memories: {e}"));
             }
         }
+        drop(self.lock);
         if let Some(project) = &self.project {
             if let Err(e) = record_use(project, &self.shown, UseKind::Surfaced) {
                 problems.push(format!("could not count the memories surfaced: {e}"));
@@ -119,8 +123,10 @@ pub fn prompt_context(
     if scopes.is_empty() {
         return Ok(PromptContext::nothing());
     }
+    let mut lock = None;
     let sessions = input.session_id.as_deref().map(|id| {
         let sessions = Sessions::of(&project);
+        lock = sessions.lock(id);
         let record = sessions.load(id).unwrap_or_else(|| SessionRecord::new(id));
         (sessions, record)
     });
@@ -205,6 +211,7 @@ pub fn prompt_context(
         shown,
         project: Some(project),
         session,
+        lock,
         verdicts: Some(verdicts),
     })
 }

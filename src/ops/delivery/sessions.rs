@@ -163,6 +163,12 @@ impl InTranscript {
     }
 }
 
+/// A session's record locked ([`Sessions::lock`]); unlocked when dropped.
+#[derive(Debug)]
+pub struct SessionLock {
+    _file: std::fs::File,
+}
+
 /// The session records of one project.
 #[derive(Debug, Clone)]
 pub struct Sessions {
@@ -186,6 +192,22 @@ impl Sessions {
         let digest = Sha256::digest(session.as_bytes());
         let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
         self.dir.join(format!("{name}.json"))
+    }
+
+    /// Locks the record of `session` until the lock is dropped (or the process ends): two
+    /// hooks of one session at the same time (concurrent turns) then take turns from reading
+    /// it to writing it back, so neither gives a memory the other just gave and neither write
+    /// drops the other's. `None` when the lock file cannot be made (the hook goes on without).
+    pub fn lock(&self, session: &str) -> Option<SessionLock> {
+        std::fs::create_dir_all(&self.dir).ok()?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.file(session).with_extension("lock"))
+            .ok()?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive).ok()?;
+        Some(SessionLock { _file: file })
     }
 
     /// The record of `session`; `None` when there is none, it is too old, or it cannot be
@@ -230,7 +252,7 @@ impl Sessions {
             };
             let age = now.duration_since(modified).unwrap_or_default().as_secs();
             if age as i64 > KEEP_DAYS * DAY_SECS {
-                let _ = std::fs::remove_file(&path);
+                remove_record(&path);
             } else {
                 kept.push((modified, path));
             }
@@ -238,10 +260,16 @@ impl Sessions {
         if kept.len() + 1 > MAX_SESSIONS {
             kept.sort();
             for (_, path) in kept.iter().take(kept.len() + 1 - MAX_SESSIONS) {
-                let _ = std::fs::remove_file(path);
+                remove_record(path);
             }
         }
     }
+}
+
+/// Removes a session's record and its lock file; best effort.
+fn remove_record(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let _ = std::fs::remove_file(path.with_extension("lock"));
 }
 
 #[cfg(test)]

@@ -148,8 +148,11 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
                     .extend(context::count_session(&project, &shown.scopes));
             }
             warnings.append(&mut built.warnings);
+            // Locked from reading the record to writing it back, as a turn locks it.
+            let mut lock = None;
             let record = input.and_then(|i| i.session_id.as_deref()).map(|session| {
                 let sessions = Sessions::of(&project);
+                lock = sessions.lock(session);
                 let own = sessions.load(session);
                 (sessions, session, own)
             });
@@ -203,6 +206,7 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
                     ));
                 }
             }
+            drop(lock);
             built
         }
         Ok(Err(err)) => bare_context(&format!(

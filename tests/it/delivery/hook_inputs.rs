@@ -306,3 +306,49 @@ fn a_resume_without_a_record_takes_the_bodies_its_transcript_holds() {
         .contains(TRAIN_BODY)
     );
 }
+
+#[test]
+fn turns_of_one_session_at_the_same_time_give_each_memory_once() {
+    let sb = Sandbox::new();
+    let repo = project(&sb);
+    // Warm the recall index, so that the turns below race on the session's record alone.
+    turn(
+        &sb,
+        &repo,
+        &json!({"session_id": "warm", "prompt": PROMPT}).to_string(),
+    );
+    let input = json!({"session_id": "busy", "prompt": PROMPT}).to_string();
+    let children: Vec<_> = (0..6)
+        .map(|_| {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_teammem"));
+            sb.isolate(&mut cmd)
+                .current_dir(&repo)
+                .args([
+                    "prompt-context",
+                    "--hook",
+                    "codex",
+                    "--timeout-ms",
+                    "600000",
+                ])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let mut child = cmd.spawn().expect("run teammem");
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(input.as_bytes())
+                .unwrap();
+            child
+        })
+        .collect();
+    let given = children
+        .into_iter()
+        .map(|child| Run::from(child.wait_with_output().unwrap()))
+        .filter(|run| hook_context(run, "UserPromptSubmit").contains(MARKER))
+        .count();
+    assert_eq!(given, 1, "turns that gave the memory");
+    // And the record kept it: a later turn gives it no more.
+    assert_eq!(turn(&sb, &repo, &input), "");
+}
