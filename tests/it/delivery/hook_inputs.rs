@@ -352,3 +352,42 @@ fn turns_of_one_session_at_the_same_time_give_each_memory_once() {
     // And the record kept it: a later turn gives it no more.
     assert_eq!(turn(&sb, &repo, &input), "");
 }
+
+#[test]
+fn a_state_folder_that_cannot_be_written_still_repeats_nothing_the_transcript_holds() {
+    let sb = Sandbox::new();
+    let repo = project(&sb);
+    // The project's state folder cannot hold session records (a file where their folder goes:
+    // root ignores permissions, so a read-only folder would not stop this test's writes).
+    turn(
+        &sb,
+        &repo,
+        &json!({"session_id": "probe", "prompt": "nothing relevant at all"}).to_string(),
+    );
+    let sessions = find_dir(&sb.base(), "sessions").expect("a sessions folder");
+    std::fs::remove_dir_all(&sessions).unwrap();
+    write(&sessions, "not a folder\n");
+
+    // The client keeps its transcript; each turn's output goes into it, as Codex and Claude
+    // Code write it (JSON lines).
+    let transcript = sb.path().join("transcript.jsonl");
+    write(&transcript, "");
+    let ask = |prompt: &str| {
+        let input = json!({"session_id": "ro", "transcript_path": transcript, "prompt": prompt});
+        let run = prompt_turn(&sb, &repo, "codex", &input.to_string(), &[]);
+        let added = hook_context(&run, "UserPromptSubmit");
+        let mut log = std::fs::read_to_string(&transcript).unwrap();
+        log.push_str(&format!(
+            "{}\n",
+            json!({"type": "hook_additional_context", "content": added})
+        ));
+        std::fs::write(&transcript, log).unwrap();
+        (added, run.stderr)
+    };
+    let (first, stderr) = ask(PROMPT);
+    assert!(first.contains(MARKER), "{first}");
+    assert!(stderr.contains("could not record"), "{stderr}");
+    let (again, _) = ask(PROMPT);
+    assert_eq!(again, "", "the transcript holds it already");
+    assert!(ask(TRAIN_PROMPT).0.contains(TRAIN_BODY));
+}
