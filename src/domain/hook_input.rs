@@ -73,10 +73,12 @@ impl HookInput {
     /// U+FFFD rather than losing the whole input; text after the object is ignored.
     pub fn parse(bytes: &[u8]) -> Option<HookInput> {
         let text = String::from_utf8_lossy(bytes);
+        // A byte order mark (a Windows tool's UTF-8) is not JSON.
+        let text = text.trim_start_matches('\u{feff}');
         if text.trim().is_empty() {
             return None;
         }
-        let value = first_value(&text).or_else(|| match without_lone_surrogates(&text) {
+        let value = first_value(text).or_else(|| match without_lone_surrogates(text) {
             Cow::Owned(mended) => first_value(&mended),
             Cow::Borrowed(_) => None,
         })?;
@@ -264,6 +266,8 @@ mod tests {
 
     #[test]
     fn bytes_that_are_not_utf8_and_lone_surrogates_keep_the_prompt() {
+        let bom = HookInput::parse("\u{feff}{\"prompt\":\"hi\"}".as_bytes()).unwrap();
+        assert_eq!(bom.prompt.as_deref(), Some("hi"));
         let input =
             HookInput::parse(b"{\"session_id\":\"s\",\"prompt\":\"caf\xe9 postgres\"}").unwrap();
         assert_eq!(input.prompt.as_deref(), Some("caf\u{FFFD} postgres"));
