@@ -10,9 +10,9 @@ use crate::domain::hook_input::HookInput;
 const MAX_INPUT: u64 = 4 << 20;
 
 /// The hook's input on stdin, read for at most `wait`: `None` when stdin is a terminal, empty,
-/// not a hook's JSON, or still open after `wait` (a client always closes it; a person running
-/// the command by hand may not). The reader thread is left behind then; the process does not
-/// wait for it.
+/// not a hook's JSON, or still open after `wait` without a whole object in it. A client that
+/// writes its JSON and keeps stdin open is answered as soon as the object is whole. The reader
+/// thread is left behind when stdin stays open; the process does not wait for it.
 pub fn read_input(wait: Duration) -> Option<HookInput> {
     if std::io::stdin().is_terminal() {
         return None;
@@ -20,12 +20,23 @@ pub fn read_input(wait: Duration) -> Option<HookInput> {
     let (send, receive) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut bytes = Vec::new();
-        let read = std::io::stdin()
-            .lock()
-            .take(MAX_INPUT)
-            .read_to_end(&mut bytes);
-        let _ = send.send(read.map(|_| bytes));
+        let mut stdin = std::io::stdin().lock().take(MAX_INPUT);
+        let mut chunk = vec![0u8; 64 << 10];
+        loop {
+            match stdin.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => {
+                    bytes.extend_from_slice(&chunk[..n]);
+                    if HookInput::is_complete(&bytes) {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        let _ = send.send(bytes);
     });
-    let bytes = receive.recv_timeout(wait).ok()?.ok()?;
+    let bytes = receive.recv_timeout(wait).ok()?;
     HookInput::parse(&bytes)
 }

@@ -23,10 +23,11 @@ const INPUT_WAIT: Duration = Duration::from_millis(500);
 /// reminder and the line on what was withheld — plus one line saying what sync did.
 ///
 /// Reads the hook's JSON on stdin (Claude Code, Codex and Qwen Code send `session_id` and
-/// `source`): a new, cleared, compacted or forked context gets the whole context; a resumed
-/// one gets nothing already in its transcript — at most one line naming the memories added,
-/// changed or removed since. Without input (a terminal, nothing, not JSON) it prints the whole
-/// context. What each session was given is kept on this machine for 7 days.
+/// `source`): a new, cleared or compacted context gets the whole context; a resumed one gets
+/// nothing already in its transcript — at most one line naming the memories added, changed or
+/// removed since — and a forked one (a copy of its parent's transcript) nothing its transcript
+/// holds. Without input (a terminal, nothing, not JSON) it prints the whole context. What each
+/// session was given is kept on this machine for 7 days.
 ///
 /// Always exits 0, whatever happened (outside a repository, offline, any error): the line says
 /// what went wrong and the session starts anyway.

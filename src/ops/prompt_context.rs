@@ -17,7 +17,7 @@ use crate::domain::store::{self, Stamp};
 use crate::git::plain::{self, PlainHead};
 
 use super::cite::record_use;
-use super::delivery::sessions::{SessionRecord, Sessions, content_hash};
+use super::delivery::sessions::{InTranscript, SessionLock, SessionRecord, Sessions, content_hash};
 use super::gate_cache::TurnVerdicts;
 use super::mcp::cache::{FreshnessBook, WalkLimit};
 use super::recall::{self, Recalled};
@@ -66,6 +66,8 @@ pub struct PromptContext {
     pub shown: Vec<(ScopeKind, String)>,
     project: Option<Project>,
     session: Option<(Sessions, SessionRecord)>,
+    /// Held until the session's record is written back.
+    lock: Option<SessionLock>,
     verdicts: Option<TurnVerdicts>,
 }
 
@@ -76,6 +78,7 @@ impl PromptContext {
             shown: Vec::new(),
             project: None,
             session: None,
+            lock: None,
             verdicts: None,
         }
     }
@@ -92,6 +95,7 @@ impl PromptContext {
                 problems.push(format!("could not record this session's memories: {e}"));
             }
         }
+        drop(self.lock);
         if let Some(project) = &self.project {
             if let Err(e) = record_use(project, &self.shown, UseKind::Surfaced) {
                 problems.push(format!("could not count the memories surfaced: {e}"));
@@ -119,9 +123,20 @@ pub fn prompt_context(
     if scopes.is_empty() {
         return Ok(PromptContext::nothing());
     }
+    let (mut lock, mut unrecorded) = (None, false);
     let sessions = input.session_id.as_deref().map(|id| {
         let sessions = Sessions::of(&project);
-        let record = sessions.load(id).unwrap_or_else(|| SessionRecord::new(id));
+        lock = sessions.lock(id);
+        let record = sessions.load(id).unwrap_or_else(|| {
+            // No record (no session start wrote one, or it could not; a record lost or
+            // corrupt): the transcript shows which bodies this session holds already.
+            unrecorded = true;
+            let transcript = input
+                .transcript_path
+                .as_deref()
+                .and_then(InTranscript::read);
+            SessionRecord::from_transcript(id, transcript.as_ref())
+        });
         (sessions, record)
     });
     let had = sessions.as_ref().map_or(0, |(_, r)| r.bodies.len());
@@ -157,6 +172,11 @@ pub fn prompt_context(
     chosen?;
     if found.hits.is_empty() {
         verdicts.save();
+        // The record read from the transcript is kept, so that the next turns need not read it
+        // again (unless it cannot be written, as in a read-only state folder).
+        if let Some((sessions, mut record)) = sessions.filter(|_| unrecorded) {
+            let _ = sessions.save(&mut record);
+        }
         return Ok(PromptContext::nothing());
     }
     let mut text = String::from("# Memory relevant to this prompt (teammem)\n\n");
@@ -205,6 +225,7 @@ pub fn prompt_context(
         shown,
         project: Some(project),
         session,
+        lock,
         verdicts: Some(verdicts),
     })
 }

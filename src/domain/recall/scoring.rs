@@ -583,12 +583,19 @@ impl Query {
         let mut analyzer = Analyzer::new();
         let mut numbers: Vec<u32> = Vec::new();
         let mut sequence = Vec::new();
+        // Each term number's position among `numbers` (the analyzer numbers terms densely from
+        // 0): a lookup, not a scan, so that a pasted log of 100,000 words is not quadratic.
+        let mut positions: Vec<usize> = Vec::new();
         analyzer.terms(&folded, |t, _| {
-            let at = numbers.iter().position(|&x| x == t).unwrap_or_else(|| {
+            let slot = t as usize;
+            if positions.len() <= slot {
+                positions.resize(slot + 1, usize::MAX);
+            }
+            if positions[slot] == usize::MAX {
+                positions[slot] = numbers.len();
                 numbers.push(t);
-                numbers.len() - 1
-            });
-            sequence.push(at);
+            }
+            sequence.push(positions[slot]);
         });
         let terms = numbers
             .iter()

@@ -10,9 +10,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::domain::gate;
 use crate::domain::recall::usage::{self, DAY_SECS};
 use crate::domain::scope::ScopeKind;
 use crate::domain::store;
+use crate::ops::context::VERIFY_LINE;
 use crate::ops::{OpError, Project};
 
 /// Days a session's record is kept after its last delivery.
@@ -83,10 +85,88 @@ impl SessionRecord {
     }
 }
 
+impl SessionRecord {
+    /// A record for a session teammem has none of, holding the bodies its transcript shows.
+    pub fn from_transcript(session: &str, transcript: Option<&InTranscript>) -> SessionRecord {
+        let mut record = SessionRecord::new(session);
+        for id in transcript.map_or(&[][..], |t| &t.bodies[..]) {
+            record.add_body(id, String::new(), "");
+        }
+        record
+    }
+}
+
 /// A short, stable hash of delivered bytes (16 hex digits of SHA-256).
 pub fn content_hash(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The largest transcript read to find out what a session was given.
+const MAX_TRANSCRIPT: u64 = 64 << 20;
+
+/// What a client's transcript shows teammem gave the session, for a session teammem has no
+/// record of (a fork under a new id, a record lost or forgotten).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InTranscript {
+    /// Whether it holds session start's context (its reminder line).
+    pub context: bool,
+    /// The memories whose bodies it holds (`scope:rel`, from each `<memory-data source=…>`).
+    pub bodies: Vec<String>,
+    /// The session it was forked from, when its first line names it (Codex's rollout:
+    /// `"forked_from_id"` in its `session_meta`).
+    pub forked_from: Option<String>,
+}
+
+impl InTranscript {
+    /// Reads the transcript at `path` (JSON lines, so the quotes may be escaped); `None` when
+    /// it cannot be read, is not a file, or is larger than teammem reads.
+    pub fn read(path: &Path) -> Option<InTranscript> {
+        let meta = std::fs::metadata(path).ok()?;
+        if !meta.is_file() || meta.len() > MAX_TRANSCRIPT {
+            return None;
+        }
+        let bytes = std::fs::read(path).ok()?;
+        let context = memchr::memmem::find(&bytes, VERIFY_LINE.as_bytes()).is_some();
+        let opening = format!("<{} source=", gate::DATA_TAG);
+        let mut bodies: Vec<String> = Vec::new();
+        for at in memchr::memmem::find_iter(&bytes, opening.as_bytes()) {
+            let rest = &bytes[at + opening.len()..];
+            let (escaped, rest) = match rest {
+                [b'\\', b'"', rest @ ..] => (true, rest),
+                [b'"', rest @ ..] => (false, rest),
+                _ => continue,
+            };
+            let Some(end) = memchr::memchr(b'"', rest) else {
+                continue;
+            };
+            let mut id = String::from_utf8_lossy(&rest[..end]).into_owned();
+            if escaped {
+                id = id.strip_suffix('\\').unwrap_or(&id).replace("\\\\", "\\");
+            }
+            if !id.is_empty() && !bodies.contains(&id) {
+                bodies.push(id);
+            }
+        }
+        let first = &bytes[..memchr::memchr(b'\n', &bytes).unwrap_or(bytes.len())];
+        let key = b"\"forked_from_id\":\"";
+        let forked_from = memchr::memmem::find(first, key).and_then(|at| {
+            let rest = &first[at + key.len()..];
+            let id = &rest[..memchr::memchr(b'"', rest)?];
+            (!id.is_empty()).then(|| String::from_utf8_lossy(id).into_owned())
+        });
+        Some(InTranscript {
+            context,
+            bodies,
+            forked_from,
+        })
+    }
+}
+
+/// A session's record locked ([`Sessions::lock`]); unlocked when dropped.
+#[derive(Debug)]
+pub struct SessionLock {
+    _file: std::fs::File,
 }
 
 /// The session records of one project.
@@ -112,6 +192,22 @@ impl Sessions {
         let digest = Sha256::digest(session.as_bytes());
         let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
         self.dir.join(format!("{name}.json"))
+    }
+
+    /// Locks the record of `session` until the lock is dropped (or the process ends): two
+    /// hooks of one session at the same time (concurrent turns) then take turns from reading
+    /// it to writing it back, so neither gives a memory the other just gave and neither write
+    /// drops the other's. `None` when the lock file cannot be made (the hook goes on without).
+    pub fn lock(&self, session: &str) -> Option<SessionLock> {
+        std::fs::create_dir_all(&self.dir).ok()?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.file(session).with_extension("lock"))
+            .ok()?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive).ok()?;
+        Some(SessionLock { _file: file })
     }
 
     /// The record of `session`; `None` when there is none, it is too old, or it cannot be
@@ -156,7 +252,7 @@ impl Sessions {
             };
             let age = now.duration_since(modified).unwrap_or_default().as_secs();
             if age as i64 > KEEP_DAYS * DAY_SECS {
-                let _ = std::fs::remove_file(&path);
+                remove_record(&path);
             } else {
                 kept.push((modified, path));
             }
@@ -164,10 +260,16 @@ impl Sessions {
         if kept.len() + 1 > MAX_SESSIONS {
             kept.sort();
             for (_, path) in kept.iter().take(kept.len() + 1 - MAX_SESSIONS) {
-                let _ = std::fs::remove_file(path);
+                remove_record(path);
             }
         }
     }
+}
+
+/// Removes a session's record and its lock file; best effort.
+fn remove_record(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let _ = std::fs::remove_file(path.with_extension("lock"));
 }
 
 #[cfg(test)]

@@ -14,12 +14,12 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::domain::gate;
-use crate::domain::hook_input::HookInput;
+use crate::domain::hook_input::{HookInput, StartSource};
 use crate::domain::scope::ScopeKind;
 use crate::git::remote::Transport;
 
 use super::context::{self, BuildOptions, Context, VERIFY_LINE};
-use super::delivery::sessions::{SessionRecord, Sessions};
+use super::delivery::sessions::{InTranscript, SessionRecord, Sessions};
 use super::sync::{self, SyncOptions, SyncOutcome};
 use super::{Project, guard};
 
@@ -67,7 +67,8 @@ pub struct SessionStart {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Delivery {
-    /// The whole context (a new, cleared, compacted or forked context, or no hook input).
+    /// The whole context (a new, cleared or compacted context, a fork whose transcript does
+    /// not hold it, or no hook input).
     Full,
     /// A resumed session: one line on the memories that changed since its context was given.
     Changes,
@@ -117,13 +118,15 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
         warnings.extend(outcome.warnings.iter().cloned());
     }
     let input = options.input.as_ref();
-    let resumed = input
-        .and_then(|i| i.source)
-        .is_some_and(|s| s.keeps_transcript());
+    let source = input.and_then(|i| i.source);
+    let resumed = source.is_some_and(|s| s.keeps_transcript());
+    // A fork starts under a new id with a copy of its parent's transcript: what that copy
+    // holds is what the fork was given.
+    let forked = source == Some(StartSource::Fork);
     // Qwen Code keeps a SessionStart hook's output out of the conversation it saves (what its
     // UserPromptSubmit hook added stays): a resumed Qwen session gets the whole context again,
     // and keeps the record of the bodies its turns received.
-    let context_kept = resumed && !options.qwen_hook;
+    let context_kept = (resumed || forked) && !options.qwen_hook;
     let holds = shown.scopes == shown_before.scopes
         && early::still_holds(
             before.as_ref(),
@@ -145,14 +148,35 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
                     .extend(context::count_session(&project, &shown.scopes));
             }
             warnings.append(&mut built.warnings);
+            // Locked from reading the record to writing it back, as a turn locks it.
+            let mut lock = None;
             let record = input.and_then(|i| i.session_id.as_deref()).map(|session| {
                 let sessions = Sessions::of(&project);
-                let before = sessions.load(session);
-                (sessions, session, before)
+                lock = sessions.lock(session);
+                let own = sessions.load(session);
+                (sessions, session, own)
             });
+            let own = record.as_ref().and_then(|(_, _, own)| own.as_ref());
+            // Without a record of its own, a resumed or forked session's transcript tells what
+            // it holds: read once, only then.
+            let transcript = match (resumed || forked, own) {
+                (true, None) => input
+                    .and_then(|i| i.transcript_path.as_deref())
+                    .and_then(InTranscript::read),
+                _ => None,
+            };
+            // A fork whose transcript names its parent (Codex's `forked_from_id`) holds what
+            // the parent was given: the parent's record stands for its own.
+            let parent = match (&record, &transcript) {
+                (Some((sessions, _, None)), Some(transcript)) if forked => transcript
+                    .forked_from
+                    .as_deref()
+                    .and_then(|parent| sessions.load(parent)),
+                _ => None,
+            };
+            let before = own.or(parent.as_ref());
             if context_kept {
-                let before = record.as_ref().and_then(|(_, _, before)| before.as_ref());
-                if let Some(line) = resume::what_is_new(before, &built, input) {
+                if let Some(line) = resume::what_is_new(before, &built, transcript.as_ref()) {
                     delivery = match line {
                         Some(_) => Delivery::Changes,
                         None => Delivery::Nothing,
@@ -163,14 +187,18 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
             if delivery == Delivery::Full {
                 finish_full(&project, &shown, &sync_line, &mut built);
             }
-            if let Some((sessions, session, before)) = record {
-                // A new context starts a new record; a resumed one keeps the bodies its turns
-                // received (they are still in its transcript).
-                let mut next = match (delivery, before) {
-                    (Delivery::Full, Some(before)) if resumed => before,
-                    (Delivery::Full, _) | (_, None) => SessionRecord::new(session),
-                    (_, Some(before)) => before,
+            if let Some((sessions, session, own)) = record {
+                // A new context starts a new record. A resumed or forked one keeps the bodies
+                // its turns received (they are still in its transcript): from its own record,
+                // its parent's, or else from what its transcript holds.
+                let mut next = match own.or(parent) {
+                    Some(before) if resumed || forked => before,
+                    None if resumed || forked => {
+                        SessionRecord::from_transcript(session, transcript.as_ref())
+                    }
+                    _ => SessionRecord::new(session),
                 };
+                next.session = session.to_string();
                 next.indexed = built.delivered.clone();
                 if let Err(e) = sessions.save(&mut next) {
                     warnings.push(format!(
@@ -178,6 +206,7 @@ pub fn session_start(cwd: &Path, options: &SessionStartOptions) -> SessionStart 
                     ));
                 }
             }
+            drop(lock);
             built
         }
         Ok(Err(err)) => bare_context(&format!(

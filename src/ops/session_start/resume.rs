@@ -1,45 +1,30 @@
-//! A resumed session: its transcript still holds the context it was given, so session start
-//! gives nothing already there — at most one line naming the memories added, changed or
+//! A resumed or forked session: its transcript still holds the context it was given (a fork
+//! copies it: Claude Code's `--fork-session`, `codex exec fork`), so session start gives
+//! nothing already there — at most one line naming the memories added, changed or
 //! removed since that context (or since the last resume).
 
 use std::collections::HashMap;
-use std::path::Path;
 
-use crate::domain::hook_input::HookInput;
-use crate::ops::context::{Context, VERIFY_LINE};
-use crate::ops::delivery::sessions::{Delivered, SessionRecord};
+use crate::ops::context::Context;
+use crate::ops::delivery::sessions::{Delivered, InTranscript, SessionRecord};
 
 /// The most memories one line names; the rest are counted.
 const MAX_NAMED: usize = 5;
 
-/// The largest transcript read to find out whether it holds a context already.
-const MAX_TRANSCRIPT: u64 = 64 << 20;
-
-/// What a resumed session gets: `Some(None)` when its context is up to date, `Some(Some(line))`
-/// for what changed, `None` when teammem cannot tell what its transcript holds (no record of
-/// the session and no transcript holding a context): then the full context.
+/// What a resumed (or forked) session gets: `Some(None)` when its context is up to date,
+/// `Some(Some(line))` for what changed, `None` when teammem cannot tell what its transcript
+/// holds (no record of the session and no transcript holding a context): then the full context.
 pub fn what_is_new(
     before: Option<&SessionRecord>,
     now: &Context,
-    input: Option<&HookInput>,
+    transcript: Option<&InTranscript>,
 ) -> Option<Option<String>> {
     match before {
         Some(record) => Some(changes_line(&record.indexed, &now.delivered)),
-        // No record (a client that gives a resumed session a new id, or one forgotten after
-        // its idle days): a transcript that holds teammem's context needs none again.
-        None => transcript_holds_context(input?.transcript_path.as_deref()?).then_some(None),
+        // No record (a fork, a client that gives a resumed session a new id, or one forgotten
+        // after its idle days): a transcript that holds teammem's context needs none again.
+        None => transcript.is_some_and(|t| t.context).then_some(None),
     }
-}
-
-fn transcript_holds_context(path: &Path) -> bool {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return false;
-    };
-    if !meta.is_file() || meta.len() > MAX_TRANSCRIPT {
-        return false;
-    }
-    std::fs::read(path)
-        .is_ok_and(|bytes| memchr::memmem::find(&bytes, VERIFY_LINE.as_bytes()).is_some())
 }
 
 /// One line naming what differs between the index lines delivered before and now; `None`

@@ -4,7 +4,8 @@
 //! model once per context (after startup, after a resume and after an automatic compaction),
 //! per-prompt recall brings the relevant one once and never again in that session, and the
 //! memory holding a token never reaches it. Run on the oldest and the newest Codex that
-//! `.ci/clients` pins.
+//! `.ci/clients` pins; `codex exec fork` (a new session with its parent's history) on the
+//! newest.
 //!
 //! Codex runs no hook a person has not trusted in `/hooks` (a hash per hook, kept in
 //! config.toml); a headless test cannot open `/hooks`, so it passes Codex's own
@@ -151,4 +152,71 @@ fn codex_newest_gets_each_team_memory_once_per_context_and_never_the_withheld_on
 #[test]
 fn codex_oldest_gets_each_team_memory_once_per_context_and_never_the_withheld_one() {
     each_memory_once_per_context(clients::oldest("codex"));
+}
+
+/// The id of the one session Codex recorded under `home` (its rollout file's name ends with it).
+fn only_session(home: &Path) -> String {
+    let mut found = Vec::new();
+    let mut todo = vec![home.join("sessions")];
+    while let Some(dir) = todo.pop() {
+        for entry in fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if let Some(name) = path.file_name().and_then(|n| n.to_str())
+                && name.starts_with("rollout-")
+                && name.ends_with(".jsonl")
+            {
+                let stem = name.trim_end_matches(".jsonl");
+                found.push(stem[stem.len() - 36..].to_string());
+            }
+        }
+    }
+    assert_eq!(found.len(), 1, "{found:?}");
+    found.remove(0)
+}
+
+#[test]
+fn codex_newest_fork_gets_nothing_its_parent_was_given_again() {
+    let version = clients::newest("codex");
+    let team = agent_team();
+    let sb = &team.sb;
+    let home = sb.path().join("codex-home");
+    common::write(&home.join("config.toml"), USER_CONFIG);
+    install_agent(
+        &team,
+        "codex",
+        &[],
+        &[("CODEX_HOME", home.to_str().unwrap())],
+    );
+    let mut mock = MockServer::start("mock_openai_responses.py", sb.path());
+    let mut turn = |args: &[&str]| -> String {
+        let run = codex(&team, &version, &home, &mock, args);
+        last_input(&run, &mock.take())
+    };
+    turn(&[UNRELATED_PROMPT]);
+    let input = turn(&["resume", "--last", DEPLOY_PROMPT]);
+    assert_eq!(count(&input, DEPLOY_BODY_MARKER), 1, "parent: {input}");
+    let parent = only_session(&home);
+
+    // The fork's model input holds the parent's history: its team index and the deploy body,
+    // each once, though the same question is asked again.
+    let input = turn(&["fork", &parent, DEPLOY_PROMPT]);
+    assert_eq!(
+        count(&input, DEPLOY_PROMPT),
+        2,
+        "the parent's turn is there: {input}"
+    );
+    assert_eq!(
+        count(&input, ONCALL_DESCRIPTION),
+        1,
+        "fork: {:#?}",
+        places(&input, ONCALL_DESCRIPTION)
+    );
+    assert_eq!(
+        count(&input, DEPLOY_BODY_MARKER),
+        1,
+        "fork: {:#?}",
+        places(&input, DEPLOY_BODY_MARKER)
+    );
 }

@@ -1,5 +1,6 @@
 //! What an agent receives: session start, resume, per-prompt recall, usage, references.
 
+mod hook_inputs;
 mod hooks_resume;
 mod prompt_ages_walk;
 mod prompt_context;

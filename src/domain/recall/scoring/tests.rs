@@ -227,3 +227,14 @@ fn type_words_are_tie_breaks() {
     assert_eq!(q.type_affinity(MemoryType::Feedback), 2);
     assert_eq!(q.type_affinity(MemoryType::Project), 0);
 }
+
+#[test]
+fn a_query_numbers_its_terms_in_order_of_first_sight_however_long() {
+    let words: Vec<String> = (0..20_000).map(|n| format!("word{n}x")).collect();
+    let text = format!("{} {}", words.join(" "), words[..3].join(" "));
+    let query = Query::new(&text);
+    assert_eq!(query.tokens().len(), 20_000);
+    assert_eq!(query.position(&query.tokens()[7]), Some(7));
+    assert_eq!(query.sequence[..3], [0, 1, 2]);
+    assert_eq!(query.sequence[20_000..], [0, 1, 2]);
+}
