@@ -10,6 +10,7 @@ mod forget_remember;
 mod index_rules;
 mod init_mode;
 mod install_agent;
+mod install_agent_files;
 mod memory_files;
 mod no_panic;
 mod scopes;
