@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::OpError;
 use super::install_mcp::{
-    self, Client, ConfigChange, Places, ServerCommand, json_text, parse_json, unusable,
+    self, Client, ConfigChange, Places, ServerCommand, json_text, parse_json, unique_key, unusable,
 };
 
 /// Whose files are written.
@@ -105,64 +105,48 @@ pub fn plan(
     command: &ServerCommand,
 ) -> Result<AgentPlan, OpError> {
     let project = places.project.as_path();
-    let hook_command = |hook: &HookSpec| {
-        format!(
-            "{} {} --hook {}",
-            shell_word(&command.program),
-            hook.subcommand,
-            client_name(client)
-        )
-    };
     let mut files = Vec::new();
-    match client {
-        Client::Claude => {
-            let (server_file, settings) = match scope {
-                AgentScope::Project => (
-                    project.join(".mcp.json"),
-                    project.join(".claude").join("settings.json"),
-                ),
-                AgentScope::User => {
-                    let home = places.home()?;
-                    (
-                        home.join(".claude.json"),
-                        home.join(".claude").join("settings.json"),
-                    )
-                }
-            };
-            files.push(edit_file(&server_file, |path, text| {
-                set_server_json(path, text, client, command)
-            })?);
-            files.push(edit_file(&settings, |path, text| {
-                set_hooks_json(path, text, client, &hook_command)
-            })?);
+    let mut edit = |kind: AgentFile, path: PathBuf| -> Result<(), OpError> {
+        files.push(edit_file(&path, |path, text| {
+            edit_agent_file(kind, path, text, command)
+        })?);
+        Ok(())
+    };
+    match (client, scope) {
+        (Client::Claude, AgentScope::Project) => {
+            edit(AgentFile::ClaudeServers, project.join(".mcp.json"))?;
+            edit(
+                AgentFile::ClaudeSettings,
+                project.join(".claude").join("settings.json"),
+            )?;
         }
-        Client::Qwen => {
-            let settings = match scope {
-                AgentScope::Project => project.join(".qwen").join("settings.json"),
-                AgentScope::User => places.home()?.join(".qwen").join("settings.json"),
-            };
-            files.push(edit_file(&settings, |path, text| {
-                let (text, mut sets) = set_server_json(path, text, client, command)?;
-                let (text, hooks) = set_hooks_json(path, &text, client, &hook_command)?;
-                sets.extend(hooks);
-                Ok((text, sets))
-            })?);
+        (Client::Claude, AgentScope::User) => {
+            let home = places.home()?;
+            edit(AgentFile::ClaudeServers, home.join(".claude.json"))?;
+            edit(
+                AgentFile::ClaudeSettings,
+                home.join(".claude").join("settings.json"),
+            )?;
         }
-        Client::Codex => {
+        (Client::Qwen, AgentScope::Project) => {
+            edit(
+                AgentFile::QwenSettings,
+                project.join(".qwen").join("settings.json"),
+            )?;
+        }
+        (Client::Qwen, AgentScope::User) => {
+            let settings = places.home()?.join(".qwen").join("settings.json");
+            edit(AgentFile::QwenSettings, settings)?;
+        }
+        (Client::Codex, scope) => {
             let folder = match scope {
                 AgentScope::Project => project.join(".codex"),
                 AgentScope::User => places.codex_home()?.to_path_buf(),
             };
-            files.push(edit_file(&folder.join("config.toml"), |path, text| {
-                let fields = command.fields(client);
-                let (text, _, _) = install_mcp::set_toml_server(path, text, &fields)?;
-                Ok((text, vec!["the teammem MCP server".to_string()]))
-            })?);
-            files.push(edit_file(&folder.join("hooks.json"), |path, text| {
-                set_hooks_json(path, text, client, &hook_command)
-            })?);
+            edit(AgentFile::CodexConfig, folder.join("config.toml"))?;
+            edit(AgentFile::CodexHooks, folder.join("hooks.json"))?;
         }
-        Client::Cursor => {
+        (Client::Cursor, _) => {
             return Err(OpError::Usage(
                 "Cursor has no session hooks teammem can install: use `teammem install-mcp \
                  --client cursor` for its MCP server"
@@ -177,6 +161,88 @@ pub fn plan(
         files,
         next_step,
     })
+}
+
+/// One kind of file `install-agent` edits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentFile {
+    /// Claude Code's MCP servers: `.mcp.json`, or `~/.claude.json` for the user.
+    ClaudeServers,
+    /// Claude Code's settings, where its hooks are: `.claude/settings.json`.
+    ClaudeSettings,
+    /// Qwen Code's settings, holding both its MCP servers and its hooks.
+    QwenSettings,
+    /// Codex's `config.toml`, where its MCP servers are.
+    CodexConfig,
+    /// Codex's `hooks.json`.
+    CodexHooks,
+}
+
+impl AgentFile {
+    /// Every kind.
+    pub const ALL: [AgentFile; 5] = [
+        AgentFile::ClaudeServers,
+        AgentFile::ClaudeSettings,
+        AgentFile::QwenSettings,
+        AgentFile::CodexConfig,
+        AgentFile::CodexHooks,
+    ];
+
+    fn client(self) -> Client {
+        match self {
+            AgentFile::ClaudeServers | AgentFile::ClaudeSettings => Client::Claude,
+            AgentFile::QwenSettings => Client::Qwen,
+            AgentFile::CodexConfig | AgentFile::CodexHooks => Client::Codex,
+        }
+    }
+}
+
+/// What `install-agent` (running `teammem` from PATH) makes of a file of `kind` holding
+/// `text`: the new text, or the refusal a person would read (nothing is read or written on
+/// disk). The same edit as a real run, for tests and fuzzing.
+pub fn edit_text(kind: AgentFile, text: &str) -> Result<String, OpError> {
+    let command = ServerCommand {
+        program: "teammem".into(),
+        extra: Vec::new(),
+    };
+    let path = Path::new("settings");
+    install_mcp::edit_keeping_encoding(text, |text| edit_agent_file(kind, path, text, &command))
+        .map(|(text, _)| text)
+}
+
+/// Edits the text of one file of `kind`; returns the new text and what was set, in words.
+fn edit_agent_file(
+    kind: AgentFile,
+    path: &Path,
+    text: &str,
+    command: &ServerCommand,
+) -> Result<(String, Vec<String>), OpError> {
+    let client = kind.client();
+    let hook_command = |hook: &HookSpec| {
+        format!(
+            "{} {} --hook {}",
+            shell_word(&command.program),
+            hook.subcommand,
+            client_name(client)
+        )
+    };
+    match kind {
+        AgentFile::ClaudeServers => set_server_json(path, text, client, command),
+        AgentFile::ClaudeSettings | AgentFile::CodexHooks => {
+            set_hooks_json(path, text, client, &hook_command)
+        }
+        AgentFile::QwenSettings => {
+            let (text, mut sets) = set_server_json(path, text, client, command)?;
+            let (text, hooks) = set_hooks_json(path, &text, client, &hook_command)?;
+            sets.extend(hooks);
+            Ok((text, sets))
+        }
+        AgentFile::CodexConfig => {
+            let fields = command.fields(client);
+            let (text, _, _) = install_mcp::set_toml_server(path, text, &fields)?;
+            Ok((text, vec!["the teammem MCP server".to_string()]))
+        }
+    }
 }
 
 /// Writes every file of a plan that changes (each atomically).
@@ -299,17 +365,20 @@ fn set_json_hook(
     let top = root
         .object_value()
         .ok_or_else(|| unusable(path, "the top level is not a JSON object"))?;
+    unique_key(path, &top, "hooks", "hooks")?;
     let hooks = match top.get("hooks") {
         None => top.object_value_or_set("hooks"),
         Some(prop) => prop
             .object_value()
             .ok_or_else(|| unusable(path, "`hooks` is not an object"))?,
     };
+    let event = format!("hooks.{}", hook.event);
+    unique_key(path, &hooks, hook.event, &event)?;
     let groups = match hooks.get(hook.event) {
         None => hooks.array_value_or_set(hook.event),
         Some(prop) => prop
             .array_value()
-            .ok_or_else(|| unusable(path, &format!("`hooks.{}` is not an array", hook.event)))?,
+            .ok_or_else(|| unusable(path, &format!("`{event}` is not an array")))?,
     };
     // The matcher of the group whose handler is teammem's, once one is found.
     let mut found: Option<Option<Value>> = None;
@@ -317,6 +386,8 @@ fn set_json_hook(
         let Some(group) = group.as_object() else {
             continue;
         };
+        unique_key(path, &group, "hooks", &format!("{event}[].hooks"))?;
+        unique_key(path, &group, "matcher", &format!("{event}[].matcher"))?;
         let Some(handlers) = group.array_value("hooks") else {
             continue;
         };
@@ -329,6 +400,9 @@ fn set_json_hook(
             let Some(handler) = handler.as_object() else {
                 continue;
             };
+            for key in ["command", "type"] {
+                unique_key(path, &handler, key, &format!("{event}[].hooks[].{key}"))?;
+            }
             let Some(prop) = handler.get("command") else {
                 continue;
             };

@@ -11,7 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use jsonc_parser::ParseOptions;
-use jsonc_parser::cst::{CstInputValue, CstRootNode};
+use jsonc_parser::cst::{CstInputValue, CstObject, CstRootNode};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -327,6 +327,28 @@ pub(crate) fn parse_json(path: &Path, text: &str) -> Result<CstRootNode, OpError
     Ok(root)
 }
 
+/// Refuses an object holding `key` more than once (`shown` names it in the message): a client
+/// reads the last one and the editor the first, so a change made there would not be seen.
+pub(crate) fn unique_key(
+    path: &Path,
+    object: &CstObject,
+    key: &str,
+    shown: &str,
+) -> Result<(), OpError> {
+    let count = object
+        .properties()
+        .iter()
+        .filter(|p| p.decoded_name().as_deref() == Some(key))
+        .count();
+    match count {
+        0 | 1 => Ok(()),
+        n => Err(unusable(
+            path,
+            &format!("`{shown}` is there {n} times (a client reads only the last); keep one"),
+        )),
+    }
+}
+
 /// A JSON tree's text, ending in a newline.
 pub(crate) fn json_text(root: &CstRootNode) -> String {
     let mut text = root.to_string();
@@ -362,6 +384,7 @@ pub(crate) fn set_json_server(
     let Some(top) = root.object_value() else {
         return Err(unusable("the top level is not a JSON object"));
     };
+    unique_key(path, &top, "mcpServers", "mcpServers")?;
     let servers = match top.get("mcpServers") {
         None => top.object_value_or_set("mcpServers"),
         Some(prop) => prop
@@ -374,6 +397,7 @@ pub(crate) fn set_json_server(
         .filter_map(|p| p.decoded_name())
         .filter(|n| n != SERVER_NAME)
         .collect();
+    unique_key(path, &servers, SERVER_NAME, "mcpServers.teammem")?;
     let entry = match servers.get(SERVER_NAME) {
         Some(prop) => match prop.object_value() {
             Some(entry) => entry,
@@ -386,6 +410,7 @@ pub(crate) fn set_json_server(
         None => servers.object_value_or_set(SERVER_NAME),
     };
     for (key, want) in fields {
+        unique_key(path, &entry, key, &format!("mcpServers.teammem.{key}"))?;
         match entry.get(key) {
             Some(prop) => {
                 let have = prop.value().and_then(|v| v.to_serde_value());
