@@ -443,7 +443,7 @@ fn set_json_hook(
         }
     }
     if found.is_some() {
-        return Ok(json_text(&root));
+        return Ok(json_text(&root, text));
     }
     // Built field by field: a JSON map would sort `type` after `command`.
     let mut handler = vec![
@@ -458,7 +458,7 @@ fn set_json_hook(
         "hooks".into(),
         CstInputValue::Array(vec![handler]),
     )]));
-    Ok(json_text(&root))
+    Ok(json_text(&root, text))
 }
 
 /// What a hook handler's shell command is to teammem.

@@ -349,9 +349,13 @@ pub(crate) fn unique_key(
     }
 }
 
-/// A JSON tree's text, ending in a newline.
-pub(crate) fn json_text(root: &CstRootNode) -> String {
+/// A JSON tree's text, edited from `before`: ending in a newline, unless the edit changed
+/// nothing (a file that holds everything already is left as it is, final newline or not).
+pub(crate) fn json_text(root: &CstRootNode, before: &str) -> String {
     let mut text = root.to_string();
+    if text == before {
+        return text;
+    }
     if !text.ends_with('\n') {
         text.push('\n');
     }
@@ -424,7 +428,7 @@ pub(crate) fn set_json_server(
         }
     }
     let final_entry = entry.to_serde_value().unwrap_or(Value::Null);
-    Ok((json_text(&root), other_servers, final_entry))
+    Ok((json_text(&root, text), other_servers, final_entry))
 }
 
 /// Sets `[mcp_servers.teammem]`'s fields in a TOML document, keeping everything else.

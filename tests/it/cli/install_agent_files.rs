@@ -356,3 +356,19 @@ fn a_home_folder_with_a_space_and_no_client_folder_yet() {
     strict_json(&fs::read_to_string(home.join(".claude/settings.json")).unwrap());
     assert!(!repo.join(".qwen").exists() && !repo.join(".mcp.json").exists());
 }
+
+#[test]
+fn a_complete_file_without_a_final_newline_is_left_as_it_is() {
+    let sb = Sandbox::new();
+    let repo = sb.repo("project");
+    let run = || syncrun::teammem_env(&sb, &repo, &["install-agent", "--client", "qwen"], &[]);
+    run().expect_code(0);
+    let settings = repo.join(".qwen/settings.json");
+    let complete = fs::read_to_string(&settings).unwrap();
+    let bare = complete.trim_end().to_string();
+    fs::write(&settings, &bare).unwrap();
+    let again = run();
+    nothing_to_do(&again);
+    assert!(again.stdout.contains("nothing to do"), "{}", again.stdout);
+    assert_eq!(fs::read_to_string(&settings).unwrap(), bare);
+}

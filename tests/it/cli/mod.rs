@@ -12,6 +12,7 @@ mod hook_state_props;
 mod index_rules;
 mod init_mode;
 mod install_agent;
+mod install_agent_clients;
 mod install_agent_files;
 mod memory_files;
 mod no_panic;
