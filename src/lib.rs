@@ -7,8 +7,8 @@
 //! Every module below those layers is private to the crate. The public API is curated:
 //! [`cli::main`], the few operations in [`ops`], the git operations in [`git`], and the
 //! domain's parsers and limits in [`memory`], [`memory_index`], [`store`], [`gate`], [`scope`],
-//! [`secrets`], [`recall`] and [`recall_index`] — exactly what the binary, the tests, the
-//! benches and the fuzz targets drive.
+//! [`secrets`], [`recall`], [`recall_index`], [`hook_state`] and [`agent_config`] — exactly
+//! what the binary, the tests, the benches and the fuzz targets drive.
 
 // Every public item says what it is; nothing that can fail at run time unwraps (tests may).
 #![warn(missing_docs)]
@@ -64,6 +64,20 @@ pub mod secrets {
 /// Recall queries.
 pub mod recall {
     pub use crate::domain::recall::scoring::Query;
+}
+
+/// What the agent hooks read: the client's input on stdin and the machine-local state files
+/// they read back (session records, usage, the gate's answers kept for turns).
+pub mod hook_state {
+    pub use crate::domain::hook_input::HookInput;
+    pub use crate::domain::recall::usage::{UsageBook, UseKind, Used, age_text, utc_text};
+    pub use crate::ops::delivery::sessions::SessionRecord;
+    pub use crate::ops::gate_cache::TurnVerdicts;
+}
+
+/// The client configuration files `install-agent` edits, as text.
+pub mod agent_config {
+    pub use crate::ops::install_agent::{AgentFile, edit_text};
 }
 
 /// The on-disk recall index: its format, checksum and token maps.

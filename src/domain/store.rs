@@ -514,18 +514,40 @@ pub fn write_cache(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     write_through_temp(path, bytes, false)
 }
 
+/// Replaces the file at `path` like [`write_atomic`], the new file taking `permissions` (an
+/// existing file's, so that a settings file its owner made private stays private): the
+/// temporary file has them before any byte is written to it.
+pub fn replace_atomic(
+    path: &Path,
+    bytes: &[u8],
+    permissions: fs::Permissions,
+) -> Result<(), StoreError> {
+    let tmp = write_temp(path, bytes, true, Some(permissions))?;
+    rename_temp(&tmp, path)
+}
+
 fn write_through_temp(path: &Path, bytes: &[u8], sync: bool) -> Result<(), StoreError> {
-    let tmp = write_temp(path, bytes, sync)?;
-    if let Err(e) = fs::rename(&tmp, path) {
-        let _ = fs::remove_file(&tmp);
+    let tmp = write_temp(path, bytes, sync, None)?;
+    rename_temp(&tmp, path)
+}
+
+fn rename_temp(tmp: &Path, path: &Path) -> Result<(), StoreError> {
+    if let Err(e) = fs::rename(tmp, path) {
+        let _ = fs::remove_file(tmp);
         return Err(StoreError::io(path, e));
     }
     Ok(())
 }
 
 /// Writes `bytes` to a new temporary file beside `path` (`.<name>.<pid>-<attempt>.tmp`),
-/// flushed to the disk when `sync`; returns its path. Nothing is renamed.
-fn write_temp(path: &Path, bytes: &[u8], sync: bool) -> Result<PathBuf, StoreError> {
+/// flushed to the disk when `sync`, with `permissions` when given; returns its path. Nothing
+/// is renamed.
+fn write_temp(
+    path: &Path,
+    bytes: &[u8],
+    sync: bool,
+    permissions: Option<fs::Permissions>,
+) -> Result<PathBuf, StoreError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
     let name = path
@@ -547,8 +569,9 @@ fn write_temp(path: &Path, bytes: &[u8], sync: bool) -> Result<PathBuf, StoreErr
             Err(e) => return Err(StoreError::io(&tmp, e)),
         }
     };
-    let written = file
-        .write_all(bytes)
+    let written = permissions
+        .map_or(Ok(()), |p| file.set_permissions(p))
+        .and_then(|()| file.write_all(bytes))
         .and_then(|()| if sync { file.sync_all() } else { Ok(()) });
     if let Err(e) = written {
         let _ = fs::remove_file(&tmp);
@@ -577,7 +600,7 @@ impl Batch {
     /// Writes `bytes` for `path` under a temporary name; `path` itself is unchanged until
     /// [`Batch::finish`].
     pub fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-        let tmp = write_temp(path, bytes, false)?;
+        let tmp = write_temp(path, bytes, false, None)?;
         self.pending.push((tmp, path.to_path_buf()));
         Ok(())
     }

@@ -370,7 +370,8 @@ impl TurnVerdicts {
         TurnVerdicts::at(path, rules_version(policy))
     }
 
-    fn at(path: Option<PathBuf>, rules: String) -> TurnVerdicts {
+    /// The answers kept in the file at `path` for the rule set `rules` ([`rules_version`]).
+    pub fn at(path: Option<PathBuf>, rules: String) -> TurnVerdicts {
         let mut out = TurnVerdicts {
             path,
             rules,

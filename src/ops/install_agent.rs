@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::OpError;
 use super::install_mcp::{
-    self, Client, ConfigChange, Places, ServerCommand, json_text, parse_json, unusable,
+    self, Client, ConfigChange, Places, ServerCommand, json_text, parse_json, unique_key, unusable,
 };
 
 /// Whose files are written.
@@ -105,64 +105,48 @@ pub fn plan(
     command: &ServerCommand,
 ) -> Result<AgentPlan, OpError> {
     let project = places.project.as_path();
-    let hook_command = |hook: &HookSpec| {
-        format!(
-            "{} {} --hook {}",
-            shell_word(&command.program),
-            hook.subcommand,
-            client_name(client)
-        )
-    };
     let mut files = Vec::new();
-    match client {
-        Client::Claude => {
-            let (server_file, settings) = match scope {
-                AgentScope::Project => (
-                    project.join(".mcp.json"),
-                    project.join(".claude").join("settings.json"),
-                ),
-                AgentScope::User => {
-                    let home = places.home()?;
-                    (
-                        home.join(".claude.json"),
-                        home.join(".claude").join("settings.json"),
-                    )
-                }
-            };
-            files.push(edit_file(&server_file, |path, text| {
-                set_server_json(path, text, client, command)
-            })?);
-            files.push(edit_file(&settings, |path, text| {
-                set_hooks_json(path, text, client, &hook_command)
-            })?);
+    let mut edit = |kind: AgentFile, path: PathBuf| -> Result<(), OpError> {
+        files.push(edit_file(&path, |path, text| {
+            edit_agent_file(kind, path, text, command)
+        })?);
+        Ok(())
+    };
+    match (client, scope) {
+        (Client::Claude, AgentScope::Project) => {
+            edit(AgentFile::ClaudeServers, project.join(".mcp.json"))?;
+            edit(
+                AgentFile::ClaudeSettings,
+                project.join(".claude").join("settings.json"),
+            )?;
         }
-        Client::Qwen => {
-            let settings = match scope {
-                AgentScope::Project => project.join(".qwen").join("settings.json"),
-                AgentScope::User => places.home()?.join(".qwen").join("settings.json"),
-            };
-            files.push(edit_file(&settings, |path, text| {
-                let (text, mut sets) = set_server_json(path, text, client, command)?;
-                let (text, hooks) = set_hooks_json(path, &text, client, &hook_command)?;
-                sets.extend(hooks);
-                Ok((text, sets))
-            })?);
+        (Client::Claude, AgentScope::User) => {
+            let home = places.home()?;
+            edit(AgentFile::ClaudeServers, home.join(".claude.json"))?;
+            edit(
+                AgentFile::ClaudeSettings,
+                home.join(".claude").join("settings.json"),
+            )?;
         }
-        Client::Codex => {
+        (Client::Qwen, AgentScope::Project) => {
+            edit(
+                AgentFile::QwenSettings,
+                project.join(".qwen").join("settings.json"),
+            )?;
+        }
+        (Client::Qwen, AgentScope::User) => {
+            let settings = places.home()?.join(".qwen").join("settings.json");
+            edit(AgentFile::QwenSettings, settings)?;
+        }
+        (Client::Codex, scope) => {
             let folder = match scope {
                 AgentScope::Project => project.join(".codex"),
                 AgentScope::User => places.codex_home()?.to_path_buf(),
             };
-            files.push(edit_file(&folder.join("config.toml"), |path, text| {
-                let fields = command.fields(client);
-                let (text, _, _) = install_mcp::set_toml_server(path, text, &fields)?;
-                Ok((text, vec!["the teammem MCP server".to_string()]))
-            })?);
-            files.push(edit_file(&folder.join("hooks.json"), |path, text| {
-                set_hooks_json(path, text, client, &hook_command)
-            })?);
+            edit(AgentFile::CodexConfig, folder.join("config.toml"))?;
+            edit(AgentFile::CodexHooks, folder.join("hooks.json"))?;
         }
-        Client::Cursor => {
+        (Client::Cursor, _) => {
             return Err(OpError::Usage(
                 "Cursor has no session hooks teammem can install: use `teammem install-mcp \
                  --client cursor` for its MCP server"
@@ -177,6 +161,88 @@ pub fn plan(
         files,
         next_step,
     })
+}
+
+/// One kind of file `install-agent` edits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentFile {
+    /// Claude Code's MCP servers: `.mcp.json`, or `~/.claude.json` for the user.
+    ClaudeServers,
+    /// Claude Code's settings, where its hooks are: `.claude/settings.json`.
+    ClaudeSettings,
+    /// Qwen Code's settings, holding both its MCP servers and its hooks.
+    QwenSettings,
+    /// Codex's `config.toml`, where its MCP servers are.
+    CodexConfig,
+    /// Codex's `hooks.json`.
+    CodexHooks,
+}
+
+impl AgentFile {
+    /// Every kind.
+    pub const ALL: [AgentFile; 5] = [
+        AgentFile::ClaudeServers,
+        AgentFile::ClaudeSettings,
+        AgentFile::QwenSettings,
+        AgentFile::CodexConfig,
+        AgentFile::CodexHooks,
+    ];
+
+    fn client(self) -> Client {
+        match self {
+            AgentFile::ClaudeServers | AgentFile::ClaudeSettings => Client::Claude,
+            AgentFile::QwenSettings => Client::Qwen,
+            AgentFile::CodexConfig | AgentFile::CodexHooks => Client::Codex,
+        }
+    }
+}
+
+/// What `install-agent` (running `teammem` from PATH) makes of a file of `kind` holding
+/// `text`: the new text, or the refusal a person would read (nothing is read or written on
+/// disk). The same edit as a real run, for tests and fuzzing.
+pub fn edit_text(kind: AgentFile, text: &str) -> Result<String, OpError> {
+    let command = ServerCommand {
+        program: "teammem".into(),
+        extra: Vec::new(),
+    };
+    let path = Path::new("settings");
+    install_mcp::edit_keeping_encoding(text, |text| edit_agent_file(kind, path, text, &command))
+        .map(|(text, _)| text)
+}
+
+/// Edits the text of one file of `kind`; returns the new text and what was set, in words.
+fn edit_agent_file(
+    kind: AgentFile,
+    path: &Path,
+    text: &str,
+    command: &ServerCommand,
+) -> Result<(String, Vec<String>), OpError> {
+    let client = kind.client();
+    let hook_command = |hook: &HookSpec| {
+        format!(
+            "{} {} --hook {}",
+            shell_word(&command.program),
+            hook.subcommand,
+            client_name(client)
+        )
+    };
+    match kind {
+        AgentFile::ClaudeServers => set_server_json(path, text, client, command),
+        AgentFile::ClaudeSettings | AgentFile::CodexHooks => {
+            set_hooks_json(path, text, client, &hook_command)
+        }
+        AgentFile::QwenSettings => {
+            let (text, mut sets) = set_server_json(path, text, client, command)?;
+            let (text, hooks) = set_hooks_json(path, &text, client, &hook_command)?;
+            sets.extend(hooks);
+            Ok((text, sets))
+        }
+        AgentFile::CodexConfig => {
+            let fields = command.fields(client);
+            let (text, _, _) = install_mcp::set_toml_server(path, text, &fields)?;
+            Ok((text, vec!["the teammem MCP server".to_string()]))
+        }
+    }
 }
 
 /// Writes every file of a plan that changes (each atomically).
@@ -234,10 +300,15 @@ fn edit_file(
     edit: impl FnOnce(&Path, &str) -> Result<(String, Vec<String>), OpError>,
 ) -> Result<FileEdit, OpError> {
     let before = install_mcp::read_config(path)?;
-    let (after, sets) = edit(path, before.as_deref().unwrap_or(""))?;
+    let (after, sets) =
+        install_mcp::edit_keeping_encoding(before.as_deref().unwrap_or(""), |text| {
+            edit(path, text)
+        })?;
+    let change = ConfigChange::between(before.as_deref(), &after);
+    install_mcp::check_writable(path, &change)?;
     Ok(FileEdit {
         path: path.to_path_buf(),
-        change: ConfigChange::between(before.as_deref(), &after),
+        change,
         sets,
         before: before.unwrap_or_default(),
         after,
@@ -278,8 +349,11 @@ fn set_hooks_json(
 }
 
 /// Sets one command hook under `hooks.EVENT`: a handler of teammem's running the same
-/// subcommand is corrected in place (its matcher, timeout and other keys kept); otherwise a
-/// new matcher group is appended after the user's own.
+/// subcommand is corrected in place (its matcher, timeout and other keys kept), and another
+/// such handler in a group with the same matcher, which would deliver the memory twice, is
+/// removed; a handler that runs teammem in a way of the user's own (the ready script
+/// `hooks/session-start`, a `cd … &&` or a variable before it) is kept as written. Otherwise
+/// a new matcher group is appended after the user's own.
 fn set_json_hook(
     path: &Path,
     text: &str,
@@ -291,26 +365,44 @@ fn set_json_hook(
     let top = root
         .object_value()
         .ok_or_else(|| unusable(path, "the top level is not a JSON object"))?;
+    unique_key(path, &top, "hooks", "hooks")?;
     let hooks = match top.get("hooks") {
         None => top.object_value_or_set("hooks"),
         Some(prop) => prop
             .object_value()
             .ok_or_else(|| unusable(path, "`hooks` is not an object"))?,
     };
+    let event = format!("hooks.{}", hook.event);
+    unique_key(path, &hooks, hook.event, &event)?;
     let groups = match hooks.get(hook.event) {
         None => hooks.array_value_or_set(hook.event),
         Some(prop) => prop
             .array_value()
-            .ok_or_else(|| unusable(path, &format!("`hooks.{}` is not an array", hook.event)))?,
+            .ok_or_else(|| unusable(path, &format!("`{event}` is not an array")))?,
     };
+    // The matcher of the group whose handler is teammem's, once one is found.
+    let mut found: Option<Option<Value>> = None;
     for group in groups.elements() {
-        let Some(handlers) = group.as_object().and_then(|g| g.array_value("hooks")) else {
+        let Some(group) = group.as_object() else {
             continue;
         };
+        unique_key(path, &group, "hooks", &format!("{event}[].hooks"))?;
+        unique_key(path, &group, "matcher", &format!("{event}[].matcher"))?;
+        let Some(handlers) = group.array_value("hooks") else {
+            continue;
+        };
+        let matcher = group
+            .get("matcher")
+            .and_then(|m| m.value())
+            .and_then(|v| v.to_serde_value());
+        let mut removed = false;
         for handler in handlers.elements() {
             let Some(handler) = handler.as_object() else {
                 continue;
             };
+            for key in ["command", "type"] {
+                unique_key(path, &handler, key, &format!("{event}[].hooks[].{key}"))?;
+            }
             let Some(prop) = handler.get("command") else {
                 continue;
             };
@@ -318,7 +410,19 @@ fn set_json_hook(
             let Some(Value::String(have)) = have else {
                 continue;
             };
-            if !runs_teammem(&have, hook.subcommand) {
+            let form = teammem_hook(&have, hook);
+            if form == HookForm::Other {
+                continue;
+            }
+            if let Some(first) = &found {
+                if *first == matcher && form != HookForm::Custom {
+                    handler.remove();
+                    removed = true;
+                }
+                continue;
+            }
+            found = Some(matcher.clone());
+            if form == HookForm::Custom {
                 continue;
             }
             if have != command {
@@ -332,8 +436,14 @@ fn set_json_hook(
                     handler.insert(0, "type", CstInputValue::String("command".into()));
                 }
             }
-            return Ok(json_text(&root));
         }
+        // A group left without handlers by the removal above would only hold a matcher.
+        if removed && handlers.elements().is_empty() {
+            group.remove();
+        }
+    }
+    if found.is_some() {
+        return Ok(json_text(&root, text));
     }
     // Built field by field: a JSON map would sort `type` after `command`.
     let mut handler = vec![
@@ -348,25 +458,125 @@ fn set_json_hook(
         "hooks".into(),
         CstInputValue::Array(vec![handler]),
     )]));
-    Ok(json_text(&root))
+    Ok(json_text(&root, text))
 }
 
-/// Whether a hook's shell command runs teammem's `subcommand` (whatever path or flags).
-fn runs_teammem(command: &str, subcommand: &str) -> bool {
-    let command = command.trim_start();
-    // The program is the first shell word: quoted (as `shell_word` writes a path with
-    // spaces) or up to the first blank.
-    let (program, rest) = match command.chars().next() {
-        Some(quote @ ('\'' | '"')) => match command[1..].find(quote) {
-            Some(end) => (&command[1..=end], &command[end + 2..]),
-            None => return false,
-        },
-        _ => command
-            .split_once(char::is_whitespace)
-            .unwrap_or((command, "")),
-    };
-    let name = program.rsplit('/').next().unwrap_or(program);
-    (name == "teammem" || name == "teammem.exe") && rest.split_whitespace().any(|w| w == subcommand)
+/// What a hook handler's shell command is to teammem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HookForm {
+    /// Teammem itself runs the hook's subcommand (whatever path or flags), or, at
+    /// SessionStart, the `teammem context --hook …` older docs showed (which ignores the
+    /// hook's input and repeats the memory on resume): corrected to the wanted command.
+    Direct,
+    /// Teammem's hook in a form of the user's own: the ready script (`hooks/session-start`),
+    /// or teammem after `cd … &&`, `env`, a variable. Kept as written.
+    Custom,
+    /// Not teammem's hook.
+    Other,
+}
+
+/// What `command` is to teammem's `hook`.
+fn teammem_hook(command: &str, hook: &HookSpec) -> HookForm {
+    let commands = shell_commands(command);
+    let sole = commands.len() == 1;
+    for words in &commands {
+        // Variables set for the command, and the programs that only run the next word.
+        let lead = words
+            .iter()
+            .take_while(|w| {
+                is_assignment(w) || matches!(w.as_str(), "env" | "exec" | "command" | "sh" | "bash")
+            })
+            .count();
+        let Some(program) = words.get(lead) else {
+            continue;
+        };
+        let args = &words[lead + 1..];
+        let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
+        let runs_sub = args.iter().any(|w| w == hook.subcommand);
+        let old_start = hook.event == "SessionStart"
+            && args.first().is_some_and(|w| w == "context")
+            && args
+                .iter()
+                .any(|w| w == "--hook" || w.starts_with("--hook="));
+        let teammem = name == "teammem" || name == "teammem.exe";
+        if teammem && (runs_sub || old_start) {
+            return match sole && lead == 0 {
+                true => HookForm::Direct,
+                false if old_start => HookForm::Direct,
+                false => HookForm::Custom,
+            };
+        }
+        // The ready scripts shipped in teammem's `hooks/` folder.
+        let script = format!("hooks/{}", hook.subcommand);
+        if program.replace('\\', "/").ends_with(&script) {
+            return HookForm::Custom;
+        }
+    }
+    HookForm::Other
+}
+
+/// Whether a shell word sets a variable (`NAME=value`).
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// The simple commands of a shell command line, each as its words with quotes removed
+/// (single, double, backslash), split at unquoted `;`, `&`, `|` and newlines. Enough to read
+/// a hook's command line; nothing is expanded.
+fn shell_commands(line: &str) -> Vec<Vec<String>> {
+    let mut commands = Vec::new();
+    let mut words: Vec<String> = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                    w.push(c);
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => {
+                            if let Some(next) = chars.next() {
+                                w.push(next);
+                            }
+                        }
+                        _ => w.push(c),
+                    }
+                }
+            }
+            '\\' => {
+                if let Some(next) = chars.next() {
+                    word.get_or_insert_with(String::new).push(next);
+                }
+            }
+            ';' | '&' | '|' | '\n' => {
+                words.extend(word.take());
+                if !words.is_empty() {
+                    commands.push(std::mem::take(&mut words));
+                }
+            }
+            c if c.is_whitespace() => words.extend(word.take()),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word.take());
+    if !words.is_empty() {
+        commands.push(words);
+    }
+    commands
 }
 
 /// `word` as one word of a POSIX shell command: as is when it holds only safe characters,
@@ -586,19 +796,46 @@ mod tests {
 
     #[test]
     fn only_teammem_running_the_subcommand_counts_as_ours() {
-        assert!(runs_teammem(
+        let [start, prompt] = HOOKS;
+        let form = |command: &str, hook: &HookSpec| teammem_hook(command, hook);
+        for direct in [
             "teammem session-start --hook claude",
-            "session-start"
-        ));
-        assert!(runs_teammem(
             "'/a b/teammem' session-start",
-            "session-start"
-        ));
-        assert!(!runs_teammem(
+            "\"/a b/teammem\" session-start --hook=qwen",
+            "/usr/local/bin/teammem -C /w session-start --hook claude",
+            "teammem context --hook claude",
+            "cd \"$CLAUDE_PROJECT_DIR\" && teammem context --hook claude",
+            "teammem context --hook claude; echo done",
+        ] {
+            assert_eq!(form(direct, &start), HookForm::Direct, "{direct}");
+        }
+        for custom in [
+            "hooks/session-start claude",
+            "\"$CLAUDE_PROJECT_DIR\"/hooks/session-start claude",
+            "sh ./hooks/session-start qwen",
+            "cd \"$CLAUDE_PROJECT_DIR\" && teammem session-start --hook claude",
+            "TEAMMEM_LOG=1 teammem session-start --hook claude",
+            "env TEAMMEM_LOG=1 teammem session-start",
+        ] {
+            assert_eq!(form(custom, &start), HookForm::Custom, "{custom}");
+        }
+        for other in [
             "teammem prompt-context --hook qwen",
-            "session-start"
-        ));
-        assert!(!runs_teammem("echo teammem session-start", "session-start"));
-        assert!(!runs_teammem("my-teammem session-start", "session-start"));
+            "echo teammem session-start",
+            "my-teammem session-start",
+            "hooks/prompt-context claude",
+            "",
+            "'unclosed teammem session-start",
+        ] {
+            assert_eq!(form(other, &start), HookForm::Other, "{other}");
+        }
+        assert_eq!(
+            form("teammem context --hook claude", &prompt),
+            HookForm::Other
+        );
+        assert_eq!(
+            form("hooks/prompt-context claude", &prompt),
+            HookForm::Custom
+        );
     }
 }

@@ -11,7 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use jsonc_parser::ParseOptions;
-use jsonc_parser::cst::{CstInputValue, CstRootNode};
+use jsonc_parser::cst::{CstInputValue, CstObject, CstRootNode};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -153,11 +153,16 @@ pub fn plan(places: &Places, client: Client, command: &ServerCommand) -> Result<
     let path = config_path(places, client)?;
     let before = read_config(&path)?;
     let fields = command.fields(client);
-    let (after, other_servers, entry) = match client {
-        Client::Codex => set_toml_server(&path, before.as_deref().unwrap_or(""), &fields)?,
-        _ => set_json_server(&path, before.as_deref().unwrap_or(""), &fields)?,
-    };
+    let (after, (other_servers, entry)) =
+        edit_keeping_encoding(before.as_deref().unwrap_or(""), |text| {
+            let (after, other_servers, entry) = match client {
+                Client::Codex => set_toml_server(&path, text, &fields)?,
+                _ => set_json_server(&path, text, &fields)?,
+            };
+            Ok((after, (other_servers, entry)))
+        })?;
     let change = ConfigChange::between(before.as_deref(), &after);
+    check_writable(&path, &change)?;
     Ok(Plan {
         client,
         path,
@@ -195,16 +200,90 @@ pub(crate) fn read_config(path: &Path) -> Result<Option<String>, OpError> {
 }
 
 /// Writes a configuration file's new text (atomically; its folder is created when missing),
-/// unless nothing changed.
+/// unless nothing changed. An existing file keeps its permissions (`~/.claude.json` and
+/// settings holding API keys are often private), and a symlink stays a link: the file it
+/// points to is written (a settings file kept in a dotfiles repository and linked into place).
 pub(crate) fn write_config(path: &Path, change: &ConfigChange, after: &str) -> Result<(), OpError> {
     if *change == ConfigChange::Unchanged {
         return Ok(());
     }
-    if let Some(parent) = path.parent() {
+    let target = write_target(path)?;
+    if let Some(parent) = target.parent() {
         fs::create_dir_all(parent).map_err(|e| OpError::io(parent, e))?;
     }
-    store::write_atomic(path, after.as_bytes())?;
+    match fs::metadata(&target) {
+        Ok(meta) => store::replace_atomic(&target, after.as_bytes(), meta.permissions())?,
+        Err(_) => store::write_atomic(&target, after.as_bytes())?,
+    }
     Ok(())
+}
+
+/// The file writing `path` changes: `path` itself, or the file a symlink there points to
+/// (created when the link dangles).
+fn write_target(path: &Path) -> Result<PathBuf, OpError> {
+    let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return Ok(path.to_path_buf());
+    }
+    if let Ok(target) = fs::canonicalize(path) {
+        return Ok(target);
+    }
+    let link = fs::read_link(path).map_err(|e| OpError::io(path, e))?;
+    Ok(path.parent().unwrap_or(Path::new("")).join(link))
+}
+
+/// Refuses to change a file its owner made read-only (write bits are not checked by the
+/// system for root, so they are here): a protected settings file is not teammem's to replace.
+pub(crate) fn check_writable(path: &Path, change: &ConfigChange) -> Result<(), OpError> {
+    if *change != ConfigChange::Updated {
+        return Ok(());
+    }
+    match fs::metadata(path) {
+        Ok(meta) if meta.permissions().readonly() => Err(OpError::Usage(format!(
+            "{}: the file is read-only — make it writable (`chmod u+w '{}'`) and run again, or \
+             make the change `--dry-run` shows by hand; nothing was written",
+            path.display(),
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Runs `edit` on a configuration file's text as its parser takes it (without a byte-order
+/// mark) and gives the result back in the file's own form: the mark kept, and every line
+/// ending in CRLF when the file's lines do (a file written on Windows).
+pub(crate) fn edit_keeping_encoding<T>(
+    text: &str,
+    edit: impl FnOnce(&str) -> Result<(String, T), OpError>,
+) -> Result<(String, T), OpError> {
+    let (bom, body) = match text.strip_prefix('\u{feff}') {
+        Some(rest) => ("\u{feff}", rest),
+        None => ("", text),
+    };
+    let (after, extra) = edit(body)?;
+    let mut out = String::with_capacity(bom.len() + after.len());
+    out.push_str(bom);
+    if body.contains("\r\n") {
+        let mut previous = None;
+        for c in after.chars() {
+            if c == '\n' && previous != Some('\r') {
+                out.push('\r');
+            }
+            out.push(c);
+            previous = Some(c);
+        }
+    } else {
+        out.push_str(&after);
+    }
+    Ok((out, extra))
+}
+
+/// `path:line:column: what` for a position `offset` bytes into `text`.
+fn at_offset(path: &Path, text: &str, offset: usize) -> String {
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    format!("{}:{line}:{column}", path.display())
 }
 
 fn config_path(places: &Places, client: Client) -> Result<PathBuf, OpError> {
@@ -218,9 +297,14 @@ fn config_path(places: &Places, client: Client) -> Result<PathBuf, OpError> {
 
 /// The error for a configuration file teammem cannot edit safely: nothing is written.
 pub(crate) fn unusable(path: &Path, what: &str) -> OpError {
+    unusable_as(&path.display().to_string(), what)
+}
+
+/// [`unusable`] for a place in a file (`path:line:column`).
+fn unusable_as(place: &str, what: &str) -> OpError {
     OpError::Usage(format!(
-        "{}: {what} — fix the file by hand (or move it aside) and run again; nothing was written",
-        path.display()
+        "{place}: {what} — fix the file by hand (or move it aside) and run again; nothing was \
+         written"
     ))
 }
 
@@ -228,17 +312,50 @@ pub(crate) fn unusable(path: &Path, what: &str) -> OpError {
 /// layout; empty text is an empty object.
 pub(crate) fn parse_json(path: &Path, text: &str) -> Result<CstRootNode, OpError> {
     let source = if text.trim().is_empty() { "{}\n" } else { text };
-    let root = CstRootNode::parse(source, &ParseOptions::default())
-        .map_err(|e| unusable(path, &format!("not valid JSON ({e})")))?;
+    let root = CstRootNode::parse(source, &ParseOptions::default()).map_err(|e| {
+        let at = format!(
+            "{}:{}:{}",
+            path.display(),
+            e.line_display(),
+            e.column_display()
+        );
+        unusable_as(&at, &format!("not valid JSON ({})", e.kind()))
+    })?;
     if root.object_value().is_none() {
         return Err(unusable(path, "the top level is not a JSON object"));
     }
     Ok(root)
 }
 
-/// A JSON tree's text, ending in a newline.
-pub(crate) fn json_text(root: &CstRootNode) -> String {
+/// Refuses an object holding `key` more than once (`shown` names it in the message): a client
+/// reads the last one and the editor the first, so a change made there would not be seen.
+pub(crate) fn unique_key(
+    path: &Path,
+    object: &CstObject,
+    key: &str,
+    shown: &str,
+) -> Result<(), OpError> {
+    let count = object
+        .properties()
+        .iter()
+        .filter(|p| p.decoded_name().as_deref() == Some(key))
+        .count();
+    match count {
+        0 | 1 => Ok(()),
+        n => Err(unusable(
+            path,
+            &format!("`{shown}` is there {n} times (a client reads only the last); keep one"),
+        )),
+    }
+}
+
+/// A JSON tree's text, edited from `before`: ending in a newline, unless the edit changed
+/// nothing (a file that holds everything already is left as it is, final newline or not).
+pub(crate) fn json_text(root: &CstRootNode, before: &str) -> String {
     let mut text = root.to_string();
+    if text == before {
+        return text;
+    }
     if !text.ends_with('\n') {
         text.push('\n');
     }
@@ -271,6 +388,7 @@ pub(crate) fn set_json_server(
     let Some(top) = root.object_value() else {
         return Err(unusable("the top level is not a JSON object"));
     };
+    unique_key(path, &top, "mcpServers", "mcpServers")?;
     let servers = match top.get("mcpServers") {
         None => top.object_value_or_set("mcpServers"),
         Some(prop) => prop
@@ -283,6 +401,7 @@ pub(crate) fn set_json_server(
         .filter_map(|p| p.decoded_name())
         .filter(|n| n != SERVER_NAME)
         .collect();
+    unique_key(path, &servers, SERVER_NAME, "mcpServers.teammem")?;
     let entry = match servers.get(SERVER_NAME) {
         Some(prop) => match prop.object_value() {
             Some(entry) => entry,
@@ -295,6 +414,7 @@ pub(crate) fn set_json_server(
         None => servers.object_value_or_set(SERVER_NAME),
     };
     for (key, want) in fields {
+        unique_key(path, &entry, key, &format!("mcpServers.teammem.{key}"))?;
         match entry.get(key) {
             Some(prop) => {
                 let have = prop.value().and_then(|v| v.to_serde_value());
@@ -308,7 +428,7 @@ pub(crate) fn set_json_server(
         }
     }
     let final_entry = entry.to_serde_value().unwrap_or(Value::Null);
-    Ok((json_text(&root), other_servers, final_entry))
+    Ok((json_text(&root, text), other_servers, final_entry))
 }
 
 /// Sets `[mcp_servers.teammem]`'s fields in a TOML document, keeping everything else.
@@ -318,9 +438,10 @@ pub(crate) fn set_toml_server(
     fields: &[(&str, Value)],
 ) -> Result<(String, Vec<String>, Value), OpError> {
     let unusable = |what: String| unusable(path, &what);
-    let mut doc: toml_edit::DocumentMut = text
-        .parse()
-        .map_err(|e| unusable(format!("not valid TOML ({e})")))?;
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+        let at = at_offset(path, text, e.span().map_or(0, |s| s.start));
+        unusable_as(&at, &format!("not valid TOML ({})", e.message()))
+    })?;
     let servers = doc
         .entry("mcp_servers")
         .or_insert_with(|| {

@@ -71,7 +71,7 @@ impl Used {
     pub fn of(usage: &Usage) -> Used {
         Used {
             day: usage.last_used().map(|t| t.div_euclid(DAY_SECS)),
-            times: usage.usage_count + usage.read_count,
+            times: usage.usage_count.saturating_add(usage.read_count),
         }
     }
 }
@@ -118,7 +118,7 @@ impl UsageBook {
             UseKind::Read => (&mut usage.read_count, &mut usage.last_read),
             UseKind::Surfaced => (&mut usage.surfaced_count, &mut usage.last_surfaced),
         };
-        *count += 1;
+        *count = count.saturating_add(1);
         *last = Some(now);
         *usage
     }
@@ -129,9 +129,10 @@ impl UsageBook {
     }
 }
 
-/// Whole days between `then` and `now` (0 for anything in the future).
+/// Whole days between `then` and `now` (0 for anything in the future). Saturating: a time
+/// read back from a torn or hand-edited `usage.json` must not overflow.
 pub fn days_between(then: i64, now: i64) -> i64 {
-    (now - then).max(0) / DAY_SECS
+    now.saturating_sub(then).max(0) / DAY_SECS
 }
 
 /// "today", "1 day old", "N days old".

@@ -67,6 +67,15 @@ impl SessionRecord {
         }
     }
 
+    /// The record of `session` in a record file's `bytes` at `now`; `None` when they are not
+    /// a record, or one of another session, or one idle for [`KEEP_DAYS`] days.
+    pub fn read(bytes: &[u8], session: &str, now: i64) -> Option<SessionRecord> {
+        let record: SessionRecord = serde_json::from_slice(bytes).ok()?;
+        // Saturating: a torn or hand-edited time must not overflow.
+        let fresh = now.saturating_sub(record.updated) < KEEP_DAYS * DAY_SECS;
+        (record.session == session && fresh).then_some(record)
+    }
+
     /// Whether the body of `id` reached this session already (in any version).
     pub fn has_body(&self, id: &str) -> bool {
         self.bodies.iter().any(|d| d.id == id)
@@ -214,9 +223,7 @@ impl Sessions {
     /// read (a corrupt record is the same as none).
     pub fn load(&self, session: &str) -> Option<SessionRecord> {
         let bytes = std::fs::read(self.file(session)).ok()?;
-        let record: SessionRecord = serde_json::from_slice(&bytes).ok()?;
-        let fresh = usage::now() - record.updated < KEEP_DAYS * DAY_SECS;
-        (record.session == session && fresh).then_some(record)
+        SessionRecord::read(&bytes, session, usage::now())
     }
 
     /// Writes `record` atomically (stamped now; without waiting for the disk, as a record torn
