@@ -16,6 +16,21 @@ use super::cli_repo::CliRepo;
 use super::remote::git_cli::{git_cli_network_command, run_git};
 use super::remote::{NetFailure, NetworkOptions};
 
+/// `git fetch` of objects by their ids, read from stdin (the URL follows): they are wanted as
+/// they are, so nothing is negotiated and no ref or `FETCH_HEAD` moves.
+const FETCH_BY_ID: [&str; 10] = [
+    "-c",
+    "fetch.negotiationAlgorithm=noop",
+    "fetch",
+    "--quiet",
+    "--no-tags",
+    "--no-recurse-submodules",
+    "--no-write-fetch-head",
+    "--upload-pack=git-upload-pack",
+    "--stdin",
+    "--",
+];
+
 /// Whether the repository is a partial clone (a promisor remote).
 pub fn is_partial_clone(repo: &Repository) -> bool {
     repo.config().is_ok_and(|config| partial_in(&config))
@@ -80,20 +95,7 @@ pub fn fetch_missing_through_git(
             .next()
             .ok_or_else(|| NetFailure::failed(format!("{what}: {remote} has no URL")))?;
         let mut cmd = cli.network_command(options)?;
-        // The ids are wanted as they are: nothing to negotiate, no ref to move.
-        cmd.args([
-            "-c",
-            "fetch.negotiationAlgorithm=noop",
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--no-recurse-submodules",
-            "--no-write-fetch-head",
-            "--upload-pack=git-upload-pack",
-            "--stdin",
-            "--",
-            &url,
-        ]);
+        cmd.args(FETCH_BY_ID).arg(&url);
         let input: String = missing.iter().map(|id| format!("{id}\n")).collect();
         let what = format!(
             "fetching {} missing team memory objects (git)",
@@ -249,19 +251,7 @@ fn fetch_objects(
         )));
     };
     let mut cmd = git_cli_network_command(repo, options)?;
-    cmd.args([
-        "-c",
-        "fetch.negotiationAlgorithm=noop",
-        "fetch",
-        "--quiet",
-        "--no-tags",
-        "--no-recurse-submodules",
-        "--no-write-fetch-head",
-        "--upload-pack=git-upload-pack",
-        "--stdin",
-        "--",
-        &url,
-    ]);
+    cmd.args(FETCH_BY_ID).arg(&url);
     let input: String = missing.iter().map(|id| format!("{id}\n")).collect();
     let run = run_git(cmd, input.as_bytes(), &options.deadline, &what)?;
     let still = missing.iter().filter(|id| !odb.exists(**id)).count();

@@ -349,17 +349,7 @@ fn more_cases() -> Vec<Probe> {
 fn more_crafted_entries_flow_past_on_both_paths() {
     let team = BranchTeam::new();
     let me = team.clone_as("me");
-    team.sb.git(
-        team.sb.path(),
-        [
-            "clone",
-            "-q",
-            "--ref-format=reftable",
-            &team.url,
-            "git-path",
-        ],
-    );
-    let other = team.sb.path().join("git-path");
+    let other = team.clone_reftable("git-path");
     let mallory = team.clone_as("mallory");
     for dir in [&me, &other] {
         assert!(team.sync(dir)["skipped_reason"].is_null());

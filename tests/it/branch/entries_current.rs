@@ -71,17 +71,7 @@ fn push_crafted_main(team: &BranchTeam, dir: &Path, edit: impl FnOnce(&mut Vec<R
 fn a_dot_git_spelling_on_the_current_branch_is_named_and_sharing_resumes_once_removed() {
     let team = current_branch_team();
     let me = team.clone_as("me");
-    team.sb.git(
-        team.sb.path(),
-        [
-            "clone",
-            "-q",
-            "--ref-format=reftable",
-            &team.url,
-            "git-path",
-        ],
-    );
-    let other = team.sb.path().join("git-path");
+    let other = team.clone_reftable("git-path");
     let mallory = team.clone_as("mallory");
     for dir in [&me, &other] {
         let (code, report) = sync(&team, dir);

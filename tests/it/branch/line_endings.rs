@@ -158,17 +158,7 @@ type Shape = (&'static str, fn(&str) -> String);
 fn mixed_endings_and_stray_carriage_returns_are_stored_as_git_stores_them_on_both_paths() {
     let team = BranchTeam::new();
     let me = team.clone_as("me");
-    team.sb.git(
-        team.sb.path(),
-        [
-            "clone",
-            "-q",
-            "--ref-format=reftable",
-            &team.url,
-            "git-path",
-        ],
-    );
-    let other = team.sb.path().join("git-path");
+    let other = team.clone_reftable("git-path");
     let mate = team.clone_as("mate");
     let shapes: [Shape; 3] = [
         ("mixed", |t| t.replacen('\n', "\r\n", 2)),

@@ -57,6 +57,16 @@ impl BranchTeam {
         dir
     }
 
+    /// A new clone of the remote with reftable refs, which teammem works on through git (the
+    /// git path), with the sandbox's identity.
+    pub fn clone_reftable(&self, name: &str) -> PathBuf {
+        self.sb.git(
+            self.sb.path(),
+            ["clone", "-q", "--ref-format=reftable", &self.url, name],
+        );
+        self.sb.path().join(name)
+    }
+
     /// A clone of `main` alone (`--single-branch`): it has no remote-tracking ref for the
     /// memory branch until teammem finds the branch in the remote's refs.
     pub fn clone_main_only(&self, name: &str) -> PathBuf {

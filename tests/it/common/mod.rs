@@ -193,6 +193,29 @@ pub fn write(path: &Path, text: &str) {
     fs::write(path, text).unwrap();
 }
 
+/// Two team memories the delivery tests recall: "Use the real database in integration tests"
+/// (feedback) and "Releases leave on Tuesdays" (project), written into `repo`'s team folder.
+pub fn write_database_and_release_memories(repo: &Path) {
+    write(
+        &repo.join(".qwen/team-memory/feedback/real-database.md"),
+        &memory_text(
+            "Use the real database in integration tests",
+            "Integration tests must hit a real Postgres, never a mock",
+            "feedback",
+            "Integration tests connect to a real Postgres instance.\n\nWhy: a mocked test passed while the real migration failed.\n",
+        ),
+    );
+    write(
+        &repo.join(".qwen/team-memory/project/release-train.md"),
+        &memory_text(
+            "Releases leave on Tuesdays",
+            "The release train leaves every Tuesday at noon",
+            "project",
+            "Merge by Monday evening to make the train.\n",
+        ),
+    );
+}
+
 /// A valid memory file's text.
 pub fn memory_text(name: &str, description: &str, kind: &str, body: &str) -> String {
     format!("---\nname: {name}\ndescription: {description}\ntype: {kind}\n---\n{body}")

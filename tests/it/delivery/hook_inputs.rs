@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::json;
 
-use crate::common::{Run, Sandbox, hook_context, memory_text, prompt_turn, write};
+use crate::common::{Run, Sandbox, hook_context, prompt_turn, write};
 
 /// A word no other memory holds, so that a turn that gets the memory says so by it.
 const MARKER: &str = "a mocked test passed";
@@ -18,24 +18,7 @@ const PROMPT: &str = "How should the integration tests reach the Postgres databa
 
 fn project(sb: &Sandbox) -> PathBuf {
     let repo = sb.repo("project");
-    write(
-        &repo.join(".qwen/team-memory/feedback/real-database.md"),
-        &memory_text(
-            "Use the real database in integration tests",
-            "Integration tests must hit a real Postgres, never a mock",
-            "feedback",
-            "Integration tests connect to a real Postgres instance.\n\nWhy: a mocked test passed while the real migration failed.\n",
-        ),
-    );
-    write(
-        &repo.join(".qwen/team-memory/project/release-train.md"),
-        &memory_text(
-            "Releases leave on Tuesdays",
-            "The release train leaves every Tuesday at noon",
-            "project",
-            "Merge by Monday evening to make the train.\n",
-        ),
-    );
+    crate::common::write_database_and_release_memories(&repo);
     sb.git(&repo, ["add", "-A"]);
     sb.git(&repo, ["commit", "-qm", "team memory"]);
     repo

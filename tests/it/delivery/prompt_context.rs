@@ -12,24 +12,7 @@ const TOKEN_TAIL: &str = "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5";
 
 fn project(sb: &Sandbox) -> PathBuf {
     let repo = sb.repo("project");
-    write(
-        &repo.join(".qwen/team-memory/feedback/real-database.md"),
-        &memory_text(
-            "Use the real database in integration tests",
-            "Integration tests must hit a real Postgres, never a mock",
-            "feedback",
-            "Integration tests connect to a real Postgres instance.\n\nWhy: a mocked test passed while the real migration failed.\n",
-        ),
-    );
-    write(
-        &repo.join(".qwen/team-memory/project/release-train.md"),
-        &memory_text(
-            "Releases leave on Tuesdays",
-            "The release train leaves every Tuesday at noon",
-            "project",
-            "Merge by Monday evening to make the train.\n",
-        ),
-    );
+    crate::common::write_database_and_release_memories(&repo);
     write(
         &repo.join(".qwen/team-memory/reference/staging-token.md"),
         &memory_text(
