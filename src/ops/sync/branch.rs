@@ -325,16 +325,7 @@ fn memory_blobs_here(
     match crate::git::missing_blobs::fetch_missing(repo, &commits, TEAM_DIR, &net) {
         Ok(_) => true,
         Err(failure) => {
-            sync::network_skip(
-                outcome,
-                &failure,
-                SkipReason::FetchFailed,
-                &format!(
-                    " — this partial clone lacks files of {} and the remote did not send them; \
-                     sync again once it is reachable",
-                    memory.name
-                ),
-            );
+            sync::missing_objects_skip(outcome, &failure, &memory.name);
             false
         }
     }

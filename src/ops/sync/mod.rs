@@ -644,6 +644,20 @@ pub(crate) fn network_skip(
     outcome.skip(reason, format!("{}{tail}", failure.message));
 }
 
+/// Records that a partial clone could not fetch the objects of the memory branch `branch` it
+/// lacks (nothing was changed).
+pub(crate) fn missing_objects_skip(outcome: &mut SyncOutcome, failure: &NetFailure, branch: &str) {
+    network_skip(
+        outcome,
+        failure,
+        SkipReason::FetchFailed,
+        &format!(
+            " — this partial clone lacks files of {branch} and the remote did not send them; \
+             sync again once it is reachable"
+        ),
+    );
+}
+
 /// When the upstream's remote is a local folder that does not exist, says so: libgit2 reports
 /// only "unsupported URL protocol" for it.
 pub(crate) fn missing_local_remote(repo: &Repository, up: &Upstream) -> Option<String> {

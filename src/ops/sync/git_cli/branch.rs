@@ -343,16 +343,7 @@ fn team_objects_here(
     match crate::git::missing_blobs::fetch_missing_through_git(cli, remote, &commits, &net) {
         Ok(_) => true,
         Err(failure) => {
-            crate::ops::sync::network_skip(
-                outcome,
-                &failure,
-                SkipReason::FetchFailed,
-                &format!(
-                    " — this partial clone lacks files of {} and the remote did not send them; \
-                     sync again once it is reachable",
-                    memory.name
-                ),
-            );
+            crate::ops::sync::missing_objects_skip(outcome, &failure, &memory.name);
             false
         }
     }
