@@ -1,6 +1,8 @@
-//! A teammate's file over the size a team memory file may have (64 KiB), pushed onto the memory
-//! branch with plain git: it stays on the branch, unread and unwritten, named in one withheld
-//! line; every other memory flows, and this clone's own memory is still recorded and pushed.
+//! A teammate's version the folder cannot take — a file over the size a team memory file may
+//! have (64 KiB), or one the gate withholds — pushed onto the memory branch with plain git: it
+//! stays on the branch, named in one withheld line (the oversized one never read whole); every
+//! other memory flows, this clone's own memory is still recorded and pushed, and this clone's
+//! own version of that path, kept beside theirs, is never recorded over it.
 
 use crate::common::branch_team::{BranchTeam, has_memory, write_memory};
 
@@ -122,4 +124,40 @@ fn my_edit_of_a_memory_a_teammate_made_oversized_is_kept_once_beside_it() {
     // The path shows the version before theirs, as for any withheld file.
     let shown = std::fs::read_to_string(folder.join("grow.md")).unwrap();
     assert!(shown.contains("Small at first."), "{shown}");
+}
+
+/// The same for a teammate's version the gate withholds (it holds a token): theirs stays on
+/// the branch, mine is kept once beside it, and later syncs record nothing over theirs.
+#[test]
+fn my_edit_of_a_memory_whose_new_version_the_gate_withholds_is_kept_once_beside_it() {
+    let team = BranchTeam::new();
+    let me = team.clone_as("me");
+    write_memory(&me, "project", "token", "Clean at first.\n");
+    assert_eq!(team.sync(&me)["pushed"], true);
+    let mate = team.clone_as("mate");
+    team.sb.git(&mate, ["switch", "-q", "team-memory"]);
+    let key = format!("ghp_{}", "I9wOi9OvJcNDmFJJONko0LifpTe9NdaYVQyF");
+    write_memory(&mate, "project", "token", &format!("The bot uses {key}.\n"));
+    team.sb.git(&mate, ["commit", "-qam", "mate: token"]);
+    team.sb.git(&mate, ["push", "-q", "origin", "team-memory"]);
+
+    write_memory(&me, "project", "token", "Clean, edited by me.\n");
+    let report = team.sync(&me);
+    assert_eq!(report["pushed"], true, "{report:#}");
+    for round in 0..2 {
+        let again = team.sync(&me);
+        assert_eq!(again["committed"], false, "{round}: {again:#}");
+    }
+    let theirs = team.sb.git(
+        &team.remote,
+        ["show", &format!("team-memory:{TEAM}/project/token.md")],
+    );
+    assert!(theirs.contains(&key), "theirs was replaced: {theirs}");
+    let remote = team.remote_files("team-memory");
+    let copies: Vec<&String> = remote.iter().filter(|f| f.contains("token")).collect();
+    assert_eq!(
+        copies.len(),
+        2,
+        "theirs at the path, mine beside it once: {remote:?}"
+    );
 }

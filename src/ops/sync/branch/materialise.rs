@@ -131,32 +131,16 @@ pub(super) fn materialise(
                     );
                     withhold(&path, vec![why], &mut withheld, outcome);
                     kept_out = true;
-                    // The path stays as the materialised base has it (the version before
-                    // theirs). This sync's own version there is safe beside theirs: put back
-                    // as the base has it, or the next sync would record it over theirs.
-                    let on_disk = disk_blob(repo, &path, &abs)?;
-                    let base = m.map(|old| old.id);
-                    if on_disk != base && on_disk.is_some_and(|d| recorded_blobs.contains(&d)) {
-                        match base.filter(|&old| blob_size(repo, old) <= limit_bytes) {
-                            Some(old) => {
-                                let blob = repo.find_blob(old).map_err(|e| {
-                                    OpError::Git(crate::git::GitError::git(
-                                        format!("reading {path}"),
-                                        e,
-                                    ))
-                                })?;
-                                batch.write(&abs, blob.content())?;
-                            }
-                            None => remove_file(&abs)?,
-                        }
-                        wrote = true;
-                    }
+                    wrote |=
+                        keep_base_version(repo, &mut batch, (&path, &abs), m, &recorded_blobs)?;
                     continue;
                 }
                 let Ok(blob) = repo.find_blob(file.id) else {
                     let why = "the entry does not name a file git holds".to_string();
                     withhold(&path, vec![why], &mut withheld, outcome);
                     kept_out = true;
+                    wrote |=
+                        keep_base_version(repo, &mut batch, (&path, &abs), m, &recorded_blobs)?;
                     continue;
                 };
                 let reasons =
@@ -164,6 +148,8 @@ pub(super) fn materialise(
                 if !reasons.is_empty() {
                     withhold(&path, reasons, &mut withheld, outcome);
                     kept_out = true;
+                    wrote |=
+                        keep_base_version(repo, &mut batch, (&path, &abs), m, &recorded_blobs)?;
                     continue;
                 }
                 Some(blob.content().to_vec())
@@ -469,6 +455,36 @@ fn withhold(
 ) {
     withheld.insert(path.to_string());
     outcome.withheld.push(Quarantined::new(path, reasons));
+}
+
+/// A teammate's version withheld at `path` (`abs` on disk) leaves the path as the materialised base has it
+/// (`base`, the version before theirs). Where this sync's own version stands there (recorded,
+/// so safe on the branch beside theirs), the base's is put back (or the file removed when the
+/// base had none, or one too large to write): left, the next sync would record it over theirs.
+/// Returns whether the folder changed.
+fn keep_base_version(
+    repo: &Repository,
+    batch: &mut store::Batch,
+    (path, abs): (&str, &Path),
+    base: Option<TreeFile>,
+    recorded: &HashSet<Oid>,
+) -> Result<bool, OpError> {
+    let on_disk = disk_blob(repo, path, abs)?;
+    let base = base.map(|old| old.id);
+    if on_disk == base || !on_disk.is_some_and(|d| recorded.contains(&d)) {
+        return Ok(false);
+    }
+    let limit = crate::domain::memory::MAX_FILE_BYTES as u64;
+    match base.filter(|&old| blob_size(repo, old) <= limit) {
+        Some(old) => {
+            let blob = repo.find_blob(old).map_err(|e| {
+                OpError::Git(crate::git::GitError::git(format!("reading {path}"), e))
+            })?;
+            batch.write(abs, blob.content())?;
+        }
+        None => remove_file(abs)?,
+    }
+    Ok(true)
 }
 
 /// The blob id git would store for a regular file (`None`: absent, or not a regular file).
