@@ -13,7 +13,7 @@ use super::helper;
 use super::recovery::ref_move::{self, RefIntent};
 use super::recovery::transfer::{self, TransferNote};
 use super::remote::callbacks::{Session, with_timeouts};
-use super::remote::git_cli::{git_cli_network_command, remote_url, run_git};
+use super::remote::git_cli::{QUIET_FETCH, git_cli_network_command, remote_url, run_git};
 use super::remote::{NetFailure, NetworkOptions, Transport};
 use super::upstream::{Upstream, open_remote};
 
@@ -184,17 +184,7 @@ fn fetch_git_cli(
     // deadline, that leaves the commit without its files, and libgit2's next fetch, seeing the
     // commit, would not fetch the rest. Kept as a pack, it lands whole or not at all.
     cmd.args(["-c", "fetch.unpackLimit=1", "-c", "transfer.unpackLimit=1"]);
-    cmd.args([
-        "fetch",
-        "--quiet",
-        "--no-tags",
-        "--no-recurse-submodules",
-        "--no-write-fetch-head",
-        "--upload-pack=git-upload-pack",
-        "--",
-        &url,
-        &refspec(upstream),
-    ]);
+    cmd.args(QUIET_FETCH).args(["--", &url, &refspec(upstream)]);
     let run = {
         let note = TransferNote::announce(repo).map_err(|e| NetFailure::failed(e.to_string()))?;
         let intent = RefIntent::announce(repo, &upstream.tracking_ref, None)

@@ -13,23 +13,12 @@ use git2::{ObjectType, Oid, Repository};
 
 use super::GitError;
 use super::cli_repo::CliRepo;
-use super::remote::git_cli::{git_cli_network_command, run_git};
+use super::remote::git_cli::{QUIET_FETCH, git_cli_network_command, run_git};
 use super::remote::{NetFailure, NetworkOptions};
 
-/// `git fetch` of objects by their ids, read from stdin (the URL follows): they are wanted as
-/// they are, so nothing is negotiated and no ref or `FETCH_HEAD` moves.
-const FETCH_BY_ID: [&str; 10] = [
-    "-c",
-    "fetch.negotiationAlgorithm=noop",
-    "fetch",
-    "--quiet",
-    "--no-tags",
-    "--no-recurse-submodules",
-    "--no-write-fetch-head",
-    "--upload-pack=git-upload-pack",
-    "--stdin",
-    "--",
-];
+/// What a `git fetch` of objects by their ids (read from stdin) sets: they are wanted as they
+/// are, so nothing is negotiated.
+const BY_ID: [&str; 2] = ["-c", "fetch.negotiationAlgorithm=noop"];
 
 /// Whether the repository is a partial clone (a promisor remote).
 pub fn is_partial_clone(repo: &Repository) -> bool {
@@ -95,7 +84,9 @@ pub fn fetch_missing_through_git(
             .next()
             .ok_or_else(|| NetFailure::failed(format!("{what}: {remote} has no URL")))?;
         let mut cmd = cli.network_command(options)?;
-        cmd.args(FETCH_BY_ID).arg(&url);
+        cmd.args(BY_ID)
+            .args(QUIET_FETCH)
+            .args(["--stdin", "--", &url]);
         let input: String = missing.iter().map(|id| format!("{id}\n")).collect();
         let what = format!(
             "fetching {} missing team memory objects (git)",
@@ -251,7 +242,9 @@ fn fetch_objects(
         )));
     };
     let mut cmd = git_cli_network_command(repo, options)?;
-    cmd.args(FETCH_BY_ID).arg(&url);
+    cmd.args(BY_ID)
+        .args(QUIET_FETCH)
+        .args(["--stdin", "--", &url]);
     let input: String = missing.iter().map(|id| format!("{id}\n")).collect();
     let run = run_git(cmd, input.as_bytes(), &options.deadline, &what)?;
     let still = missing.iter().filter(|id| !odb.exists(**id)).count();

@@ -131,13 +131,7 @@ impl CliRepo {
         let mut cmd = self.network_command(options)?;
         // Kept as a pack, what arrives lands whole or not at all (see `git/fetch.rs`).
         cmd.args(["-c", "fetch.unpackLimit=1", "-c", "transfer.unpackLimit=1"]);
-        cmd.args([
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--no-recurse-submodules",
-            "--no-write-fetch-head",
-            "--upload-pack=git-upload-pack",
+        cmd.args(crate::git::remote::git_cli::QUIET_FETCH).args([
             "--",
             &url,
             &format!("+{}:{}", up.merge_ref, up.tracking_ref),

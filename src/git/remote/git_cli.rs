@@ -13,6 +13,17 @@ use super::deadline::Deadline;
 use super::failure::NetFailure;
 use super::options::NetworkOptions;
 
+/// `git fetch` as teammem runs it: quiet, no tags, no submodules, no `FETCH_HEAD`, and the
+/// remote's own `git-upload-pack` whatever the config names (then `--` and what to fetch).
+pub(crate) const QUIET_FETCH: [&str; 6] = [
+    "fetch",
+    "--quiet",
+    "--no-tags",
+    "--no-recurse-submodules",
+    "--no-write-fetch-head",
+    "--upload-pack=git-upload-pack",
+];
+
 /// How to run the git CLI (for `git credential fill` and the `git-cli` transport).
 #[derive(Debug, Clone)]
 pub struct GitProgram {
